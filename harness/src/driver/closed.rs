@@ -1,0 +1,72 @@
+//! Closed model: a fixed (stepped) population of users, each with its own keep-alive
+//! connection, sending the next request only after the previous response (plus think time).
+//! Throughput follows from the server's latency; Little's law ties the two together.
+
+use super::{drain_window, Ctx};
+use crate::plan::Profile;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+use tokio::time::Instant as TokioInstant;
+
+/// When user `j` joins: the first `users` at once, then `step_users` per further level.
+pub(crate) fn user_start(j: u32, users: u32, step_users: u32, level: Duration) -> Option<Duration> {
+    if j < users {
+        Some(Duration::ZERO)
+    } else if step_users == 0 {
+        None
+    } else {
+        Some(level * ((j - users) / step_users + 1))
+    }
+}
+
+pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
+    let Profile::Closed { users, step_users, steps, level, think } = ctx.load.profile else {
+        unreachable!("closed::drive is only called for closed profiles")
+    };
+    let end = ctx.start + ctx.load.profile.duration();
+    let total = users + step_users * steps;
+    let mut tasks = Vec::new();
+    for j in (index as u32..total).step_by(threads) {
+        let Some(offset) = user_start(j, users, step_users, level) else { continue };
+        let ctx = ctx.clone();
+        tasks.push(tokio::task::spawn_local(async move {
+            tokio::time::sleep_until(TokioInstant::from_std(ctx.start + offset)).await;
+            let mut conn = None;
+            while Instant::now() < end {
+                let since = Instant::now();
+                let had_conn = conn.is_some();
+                if !ctx.exchange(&mut conn, since).await && !had_conn {
+                    // Connection refused: back off briefly instead of spinning on the error.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                if !think.is_zero() {
+                    tokio::time::sleep(think).await;
+                }
+            }
+        }));
+    }
+    let drained = TokioInstant::from_std(end + drain_window(&ctx.load));
+    let _ = tokio::time::timeout_at(drained, async {
+        for t in tasks {
+            let _ = t.await;
+        }
+    })
+    .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn users_join_by_level() {
+        let l = Duration::from_secs(10);
+        assert_eq!(user_start(0, 256, 256, l), Some(Duration::ZERO));
+        assert_eq!(user_start(255, 256, 256, l), Some(Duration::ZERO));
+        assert_eq!(user_start(256, 256, 256, l), Some(l));
+        assert_eq!(user_start(511, 256, 256, l), Some(l));
+        assert_eq!(user_start(512, 256, 256, l), Some(l * 2));
+        assert_eq!(user_start(5, 0, 4, l), Some(l * 2));
+        assert_eq!(user_start(3, 2, 0, l), None);
+    }
+}

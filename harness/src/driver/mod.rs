@@ -1,0 +1,190 @@
+//! The load driver: offers load as a closed model (users waiting for their own responses) or
+//! an open model (arrivals on a schedule, latency from the intended send time), on dedicated
+//! single-threaded runtimes pinned to the driver CPUs, and reports what it cost.
+
+mod closed;
+mod open;
+pub mod record;
+
+use crate::http1::{Conn, HttpError};
+use crate::plan::{Load, Profile};
+use anyhow::{bail, Context, Result};
+use record::{ErrorKind, Live, Recorder};
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What is requested: one pre-serialised request sent to one address.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub addr: SocketAddr,
+    pub path: String,
+    pub request: Arc<Vec<u8>>,
+}
+
+impl Target {
+    pub fn new(addr: SocketAddr, path: &str, close: bool) -> Target {
+        let request = crate::http1::build_request("GET", path, &addr.to_string(), None, close);
+        Target { addr, path: path.to_string(), request: Arc::new(request) }
+    }
+}
+
+pub struct DriverConfig {
+    pub threads: usize,
+    pub cpus: Vec<usize>,
+}
+
+pub struct Outcome {
+    pub recorder: Recorder,
+    /// Measured phase length (the profile's duration, or less when cancelled).
+    pub duration: Duration,
+    /// Wall time including the drain of in-flight requests.
+    pub wall: Duration,
+    /// CPU time of the driver threads.
+    pub cpu: Duration,
+    pub threads: usize,
+    pub cancelled: bool,
+    /// Requests still in flight when the drain window closed (not counted anywhere else).
+    pub abandoned: u64,
+}
+
+/// Per-thread state shared by the tasks of one driver thread.
+pub(crate) struct Ctx {
+    pub target: Target,
+    pub load: Load,
+    pub rec: RefCell<Recorder>,
+    pub live: Arc<Live>,
+    pub start: Instant,
+    pub inflight: std::cell::Cell<u64>,
+}
+
+impl Ctx {
+    /// Sends one request on `conn` (connecting first if needed) and records the outcome with
+    /// latency counted from `since`. Returns whether the connection may be reused.
+    pub async fn exchange(&self, conn: &mut Option<Conn>, since: Instant) -> bool {
+        self.inflight.set(self.inflight.get() + 1);
+        let reusable = self.exchange_inner(conn, since).await;
+        self.inflight.set(self.inflight.get() - 1);
+        if !reusable {
+            *conn = None;
+        }
+        reusable
+    }
+
+    async fn exchange_inner(&self, conn: &mut Option<Conn>, since: Instant) -> bool {
+        let deadline = tokio::time::Instant::now() + self.load.timeout;
+        if conn.is_none() {
+            match tokio::time::timeout_at(deadline, Conn::connect(self.target.addr)).await {
+                Ok(Ok(c)) => *conn = Some(c),
+                Ok(Err(_)) => {
+                    self.rec.borrow_mut().error(Instant::now(), ErrorKind::Connect, &self.live);
+                    return false;
+                }
+                Err(_) => {
+                    self.rec.borrow_mut().error(Instant::now(), ErrorKind::Timeout, &self.live);
+                    return false;
+                }
+            }
+        }
+        let c = conn.as_mut().expect("connected above");
+        let result = tokio::time::timeout_at(deadline, c.send(&self.target.request, false)).await;
+        let now = Instant::now();
+        let mut rec = self.rec.borrow_mut();
+        match result {
+            Ok(Ok(resp)) => {
+                if (200..300).contains(&resp.status) {
+                    rec.ok(now, now.saturating_duration_since(since), &self.live);
+                } else {
+                    rec.error(now, ErrorKind::Status(resp.status), &self.live);
+                }
+                !resp.close && !self.load.connection_close
+            }
+            Ok(Err(HttpError::Io(_) | HttpError::Closed | HttpError::Malformed(_))) => {
+                rec.error(now, ErrorKind::Io, &self.live);
+                false
+            }
+            Err(_) => {
+                rec.error(now, ErrorKind::Timeout, &self.live);
+                false
+            }
+        }
+    }
+}
+
+/// Runs `load` against `target` and returns everything recorded. `cancel` stops it early
+/// (Ctrl-C, or the contender died); what was measured until then is kept.
+pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, cancel: Arc<AtomicBool>) -> Result<Outcome> {
+    if cfg.threads == 0 {
+        bail!("driver threads must be at least 1");
+    }
+    let start = Instant::now() + Duration::from_millis(20);
+    let mut handles = Vec::new();
+    for index in 0..cfg.threads {
+        let (target, load, live, cancel, cpus) = (target.clone(), load.clone(), live.clone(), cancel.clone(), cfg.cpus.clone());
+        let threads = cfg.threads;
+        let h = std::thread::Builder::new()
+            .name(format!("iobound-driver-{index}"))
+            .spawn(move || -> Result<(Recorder, Duration, u64)> {
+                if !cpus.is_empty() {
+                    crate::util::pin_current_thread(&cpus).context("pinning the driver thread")?;
+                }
+                let cpu0 = crate::util::thread_cpu_time();
+                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+                let ctx = Rc::new(Ctx {
+                    target,
+                    load,
+                    rec: RefCell::new(Recorder::new(start)),
+                    live,
+                    start,
+                    inflight: std::cell::Cell::new(0),
+                });
+                let local = tokio::task::LocalSet::new();
+                let c2 = ctx.clone();
+                local.block_on(&rt, async move {
+                    let work = async {
+                        match c2.load.profile {
+                            Profile::Closed { .. } => closed::drive(c2.clone(), index, threads).await,
+                            Profile::Open { .. } => open::drive(c2.clone(), index, threads).await,
+                        }
+                    };
+                    tokio::select! {
+                        _ = work => {}
+                        _ = wait_flag(&cancel) => {}
+                    }
+                });
+                drop(local);
+                let abandoned = ctx.inflight.get();
+                let cpu = crate::util::thread_cpu_time().saturating_sub(cpu0);
+                let ctx = Rc::try_unwrap(ctx).map_err(|_| anyhow::anyhow!("driver tasks outlived their runtime"))?;
+                Ok((ctx.rec.into_inner(), cpu, abandoned))
+            })?;
+        handles.push(h);
+    }
+    let mut recorder = Recorder::new(start);
+    let (mut cpu, mut abandoned) = (Duration::ZERO, 0);
+    for h in handles {
+        let (r, c, a) = h.join().map_err(|_| anyhow::anyhow!("a driver thread panicked"))??;
+        recorder.merge(r);
+        cpu += c;
+        abandoned += a;
+    }
+    let wall = start.elapsed();
+    let cancelled = cancel.load(Ordering::SeqCst);
+    let duration = load.profile.duration().min(wall);
+    Ok(Outcome { recorder, duration, wall, cpu, threads: cfg.threads, cancelled, abandoned })
+}
+
+async fn wait_flag(flag: &AtomicBool) {
+    while !flag.load(Ordering::Relaxed) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// How long to wait for in-flight requests after the measured phase ends: they were sent
+/// inside it, and dropping the slowest would flatter the tail.
+pub(crate) fn drain_window(load: &Load) -> Duration {
+    load.timeout + Duration::from_millis(500)
+}

@@ -1,0 +1,175 @@
+//! Where every response goes: one HdrHistogram per 1-second interval (by completion time),
+//! plus error counts by kind. Overall figures are derived later by merging intervals, never
+//! by averaging their percentiles.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Latencies are recorded in microseconds, from 1 µs to one hour, 3 significant digits.
+pub const HIST_MAX_US: u64 = 3_600_000_000;
+pub const HIST_SIGFIG: u8 = 3;
+
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIST_MAX_US, HIST_SIGFIG).expect("static histogram bounds are valid")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The connection could not be opened.
+    Connect,
+    /// No complete response within the request timeout.
+    Timeout,
+    /// A response arrived with a status outside 2xx.
+    Status(u16),
+    /// The connection broke or the response was malformed.
+    Io,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Errors {
+    pub connect: u64,
+    pub timeout: u64,
+    pub status: u64,
+    pub io: u64,
+    /// Non-2xx responses by status code.
+    pub by_status: BTreeMap<u16, u64>,
+}
+
+impl Errors {
+    pub fn total(&self) -> u64 {
+        self.connect + self.timeout + self.status + self.io
+    }
+
+    pub fn add(&mut self, kind: ErrorKind) {
+        match kind {
+            ErrorKind::Connect => self.connect += 1,
+            ErrorKind::Timeout => self.timeout += 1,
+            ErrorKind::Io => self.io += 1,
+            ErrorKind::Status(code) => {
+                self.status += 1;
+                *self.by_status.entry(code).or_default() += 1;
+            }
+        }
+    }
+
+    pub fn merge(&mut self, o: &Errors) {
+        self.connect += o.connect;
+        self.timeout += o.timeout;
+        self.status += o.status;
+        self.io += o.io;
+        for (k, v) in &o.by_status {
+            *self.by_status.entry(*k).or_default() += v;
+        }
+    }
+}
+
+pub struct Interval {
+    pub hist: Histogram<u64>,
+    pub errors: Errors,
+}
+
+impl Interval {
+    fn new() -> Interval {
+        Interval { hist: new_histogram(), errors: Errors::default() }
+    }
+}
+
+/// Counters the orchestrator reads while the driver runs, for the progress bar.
+#[derive(Default, Debug)]
+pub struct Live {
+    pub ok: AtomicU64,
+    pub errors: AtomicU64,
+}
+
+pub struct Recorder {
+    pub start: Instant,
+    pub intervals: Vec<Interval>,
+    /// How late the open-model scheduler dispatched requests (µs); empty for closed runs.
+    pub lag: Histogram<u64>,
+}
+
+impl Recorder {
+    pub fn new(start: Instant) -> Recorder {
+        Recorder { start, intervals: Vec::new(), lag: new_histogram() }
+    }
+
+    fn slot(&mut self, at: Instant) -> &mut Interval {
+        let i = at.saturating_duration_since(self.start).as_secs() as usize;
+        while self.intervals.len() <= i {
+            self.intervals.push(Interval::new());
+        }
+        &mut self.intervals[i]
+    }
+
+    pub fn ok(&mut self, at: Instant, latency: Duration, live: &Live) {
+        let us = (latency.as_micros() as u64).max(1);
+        self.slot(at).hist.saturating_record(us);
+        live.ok.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn error(&mut self, at: Instant, kind: ErrorKind, live: &Live) {
+        self.slot(at).errors.add(kind);
+        live.errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn lag(&mut self, late: Duration) {
+        self.lag.saturating_record((late.as_micros() as u64).max(1));
+    }
+
+    /// Folds another thread's recorder into this one (same start instant).
+    pub fn merge(&mut self, other: Recorder) {
+        for (i, iv) in other.intervals.into_iter().enumerate() {
+            while self.intervals.len() <= i {
+                self.intervals.push(Interval::new());
+            }
+            self.intervals[i].hist.add(&iv.hist).expect("same histogram bounds");
+            self.intervals[i].errors.merge(&iv.errors);
+        }
+        self.lag.add(&other.lag).expect("same histogram bounds");
+    }
+
+    pub fn overall(&self) -> (Histogram<u64>, Errors) {
+        let mut h = new_histogram();
+        let mut e = Errors::default();
+        for iv in &self.intervals {
+            h.add(&iv.hist).expect("same histogram bounds");
+            e.merge(&iv.errors);
+        }
+        (h, e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_follow_completion_time_and_merge_exactly() {
+        let start = Instant::now();
+        let live = Live::default();
+        let mut a = Recorder::new(start);
+        let mut b = Recorder::new(start);
+        for ms in 1..=100u64 {
+            a.ok(start + Duration::from_millis(10 * ms), Duration::from_millis(ms), &live);
+        }
+        b.ok(start + Duration::from_millis(2500), Duration::from_secs(2), &live);
+        b.error(start + Duration::from_millis(2600), ErrorKind::Status(503), &live);
+        b.error(start, ErrorKind::Timeout, &live);
+        a.merge(b);
+        assert_eq!(a.intervals.len(), 3);
+        assert_eq!(a.intervals[0].hist.len(), 99);
+        assert_eq!(a.intervals[1].hist.len(), 1);
+        assert_eq!(a.intervals[2].hist.len(), 1);
+        let (h, e) = a.overall();
+        assert_eq!(h.len(), 101);
+        assert_eq!(e.total(), 2);
+        assert_eq!(e.by_status.get(&503), Some(&1));
+        // The merged p99 sees the 2 s outlier's neighbourhood, not an average of per-interval p99s.
+        assert!(h.value_at_quantile(1.0) >= 1_990_000);
+        assert_eq!(live.ok.load(Ordering::Relaxed), 101);
+        assert_eq!(live.errors.load(Ordering::Relaxed), 2);
+    }
+}

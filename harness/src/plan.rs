@@ -1,0 +1,453 @@
+//! Experiment plans: which contenders, which scenarios, which load. Parsed from TOML (or built
+//! from `iobound run` flags) and validated before anything starts, so that a typo costs one
+//! clear error instead of a half-finished run.
+
+use crate::util::{parse_cpu_list, parse_duration};
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+pub const DEFAULT_TIMEOUT: &str = "10s";
+pub const DEFAULT_WARMUP: &str = "5s";
+pub const DEFAULT_HEAP: &str = "512m";
+
+/// The plan as written in TOML. Unknown keys are rejected so that typos surface.
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PlanFile {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    #[serde(default)]
+    pub contenders: Vec<String>,
+    pub runs: Option<u32>,
+    pub warmup: Option<String>,
+    #[serde(default)]
+    pub jvm: JvmFile,
+    #[serde(default)]
+    pub cpus: CpusFile,
+    pub driver_threads: Option<usize>,
+    /// Per contender: tunable name -> value, e.g. `[tunables.spring-mvc] threads = 500`.
+    #[serde(default)]
+    pub tunables: BTreeMap<String, BTreeMap<String, toml::Value>>,
+    #[serde(default, rename = "scenario")]
+    pub scenarios: Vec<ScenarioFile>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct JvmFile {
+    pub heap: Option<String>,
+    pub flags: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CpusFile {
+    pub contender: Option<String>,
+    pub driver: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    pub name: String,
+    pub path: String,
+    pub warmup: Option<String>,
+    pub load: LoadFile,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LoadFile {
+    /// "closed" (users) or "open" (arrival rate).
+    pub model: String,
+    pub users: Option<i64>,
+    pub step_users: Option<i64>,
+    pub steps: Option<i64>,
+    pub step_duration: Option<String>,
+    pub think_time: Option<String>,
+    pub rate: Option<f64>,
+    pub ramp_to: Option<f64>,
+    pub max_connections: Option<i64>,
+    pub duration: Option<String>,
+    pub timeout: Option<String>,
+    pub connection_close: Option<bool>,
+}
+
+/// How load is offered.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "model", rename_all = "lowercase")]
+pub enum Profile {
+    /// `users` concurrent users, plus `step_users` more at each of `steps` further levels;
+    /// every level lasts `level` (Gatling's incrementConcurrentUsers).
+    Closed { users: u32, step_users: u32, steps: u32, #[serde(with = "secs")] level: Duration, #[serde(with = "secs")] think: Duration },
+    /// Arrivals per second rising linearly from `rate` to `ramp_to` (constant when equal);
+    /// latency counts from each request's intended send time.
+    Open { rate: f64, ramp_to: f64, #[serde(with = "secs")] duration: Duration, max_connections: u32 },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Load {
+    #[serde(flatten)]
+    pub profile: Profile,
+    #[serde(with = "secs")]
+    pub timeout: Duration,
+    pub connection_close: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Scenario {
+    pub name: String,
+    pub path: String,
+    #[serde(with = "secs")]
+    pub warmup: Duration,
+    pub load: Load,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub name: String,
+    pub description: String,
+    pub contenders: Vec<String>,
+    pub runs: u32,
+    pub jvm_heap: String,
+    pub jvm_flags: Vec<String>,
+    pub contender_cpus: Vec<usize>,
+    pub driver_cpus: Vec<usize>,
+    pub driver_threads: usize,
+    pub tunables: BTreeMap<String, BTreeMap<String, String>>,
+    pub scenarios: Vec<Scenario>,
+}
+
+pub mod secs {
+    use serde::Serializer;
+    use std::time::Duration;
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+}
+
+/// JVM flags every Java contender gets, so that heap and GC never differ between them.
+pub fn default_jvm_flags() -> Vec<String> {
+    ["-XX:+UseG1GC", "-XX:+AlwaysPreTouch", "--enable-native-access=ALL-UNNAMED"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+impl Profile {
+    /// Length of the measured phase.
+    pub fn duration(&self) -> Duration {
+        match self {
+            Profile::Closed { steps, level, .. } => *level * (steps + 1),
+            Profile::Open { duration, .. } => *duration,
+        }
+    }
+
+    /// Users (closed) or arrival rate per second (open) at time `t` into the run.
+    pub fn target_at(&self, t: Duration) -> f64 {
+        match self {
+            Profile::Closed { users, step_users, steps, level, .. } => {
+                let k = ((t.as_secs_f64() / level.as_secs_f64()) as u32).min(*steps);
+                f64::from(users + k * step_users)
+            }
+            Profile::Open { rate, ramp_to, duration, .. } => {
+                let f = (t.as_secs_f64() / duration.as_secs_f64()).min(1.0);
+                rate + (ramp_to - rate) * f
+            }
+        }
+    }
+
+    pub fn peak_users(&self) -> u32 {
+        match self {
+            Profile::Closed { users, step_users, steps, .. } => users + step_users * steps,
+            Profile::Open { max_connections, .. } => *max_connections,
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Profile::Closed { users, step_users, steps, level, think } => {
+                let mut s = if *steps == 0 {
+                    format!("closed, {users} users for {}s", level.as_secs_f64())
+                } else {
+                    format!(
+                        "closed, {users} -> {} users (+{step_users} every {}s)",
+                        users + step_users * steps,
+                        level.as_secs_f64()
+                    )
+                };
+                if !think.is_zero() {
+                    s.push_str(&format!(", think {}ms", think.as_millis()));
+                }
+                s
+            }
+            Profile::Open { rate, ramp_to, duration, .. } => {
+                if rate == ramp_to {
+                    format!("open, {rate} req/s for {}s", duration.as_secs_f64())
+                } else {
+                    format!("open, {rate} -> {ramp_to} req/s over {}s", duration.as_secs_f64())
+                }
+            }
+        }
+    }
+}
+
+fn field_duration(what: &str, text: &str) -> Result<Duration> {
+    parse_duration(text).with_context(|| format!("{what}: invalid duration"))
+}
+
+fn positive_u32(what: &str, v: Option<i64>, default: Option<u32>, fix: &str) -> Result<u32> {
+    match (v, default) {
+        (None, Some(d)) => Ok(d),
+        (None, None) => bail!("{what} is missing; {fix}"),
+        (Some(n), _) if n < 0 => bail!("{what} must not be negative (got {n}); {fix}"),
+        (Some(n), _) if n > 1_000_000 => bail!("{what} = {n} is beyond 1,000,000; {fix}"),
+        (Some(n), _) => Ok(n as u32),
+    }
+}
+
+impl LoadFile {
+    pub fn validate(&self, at: &str) -> Result<Load> {
+        let timeout = field_duration(&format!("{at}.timeout"), self.timeout.as_deref().unwrap_or(DEFAULT_TIMEOUT))?;
+        if timeout.is_zero() {
+            bail!("{at}.timeout must be above zero; e.g. timeout = \"10s\"");
+        }
+        let profile = match self.model.as_str() {
+            "closed" => self.closed(at)?,
+            "open" => self.open(at)?,
+            "" => bail!("{at}.model is missing; set model = \"closed\" (users) or \"open\" (arrival rate)"),
+            other => bail!("{at}.model = {other:?} is unknown; use \"closed\" (users) or \"open\" (arrival rate)"),
+        };
+        Ok(Load { profile, timeout, connection_close: self.connection_close.unwrap_or(false) })
+    }
+
+    fn closed(&self, at: &str) -> Result<Profile> {
+        for (set, name) in [(self.rate.is_some(), "rate"), (self.ramp_to.is_some(), "ramp_to"), (self.max_connections.is_some(), "max_connections")] {
+            if set {
+                bail!("{at}.{name} applies to the open model only; remove it or set model = \"open\"");
+            }
+        }
+        let users = positive_u32(&format!("{at}.users"), self.users, None, "set the number of concurrent users, e.g. users = 64")?;
+        let step_users = positive_u32(&format!("{at}.step_users"), self.step_users, Some(0), "users added at each step")?;
+        let steps = positive_u32(&format!("{at}.steps"), self.steps, Some(0), "number of steps after the first level")?;
+        if users == 0 && step_users == 0 {
+            bail!("{at}.users is 0 and no step_users are added: nothing would be sent; set users >= 1");
+        }
+        let level = match (steps, &self.step_duration, &self.duration) {
+            (0, None, Some(d)) | (0, Some(d), None) => field_duration(&format!("{at}.duration"), d)?,
+            (0, Some(_), Some(_)) => bail!("{at}: give either duration or step_duration, not both"),
+            (_, Some(d), None) => field_duration(&format!("{at}.step_duration"), d)?,
+            (_, _, Some(_)) => bail!("{at}.duration conflicts with steps: the run lasts (steps + 1) x step_duration; remove duration"),
+            (_, None, None) => bail!("{at}.step_duration is missing; e.g. step_duration = \"10s\""),
+        };
+        if level.is_zero() {
+            bail!("{at}: each level must last more than 0 s");
+        }
+        let think = field_duration(&format!("{at}.think_time"), self.think_time.as_deref().unwrap_or("0s"))?;
+        Ok(Profile::Closed { users, step_users, steps, level, think })
+    }
+
+    fn open(&self, at: &str) -> Result<Profile> {
+        for (set, name) in [(self.users.is_some(), "users"), (self.step_users.is_some(), "step_users"), (self.steps.is_some(), "steps"), (self.think_time.is_some(), "think_time")] {
+            if set {
+                bail!("{at}.{name} applies to the closed model only; remove it or set model = \"closed\"");
+            }
+        }
+        let rate = self.rate.with_context(|| format!("{at}.rate is missing; set the arrival rate in requests per second, e.g. rate = 1000"))?;
+        if !(rate.is_finite() && rate > 0.0) {
+            bail!("{at}.rate must be a positive number of requests per second (got {rate})");
+        }
+        let ramp_to = self.ramp_to.unwrap_or(rate);
+        if !(ramp_to.is_finite() && ramp_to > 0.0) {
+            bail!("{at}.ramp_to must be a positive rate (got {ramp_to}); it is the rate reached at the end of the run");
+        }
+        let duration = field_duration(
+            &format!("{at}.duration"),
+            self.duration.as_deref().with_context(|| format!("{at}.duration is missing; e.g. duration = \"30s\""))?,
+        )?;
+        if duration.is_zero() {
+            bail!("{at}.duration must be above zero");
+        }
+        let max_connections = positive_u32(&format!("{at}.max_connections"), self.max_connections, Some(10_000), "connections the driver may open")?;
+        if max_connections == 0 {
+            bail!("{at}.max_connections must be at least 1");
+        }
+        Ok(Profile::Open { rate, ramp_to, duration, max_connections })
+    }
+}
+
+impl PlanFile {
+    pub fn load(path: &Path) -> Result<PlanFile> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read plan {}", path.display()))?;
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("plan {}: {}", path.display(), e.to_string().trim_end()))
+    }
+
+    pub fn validate(&self) -> Result<Plan> {
+        if self.contenders.is_empty() {
+            bail!("plan.contenders is empty; list at least one, e.g. contenders = [\"spring-mvc\"] (see `iobound list`)");
+        }
+        if self.scenarios.is_empty() {
+            bail!("the plan has no [[scenario]]; add one with name, path and [scenario.load]");
+        }
+        let runs = self.runs.unwrap_or(1);
+        if runs == 0 || runs > 100 {
+            bail!("plan.runs = {runs} is out of range; use 1..=100");
+        }
+        let default_warmup = field_duration("plan.warmup", self.warmup.as_deref().unwrap_or(DEFAULT_WARMUP))?;
+        let mut scenarios = Vec::new();
+        for (i, s) in self.scenarios.iter().enumerate() {
+            let at = format!("scenario[{i}] {:?}", s.name);
+            if s.name.trim().is_empty() || !s.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+                bail!("{at}: name must be non-empty and use only letters, digits, '-' and '_'");
+            }
+            if scenarios.iter().any(|x: &Scenario| x.name == s.name) {
+                bail!("{at}: duplicate scenario name; give each scenario its own name");
+            }
+            if !s.path.starts_with('/') || s.path.contains(char::is_whitespace) {
+                bail!("{at}.path = {:?} must start with '/' and contain no spaces, e.g. path = \"/delay?ms=100\"", s.path);
+            }
+            let warmup = match &s.warmup {
+                Some(w) => field_duration(&format!("{at}.warmup"), w)?,
+                None => default_warmup,
+            };
+            let load = s.load.validate(&format!("{at}.load"))?;
+            scenarios.push(Scenario { name: s.name.clone(), path: s.path.clone(), warmup, load });
+        }
+        let contender_cpus = parse_cpu_list(self.cpus.contender.as_deref().unwrap_or("0")).context("plan.cpus.contender")?;
+        let default_driver = if crate::util::online_cpus() > 1 { "1" } else { "0" };
+        let driver_cpus = parse_cpu_list(self.cpus.driver.as_deref().unwrap_or(default_driver)).context("plan.cpus.driver")?;
+        let driver_threads = self.driver_threads.unwrap_or(driver_cpus.len());
+        if driver_threads == 0 || driver_threads > 64 {
+            bail!("plan.driver_threads = {driver_threads} is out of range; use 1..=64 (one per driver CPU is usual)");
+        }
+        let heap = self.jvm.heap.clone().unwrap_or_else(|| DEFAULT_HEAP.to_string());
+        if !heap.trim_end_matches(['m', 'g', 'M', 'G']).parse::<u64>().is_ok_and(|n| n > 0) {
+            bail!("plan.jvm.heap = {heap:?} is not a heap size; write e.g. \"512m\" or \"2g\"");
+        }
+        let mut tunables = BTreeMap::new();
+        for (contender, values) in &self.tunables {
+            let mut m = BTreeMap::new();
+            for (k, v) in values {
+                let text = match v {
+                    toml::Value::String(s) => s.clone(),
+                    toml::Value::Integer(i) => i.to_string(),
+                    toml::Value::Float(f) => f.to_string(),
+                    toml::Value::Boolean(b) => b.to_string(),
+                    _ => bail!("tunables.{contender}.{k} must be a string, number or boolean"),
+                };
+                m.insert(k.clone(), text);
+            }
+            tunables.insert(contender.clone(), m);
+        }
+        Ok(Plan {
+            name: self.name.clone().unwrap_or_else(|| "adhoc".into()),
+            description: self.description.clone().unwrap_or_default(),
+            contenders: self.contenders.clone(),
+            runs,
+            jvm_heap: heap,
+            jvm_flags: self.jvm.flags.clone().unwrap_or_else(default_jvm_flags),
+            contender_cpus,
+            driver_cpus,
+            driver_threads,
+            tunables,
+            scenarios,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(text: &str) -> Result<Plan> {
+        toml::from_str::<PlanFile>(text).map_err(anyhow::Error::from)?.validate()
+    }
+
+    const GOOD: &str = r#"
+        contenders = ["a"]
+        [[scenario]]
+        name = "delay"
+        path = "/delay?ms=100"
+        [scenario.load]
+        model = "closed"
+        users = 256
+        step_users = 256
+        steps = 3
+        step_duration = "10s"
+    "#;
+
+    #[test]
+    fn closed_steps_define_duration_and_levels() {
+        let p = plan(GOOD).unwrap();
+        let prof = &p.scenarios[0].load.profile;
+        assert_eq!(prof.duration(), Duration::from_secs(40));
+        assert_eq!(prof.target_at(Duration::from_secs(0)), 256.0);
+        assert_eq!(prof.target_at(Duration::from_secs(25)), 768.0);
+        assert_eq!(prof.target_at(Duration::from_secs(99)), 1024.0);
+        assert_eq!(prof.peak_users(), 1024);
+        assert_eq!(p.scenarios[0].load.timeout, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn open_ramp_is_linear() {
+        let p = plan(r#"
+            contenders = ["a"]
+            [[scenario]]
+            name = "ramp"
+            path = "/x"
+            [scenario.load]
+            model = "open"
+            rate = 10
+            ramp_to = 300
+            duration = "60s"
+        "#).unwrap();
+        let prof = &p.scenarios[0].load.profile;
+        assert_eq!(prof.target_at(Duration::from_secs(30)), 155.0);
+        assert_eq!(prof.target_at(Duration::from_secs(60)), 300.0);
+    }
+
+    fn err(text: &str) -> String {
+        format!("{:#}", plan(text).unwrap_err())
+    }
+
+    #[test]
+    fn errors_name_the_field_and_the_fix() {
+        let e = err(&GOOD.replace("users = 256\n", "users = -5\n"));
+        assert!(e.contains("load.users must not be negative"), "{e}");
+        let e = err(&GOOD.replace("model = \"closed\"", "model = \"clsoed\""));
+        assert!(e.contains("load.model = \"clsoed\" is unknown") && e.contains("\"open\""), "{e}");
+        let e = err(&GOOD.replace("step_users = 256", "stepusers = 256"));
+        assert!(e.contains("unknown field `stepusers`"), "{e}");
+        let e = err(&GOOD.replace("\"/delay?ms=100\"", "\"delay\""));
+        assert!(e.contains("path = \"delay\" must start with '/'"), "{e}");
+        let e = err(&GOOD.replace("contenders = [\"a\"]", "contenders = []"));
+        assert!(e.contains("plan.contenders is empty"), "{e}");
+        let e = err(&GOOD.replace("\"10s\"", "\"ten\""));
+        assert!(e.contains("step_duration: invalid duration"), "{e}");
+        let e = err(&GOOD.replace("step_users = 256", "rate = 5"));
+        assert!(e.contains("load.rate applies to the open model only"), "{e}");
+        let e = err("contenders = [\"a\"]\n[[scenario]\nname = 1");
+        assert!(e.contains("TOML parse error") || e.contains("expected"), "{e}");
+    }
+
+    #[test]
+    fn open_rate_must_be_positive() {
+        let text = r#"
+            contenders = ["a"]
+            [[scenario]]
+            name = "r"
+            path = "/x"
+            [scenario.load]
+            model = "open"
+            rate = -3
+            duration = "5s"
+        "#;
+        assert!(err(text).contains("rate must be a positive number"));
+        assert!(err(&text.replace("rate = -3", "rate = 5\nramp_to = 0")).contains("ramp_to must be a positive rate"));
+        assert!(err(&text.replace("duration = \"5s\"", "")).contains("duration is missing"));
+    }
+}
