@@ -1,1 +1,33 @@
-fn main() {}
+//! iobound: runs the same I/O-bound service work on each concurrency model, side by side,
+//! under the same load, and reports what each one delivers and costs.
+
+mod bench;
+mod cli;
+mod contender;
+mod driver;
+mod env;
+mod http1;
+mod interrupt;
+mod manifest;
+mod orchestrate;
+mod plan;
+mod progress;
+mod results;
+mod sampler;
+mod serve;
+mod stats;
+mod table;
+mod util;
+mod verify;
+
+fn main() {
+    let code = match cli::main() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("iobound: error: {e:#}");
+            1
+        }
+    };
+    interrupt::kill_all(libc::SIGKILL);
+    std::process::exit(code);
+}

@@ -131,7 +131,7 @@ pub mod secs {
 
 /// JVM flags every Java contender gets, so that heap and GC never differ between them.
 pub fn default_jvm_flags() -> Vec<String> {
-    ["-XX:+UseG1GC", "-XX:+AlwaysPreTouch", "--enable-native-access=ALL-UNNAMED"]
+    ["-XX:+UseG1GC", "--enable-native-access=ALL-UNNAMED"]
         .iter()
         .map(|s| s.to_string())
         .collect()
@@ -157,13 +157,6 @@ impl Profile {
                 let f = (t.as_secs_f64() / duration.as_secs_f64()).min(1.0);
                 rate + (ramp_to - rate) * f
             }
-        }
-    }
-
-    pub fn peak_users(&self) -> u32 {
-        match self {
-            Profile::Closed { users, step_users, steps, .. } => users + step_users * steps,
-            Profile::Open { max_connections, .. } => *max_connections,
         }
     }
 
@@ -388,7 +381,6 @@ mod tests {
         assert_eq!(prof.target_at(Duration::from_secs(0)), 256.0);
         assert_eq!(prof.target_at(Duration::from_secs(25)), 768.0);
         assert_eq!(prof.target_at(Duration::from_secs(99)), 1024.0);
-        assert_eq!(prof.peak_users(), 1024);
         assert_eq!(p.scenarios[0].load.timeout, Duration::from_secs(10));
     }
 
@@ -448,6 +440,6 @@ mod tests {
         "#;
         assert!(err(text).contains("rate must be a positive number"));
         assert!(err(&text.replace("rate = -3", "rate = 5\nramp_to = 0")).contains("ramp_to must be a positive rate"));
-        assert!(err(&text.replace("duration = \"5s\"", "")).contains("duration is missing"));
+        assert!(err(&text.replace("rate = -3", "rate = 5").replace("duration = \"5s\"", "")).contains("duration is missing"));
     }
 }

@@ -89,11 +89,6 @@ pub fn thread_cpu_time() -> Duration {
     clock(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
-/// CPU time consumed by the whole process, all threads.
-pub fn process_cpu_time() -> Duration {
-    clock(libc::CLOCK_PROCESS_CPUTIME_ID)
-}
-
 fn clock(id: libc::clockid_t) -> Duration {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: ts is a valid out-pointer.
@@ -126,17 +121,6 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     let y = yoe + era * 400 + i64::from(m <= 2);
     (y, m, d)
-}
-
-pub fn human_duration(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s >= 60.0 {
-        format!("{}m{:02}s", (s / 60.0) as u64, (s % 60.0) as u64)
-    } else if s >= 1.0 {
-        format!("{s:.1}s")
-    } else {
-        format!("{}ms", d.as_millis())
-    }
 }
 
 #[cfg(test)]

@@ -21,14 +21,13 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug)]
 pub struct Target {
     pub addr: SocketAddr,
-    pub path: String,
     pub request: Arc<Vec<u8>>,
 }
 
 impl Target {
     pub fn new(addr: SocketAddr, path: &str, close: bool) -> Target {
         let request = crate::http1::build_request("GET", path, &addr.to_string(), None, close);
-        Target { addr, path: path.to_string(), request: Arc::new(request) }
+        Target { addr, request: Arc::new(request) }
     }
 }
 

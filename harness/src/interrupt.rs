@@ -1,0 +1,47 @@
+//! Ctrl-C / SIGTERM handling and the registry of process groups the harness started.
+//! First signal: stop gracefully (finish bookkeeping, keep what was measured). Second signal:
+//! kill every registered process group now and exit.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+
+static STOP: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
+static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+pub fn stop_flag() -> Arc<AtomicBool> {
+    STOP.clone()
+}
+
+pub fn stopped() -> bool {
+    STOP.load(Ordering::SeqCst)
+}
+
+pub fn install() {
+    let result = ctrlc::set_handler(|| {
+        if STOP.swap(true, Ordering::SeqCst) {
+            eprintln!("\niobound: second interrupt, killing everything now");
+            kill_all(libc::SIGKILL);
+            std::process::exit(130);
+        }
+        eprintln!("\niobound: interrupted; stopping and keeping what was measured (Ctrl-C again to kill now)");
+    });
+    if let Err(e) = result {
+        eprintln!("iobound: warning: cannot install the Ctrl-C handler: {e}");
+    }
+}
+
+pub fn register(pgid: i32) {
+    GROUPS.lock().unwrap_or_else(|p| p.into_inner()).push(pgid);
+}
+
+pub fn unregister(pgid: i32) {
+    GROUPS.lock().unwrap_or_else(|p| p.into_inner()).retain(|g| *g != pgid);
+}
+
+/// Signals every registered process group.
+pub fn kill_all(signal: i32) {
+    for g in GROUPS.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+        // SAFETY: kill with a negative pid signals a process group we created.
+        unsafe { libc::kill(-g, signal) };
+    }
+}

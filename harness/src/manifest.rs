@@ -1,0 +1,227 @@
+//! Contender manifests: `contenders/<name>/contender.toml` says what a contender is (model,
+//! language, framework) and how to start it. The harness knows nothing else about it.
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub const MODELS: &[&str] = &["thread-per-request", "event-loop", "virtual-threads", "goroutines"];
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    pub name: String,
+    /// One of MODELS.
+    pub model: String,
+    pub language: String,
+    /// Framework, server and version, as a reader of the report should see them.
+    pub framework: String,
+    /// How it is configured and why (the community-recommended defaults it keeps or changes).
+    pub config: String,
+    /// "jvm" gets the plan's heap and JVM flags through `{jvm_flags}`.
+    #[serde(default)]
+    pub runtime: Option<String>,
+    /// The command that builds the artifact, for messages; `./iobound build` runs all builds.
+    pub build: String,
+    /// Built file that must exist before the contender can start (relative to its folder).
+    pub artifact: String,
+    /// argv with placeholders: {java}, {jvm_flags}, {port} and {<tunable>}.
+    pub start: Vec<String>,
+    /// Path that answers 200 once the contender is ready.
+    pub ready: String,
+    #[serde(default)]
+    pub startup_timeout: Option<String>,
+    #[serde(default)]
+    pub tunables: BTreeMap<String, Tunable>,
+    #[serde(skip)]
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tunable {
+    pub default: String,
+    pub help: String,
+}
+
+/// What the start command's placeholders expand to.
+pub struct StartVars<'a> {
+    pub java: Option<&'a Path>,
+    pub jvm_flags: &'a [String],
+    pub port: u16,
+}
+
+impl Manifest {
+    pub fn load(path: &Path) -> Result<Manifest> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let mut m: Manifest = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?;
+        m.dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        if !MODELS.contains(&m.model.as_str()) {
+            bail!("{}: model = {:?} is unknown; use one of {}", path.display(), m.model, MODELS.join(", "));
+        }
+        if m.start.is_empty() {
+            bail!("{}: start is empty; give the argv that starts the server", path.display());
+        }
+        if !m.ready.starts_with('/') {
+            bail!("{}: ready = {:?} must be a path starting with '/'", path.display(), m.ready);
+        }
+        Ok(m)
+    }
+
+    pub fn is_jvm(&self) -> bool {
+        self.runtime.as_deref() == Some("jvm")
+    }
+
+    pub fn artifact_path(&self) -> PathBuf {
+        self.dir.join(&self.artifact)
+    }
+
+    /// Tunable values: defaults overridden by `overrides`; unknown names are an error.
+    pub fn resolve_tunables(&self, overrides: Option<&BTreeMap<String, String>>) -> Result<BTreeMap<String, String>> {
+        let mut values: BTreeMap<String, String> = self.tunables.iter().map(|(k, t)| (k.clone(), t.default.clone())).collect();
+        for (k, v) in overrides.into_iter().flatten() {
+            if !self.tunables.contains_key(k) {
+                let known: Vec<_> = self.tunables.keys().cloned().collect();
+                bail!(
+                    "tunables.{}.{k} is not a tunable of {}; known: {}",
+                    self.name,
+                    self.name,
+                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                );
+            }
+            if v.is_empty() || v.chars().any(|c| c.is_whitespace() || c == '{' || c == '}') {
+                bail!("tunables.{}.{k} = {v:?} must be a single word without spaces or braces", self.name);
+            }
+            values.insert(k.clone(), v.clone());
+        }
+        Ok(values)
+    }
+
+    /// The argv to start this contender, placeholders expanded.
+    pub fn command(&self, vars: &StartVars, tunables: &BTreeMap<String, String>) -> Result<Vec<String>> {
+        let mut argv = Vec::new();
+        for arg in &self.start {
+            match arg.as_str() {
+                "{java}" => argv.push(
+                    vars.java
+                        .with_context(|| format!("{} needs a JDK >= 21; set JAVA_HOME (e.g. apt-get install temurin-25-jdk)", self.name))?
+                        .display()
+                        .to_string(),
+                ),
+                "{jvm_flags}" => argv.extend(vars.jvm_flags.iter().cloned()),
+                _ => argv.push(expand(arg, vars.port, tunables).with_context(|| format!("{}: start argument {arg:?}", self.name))?),
+            }
+        }
+        Ok(argv)
+    }
+}
+
+fn expand(arg: &str, port: u16, tunables: &BTreeMap<String, String>) -> Result<String> {
+    let mut out = String::new();
+    let mut rest = arg;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let close = rest[open..].find('}').context("unclosed '{'")? + open;
+        let key = &rest[open + 1..close];
+        match key {
+            "port" => out.push_str(&port.to_string()),
+            _ => out.push_str(tunables.get(key).with_context(|| format!("unknown placeholder {{{key}}}"))?),
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Every manifest under `root/contenders`, sorted by name.
+pub fn discover(root: &Path) -> Result<Vec<Manifest>> {
+    let dir = root.join("contenders");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))? {
+        let path = entry?.path().join("contender.toml");
+        if path.is_file() {
+            out.push(Manifest::load(&path)?);
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+pub fn find(all: &[Manifest], name: &str) -> Result<Manifest> {
+    all.iter().find(|m| m.name == name).cloned().with_context(|| {
+        let names: Vec<_> = all.iter().map(|m| m.name.as_str()).collect();
+        format!("unknown contender {name:?}; known: {} (see `iobound list`)", names.join(", "))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(extra: &str) -> Result<Manifest> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("contender.toml");
+        std::fs::write(
+            &path,
+            format!(
+                r#"
+name = "x"
+model = "event-loop"
+language = "java"
+framework = "F 1.0"
+config = "defaults"
+runtime = "jvm"
+build = "mvn package"
+artifact = "target/x.jar"
+start = ["{{java}}", "{{jvm_flags}}", "-jar", "x.jar", "--port={{port}}", "--threads={{threads}}"]
+ready = "/plaintext"
+[tunables.threads]
+default = "200"
+help = "worker threads"
+{extra}"#
+            ),
+        )?;
+        Manifest::load(&path)
+    }
+
+    #[test]
+    fn expands_placeholders_and_tunables() {
+        let m = manifest("").unwrap();
+        let flags = vec!["-Xmx1g".to_string(), "-XX:+UseG1GC".to_string()];
+        let java = PathBuf::from("/jdk/bin/java");
+        let vars = StartVars { java: Some(&java), jvm_flags: &flags, port: 8080 };
+        let mut over = BTreeMap::new();
+        over.insert("threads".to_string(), "500".to_string());
+        let t = m.resolve_tunables(Some(&over)).unwrap();
+        assert_eq!(
+            m.command(&vars, &t).unwrap(),
+            ["/jdk/bin/java", "-Xmx1g", "-XX:+UseG1GC", "-jar", "x.jar", "--port=8080", "--threads=500"]
+        );
+        assert_eq!(m.resolve_tunables(None).unwrap()["threads"], "200");
+    }
+
+    #[test]
+    fn rejects_unknown_tunables_and_models() {
+        let m = manifest("").unwrap();
+        let mut over = BTreeMap::new();
+        over.insert("thread".to_string(), "5".to_string());
+        let e = m.resolve_tunables(Some(&over)).unwrap_err().to_string();
+        assert!(e.contains("tunables.x.thread is not a tunable") && e.contains("known: threads"), "{e}");
+        let e = manifest("").map(|mut m| {
+            m.model = "fibers".into();
+            m
+        });
+        assert!(e.is_ok());
+        let bad = manifest("unknown_key = 1").unwrap_err().to_string();
+        assert!(bad.contains("unknown field `unknown_key`"), "{bad}");
+    }
+
+    #[test]
+    fn missing_java_says_what_to_install() {
+        let m = manifest("").unwrap();
+        let vars = StartVars { java: None, jvm_flags: &[], port: 1 };
+        let e = format!("{:#}", m.command(&vars, &m.resolve_tunables(None).unwrap()).unwrap_err());
+        assert!(e.contains("JDK >= 21"), "{e}");
+    }
+}

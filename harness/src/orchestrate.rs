@@ -1,0 +1,414 @@
+//! Runs a plan: for each repeat, for each contender: start (pinned) -> wait ready -> verify ->
+//! for each scenario: warm-up (not recorded) -> measured run (driver + sampler) -> stop.
+//! Results are saved after every run; Ctrl-C or a crashing contender leaves partial results
+//! marked as such, and every process started here is stopped.
+
+use crate::contender::{self, describe_exit, log_tail, Running};
+use crate::driver::{self, record::Live, DriverConfig, Target};
+use crate::manifest::{self, Manifest, StartVars};
+use crate::plan::{Load, Plan, Profile, Scenario};
+use crate::progress::Progress;
+use crate::results::{self, ContenderInfo, DriverReport, Resources, Results, Run, RunStatus};
+use crate::sampler::Sampler;
+use crate::stats::Latency;
+use crate::{interrupt, verify};
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Above this share of its CPUs the driver may be what limits throughput.
+const DRIVER_SATURATED: f64 = 0.90;
+/// Open model: a p99 dispatch lag above this means the schedule was not kept.
+const LAG_LIMIT_MS: f64 = 10.0;
+const STOP_GRACE: Duration = Duration::from_secs(4);
+
+pub fn jvm_flags(plan: &Plan) -> Vec<String> {
+    let mut f = vec![format!("-Xms{}", plan.jvm_heap), format!("-Xmx{}", plan.jvm_heap)];
+    f.extend(plan.jvm_flags.iter().cloned());
+    f
+}
+
+struct Prepared {
+    manifest: Manifest,
+    tunables: BTreeMap<String, String>,
+}
+
+pub struct Options {
+    pub root: PathBuf,
+    /// Parent of the timestamped results directory.
+    pub out: PathBuf,
+    /// Drive an already running server instead of starting contenders.
+    pub external: Option<SocketAddr>,
+}
+
+/// Everything that can be checked before a process starts: contenders exist, tunables are
+/// known, artifacts are built, a JDK is there, the results directory is writable.
+fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf>)> {
+    if opts.external.is_some() {
+        return Ok((Vec::new(), None));
+    }
+    let all = manifest::discover(&opts.root)?;
+    let mut out = Vec::new();
+    for name in &plan.contenders {
+        let m = manifest::find(&all, name)?;
+        let tunables = m.resolve_tunables(plan.tunables.get(name))?;
+        if !m.artifact_path().exists() {
+            bail!("{name} is not built ({} is missing); run `./iobound build` (it runs: {})", m.artifact_path().display(), m.build);
+        }
+        out.push(Prepared { manifest: m, tunables });
+    }
+    for key in plan.tunables.keys() {
+        if !plan.contenders.contains(key) {
+            bail!("tunables.{key}: {key} is not among the plan's contenders ({})", plan.contenders.join(", "));
+        }
+    }
+    let java = if out.iter().any(|p| p.manifest.is_jvm()) {
+        Some(crate::env::find_java().context(
+            "no JDK >= 21 found (looked at $JAVA_HOME and /usr/lib/jvm/*); install one, e.g. `apt-get install temurin-25-jdk` or `openjdk-21-jdk`, or set JAVA_HOME",
+        )?)
+    } else {
+        None
+    };
+    Ok((out, java))
+}
+
+fn results_dir(base: &Path, plan: &Plan) -> Result<PathBuf> {
+    let dir = base.join(format!("{}-{}", crate::util::stamp(SystemTime::now()), plan.name));
+    std::fs::create_dir_all(dir.join("histograms"))
+        .and_then(|_| std::fs::create_dir_all(dir.join("logs")))
+        .and_then(|_| std::fs::write(dir.join(".write-test"), b""))
+        .and_then(|_| std::fs::remove_file(dir.join(".write-test")))
+        .with_context(|| format!("results directory {} is not writable; choose another with --out DIR", dir.display()))?;
+    Ok(dir)
+}
+
+/// Runs the plan; returns the results directory and the results.
+pub fn run_plan(plan: &Plan, opts: &Options) -> Result<(PathBuf, Results)> {
+    let (prepared, java) = prepare(plan, opts)?;
+    let dir = results_dir(&opts.out, plan)?;
+    // The harness itself (driver, sampler) stays off the contender's CPUs.
+    crate::util::pin_current_thread(&plan.driver_cpus).context("pinning the harness to the driver CPUs")?;
+    interrupt::install();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let environment = crate::env::collect(&opts.root, java.as_deref(), plan);
+    let mut res = Results {
+        schema_version: results::SCHEMA_VERSION,
+        tool: format!("iobound {}", env!("CARGO_PKG_VERSION")),
+        started_at: results::now(),
+        finished_at: None,
+        complete: false,
+        incomplete_reason: Some("running".into()),
+        plan: serde_json::to_value(plan)?,
+        environment,
+        contenders: Vec::new(),
+        runs: Vec::new(),
+    };
+    for p in &prepared {
+        let m = &p.manifest;
+        res.contenders.push(ContenderInfo {
+            name: m.name.clone(),
+            model: m.model.clone(),
+            language: m.language.clone(),
+            framework: m.framework.clone(),
+            config: m.config.clone(),
+            tunables: p.tunables.clone(),
+            command: Vec::new(),
+            startup_s: None,
+            verification: None,
+            failure: None,
+        });
+    }
+    if opts.external.is_some() {
+        res.contenders.push(ContenderInfo {
+            name: "external".into(),
+            model: "unknown".into(),
+            language: "unknown".into(),
+            framework: "an already running server (not started, verified or sampled by iobound)".into(),
+            config: String::new(),
+            tunables: BTreeMap::new(),
+            command: Vec::new(),
+            startup_s: None,
+            verification: None,
+            failure: None,
+        });
+    }
+    res.save(&dir)?;
+    eprintln!("iobound: plan {:?}: {} contender(s) x {} scenario(s) x {} run(s); results in {}", plan.name, res.contenders.len(), plan.scenarios.len(), plan.runs, dir.display());
+    eprintln!("iobound: {}", res.environment.pinning);
+
+    let mut ctx = RunCtx { plan, dir: &dir, rt: &rt, res: &mut res };
+    'repeats: for run in 1..=plan.runs {
+        if let Some(addr) = opts.external {
+            for s in &plan.scenarios {
+                if interrupt::stopped() {
+                    break 'repeats;
+                }
+                ctx.measure_scenario("external", None, addr, s, run);
+            }
+            continue;
+        }
+        for (i, p) in prepared.iter().enumerate() {
+            if interrupt::stopped() {
+                break 'repeats;
+            }
+            ctx.contender_round(i, p, java.as_deref(), run)?;
+        }
+    }
+    let interrupted = interrupt::stopped();
+    res.complete = !interrupted;
+    res.incomplete_reason = interrupted.then(|| "interrupted by the user; runs measured so far are kept".to_string());
+    res.finished_at = Some(results::now());
+    res.save(&dir)?;
+    Ok((dir, res))
+}
+
+struct RunCtx<'a> {
+    plan: &'a Plan,
+    dir: &'a Path,
+    rt: &'a tokio::runtime::Runtime,
+    res: &'a mut Results,
+}
+
+impl RunCtx<'_> {
+    fn fail_all(&mut self, name: &str, run: u32, why: &str) -> Result<()> {
+        for s in &self.plan.scenarios {
+            self.res.runs.push(failed_run(name, s, run, why));
+        }
+        self.res.save(self.dir)
+    }
+
+    /// One contender, one repeat: start, verify, every scenario, stop.
+    fn contender_round(&mut self, index: usize, p: &Prepared, java: Option<&Path>, run: u32) -> Result<()> {
+        let m = &p.manifest;
+        let port = contender::free_port()?;
+        let flags = jvm_flags(self.plan);
+        let argv = m.command(&StartVars { java, jvm_flags: &flags, port }, &p.tunables)?;
+        self.res.contenders[index].command = argv.clone();
+        let log = self.dir.join("logs").join(format!("{}.run{run}.log", m.name));
+        eprintln!("\n[{}] run {run}/{}: starting on 127.0.0.1:{port}, CPU {}", m.name, self.plan.runs, crate::util::format_cpus(&self.plan.contender_cpus));
+        let mut proc = contender::start(&argv, &m.dir, &self.plan.contender_cpus, port, &log)?;
+        let timeout = crate::util::parse_duration(m.startup_timeout.as_deref().unwrap_or("120s"))?;
+        match proc.wait_ready(self.rt, &m.ready, timeout) {
+            Ok(t) => {
+                eprintln!("[{}] ready in {:.1}s", m.name, t.as_secs_f64());
+                self.res.contenders[index].startup_s = Some(t.as_secs_f64());
+            }
+            Err(e) => {
+                let why = format!("start-up failed: {e:#}");
+                eprintln!("[{}] {why}", m.name);
+                self.res.contenders[index].failure = Some(why.clone());
+                proc.stop(STOP_GRACE);
+                return self.fail_all(&m.name, run, &why);
+            }
+        }
+        eprintln!("[{}] verifying against the contract", m.name);
+        let v = verify::verify(self.rt, proc.addr)?;
+        verify::print(&m.name, &v);
+        let passed = v.passed;
+        self.res.contenders[index].verification = Some(v);
+        if !passed {
+            let why = "failed the contract checks (see verification); not measured".to_string();
+            self.res.contenders[index].failure = Some(why.clone());
+            proc.stop(STOP_GRACE);
+            return self.fail_all(&m.name, run, &why);
+        }
+        let addr = proc.addr;
+        for (si, s) in self.plan.scenarios.iter().enumerate() {
+            if interrupt::stopped() {
+                break;
+            }
+            if let Some(status) = proc.exited() {
+                let why = format!("not run: the contender had exited ({})", describe_exit(status));
+                for rest in &self.plan.scenarios[si..] {
+                    self.res.runs.push(failed_run(&m.name, rest, run, &why));
+                }
+                break;
+            }
+            self.measure_scenario(&m.name, Some(&mut proc), addr, s, run);
+            self.res.save(self.dir)?;
+        }
+        let status = proc.stop(STOP_GRACE);
+        eprintln!("[{}] stopped ({})", m.name, describe_exit(status));
+        self.res.save(self.dir)
+    }
+
+    /// Warm-up then measured run of one scenario; the run is appended to the results.
+    fn measure_scenario(&mut self, name: &str, mut proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, run: u32) {
+        if !s.warmup.is_zero() {
+            let warm = warmup_load(&s.load, s.warmup);
+            let target = Target::new(addr, &s.path, warm.connection_close);
+            let bar = Progress::new(&format!("{name} {} warm-up", s.name), s.warmup);
+            let outcome = self.drive(&target, &warm, proc.as_deref_mut(), &bar, None);
+            bar.finish();
+            if let Err(e) = outcome {
+                self.res.runs.push(failed_run(name, s, run, &format!("warm-up failed: {e:#}")));
+                return;
+            }
+        }
+        if interrupt::stopped() {
+            return;
+        }
+        let started_at = results::now();
+        let wall_start = SystemTime::now();
+        let target = Target::new(addr, &s.path, s.load.connection_close);
+        let bar = Progress::new(&format!("{name} {}", s.name), s.load.profile.duration());
+        let sampler = proc.as_ref().map(|p| Sampler::new(p.pid, Instant::now()));
+        let mut samples = Vec::new();
+        let outcome = self.drive(&target, &s.load, proc.as_deref_mut(), &bar, sampler.as_ref().map(|sm| (sm, &mut samples)));
+        bar.finish();
+        let mut r = failed_run(name, s, run, "");
+        r.started_at = started_at;
+        r.failure = None;
+        let (outcome, crash) = match outcome {
+            Ok(v) => v,
+            Err(e) => {
+                r.failure = Some(format!("driver failed: {e:#}"));
+                self.res.runs.push(r);
+                return;
+            }
+        };
+        let (mut summary, intervals) = results::summarize(&outcome.recorder, outcome.duration, &s.load.profile);
+        summary.abandoned = outcome.abandoned;
+        r.driver = driver_report(&outcome, &self.plan.driver_cpus, summary.ok + summary.drained);
+        if outcome.abandoned > 0 {
+            r.driver.warnings.push(format!("{} requests were still unanswered {}s after the run and were abandoned", outcome.abandoned, crate::driver::drain_window(&s.load).as_secs()));
+        }
+        r.resources = Resources::from_samples(samples, summary.ok + summary.drained);
+        r.status = if crash.is_some() {
+            RunStatus::Failed
+        } else if outcome.cancelled {
+            RunStatus::Incomplete
+        } else {
+            RunStatus::Ok
+        };
+        if let (Some(why), Some(p)) = (crash, proc.as_ref()) {
+            r.failure = Some(format!("the contender exited during the run ({why}); last log lines:\n{}", log_tail(&p.log, 12)));
+        }
+        let hlog = format!("histograms/{name}.{}.run{run}.hlog", s.name);
+        match results::write_hlog(&outcome.recorder, &self.dir.join(&hlog), wall_start, &format!("{name}.{}", s.name)) {
+            Ok(()) => r.histogram_log = Some(hlog),
+            Err(e) => r.driver.warnings.push(format!("histogram log not written: {e:#}")),
+        }
+        eprintln!(
+            "  {:.0} req/s, p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms, {} errors, peak {} threads, {:.0} MB RSS",
+            summary.rps, summary.latency.p50, summary.latency.p99, summary.latency.max, summary.errors.total(), r.resources.peak_threads, r.resources.peak_rss_mb
+        );
+        for w in &r.driver.warnings {
+            eprintln!("  warning: {w}");
+        }
+        r.summary = summary;
+        r.intervals = intervals;
+        self.res.runs.push(r);
+    }
+
+    /// Runs the driver in its own thread while this thread samples the contender every
+    /// 250 ms, updates the progress bar and watches for Ctrl-C and crashes.
+    fn drive(
+        &self,
+        target: &Target,
+        load: &Load,
+        mut proc: Option<&mut Running>,
+        bar: &Progress,
+        mut sampling: Option<(&Sampler, &mut Vec<crate::sampler::Sample>)>,
+    ) -> Result<(driver::Outcome, Option<String>)> {
+        let live = Arc::new(Live::default());
+        let cancel = Arc::new(AtomicBool::new(false));
+        let cfg = DriverConfig { threads: self.plan.driver_threads, cpus: self.plan.driver_cpus.clone() };
+        let (t, l, lv, c) = (target.clone(), load.clone(), live.clone(), cancel.clone());
+        let handle = std::thread::spawn(move || driver::run(&t, &l, &cfg, lv, c));
+        let mut crash = None;
+        let t0 = Instant::now();
+        let mut tick = 0u32;
+        loop {
+            if let Some((sampler, samples)) = sampling.as_mut() {
+                samples.push(sampler.sample());
+            }
+            bar.update(&live, load.profile.target_at(t0.elapsed()), t0.elapsed());
+            if interrupt::stopped() {
+                cancel.store(true, Ordering::SeqCst);
+            }
+            if let Some(p) = proc.as_mut() {
+                if let Some(status) = p.exited() {
+                    crash.get_or_insert_with(|| describe_exit(status));
+                    cancel.store(true, Ordering::SeqCst);
+                }
+            }
+            if handle.is_finished() {
+                break;
+            }
+            tick += 1;
+            let next = t0 + Duration::from_millis(250) * tick;
+            while Instant::now() < next && !handle.is_finished() {
+                std::thread::sleep(Duration::from_millis(10).min(next.saturating_duration_since(Instant::now())));
+            }
+        }
+        let outcome = handle.join().map_err(|_| anyhow::anyhow!("the driver thread panicked"))??;
+        Ok((outcome, crash))
+    }
+}
+
+/// Warm-up offers the scenario's starting load (first level, or the starting rate).
+fn warmup_load(load: &Load, length: Duration) -> Load {
+    let profile = match load.profile {
+        Profile::Closed { users, step_users, think, .. } => Profile::Closed { users: users.max(step_users).max(1), step_users: 0, steps: 0, level: length, think },
+        Profile::Open { rate, max_connections, .. } => Profile::Open { rate, ramp_to: rate, duration: length, max_connections },
+    };
+    Load { profile, ..load.clone() }
+}
+
+fn driver_report(o: &driver::Outcome, cpus: &[usize], requests: u64) -> DriverReport {
+    let cpu_s = o.cpu.as_secs_f64();
+    let utilization = cpu_s / (o.wall.as_secs_f64() * o.threads as f64).max(1e-9);
+    let lag = (!o.recorder.lag.is_empty()).then(|| Latency::from_histogram(&o.recorder.lag));
+    let mut warnings = Vec::new();
+    let mut saturated = false;
+    if utilization > DRIVER_SATURATED {
+        saturated = true;
+        warnings.push(format!(
+            "the driver used {:.0}% of its CPU: it, not the server, may be the bottleneck; give it more CPUs (--driver-cpus) or lower the load",
+            utilization * 100.0
+        ));
+    }
+    if let Some(l) = &lag {
+        if l.p99 > LAG_LIMIT_MS {
+            saturated = true;
+            warnings.push(format!(
+                "the driver fell behind its schedule (dispatch lag p99 {:.1} ms, max {:.1} ms): latencies still count from the intended send time, but the offered rate was not met",
+                l.p99, l.max
+            ));
+        }
+    }
+    DriverReport {
+        threads: o.threads,
+        cpus: cpus.to_vec(),
+        cpu_s,
+        cpu_s_per_100k: if requests > 0 { cpu_s * 100_000.0 / requests as f64 } else { 0.0 },
+        utilization,
+        schedule_lag: lag,
+        saturated,
+        warnings,
+    }
+}
+
+fn failed_run(name: &str, s: &Scenario, run: u32, why: &str) -> Run {
+    Run {
+        contender: name.to_string(),
+        scenario: s.name.clone(),
+        run,
+        status: RunStatus::Failed,
+        failure: Some(why.to_string()),
+        path: s.path.clone(),
+        load: serde_json::to_value(&s.load).unwrap_or_default(),
+        load_description: s.load.profile.describe(),
+        started_at: results::now(),
+        summary: Default::default(),
+        driver: Default::default(),
+        intervals: Vec::new(),
+        resources: Default::default(),
+        histogram_log: None,
+    }
+}

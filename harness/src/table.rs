@@ -1,0 +1,151 @@
+//! The terminal comparison: per scenario, metrics as rows and contenders as columns, with the
+//! change of each contender against the first one.
+
+use crate::results::{Results, Run, RunStatus};
+use crate::stats::relative_change;
+
+struct Metric {
+    label: &'static str,
+    value: fn(&Run) -> f64,
+    decimals: usize,
+}
+
+const METRICS: &[Metric] = &[
+    Metric { label: "throughput (req/s)", value: |r| r.summary.rps, decimals: 0 },
+    Metric { label: "latency p50 (ms)", value: |r| r.summary.latency.p50, decimals: 1 },
+    Metric { label: "latency p90 (ms)", value: |r| r.summary.latency.p90, decimals: 1 },
+    Metric { label: "latency p99 (ms)", value: |r| r.summary.latency.p99, decimals: 1 },
+    Metric { label: "latency p99.9 (ms)", value: |r| r.summary.latency.p999, decimals: 1 },
+    Metric { label: "latency max (ms)", value: |r| r.summary.latency.max, decimals: 1 },
+    Metric { label: "errors", value: |r| r.summary.errors.total() as f64, decimals: 0 },
+    Metric { label: "peak threads", value: |r| r.resources.peak_threads as f64, decimals: 0 },
+    Metric { label: "peak RSS (MB)", value: |r| r.resources.peak_rss_mb, decimals: 0 },
+    Metric { label: "CPU (ms per 1k req)", value: |r| r.resources.cpu_ms_per_1k_requests, decimals: 1 },
+    Metric { label: "peak sockets", value: |r| r.resources.peak_sockets as f64, decimals: 0 },
+    Metric { label: "ctx switches / req", value: |r| if r.summary.ok > 0 { (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64 / r.summary.ok as f64 } else { 0.0 }, decimals: 2 },
+];
+
+fn fmt_num(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    let (int, frac) = s.split_once('.').map(|(a, b)| (a.to_string(), format!(".{b}"))).unwrap_or((s.clone(), String::new()));
+    let (sign, digits) = int.strip_prefix('-').map(|d| ("-", d.to_string())).unwrap_or(("", int.clone()));
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!("{sign}{grouped}{frac}")
+}
+
+/// The run shown for a contender: with several repeats, the one with the median throughput
+/// (statistics over repeats are reported separately).
+fn representative<'a>(runs: &[&'a Run]) -> Option<&'a Run> {
+    let mut ok: Vec<&Run> = runs.iter().copied().filter(|r| r.status != RunStatus::Failed).collect();
+    ok.sort_by(|a, b| a.summary.rps.total_cmp(&b.summary.rps));
+    ok.get(ok.len() / 2).copied().or_else(|| runs.first().copied())
+}
+
+pub fn render(results: &Results) -> String {
+    let mut out = String::new();
+    let mut scenarios: Vec<&str> = Vec::new();
+    for r in &results.runs {
+        if !scenarios.contains(&r.scenario.as_str()) {
+            scenarios.push(&r.scenario);
+        }
+    }
+    let names: Vec<&str> = results.contenders.iter().map(|c| c.name.as_str()).collect();
+    for scenario in scenarios {
+        let cols: Vec<(&str, Option<&Run>)> = names
+            .iter()
+            .map(|n| {
+                let runs: Vec<&Run> = results.runs.iter().filter(|r| r.scenario == scenario && r.contender == *n).collect();
+                (*n, representative(&runs))
+            })
+            .collect();
+        let first = results.runs.iter().find(|r| r.scenario == scenario);
+        let header = first.map(|r| format!("{} {}: {}", r.scenario, r.path, r.load_description)).unwrap_or_default();
+        out.push_str(&format!("\n{header}\n"));
+        let width = cols.iter().map(|(n, _)| n.len()).max().unwrap_or(8).max(12);
+        let show_diff = cols.len() >= 2;
+        out.push_str(&format!("{:<22}", "metric"));
+        for (i, (n, _)) in cols.iter().enumerate() {
+            out.push_str(&format!(" {:>width$}", n));
+            if show_diff && i > 0 {
+                out.push_str(&format!(" {:>8}", "diff"));
+            }
+        }
+        out.push('\n');
+        out.push_str(&"-".repeat(22 + cols.len() * (width + 1) + if show_diff { 9 * (cols.len() - 1) } else { 0 }));
+        out.push('\n');
+        let row = |out: &mut String, label: &str, value: &dyn Fn(&Run) -> Option<f64>, decimals: usize| {
+            out.push_str(&format!("{label:<22}"));
+            let base = cols.first().and_then(|(_, r)| r.and_then(value));
+            for (i, (_, run)) in cols.iter().enumerate() {
+                let v = run.filter(|r| r.status != RunStatus::Failed).and_then(value);
+                let cell = match (run, v) {
+                    (Some(r), _) if r.status == RunStatus::Failed => "FAILED".to_string(),
+                    (_, Some(v)) => fmt_num(v, decimals),
+                    _ => "-".to_string(),
+                };
+                out.push_str(&format!(" {cell:>width$}"));
+                if show_diff && i > 0 {
+                    let d = base.zip(v).and_then(|(a, b)| relative_change(a, b)).map(|d| format!("{d:+.0}%"));
+                    out.push_str(&format!(" {:>8}", d.unwrap_or_else(|| "-".into())));
+                }
+            }
+            out.push('\n');
+        };
+        for m in METRICS {
+            row(&mut out, m.label, &|r: &Run| Some((m.value)(r)), m.decimals);
+        }
+        // Stepped closed runs: throughput and tail at each level of users.
+        let stepped = first.is_some_and(|r| r.load["model"] == "closed" && r.load["steps"].as_u64().unwrap_or(0) > 0);
+        if stepped {
+            let mut targets: Vec<f64> = Vec::new();
+            for (_, r) in &cols {
+                for l in r.map(|r| r.summary.levels.as_slice()).unwrap_or(&[]) {
+                    if !targets.contains(&l.target) {
+                        targets.push(l.target);
+                    }
+                }
+            }
+            for t in targets {
+                let level = move |r: &Run| r.summary.levels.iter().find(|l| l.target == t).cloned();
+                row(&mut out, &format!("req/s @ {t} users"), &|r: &Run| level(r).map(|l| l.rps), 0);
+                row(&mut out, &format!("p99 ms @ {t} users"), &|r: &Run| level(r).map(|l| l.latency.p99), 1);
+            }
+        }
+        for (n, run) in &cols {
+            if let Some(r) = run {
+                if let Some(f) = &r.failure {
+                    out.push_str(&format!("  {n}: {f}\n"));
+                }
+                for w in &r.driver.warnings {
+                    out.push_str(&format!("  warning ({n}): {w}\n"));
+                }
+                if r.status == RunStatus::Incomplete {
+                    out.push_str(&format!("  {n}: INCOMPLETE (interrupted), figures cover {:.1}s\n", r.summary.duration_s));
+                }
+            }
+        }
+    }
+    if !results.complete {
+        out.push_str(&format!("\nresults are INCOMPLETE: {}\n", results.incomplete_reason.as_deref().unwrap_or("the plan did not finish")));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_grouped() {
+        assert_eq!(fmt_num(1234567.891, 1), "1,234,567.9");
+        assert_eq!(fmt_num(999.0, 0), "999");
+        assert_eq!(fmt_num(-12345.0, 0), "-12,345");
+        assert_eq!(fmt_num(0.5, 2), "0.50");
+    }
+}
