@@ -23,6 +23,19 @@ Exit status: 0 all runs measured; 1 error before or while running; 2 bad usage;
 3 some contender failed (start-up, contract, crash; the rest was measured); 130 interrupted
 (what was measured is kept, marked incomplete).";
 
+const RUN_HELP: &str = "\
+Durations are written 500ms, 10s, 2m. Without --users or --rate a run is closed with 64 users
+for 10s; warm-up is 5s (0s with --url); the contender runs on CPU 0 and the driver on CPU 1.
+Results go to <out>/<timestamp>-<plan>/results.json with a table in summary.txt.
+
+Examples:
+  iobound run -c spring-mvc,spring-webflux --path '/delay?ms=100' --users 1000 --duration 20s
+  iobound run -c spring-mvc --path '/delay?ms=100' --users 250 --step-users 250 --steps 3 --step-duration 10s
+  iobound run -c spring-webflux --path '/delay?ms=100' --rate 10 --ramp-to 3000 --duration 60s
+  iobound run -c spring-mvc --set spring-mvc.threads=500 --path '/delay?ms=100' --users 1000
+  iobound run --plan plans/demo.toml --runs 3
+  iobound run --url http://127.0.0.1:8080/plaintext --users 64 --duration 10s";
+
 #[derive(Parser)]
 #[command(name = "iobound", version, about = ABOUT, long_about = LONG_ABOUT)]
 struct Cli {
@@ -33,6 +46,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run a plan file, or an ad hoc comparison described by flags, and write results
+    #[command(after_help = RUN_HELP)]
     Run(RunArgs),
     /// Run the default comparison (plans/demo.toml) and print the table
     Demo {

@@ -196,6 +196,7 @@ impl RunCtx<'_> {
             Ok(t) => {
                 eprintln!("[{}] ready in {:.1}s", m.name, t.as_secs_f64());
                 self.res.contenders[index].startup_s = Some(t.as_secs_f64());
+                self.res.save(self.dir)?;
             }
             Err(e) => {
                 let why = format!("start-up failed: {e:#}");

@@ -1,0 +1,136 @@
+//! End to end on the real contenders: a short comparison must produce real, non-zero
+//! measurements and a valid results.json; an interrupted run must keep what it measured and
+//! leave no process behind. Needs the built jars and a JDK >= 21: `./iobound test` runs it.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn results_dir(out: &Path) -> PathBuf {
+    let dirs: Vec<_> = std::fs::read_dir(out).expect("results parent exists").flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    assert_eq!(dirs.len(), 1, "one results directory expected in {}", out.display());
+    dirs[0].clone()
+}
+
+fn load_results(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).expect("results.json exists")).expect("results.json is JSON")
+}
+
+/// Processes whose command line contains `needle` (other than this test).
+fn processes_with(needle: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).replace('\0', " ").contains(needle)))
+        .collect()
+}
+
+#[test]
+#[ignore = "needs built contenders and a JDK; run by ./iobound test"]
+fn short_comparison_writes_real_results() {
+    let out = tempfile::tempdir().unwrap();
+    let o = run(&[
+        "run", "-c", "spring-mvc,spring-webflux", "--path", "/delay?ms=50", "--users", "20", "--duration", "3s",
+        "--warmup", "1s", "--out", out.path().to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "run failed:\n{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout.contains("throughput (req/s)") && stdout.contains("spring-webflux"), "{stdout}");
+
+    let dir = results_dir(out.path());
+    let r = load_results(&dir);
+    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["complete"], true);
+    assert!(r["environment"]["java"].as_str().is_some_and(|j| j.contains("version")));
+    assert_eq!(r["environment"]["contender_cpus"], serde_json::json!([0]));
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for run in runs {
+        let name = run["contender"].as_str().unwrap();
+        assert_eq!(run["status"], "ok", "{name}: {}", run["failure"]);
+        let s = &run["summary"];
+        // 20 users on a 50 ms delay: at most 400 req/s by Little's law; each at least 50 ms.
+        let rps = s["rps"].as_f64().unwrap();
+        assert!((100.0..=410.0).contains(&rps), "{name}: {rps} req/s");
+        assert!(s["latency"]["p50"].as_f64().unwrap() >= 50.0, "{name}");
+        assert!(s["latency"]["max"].as_f64().unwrap() >= s["latency"]["p99"].as_f64().unwrap());
+        assert_eq!(s["errors"]["connect"].as_u64().unwrap() + s["errors"]["timeout"].as_u64().unwrap(), 0, "{name}");
+        assert!(run["intervals"].as_array().unwrap().len() >= 3, "{name}");
+        let res = &run["resources"];
+        assert!(res["samples"].as_array().unwrap().len() >= 8, "{name}: sampled every 250 ms");
+        assert!(res["peak_threads"].as_u64().unwrap() >= 10, "{name}");
+        assert!(res["peak_rss_mb"].as_f64().unwrap() > 30.0, "{name}");
+        assert!(res["cpu_s"].as_f64().unwrap() > 0.0, "{name}");
+        assert!(res["peak_sockets"].as_u64().unwrap() >= 20, "{name}: 20 client connections");
+        assert!(run["driver"]["cpu_s"].as_f64().unwrap() > 0.0);
+        let hlog = dir.join(run["histogram_log"].as_str().unwrap());
+        assert!(std::fs::metadata(&hlog).unwrap().len() > 100, "{}", hlog.display());
+    }
+    for c in r["contenders"].as_array().unwrap() {
+        assert_eq!(c["verification"]["passed"], true);
+        assert!(c["command"].as_array().unwrap().iter().any(|a| a == "-Xmx512m"), "same heap for every JVM");
+    }
+    // The table can be rebuilt from results.json alone.
+    let t = run(&["table", dir.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&t.stdout).contains("latency p99 (ms)"));
+}
+
+#[test]
+#[ignore = "needs built contenders and a JDK; run by ./iobound test"]
+fn interrupt_keeps_partial_results_and_leaves_no_process() {
+    let out = tempfile::tempdir().unwrap();
+    let mut child = Command::new(exe())
+        .args(["run", "-c", "spring-webflux", "--path", "/delay?ms=20", "--users", "10", "--duration", "60s", "--warmup", "0s", "--out"])
+        .arg(out.path())
+        .env("IOBOUND_HOME", repo_root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    // Wait until the measured phase has run a few seconds (the contender writes its log).
+    let t0 = Instant::now();
+    let dir = loop {
+        assert!(t0.elapsed() < Duration::from_secs(90), "contender never started");
+        if let Some(d) = std::fs::read_dir(out.path()).ok().and_then(|mut r| r.next()).and_then(|e| e.ok()).map(|e| e.path()) {
+            let log = d.join("logs/spring-webflux.run1.log");
+            if std::fs::read_to_string(&log).is_ok_and(|l| l.contains("Started")) {
+                break d;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    std::thread::sleep(Duration::from_secs(4));
+    let port_arg = load_results(&dir)["contenders"][0]["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a.as_str())
+        .find(|a| a.starts_with("--server.port="))
+        .expect("command recorded")
+        .to_string();
+    assert_eq!(processes_with(&port_arg).len(), 1, "the contender runs");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let t1 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t1.elapsed() < Duration::from_secs(10), "harness did not stop within 10 s of Ctrl-C");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(t1.elapsed() < Duration::from_secs(6), "stopped in {:?}", t1.elapsed());
+    assert_eq!(status.code(), Some(130));
+    assert!(processes_with(&port_arg).is_empty(), "contender survived the interrupt");
+    let r = load_results(&dir);
+    assert_eq!(r["complete"], false);
+    assert!(r["incomplete_reason"].as_str().unwrap().contains("interrupted"));
+    let run = &r["runs"][0];
+    assert_eq!(run["status"], "incomplete");
+    assert!(run["summary"]["ok"].as_u64().unwrap() > 100, "kept what was measured");
+    assert!(run["summary"]["duration_s"].as_f64().unwrap() < 30.0);
+}
