@@ -1,0 +1,3 @@
+module iobound.dev/contenders/go
+
+go 1.22
