@@ -65,6 +65,9 @@ enum Cmd {
     Table {
         #[arg(value_name = "RESULTS")]
         path: PathBuf,
+        /// Markdown with one row per contender, for READMEs and pull requests
+        #[arg(long)]
+        markdown: bool,
     },
     /// Benchmarks of iobound itself
     Bench {
@@ -455,9 +458,10 @@ pub fn main() -> Result<i32> {
         }
         Cmd::Verify { contenders } => verify_cmd(&root, contenders),
         Cmd::List => list(&root),
-        Cmd::Table { path } => {
+        Cmd::Table { path, markdown } => {
             let file = if path.is_dir() { path.join("results.json") } else { path };
-            println!("{}", table::render(&results::Results::load(&file)?));
+            let res = results::Results::load(&file)?;
+            println!("{}", if markdown { table::render_markdown(&res) } else { table::render(&res) });
             Ok(0)
         }
         Cmd::Bench { what: BenchCmd::Driver { connections, duration, repeats, path, json } } => {

@@ -10,7 +10,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 const MAX_HEADERS: usize = 64;
-const READ_CHUNK: usize = 16 * 1024;
+/// Initial read buffer per connection: small, because C10K runs hold 10,000 of them; it grows
+/// only for response heads larger than this (bodies stream through it).
+const READ_CHUNK: usize = 4 * 1024;
 /// Responses with larger heads are treated as malformed rather than buffered without bound.
 const MAX_HEAD: usize = 64 * 1024;
 

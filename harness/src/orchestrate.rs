@@ -92,6 +92,8 @@ pub fn run_plan(plan: &Plan, opts: &Options) -> Result<(PathBuf, Results)> {
     let dir = results_dir(&opts.out, plan)?;
     // The harness itself (driver, sampler) stays off the contender's CPUs.
     crate::util::pin_current_thread(&plan.driver_cpus).context("pinning the harness to the driver CPUs")?;
+    // C10K: the driver needs a socket per user.
+    contender::raise_nofile();
     interrupt::install();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let environment = crate::env::collect(&opts.root, java.as_deref(), plan);
@@ -239,15 +241,20 @@ impl RunCtx<'_> {
 
     /// Warm-up then measured run of one scenario; the run is appended to the results.
     fn measure_scenario(&mut self, name: &str, mut proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, run: u32) {
+        let mut warm_left = None;
         if !s.warmup.is_zero() {
             let warm = warmup_load(&s.load, s.warmup);
             let target = Target::new(addr, &s.path, warm.connection_close);
             let bar = Progress::new(&format!("{name} {} warm-up", s.name), s.warmup);
             let outcome = self.drive(&target, &warm, proc.as_deref_mut(), &bar, None);
             bar.finish();
-            if let Err(e) = outcome {
-                self.res.runs.push(failed_run(name, s, run, &format!("warm-up failed: {e:#}")));
-                return;
+            match outcome {
+                Err(e) => {
+                    self.res.runs.push(failed_run(name, s, run, &format!("warm-up failed: {e:#}")));
+                    return;
+                }
+                Ok((o, _)) if o.abandoned > 0 => warm_left = Some(o.abandoned),
+                Ok(_) => {}
             }
         }
         if interrupt::stopped() {
@@ -275,9 +282,13 @@ impl RunCtx<'_> {
         let (mut summary, intervals) = results::summarize(&outcome.recorder, outcome.duration, &s.load.profile);
         summary.abandoned = outcome.abandoned;
         r.driver = driver_report(&outcome, &self.plan.driver_cpus, summary.ok + summary.drained);
+        if let Some(n) = warm_left {
+            r.driver.warnings.push(format!("the warm-up left {n} requests unanswered: the server may still have been busy with them when measurement began"));
+        }
         if outcome.abandoned > 0 {
             r.driver.warnings.push(format!("{} requests were still unanswered {}s after the run and were abandoned", outcome.abandoned, crate::driver::drain_window(&s.load).as_secs()));
         }
+        results::level_peaks(&mut summary.levels, &samples);
         r.resources = Resources::from_samples(samples, summary.ok + summary.drained);
         r.status = if crash.is_some() {
             RunStatus::Failed
@@ -352,10 +363,14 @@ impl RunCtx<'_> {
     }
 }
 
-/// Warm-up offers the scenario's starting load (first level, or the starting rate).
+/// Warm-up offers the scenario's starting load (first level, or the starting rate): more
+/// would leave a queue behind in a saturated server that the measured run would inherit.
 fn warmup_load(load: &Load, length: Duration) -> Load {
     let profile = match load.profile {
-        Profile::Closed { users, step_users, think, .. } => Profile::Closed { users: users.max(step_users).max(1), step_users: 0, steps: 0, level: length, think },
+        Profile::Closed { users, step_users, think, .. } => {
+            let first = if users > 0 { users } else { step_users.max(1) };
+            Profile::Closed { users: first, step_users: 0, steps: 0, level: length, think }
+        }
         Profile::Open { rate, max_connections, .. } => Profile::Open { rate, ramp_to: rate, duration: length, max_connections },
     };
     Load { profile, ..load.clone() }
@@ -411,5 +426,23 @@ fn failed_run(name: &str, s: &Scenario, run: u32, why: &str) -> Run {
         intervals: Vec::new(),
         resources: Default::default(),
         histogram_log: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warmup_offers_the_first_level_only() {
+        let load = Load {
+            profile: Profile::Closed { users: 250, step_users: 2250, steps: 1, level: Duration::from_secs(12), think: Duration::ZERO },
+            timeout: Duration::from_secs(20),
+            connection_close: false,
+        };
+        let w = warmup_load(&load, Duration::from_secs(2));
+        assert_eq!(w.profile, Profile::Closed { users: 250, step_users: 0, steps: 0, level: Duration::from_secs(2), think: Duration::ZERO });
+        let ramp = Load { profile: Profile::Open { rate: 10.0, ramp_to: 300.0, duration: Duration::from_secs(60), max_connections: 100 }, ..load };
+        assert_eq!(warmup_load(&ramp, Duration::from_secs(5)).profile, Profile::Open { rate: 10.0, ramp_to: 10.0, duration: Duration::from_secs(5), max_connections: 100 });
     }
 }

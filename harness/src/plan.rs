@@ -129,9 +129,10 @@ pub mod secs {
     }
 }
 
-/// JVM flags every Java contender gets, so that heap and GC never differ between them.
+/// JVM flags every Java contender gets, so that heap and GC never differ between them. A JVM
+/// out of memory exits (and the run is reported failed) instead of limping on unanswered.
 pub fn default_jvm_flags() -> Vec<String> {
-    ["-XX:+UseG1GC", "--enable-native-access=ALL-UNNAMED"]
+    ["-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError", "--enable-native-access=ALL-UNNAMED"]
         .iter()
         .map(|s| s.to_string())
         .collect()

@@ -100,7 +100,7 @@ pub struct Summary {
     pub duration_s: f64,
     /// Successful (2xx) responses completed inside the measured phase.
     pub ok: u64,
-    /// Errors inside the measured phase, by kind.
+    /// Errors of requests sent in the measured phase (including those failing while draining).
     pub errors: Errors,
     /// Successful responses per second inside the measured phase.
     pub rps: f64,
@@ -122,11 +122,16 @@ pub struct Summary {
 pub struct Level {
     /// Users (closed) or arrival rate (open).
     pub target: f64,
-    /// Whole seconds measured at this level.
+    /// Whole seconds measured at this level, from `from_s` to `to_s` into the run.
     pub seconds: u32,
+    pub from_s: u32,
+    pub to_s: u32,
     pub rps: f64,
     /// From the merged histograms of the level's seconds.
     pub latency: Latency,
+    /// The contender's peaks while at this level (0 when it was not sampled).
+    pub peak_threads: u64,
+    pub peak_rss_mb: f64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -170,6 +175,17 @@ pub struct Resources {
     pub ctx_involuntary: u64,
 }
 
+/// Fills each level's resource peaks from the samples taken during it.
+pub fn level_peaks(levels: &mut [Level], samples: &[Sample]) {
+    for l in levels {
+        let during = samples.iter().filter(|s| s.t >= f64::from(l.from_s) && s.t < f64::from(l.to_s));
+        for s in during {
+            l.peak_threads = l.peak_threads.max(s.threads);
+            l.peak_rss_mb = l.peak_rss_mb.max(s.rss_mb);
+        }
+    }
+}
+
 impl Resources {
     pub fn from_samples(samples: Vec<Sample>, requests: u64) -> Resources {
         let peak = |f: fn(&Sample) -> f64| samples.iter().map(f).fold(0.0, f64::max);
@@ -203,8 +219,9 @@ pub fn summarize(rec: &Recorder, measured: Duration, profile: &crate::plan::Prof
             drained += iv.hist.len();
         } else {
             ok_in += iv.hist.len();
-            errors_in.merge(&iv.errors);
         }
+        // Errors while draining belong to requests sent in the measured phase: they count.
+        errors_in.merge(&iv.errors);
         rows.push(IntervalRow {
             t: i as u32,
             target: profile.target_at(Duration::from_secs(i as u64)),
@@ -242,12 +259,13 @@ fn levels(rec: &Recorder, rows: &[IntervalRow], measured: Duration) -> Vec<Level
         let idx = match out.iter().position(|(l, _)| l.target == row.target) {
             Some(p) => p,
             None => {
-                out.push((Level { target: row.target, ..Level::default() }, crate::driver::record::new_histogram()));
+                out.push((Level { target: row.target, from_s: i as u32, ..Level::default() }, crate::driver::record::new_histogram()));
                 out.len() - 1
             }
         };
         let (level, hist) = &mut out[idx];
         level.seconds += 1;
+        level.to_s = i as u32 + 1;
         level.rps += row.ok as f64;
         hist.add(&rec.intervals[i].hist).expect("same histogram bounds");
     }
@@ -336,6 +354,9 @@ mod tests {
         assert_eq!(s.ok, 200);
         assert_eq!(s.drained, 100);
         assert_eq!(s.errors.timeout, 1);
+        let mut late = Recorder::new(start);
+        late.error(start + Duration::from_millis(2500), ErrorKind::Io, &live);
+        assert_eq!(summarize(&late, Duration::from_secs(2), &profile).0.errors.io, 1, "drain errors count");
         assert!((s.rps - 100.0).abs() < 1e-9);
         assert_eq!(s.latency.count, 300);
         assert_eq!(rows.len(), 3);
@@ -345,6 +366,11 @@ mod tests {
         assert!((s.littles_law_concurrency - 0.5).abs() < 0.01, "{}", s.littles_law_concurrency);
         assert_eq!(s.levels.len(), 1);
         assert_eq!((s.levels[0].target, s.levels[0].seconds, s.levels[0].rps), (10.0, 2, 100.0));
+        assert_eq!((s.levels[0].from_s, s.levels[0].to_s), (0, 2));
+        let mut levels = s.levels.clone();
+        let sample = |t: f64, threads: u64| Sample { t, threads, rss_mb: threads as f64, ..Sample::default() };
+        level_peaks(&mut levels, &[sample(0.5, 20), sample(1.9, 30), sample(2.1, 99)]);
+        assert_eq!((levels[0].peak_threads, levels[0].peak_rss_mb), (30, 30.0));
     }
 
     #[test]

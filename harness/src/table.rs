@@ -115,6 +115,8 @@ pub fn render(results: &Results) -> String {
                 let level = move |r: &Run| r.summary.levels.iter().find(|l| l.target == t).cloned();
                 row(&mut out, &format!("req/s @ {t} users"), &|r: &Run| level(r).map(|l| l.rps), 0);
                 row(&mut out, &format!("p99 ms @ {t} users"), &|r: &Run| level(r).map(|l| l.latency.p99), 1);
+                row(&mut out, &format!("threads @ {t} users"), &|r: &Run| level(r).map(|l| l.peak_threads as f64), 0);
+                row(&mut out, &format!("RSS MB @ {t} users"), &|r: &Run| level(r).map(|l| l.peak_rss_mb), 0);
             }
         }
         for (n, run) in &cols {
@@ -133,6 +135,71 @@ pub fn render(results: &Results) -> String {
     }
     if !results.complete {
         out.push_str(&format!("\nresults are INCOMPLETE: {}\n", results.incomplete_reason.as_deref().unwrap_or("the plan did not finish")));
+    }
+    out
+}
+
+/// Markdown, one row per contender (for many contenders, and for READMEs and pull requests).
+pub fn render_markdown(results: &Results) -> String {
+    let mut out = String::new();
+    let mut scenarios: Vec<&str> = Vec::new();
+    for r in &results.runs {
+        if !scenarios.contains(&r.scenario.as_str()) {
+            scenarios.push(&r.scenario);
+        }
+    }
+    for scenario in scenarios {
+        let picked: Vec<(&crate::results::ContenderInfo, Option<&Run>)> = results
+            .contenders
+            .iter()
+            .map(|c| {
+                let runs: Vec<&Run> = results.runs.iter().filter(|r| r.scenario == scenario && r.contender == c.name).collect();
+                (c, representative(&runs))
+            })
+            .collect();
+        let Some(first) = picked.iter().find_map(|(_, r)| *r) else { continue };
+        out.push_str(&format!("\n**{}** `{}`: {}\n\n", first.scenario, first.path, first.load_description));
+        out.push_str("| contender | model | req/s | p50 ms | p99 ms | max ms | errors | peak threads | peak RSS MB | CPU ms / 1k req |\n");
+        out.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (c, run) in &picked {
+            match run {
+                Some(r) if r.status != RunStatus::Failed => {
+                    let s = &r.summary;
+                    out.push_str(&format!(
+                        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                        c.name,
+                        c.model,
+                        fmt_num(s.rps, 0),
+                        fmt_num(s.latency.p50, 1),
+                        fmt_num(s.latency.p99, 1),
+                        fmt_num(s.latency.max, 1),
+                        fmt_num(s.errors.total() as f64, 0),
+                        r.resources.peak_threads,
+                        fmt_num(r.resources.peak_rss_mb, 0),
+                        fmt_num(r.resources.cpu_ms_per_1k_requests, 1)
+                    ));
+                }
+                Some(r) => out.push_str(&format!("| {} | {} | failed: {} |||||||| \n", c.name, c.model, r.failure.as_deref().unwrap_or("").lines().next().unwrap_or(""))),
+                None => {}
+            }
+        }
+        let stepped = picked.iter().filter_map(|(_, r)| *r).any(|r| r.summary.levels.len() > 1 && r.load["model"] == "closed");
+        if stepped {
+            out.push_str("\n| contender | users | req/s | p99 ms | threads | RSS MB |\n|---|---:|---:|---:|---:|---:|\n");
+            for (c, run) in &picked {
+                for l in run.map(|r| r.summary.levels.as_slice()).unwrap_or(&[]) {
+                    out.push_str(&format!(
+                        "| {} | {} | {} | {} | {} | {} |\n",
+                        c.name,
+                        l.target,
+                        fmt_num(l.rps, 0),
+                        fmt_num(l.latency.p99, 1),
+                        l.peak_threads,
+                        fmt_num(l.peak_rss_mb, 0)
+                    ));
+                }
+            }
+        }
     }
     out
 }

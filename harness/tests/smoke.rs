@@ -134,3 +134,79 @@ fn interrupt_keeps_partial_results_and_leaves_no_process() {
     assert!(run["summary"]["ok"].as_u64().unwrap() > 100, "kept what was measured");
     assert!(run["summary"]["duration_s"].as_f64().unwrap() < 30.0);
 }
+
+/// A contender folder whose server is iobound's own test server, killed by `timeout` after
+/// `lifetime` seconds: it passes the contract, then crashes mid-run.
+fn crashing_contender_home(lifetime: u32) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("contenders/crasher");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(home.path().join("contract")).unwrap();
+    std::fs::write(dir.join("server"), "").unwrap();
+    std::fs::write(
+        dir.join("contender.toml"),
+        format!(
+            r#"name = "crasher"
+model = "event-loop"
+language = "rust"
+framework = "iobound serve, killed after {lifetime} s"
+config = "test double"
+build = "none"
+artifact = "server"
+start = ["timeout", "{lifetime}", "{exe}", "serve", "--port", "{{port}}"]
+ready = "/plaintext"
+"#,
+            exe = exe()
+        ),
+    )
+    .unwrap();
+    home
+}
+
+#[test]
+fn a_contender_that_crashes_mid_run_is_reported_and_the_plan_goes_on() {
+    let home = crashing_contender_home(5);
+    let out = tempfile::tempdir().unwrap();
+    let plan = home.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        r#"contenders = ["crasher"]
+warmup = "0s"
+[[scenario]]
+name = "first"
+path = "/delay?ms=10"
+[scenario.load]
+model = "closed"
+users = 4
+duration = "8s"
+timeout = "1s"
+[[scenario]]
+name = "second"
+path = "/plaintext"
+[scenario.load]
+model = "closed"
+users = 1
+duration = "1s"
+"#,
+    )
+    .unwrap();
+    let o = Command::new(exe())
+        .args(["run", "--plan", plan.to_str().unwrap(), "--out", out.path().to_str().unwrap()])
+        .env("IOBOUND_HOME", home.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "exit 3 = some contender failed\n{}", String::from_utf8_lossy(&o.stderr));
+    let r = load_results(&results_dir(out.path()));
+    assert_eq!(r["complete"], true, "the plan itself finished");
+    let runs = r["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["status"], "failed");
+    let why = runs[0]["failure"].as_str().unwrap();
+    assert!(why.contains("exited during the run") && why.contains("exit status 124"), "{why}");
+    assert!(why.contains("listening on"), "the log tail is included: {why}");
+    // What was measured before the crash is kept.
+    assert!(runs[0]["summary"]["ok"].as_u64().unwrap() > 100);
+    assert_eq!(runs[1]["status"], "failed");
+    assert!(runs[1]["failure"].as_str().unwrap().contains("not run"));
+    assert!(processes_with(&format!("{} serve", exe())).is_empty(), "no server left behind");
+}
