@@ -1,7 +1,7 @@
 //! The terminal comparison: per scenario, metrics as rows and contenders as columns, with the
 //! change of each contender against the first one.
 
-use crate::results::{Results, Run, RunStatus};
+use crate::results::{ContenderInfo, Results, Run, RunStatus};
 use crate::stats::relative_change;
 
 struct Metric {
@@ -47,23 +47,33 @@ fn representative<'a>(runs: &[&'a Run]) -> Option<&'a Run> {
     ok.get(ok.len() / 2).copied().or_else(|| runs.first().copied())
 }
 
-pub fn render(results: &Results) -> String {
-    let mut out = String::new();
-    let mut scenarios: Vec<&str> = Vec::new();
+/// Scenario names in the order they were first run.
+fn scenarios(results: &Results) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
     for r in &results.runs {
-        if !scenarios.contains(&r.scenario.as_str()) {
-            scenarios.push(&r.scenario);
+        if !out.contains(&r.scenario.as_str()) {
+            out.push(&r.scenario);
         }
     }
-    let names: Vec<&str> = results.contenders.iter().map(|c| c.name.as_str()).collect();
-    for scenario in scenarios {
-        let cols: Vec<(&str, Option<&Run>)> = names
-            .iter()
-            .map(|n| {
-                let runs: Vec<&Run> = results.runs.iter().filter(|r| r.scenario == scenario && r.contender == *n).collect();
-                (*n, representative(&runs))
-            })
-            .collect();
+    out
+}
+
+/// Each contender with the run shown for it in `scenario`.
+fn columns<'a>(results: &'a Results, scenario: &str) -> Vec<(&'a ContenderInfo, Option<&'a Run>)> {
+    results
+        .contenders
+        .iter()
+        .map(|c| {
+            let runs: Vec<&Run> = results.runs.iter().filter(|r| r.scenario == scenario && r.contender == c.name).collect();
+            (c, representative(&runs))
+        })
+        .collect()
+}
+
+pub fn render(results: &Results) -> String {
+    let mut out = String::new();
+    for scenario in scenarios(results) {
+        let cols: Vec<(&str, Option<&Run>)> = columns(results, scenario).into_iter().map(|(c, r)| (c.name.as_str(), r)).collect();
         let first = results.runs.iter().find(|r| r.scenario == scenario);
         let header = first.map(|r| format!("{} {}: {}", r.scenario, r.path, r.load_description)).unwrap_or_default();
         out.push_str(&format!("\n{header}\n"));
@@ -142,21 +152,8 @@ pub fn render(results: &Results) -> String {
 /// Markdown, one row per contender (for many contenders, and for READMEs and pull requests).
 pub fn render_markdown(results: &Results) -> String {
     let mut out = String::new();
-    let mut scenarios: Vec<&str> = Vec::new();
-    for r in &results.runs {
-        if !scenarios.contains(&r.scenario.as_str()) {
-            scenarios.push(&r.scenario);
-        }
-    }
-    for scenario in scenarios {
-        let picked: Vec<(&crate::results::ContenderInfo, Option<&Run>)> = results
-            .contenders
-            .iter()
-            .map(|c| {
-                let runs: Vec<&Run> = results.runs.iter().filter(|r| r.scenario == scenario && r.contender == c.name).collect();
-                (c, representative(&runs))
-            })
-            .collect();
+    for scenario in scenarios(results) {
+        let picked = columns(results, scenario);
         let Some(first) = picked.iter().find_map(|(_, r)| *r) else { continue };
         out.push_str(&format!("\n**{}** `{}`: {}\n\n", first.scenario, first.path, first.load_description));
         out.push_str("| contender | model | req/s | p50 ms | p99 ms | max ms | errors | peak threads | peak RSS MB | CPU ms / 1k req |\n");
