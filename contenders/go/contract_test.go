@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -21,6 +23,26 @@ func TestRejectsEverythingElse(t *testing.T) {
 	for _, raw := range []string{"", "-1", "+5", "1.5", "abc", "60001", "99999999999999999999", " 5", "５", "1e3"} {
 		if _, err := delayMs(raw, true); !errors.Is(err, errBadRequest) {
 			t.Errorf("delayMs(%q) accepted", raw)
+		}
+	}
+}
+
+func TestUncleanPathsAreRejectedNotRedirected(t *testing.T) {
+	h := routes()
+	for target, want := range map[string]int{
+		"/plaintext":                  200,
+		"/delay?ms=1":                 200,
+		"/plaintext/../../etc/passwd": 400,
+		"//plaintext":                 400,
+		"/./plaintext":                400,
+		"/nope":                       404,
+	} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "http://127.0.0.1"+target, nil)
+		req.URL.Path = strings.SplitN(target, "?", 2)[0] // keep the raw, uncleaned path
+		h.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("GET %s = %d, want %d", target, rec.Code, want)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"path"
 	"runtime"
 	"strconv"
 	"time"
@@ -38,14 +39,27 @@ func delay(w http.ResponseWriter, r *http.Request) {
 	text(w, http.StatusOK, strconv.Itoa(ms))
 }
 
-func main() {
-	port := flag.Int("port", 8080, "port to listen on (127.0.0.1)")
-	flag.Parse()
-
+// routes serves the contract. ServeMux answers unclean paths ("/a/../b", "//x") with a
+// redirect; the contract wants such input rejected, so they get 400 before the mux sees them.
+func routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /plaintext", func(w http.ResponseWriter, _ *http.Request) { text(w, http.StatusOK, plaintext) })
 	mux.HandleFunc("GET /delay", delay)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { text(w, http.StatusNotFound, "not found") })
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "" || p != path.Clean(p) {
+			text(w, http.StatusBadRequest, "path must be clean: no '.', '..' or empty segments")
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+func main() {
+	port := flag.Int("port", 8080, "port to listen on (127.0.0.1)")
+	flag.Parse()
+
+	handler := routes()
 
 	// Go listens with a backlog of the kernel's somaxconn (4096 on the reference machine).
 	ln, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", *port))
@@ -53,7 +67,7 @@ func main() {
 		log.Fatalf("listen: %v", err)
 	}
 	log.Printf("go %s net/http on %s, GOMAXPROCS=%d", runtime.Version(), ln.Addr(), runtime.GOMAXPROCS(0))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Fatal(err)
 	}

@@ -58,6 +58,13 @@ enum Cmd {
     Verify {
         /// Contenders to check (default: all)
         contenders: Vec<String>,
+        /// Also send this many generated hostile inputs (huge, negative, non-ASCII, path
+        /// traversal, oversized); every one must get a 4xx and the contender must keep serving
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        fuzz: usize,
+        /// Seed of the generated inputs (the same seed gives the same inputs)
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
     },
     /// List the contenders with their model, framework and tunables
     List,
@@ -371,7 +378,7 @@ fn list(root: &Path) -> Result<i32> {
     Ok(0)
 }
 
-fn verify_cmd(root: &Path, names: Vec<String>) -> Result<i32> {
+fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64) -> Result<i32> {
     let all = manifest::discover(root)?;
     let names = if names.is_empty() { all.iter().map(|m| m.name.clone()).collect() } else { names };
     let file = PlanFile {
@@ -399,7 +406,12 @@ fn verify_cmd(root: &Path, names: Vec<String>) -> Result<i32> {
         let timeout = util::parse_duration(m.startup_timeout.as_deref().unwrap_or("120s"))?;
         match proc.wait_ready(&rt, &m.ready, timeout) {
             Ok(_) => {
-                let v = verify::verify(&rt, proc.addr)?;
+                let mut v = verify::verify(&rt, proc.addr)?;
+                if fuzz > 0 {
+                    let f = rt.block_on(crate::fuzz::run(proc.addr, fuzz, seed));
+                    v.passed &= f.passed;
+                    v.cases.push(f);
+                }
                 verify::print(name, &v);
                 if !v.passed {
                     failed.push(name.clone());
@@ -456,7 +468,7 @@ pub fn main() -> Result<i32> {
             let plan = PlanFile::load(&root.join("plans/demo.toml"))?.validate()?;
             run(&plan, &root, &out, None)
         }
-        Cmd::Verify { contenders } => verify_cmd(&root, contenders),
+        Cmd::Verify { contenders, fuzz, seed } => verify_cmd(&root, contenders, fuzz, seed),
         Cmd::List => list(&root),
         Cmd::Table { path, markdown } => {
             let file = if path.is_dir() { path.join("results.json") } else { path };

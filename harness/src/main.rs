@@ -6,6 +6,7 @@ mod cli;
 mod contender;
 mod driver;
 mod env;
+mod fuzz;
 mod http1;
 mod interrupt;
 mod manifest;
