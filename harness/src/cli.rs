@@ -446,11 +446,12 @@ fn load_cmd(a: &LoadArgs) -> Result<i32> {
     crate::interrupt::install();
     let o = driver::run(&target, &load, &cfg, live, crate::interrupt::stop_flag())?;
     let (s, _) = results::summarize(&o.recorder, o.duration, &load.profile);
-    let lag = (!o.recorder.lag.is_empty()).then(|| crate::stats::Latency::from_histogram(&o.recorder.lag));
+    let report = orchestrate::driver_report(&o, &[], s.ok + s.drained);
     let v = serde_json::json!({
         "ok": s.ok, "errors": s.errors.total(), "error_kinds": s.errors, "drained": s.drained,
         "abandoned": o.abandoned, "rps": s.rps, "duration_s": s.duration_s, "latency_ms": s.latency,
-        "driver_cpu_s": o.cpu.as_secs_f64(), "schedule_lag_ms": lag,
+        "driver_cpu_s": o.cpu.as_secs_f64(), "schedule_lag_ms": report.schedule_lag,
+        "saturated": report.saturated, "warnings": report.warnings,
     });
     println!("{}", serde_json::to_string_pretty(&v)?);
     Ok(0)

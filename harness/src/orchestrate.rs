@@ -376,7 +376,7 @@ fn warmup_load(load: &Load, length: Duration) -> Load {
     Load { profile, ..load.clone() }
 }
 
-fn driver_report(o: &driver::Outcome, cpus: &[usize], requests: u64) -> DriverReport {
+pub fn driver_report(o: &driver::Outcome, cpus: &[usize], requests: u64) -> DriverReport {
     let cpu_s = o.cpu.as_secs_f64();
     let utilization = cpu_s / (o.wall.as_secs_f64() * o.threads as f64).max(1e-9);
     let lag = (!o.recorder.lag.is_empty()).then(|| Latency::from_histogram(&o.recorder.lag));
@@ -389,11 +389,17 @@ fn driver_report(o: &driver::Outcome, cpus: &[usize], requests: u64) -> DriverRe
             utilization * 100.0
         ));
     }
+    if o.pool_waits > 0 {
+        warnings.push(format!(
+            "{} requests found all --max-connections busy and waited in the driver (counted as latency): raise max_connections if the server should be offered more connections",
+            o.pool_waits
+        ));
+    }
     if let Some(l) = &lag {
         if l.p99 > LAG_LIMIT_MS {
             saturated = true;
             warnings.push(format!(
-                "the driver fell behind its schedule (dispatch lag p99 {:.1} ms, max {:.1} ms): latencies still count from the intended send time, but the offered rate was not met",
+                "the driver fell behind its schedule (send lag p99 {:.1} ms, max {:.1} ms): latencies still count from the intended send time, but the offered rate was not met",
                 l.p99, l.max
             ));
         }

@@ -142,7 +142,8 @@ pub struct DriverReport {
     pub cpu_s_per_100k: f64,
     /// CPU time / (wall time x threads).
     pub utilization: f64,
-    /// Open model: how late requests were dispatched against their schedule (ms).
+    /// Open model: how late requests were sent against their schedule (ms): scheduler lateness
+    /// plus waiting for a free connection.
     pub schedule_lag: Option<Latency>,
     pub saturated: bool,
     pub warnings: Vec<String>,

@@ -46,8 +46,10 @@ pub struct Outcome {
     pub cpu: Duration,
     pub threads: usize,
     pub cancelled: bool,
-    /// Requests still in flight when the drain window closed (not counted anywhere else).
+    /// Requests still in flight or queued when the drain window closed (not counted anywhere else).
     pub abandoned: u64,
+    /// Open model: requests that had to wait because every allowed connection was busy.
+    pub pool_waits: u64,
 }
 
 /// Per-thread state shared by the tasks of one driver thread.
@@ -58,6 +60,10 @@ pub(crate) struct Ctx {
     pub live: Arc<Live>,
     pub start: Instant,
     pub inflight: std::cell::Cell<u64>,
+    /// Open model: requests due but not yet picked up by a connection.
+    pub queued: std::cell::Cell<u64>,
+    /// Open model: requests that found every allowed connection busy.
+    pub pool_waits: std::cell::Cell<u64>,
 }
 
 impl Ctx {
@@ -126,7 +132,7 @@ pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, ca
         let threads = cfg.threads;
         let h = std::thread::Builder::new()
             .name(format!("iobound-driver-{index}"))
-            .spawn(move || -> Result<(Recorder, Duration, u64)> {
+            .spawn(move || -> Result<(Recorder, Duration, u64, u64)> {
                 if !cpus.is_empty() {
                     crate::util::pin_current_thread(&cpus).context("pinning the driver thread")?;
                 }
@@ -139,6 +145,8 @@ pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, ca
                     live,
                     start,
                     inflight: std::cell::Cell::new(0),
+                    queued: std::cell::Cell::new(0),
+                    pool_waits: std::cell::Cell::new(0),
                 });
                 let local = tokio::task::LocalSet::new();
                 let c2 = ctx.clone();
@@ -155,25 +163,27 @@ pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, ca
                     }
                 });
                 drop(local);
-                let abandoned = ctx.inflight.get();
+                let abandoned = ctx.inflight.get() + ctx.queued.get();
+                let pool_waits = ctx.pool_waits.get();
                 let cpu = crate::util::thread_cpu_time().saturating_sub(cpu0);
                 let ctx = Rc::try_unwrap(ctx).map_err(|_| anyhow::anyhow!("driver tasks outlived their runtime"))?;
-                Ok((ctx.rec.into_inner(), cpu, abandoned))
+                Ok((ctx.rec.into_inner(), cpu, abandoned, pool_waits))
             })?;
         handles.push(h);
     }
     let mut recorder = Recorder::new(start);
-    let (mut cpu, mut abandoned) = (Duration::ZERO, 0);
+    let (mut cpu, mut abandoned, mut pool_waits) = (Duration::ZERO, 0, 0);
     for h in handles {
-        let (r, c, a) = h.join().map_err(|_| anyhow::anyhow!("a driver thread panicked"))??;
+        let (r, c, a, w) = h.join().map_err(|_| anyhow::anyhow!("a driver thread panicked"))??;
         recorder.merge(r);
         cpu += c;
         abandoned += a;
+        pool_waits += w;
     }
     let wall = start.elapsed();
     let cancelled = cancel.load(Ordering::SeqCst);
     let duration = load.profile.duration().min(wall);
-    Ok(Outcome { recorder, duration, wall, cpu, threads: cfg.threads, cancelled, abandoned })
+    Ok(Outcome { recorder, duration, wall, cpu, threads: cfg.threads, cancelled, abandoned, pool_waits })
 }
 
 async fn wait_flag(flag: &AtomicBool) {

@@ -59,14 +59,16 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
         if intended > Instant::now() {
             tokio::time::sleep_until(TokioInstant::from_std(intended)).await;
         }
-        ctx.rec.borrow_mut().lag(Instant::now().saturating_duration_since(intended));
         pool.queue.borrow_mut().push_back(intended);
+        ctx.queued.set(ctx.queued.get() + 1);
         if pool.idle.get() > 0 {
             pool.idle.set(pool.idle.get() - 1);
             pool.notify.notify_one();
         } else if pool.conns.get() < max_conns {
             pool.conns.set(pool.conns.get() + 1);
             workers.push(tokio::task::spawn_local(worker(ctx.clone(), pool.clone())));
+        } else {
+            ctx.pool_waits.set(ctx.pool_waits.get() + 1);
         }
         i += threads as u64;
     }
@@ -87,6 +89,10 @@ async fn worker(ctx: Rc<Ctx>, pool: Rc<Pool>) {
         let next = pool.queue.borrow_mut().pop_front();
         match next {
             Some(intended) => {
+                ctx.queued.set(ctx.queued.get() - 1);
+                // How late the request leaves against its schedule: scheduler lateness plus any
+                // wait for a free connection. Latency still counts from `intended`.
+                ctx.rec.borrow_mut().lag(Instant::now().saturating_duration_since(intended));
                 ctx.exchange(&mut conn, intended).await;
             }
             None if pool.done.get() => return,
