@@ -28,6 +28,16 @@ fn processes_with(needle: &str) -> Vec<i32> {
         .collect()
 }
 
+/// Processes whose working directory is inside `dir` (contenders run in their own folder).
+fn processes_in(dir: &Path) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c.starts_with(dir)))
+        .collect()
+}
+
 #[test]
 #[ignore = "needs built contenders and a JDK; run by ./iobound test"]
 fn short_comparison_writes_real_results() {
@@ -138,6 +148,11 @@ fn interrupt_keeps_partial_results_and_leaves_no_process() {
 /// A contender folder whose server is iobound's own test server, killed by `timeout` after
 /// `lifetime` seconds: it passes the contract, then crashes mid-run.
 fn crashing_contender_home(lifetime: u32) -> tempfile::TempDir {
+    fake_contender_home(&format!(r#""timeout", "{lifetime}", "{}", "serve", "--port", "{{port}}""#, exe()), &format!("killed after {lifetime} s"))
+}
+
+/// A contender folder named "crasher" whose start command is `argv` (TOML array items).
+fn fake_contender_home(argv: &str, what: &str) -> tempfile::TempDir {
     let home = tempfile::tempdir().unwrap();
     let dir = home.path().join("contenders/crasher");
     std::fs::create_dir_all(&dir).unwrap();
@@ -149,14 +164,13 @@ fn crashing_contender_home(lifetime: u32) -> tempfile::TempDir {
             r#"name = "crasher"
 model = "event-loop"
 language = "rust"
-framework = "iobound serve, killed after {lifetime} s"
+framework = "iobound serve, {what}"
 config = "test double"
 build = "none"
 artifact = "server"
-start = ["timeout", "{lifetime}", "{exe}", "serve", "--port", "{{port}}"]
+start = [{argv}]
 ready = "/plaintext"
-"#,
-            exe = exe()
+"#
         ),
     )
     .unwrap();
@@ -209,4 +223,63 @@ duration = "1s"
     assert_eq!(runs[1]["status"], "failed");
     assert!(runs[1]["failure"].as_str().unwrap().contains("not run"));
     assert!(processes_with(&format!("{} serve", exe())).is_empty(), "no server left behind");
+}
+
+/// Starts `iobound run` on the fake contender, interrupts it `after` the moment `ready` says,
+/// and checks that it stops in time, keeps its results and leaves no process.
+fn interrupt_at(phase: &str, start_argv: &str, warmup: &str, wait_for_ready: bool, after: Duration) {
+    let home = fake_contender_home(start_argv, phase);
+    let out = tempfile::tempdir().unwrap();
+    let mut child = Command::new(exe())
+        .args(["run", "-c", "crasher", "--path", "/delay?ms=10", "--users", "4", "--duration", "30s", "--warmup", warmup, "--out"])
+        .arg(out.path())
+        .env("IOBOUND_HOME", home.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    if wait_for_ready {
+        loop {
+            assert!(t0.elapsed() < Duration::from_secs(30), "{phase}: contender never became ready");
+            let ready = std::fs::read_dir(out.path())
+                .ok()
+                .and_then(|mut r| r.next())
+                .and_then(|e| std::fs::read_to_string(e.ok()?.path().join("results.json")).ok())
+                .is_some_and(|t| t.contains("\"startup_s\": 0") || t.contains("\"startup_s\": 1") || t.contains("\"startup_s\": 2"));
+            if ready {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    std::thread::sleep(after);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t1 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(t1.elapsed() < Duration::from_secs(5), "{phase}: not stopped within 5 s of Ctrl-C");
+        std::thread::sleep(Duration::from_millis(25));
+    };
+    assert_eq!(status.code(), Some(130), "{phase}");
+    std::thread::sleep(Duration::from_millis(200));
+    let survivors = processes_in(home.path());
+    assert!(survivors.is_empty(), "{phase}: processes survived: {survivors:?}");
+    let r = load_results(&results_dir(out.path()));
+    assert_eq!(r["complete"], false, "{phase}");
+    assert!(r["incomplete_reason"].as_str().unwrap().contains("interrupted"), "{phase}");
+}
+
+#[test]
+fn interrupt_during_start_up_verification_and_warm_up() {
+    let serve = format!(r#""{}", "serve", "--port", "{{port}}""#, exe());
+    // Start-up: the server only listens after 3 s.
+    interrupt_at("start-up", &format!(r#""sh", "-c", "sleep 3; exec \"$0\" serve --port \"$1\"", "{}", "{{port}}""#, exe()), "0s", false, Duration::from_millis(800));
+    // Verification runs right after readiness (its cases take over a second).
+    interrupt_at("verification", &serve, "0s", true, Duration::from_millis(100));
+    // Warm-up: 20 s of it, interrupted 3 s after readiness.
+    interrupt_at("warm-up", &serve, "20s", true, Duration::from_secs(3));
 }
