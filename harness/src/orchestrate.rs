@@ -440,6 +440,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn unwritable_results_directory_is_named_with_the_fix() {
+        let plan = crate::plan::PlanFile {
+            contenders: vec!["x".into()],
+            scenarios: vec![crate::plan::ScenarioFile {
+                name: "s".into(),
+                path: "/".into(),
+                warmup: None,
+                load: crate::plan::LoadFile { model: "closed".into(), users: Some(1), duration: Some("1s".into()), ..Default::default() },
+            }],
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
+        // /proc refuses new directories even to root.
+        let e = format!("{:#}", results_dir(Path::new("/proc/iobound-results"), &plan).unwrap_err());
+        assert!(e.contains("/proc/iobound-results/") && e.contains("is not writable; choose another with --out DIR"), "{e}");
+    }
+
+    #[test]
     fn warmup_offers_the_first_level_only() {
         let load = Load {
             profile: Profile::Closed { users: 250, step_users: 2250, steps: 1, level: Duration::from_secs(12), think: Duration::ZERO },
