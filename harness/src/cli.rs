@@ -397,14 +397,9 @@ fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64) -> Result
         if !m.artifact_path().exists() {
             bail!("{name} is not built ({} is missing); run `./iobound build`", m.artifact_path().display());
         }
-        let port = crate::contender::free_port()?;
-        let flags = orchestrate::jvm_flags(&plan);
-        let argv = m.command(&manifest::StartVars { java: java.as_deref(), jvm_flags: &flags, port }, &m.resolve_tunables(None)?)?;
         let log = std::env::temp_dir().join(format!("iobound-verify-{name}.log"));
-        eprintln!("[{name}] starting on 127.0.0.1:{port}");
-        let mut proc = crate::contender::start(&argv, &m.dir, &plan.contender_cpus, port, &log)?;
-        let timeout = util::parse_duration(m.startup_timeout.as_deref().unwrap_or("120s"))?;
-        match proc.wait_ready(&rt, &m.ready, timeout) {
+        let orchestrate::Launched { mut proc, startup_timeout, .. } = orchestrate::launch(&m, &m.resolve_tunables(None)?, &plan, java.as_deref(), &log)?;
+        match proc.wait_ready(&rt, &m.ready, startup_timeout) {
             Ok(_) => {
                 let mut v = verify::verify(&rt, proc.addr)?;
                 if fuzz > 0 {

@@ -32,6 +32,25 @@ pub fn jvm_flags(plan: &Plan) -> Vec<String> {
     f
 }
 
+/// A contender process just started, with the argv that started it.
+pub struct Launched {
+    pub proc: Running,
+    pub argv: Vec<String>,
+    pub startup_timeout: Duration,
+}
+
+/// Starts `m` on a free loopback port, pinned to the plan's contender CPUs, with the plan's
+/// JVM flags; readiness is the caller's next step.
+pub fn launch(m: &Manifest, tunables: &BTreeMap<String, String>, plan: &Plan, java: Option<&Path>, log: &Path) -> Result<Launched> {
+    let port = contender::free_port()?;
+    let flags = jvm_flags(plan);
+    let argv = m.command(&StartVars { java, jvm_flags: &flags, port }, tunables)?;
+    eprintln!("[{}] starting on 127.0.0.1:{port}, CPU {}", m.name, crate::util::format_cpus(&plan.contender_cpus));
+    let proc = contender::start(&argv, &m.dir, &plan.contender_cpus, port, log)?;
+    let startup_timeout = crate::util::parse_duration(m.startup_timeout.as_deref().unwrap_or("120s"))?;
+    Ok(Launched { proc, argv, startup_timeout })
+}
+
 struct Prepared {
     manifest: Manifest,
     tunables: BTreeMap<String, String>,
@@ -186,15 +205,11 @@ impl RunCtx<'_> {
     /// One contender, one repeat: start, verify, every scenario, stop.
     fn contender_round(&mut self, index: usize, p: &Prepared, java: Option<&Path>, run: u32) -> Result<()> {
         let m = &p.manifest;
-        let port = contender::free_port()?;
-        let flags = jvm_flags(self.plan);
-        let argv = m.command(&StartVars { java, jvm_flags: &flags, port }, &p.tunables)?;
-        self.res.contenders[index].command = argv.clone();
         let log = self.dir.join("logs").join(format!("{}.run{run}.log", m.name));
-        eprintln!("\n[{}] run {run}/{}: starting on 127.0.0.1:{port}, CPU {}", m.name, self.plan.runs, crate::util::format_cpus(&self.plan.contender_cpus));
-        let mut proc = contender::start(&argv, &m.dir, &self.plan.contender_cpus, port, &log)?;
-        let timeout = crate::util::parse_duration(m.startup_timeout.as_deref().unwrap_or("120s"))?;
-        match proc.wait_ready(self.rt, &m.ready, timeout) {
+        eprintln!("\n[{}] run {run}/{}", m.name, self.plan.runs);
+        let Launched { mut proc, argv, startup_timeout } = launch(m, &p.tunables, self.plan, java, &log)?;
+        self.res.contenders[index].command = argv;
+        match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
             Ok(t) => {
                 eprintln!("[{}] ready in {:.1}s", m.name, t.as_secs_f64());
                 self.res.contenders[index].startup_s = Some(t.as_secs_f64());

@@ -222,7 +222,7 @@ duration = "1s"
     assert!(runs[0]["summary"]["ok"].as_u64().unwrap() > 100);
     assert_eq!(runs[1]["status"], "failed");
     assert!(runs[1]["failure"].as_str().unwrap().contains("not run"));
-    assert!(processes_with(&format!("{} serve", exe())).is_empty(), "no server left behind");
+    assert!(processes_in(home.path()).is_empty(), "no server left behind");
 }
 
 /// Starts `iobound run` on the fake contender, interrupts it `after` the moment `ready` says,
