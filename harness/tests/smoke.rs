@@ -28,6 +28,20 @@ fn processes_with(needle: &str) -> Vec<i32> {
         .collect()
 }
 
+/// Sends Ctrl-C (SIGINT) to `child` and waits for it to exit, failing after `limit`.
+fn interrupt_and_wait(child: &mut std::process::Child, limit: Duration, phase: &str) -> std::process::ExitStatus {
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(t0.elapsed() < limit, "{phase}: not stopped within {limit:?} of Ctrl-C");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
 /// Processes whose working directory is inside `dir` (contenders run in their own folder).
 fn processes_in(dir: &Path) -> Vec<i32> {
     std::fs::read_dir("/proc")
@@ -100,7 +114,6 @@ fn interrupt_keeps_partial_results_and_leaves_no_process() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let pid = child.id() as i32;
     // Wait until the measured phase has run a few seconds (the contender writes its log).
     let t0 = Instant::now();
     let dir = loop {
@@ -123,17 +136,7 @@ fn interrupt_keeps_partial_results_and_leaves_no_process() {
         .expect("command recorded")
         .to_string();
     assert_eq!(processes_with(&port_arg).len(), 1, "the contender runs");
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(pid, libc::SIGINT) };
-    let t1 = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(t1.elapsed() < Duration::from_secs(10), "harness did not stop within 10 s of Ctrl-C");
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(t1.elapsed() < Duration::from_secs(6), "stopped in {:?}", t1.elapsed());
+    let status = interrupt_and_wait(&mut child, Duration::from_secs(6), "measurement");
     assert_eq!(status.code(), Some(130));
     assert!(processes_with(&port_arg).is_empty(), "contender survived the interrupt");
     let r = load_results(&dir);
@@ -254,16 +257,7 @@ fn interrupt_at(phase: &str, start_argv: &str, warmup: &str, wait_for_ready: boo
         }
     }
     std::thread::sleep(after);
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let t1 = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(t1.elapsed() < Duration::from_secs(5), "{phase}: not stopped within 5 s of Ctrl-C");
-        std::thread::sleep(Duration::from_millis(25));
-    };
+    let status = interrupt_and_wait(&mut child, Duration::from_secs(5), phase);
     assert_eq!(status.code(), Some(130), "{phase}");
     std::thread::sleep(Duration::from_millis(200));
     let survivors = processes_in(home.path());
