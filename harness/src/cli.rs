@@ -485,9 +485,9 @@ pub fn main() -> Result<i32> {
             };
             eprintln!("bench driver: built-in server on CPU 0; wrk -t1 and iobound (1 thread) on CPU {}; {connections} connections, {duration} each, GET {path}", args.driver_cpus[0]);
             let pairs = bench::driver(&exe, &args)?;
-            let ratio = bench::median(pairs.iter().map(|(w, i)| i.cpu_s_per_100k / w.cpu_s_per_100k).collect());
-            let wrk = bench::median(pairs.iter().map(|(w, _)| w.cpu_s_per_100k).collect());
-            let ours = bench::median(pairs.iter().map(|(_, i)| i.cpu_s_per_100k).collect());
+            let ratio = crate::stats::median(pairs.iter().map(|(w, i)| i.cpu_s_per_100k / w.cpu_s_per_100k).collect());
+            let wrk = crate::stats::median(pairs.iter().map(|(w, _)| w.cpu_s_per_100k).collect());
+            let ours = crate::stats::median(pairs.iter().map(|(_, i)| i.cpu_s_per_100k).collect());
             println!("driver CPU per 100k requests (median of {repeats}): wrk {wrk:.3} s, iobound {ours:.3} s, ratio iobound/wrk {ratio:.2}");
             if json {
                 println!("{}", serde_json::to_string_pretty(&serde_json::json!({"path": path, "connections": connections, "runs": pairs, "median_ratio": ratio}))?);

@@ -48,6 +48,18 @@ impl Latency {
     }
 }
 
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
 /// Relative difference of `b` against baseline `a`, as a signed percentage.
 pub fn relative_change(a: f64, b: f64) -> Option<f64> {
     if a == 0.0 || !a.is_finite() || !b.is_finite() {
@@ -80,6 +92,13 @@ mod tests {
     #[test]
     fn empty_histogram_is_all_zero() {
         assert_eq!(Latency::from_histogram(&new_histogram()), Latency::default());
+    }
+
+    #[test]
+    fn median_of_odd_and_even() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert!(median(Vec::new()).is_nan());
     }
 
     #[test]

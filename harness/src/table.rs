@@ -39,6 +39,38 @@ fn fmt_num(v: f64, decimals: usize) -> String {
     format!("{sign}{grouped}{frac}")
 }
 
+/// Throughput spread (max - min over the median) above which a contender's runs are noisy.
+const NOISY: f64 = 0.10;
+
+/// Throughput over the successful runs of one contender in one scenario.
+struct Spread {
+    runs: usize,
+    min: f64,
+    median: f64,
+    max: f64,
+}
+
+impl Spread {
+    fn relative(&self) -> f64 {
+        if self.median > 0.0 { (self.max - self.min) / self.median } else { 0.0 }
+    }
+}
+
+fn spread(results: &Results, scenario: &str, contender: &str) -> Option<Spread> {
+    let rps: Vec<f64> = results
+        .runs
+        .iter()
+        .filter(|r| r.scenario == scenario && r.contender == contender && r.status == RunStatus::Ok)
+        .map(|r| r.summary.rps)
+        .collect();
+    if rps.is_empty() {
+        return None;
+    }
+    let min = rps.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = rps.iter().copied().fold(0.0, f64::max);
+    Some(Spread { runs: rps.len(), min, median: crate::stats::median(rps), max })
+}
+
 /// The run shown for a contender: with several repeats, the one with the median throughput
 /// (statistics over repeats are reported separately).
 fn representative<'a>(runs: &[&'a Run]) -> Option<&'a Run> {
@@ -77,7 +109,14 @@ pub fn render(results: &Results) -> String {
         let first = results.runs.iter().find(|r| r.scenario == scenario);
         let header = first.map(|r| format!("{} {}: {}", r.scenario, r.path, r.load_description)).unwrap_or_default();
         out.push_str(&format!("\n{header}\n"));
-        let width = cols.iter().map(|(n, _)| n.len()).max().unwrap_or(8).max(12);
+        let spreads: Vec<Option<Spread>> = cols.iter().map(|(n, _)| spread(results, scenario, n)).collect();
+        let ranges: Vec<String> = spreads
+            .iter()
+            .map(|s| s.as_ref().map(|s| format!("{}..{} ({})", fmt_num(s.min, 0), fmt_num(s.max, 0), s.runs)).unwrap_or_else(|| "-".into()))
+            .collect();
+        let repeated = spreads.iter().flatten().any(|s| s.runs > 1);
+        let widest_range = if repeated { ranges.iter().map(String::len).max().unwrap_or(0) } else { 0 };
+        let width = cols.iter().map(|(n, _)| n.len()).max().unwrap_or(8).max(12).max(widest_range);
         let show_diff = cols.len() >= 2;
         out.push_str(&format!("{:<22}", "metric"));
         for (i, (n, _)) in cols.iter().enumerate() {
@@ -109,6 +148,27 @@ pub fn render(results: &Results) -> String {
         };
         for m in METRICS {
             row(&mut out, m.label, &|r: &Run| Some((m.value)(r)), m.decimals);
+        }
+        // Repeated runs: the figures above are the median-throughput run's; say how far the
+        // repeats spread, so one lucky run is not mistaken for a difference.
+        if repeated {
+            out.push_str(&format!("{:<22}", "req/s range (runs)"));
+            for (i, cell) in ranges.iter().enumerate() {
+                out.push_str(&format!(" {cell:>width$}"));
+                if show_diff && i > 0 {
+                    out.push_str(&format!(" {:>8}", ""));
+                }
+            }
+            out.push('\n');
+        }
+        for ((n, _), s) in cols.iter().zip(&spreads) {
+            if let Some(s) = s.as_ref().filter(|s| s.runs > 1 && s.relative() > NOISY) {
+                out.push_str(&format!(
+                    "  noisy ({n}): throughput varies {:.0}% across {} runs; differences smaller than that are not significant\n",
+                    s.relative() * 100.0,
+                    s.runs
+                ));
+            }
         }
         // Stepped closed runs: throughput and tail at each level of users.
         let stepped = first.is_some_and(|r| r.load["model"] == "closed" && r.load["steps"].as_u64().unwrap_or(0) > 0);
@@ -204,6 +264,67 @@ pub fn render_markdown(results: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn results_with(rps: &[(&str, f64)]) -> Results {
+        let contenders: Vec<&str> = {
+            let mut v: Vec<&str> = rps.iter().map(|(c, _)| *c).collect();
+            v.dedup();
+            v
+        };
+        let info = |n: &str| crate::results::ContenderInfo {
+            name: n.into(),
+            model: "event-loop".into(),
+            language: "x".into(),
+            framework: "x".into(),
+            config: String::new(),
+            tunables: Default::default(),
+            command: Vec::new(),
+            startup_s: None,
+            verification: None,
+            failure: None,
+        };
+        let run = |(c, r): &(&str, f64)| Run {
+            contender: c.to_string(),
+            scenario: "s".into(),
+            run: 1,
+            status: RunStatus::Ok,
+            failure: None,
+            path: "/p".into(),
+            load: serde_json::json!({"model": "closed", "steps": 0}),
+            load_description: "closed".into(),
+            started_at: String::new(),
+            summary: crate::results::Summary { rps: *r, ..Default::default() },
+            driver: Default::default(),
+            intervals: Vec::new(),
+            resources: Default::default(),
+            histogram_log: None,
+        };
+        Results {
+            schema_version: crate::results::SCHEMA_VERSION,
+            tool: String::new(),
+            started_at: String::new(),
+            finished_at: None,
+            complete: true,
+            incomplete_reason: None,
+            plan: serde_json::Value::Null,
+            environment: Default::default(),
+            contenders: contenders.into_iter().map(info).collect(),
+            runs: rps.iter().map(run).collect(),
+        }
+    }
+
+    #[test]
+    fn repeats_show_their_range_and_the_median_run() {
+        let r = results_with(&[("a", 1000.0), ("a", 1300.0), ("a", 1010.0), ("b", 2000.0), ("b", 2010.0), ("b", 1990.0)]);
+        let t = render(&r);
+        assert!(t.contains("1,000..1,300 (3)") && t.contains("1,990..2,010 (3)"), "{t}");
+        // The shown throughput is the median run's, not an average.
+        assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("1,010") && l.contains("2,000")), "{t}");
+        assert!(t.contains("noisy (a): throughput varies 30% across 3 runs"), "{t}");
+        assert!(!t.contains("noisy (b)"), "{t}");
+        let single = render(&results_with(&[("a", 1000.0), ("b", 2000.0)]));
+        assert!(!single.contains("req/s range"), "{single}");
+    }
 
     #[test]
     fn numbers_are_grouped() {
