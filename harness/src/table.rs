@@ -171,8 +171,7 @@ pub fn render(results: &Results) -> String {
             }
         }
         // Stepped closed runs: throughput and tail at each level of users.
-        let stepped = first.is_some_and(|r| r.load["model"] == "closed" && r.load["steps"].as_u64().unwrap_or(0) > 0);
-        if stepped {
+        if cols.iter().filter_map(|(_, r)| *r).any(stepped) {
             let mut targets: Vec<f64> = Vec::new();
             for (_, r) in &cols {
                 for l in r.map(|r| r.summary.levels.as_slice()).unwrap_or(&[]) {
@@ -209,6 +208,16 @@ pub fn render(results: &Results) -> String {
     out
 }
 
+/// A closed-model run with more than one level of users: its per-level rows are worth showing.
+fn stepped(run: &Run) -> bool {
+    run.load["model"] == "closed" && run.summary.levels.len() > 1
+}
+
+/// One Markdown table row.
+fn md_row(cells: &[String]) -> String {
+    format!("| {} |\n", cells.join(" | "))
+}
+
 /// Markdown, one row per contender (for many contenders, and for READMEs and pull requests).
 pub fn render_markdown(results: &Results) -> String {
     let mut out = String::new();
@@ -222,38 +231,35 @@ pub fn render_markdown(results: &Results) -> String {
             match run {
                 Some(r) if r.status != RunStatus::Failed => {
                     let s = &r.summary;
-                    out.push_str(&format!(
-                        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                        c.name,
-                        c.model,
+                    out.push_str(&md_row(&[
+                        c.name.clone(),
+                        c.model.clone(),
                         fmt_num(s.rps, 0),
                         fmt_num(s.latency.p50, 1),
                         fmt_num(s.latency.p99, 1),
                         fmt_num(s.latency.max, 1),
                         fmt_num(s.errors.total() as f64, 0),
-                        r.resources.peak_threads,
+                        r.resources.peak_threads.to_string(),
                         fmt_num(r.resources.peak_rss_mb, 0),
-                        fmt_num(r.resources.cpu_ms_per_1k_requests, 1)
-                    ));
+                        fmt_num(r.resources.cpu_ms_per_1k_requests, 1),
+                    ]));
                 }
                 Some(r) => out.push_str(&format!("| {} | {} | failed: {} |||||||| \n", c.name, c.model, r.failure.as_deref().unwrap_or("").lines().next().unwrap_or(""))),
                 None => {}
             }
         }
-        let stepped = picked.iter().filter_map(|(_, r)| *r).any(|r| r.summary.levels.len() > 1 && r.load["model"] == "closed");
-        if stepped {
+        if picked.iter().filter_map(|(_, r)| *r).any(stepped) {
             out.push_str("\n| contender | users | req/s | p99 ms | threads | RSS MB |\n|---|---:|---:|---:|---:|---:|\n");
             for (c, run) in &picked {
                 for l in run.map(|r| r.summary.levels.as_slice()).unwrap_or(&[]) {
-                    out.push_str(&format!(
-                        "| {} | {} | {} | {} | {} | {} |\n",
-                        c.name,
-                        l.target,
+                    out.push_str(&md_row(&[
+                        c.name.clone(),
+                        l.target.to_string(),
                         fmt_num(l.rps, 0),
                         fmt_num(l.latency.p99, 1),
-                        l.peak_threads,
-                        fmt_num(l.peak_rss_mb, 0)
-                    ));
+                        l.peak_threads.to_string(),
+                        fmt_num(l.peak_rss_mb, 0),
+                    ]));
                 }
             }
         }
