@@ -1,6 +1,7 @@
 //! iobound: runs the same I/O-bound service work on each concurrency model, side by side,
 //! under the same load, and reports what each one delivers and costs.
 
+mod analysis;
 mod bench;
 mod cli;
 mod contender;

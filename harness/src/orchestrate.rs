@@ -281,6 +281,7 @@ impl RunCtx<'_> {
         let bar = Progress::new(&format!("{name} {}", s.name), s.load.profile.duration());
         let sampler = proc.as_ref().map(|p| Sampler::new(p.pid, Instant::now()));
         let mut samples = Vec::new();
+        let steal_before = crate::sampler::cpu_steal();
         let outcome = self.drive(&target, &s.load, proc.as_deref_mut(), &bar, sampler.as_ref().map(|sm| (sm, &mut samples)));
         bar.finish();
         let mut r = failed_run(name, s, run, "");
@@ -297,6 +298,14 @@ impl RunCtx<'_> {
         let (mut summary, intervals) = results::summarize(&outcome.recorder, outcome.duration, &s.load.profile);
         summary.abandoned = outcome.abandoned;
         r.driver = driver_report(&outcome, &self.plan.driver_cpus, summary.ok + summary.drained);
+        r.driver.cpu_steal_pct = crate::sampler::steal_pct(steal_before, crate::sampler::cpu_steal());
+        if r.driver.cpu_steal_pct > crate::analysis::STEAL_LIMIT_PCT {
+            r.driver.warnings.push(format!("the hypervisor stole {:.1}% of this machine's CPU time during the run: figures may be low", r.driver.cpu_steal_pct));
+        }
+        match crate::analysis::encode_histogram(&outcome.recorder.overall().0) {
+            Ok(h) => r.histogram = Some(h),
+            Err(e) => r.driver.warnings.push(format!("histogram not kept: {e:#}")),
+        }
         if let Some(n) = warm_left {
             r.driver.warnings.push(format!("the warm-up left {n} requests unanswered: the server may still have been busy with them when measurement began"));
         }
@@ -428,6 +437,7 @@ pub fn driver_report(o: &driver::Outcome, cpus: &[usize], requests: u64) -> Driv
         schedule_lag: lag,
         saturated,
         warnings,
+        cpu_steal_pct: 0.0,
     }
 }
 
@@ -447,6 +457,7 @@ fn failed_run(name: &str, s: &Scenario, run: u32, why: &str) -> Run {
         intervals: Vec::new(),
         resources: Default::default(),
         histogram_log: None,
+        histogram: None,
     }
 }
 

@@ -92,6 +92,10 @@ pub struct Run {
     pub resources: Resources,
     /// HdrHistogram interval log of this run, relative to the results directory.
     pub histogram_log: Option<String>,
+    /// The run's whole latency histogram (µs; HdrHistogram V2 + deflate, base64), so that
+    /// percentiles over repeats come from merged histograms with results.json alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -147,6 +151,9 @@ pub struct DriverReport {
     pub schedule_lag: Option<Latency>,
     pub saturated: bool,
     pub warnings: Vec<String>,
+    /// Share of the machine's CPU time stolen by the hypervisor during the run (%).
+    #[serde(default)]
+    pub cpu_steal_pct: f64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -330,6 +337,60 @@ impl Results {
 
 pub fn now() -> String {
     crate::util::rfc3339(SystemTime::now())
+}
+
+#[cfg(test)]
+pub mod test_support {
+    use super::*;
+
+    pub fn blank_run(contender: &str, scenario: &str, run: u32) -> Run {
+        Run {
+            contender: contender.into(),
+            scenario: scenario.into(),
+            run,
+            status: RunStatus::Failed,
+            failure: None,
+            path: "/plaintext".into(),
+            load: serde_json::Value::Null,
+            load_description: "closed, 1 user".into(),
+            started_at: now(),
+            summary: Summary::default(),
+            driver: DriverReport::default(),
+            intervals: Vec::new(),
+            resources: Resources::default(),
+            histogram_log: None,
+            histogram: None,
+        }
+    }
+
+    pub fn blank_results(contenders: &[&str]) -> Results {
+        Results {
+            schema_version: SCHEMA_VERSION,
+            tool: "iobound test".into(),
+            started_at: now(),
+            finished_at: None,
+            complete: true,
+            incomplete_reason: None,
+            plan: serde_json::Value::Null,
+            environment: Environment::default(),
+            contenders: contenders
+                .iter()
+                .map(|n| ContenderInfo {
+                    name: n.to_string(),
+                    model: "event-loop".into(),
+                    language: "java".into(),
+                    framework: "test".into(),
+                    config: String::new(),
+                    tunables: BTreeMap::new(),
+                    command: Vec::new(),
+                    startup_s: None,
+                    verification: None,
+                    failure: None,
+                })
+                .collect(),
+            runs: Vec::new(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -40,6 +40,23 @@ fn stat_fields(pid: i32) -> Option<Vec<String>> {
     Some(rest.split_whitespace().map(str::to_string).collect())
 }
 
+/// (steal, total) jiffies of the whole machine from /proc/stat.
+pub fn cpu_steal() -> Option<(u64, u64)> {
+    let text = fs::read_to_string("/proc/stat").ok()?;
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    // user nice system idle iowait irq softirq steal (guest time is already in user).
+    Some((*v.get(7)?, v.iter().take(8).sum()))
+}
+
+/// Steal between two readings, as a percentage of all CPU time.
+pub fn steal_pct(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> f64 {
+    match (before, after) {
+        (Some((s0, t0)), Some((s1, t1))) if t1 > t0 => s1.saturating_sub(s0) as f64 * 100.0 / (t1 - t0) as f64,
+        _ => 0.0,
+    }
+}
+
 fn clock_ticks() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };

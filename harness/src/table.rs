@@ -272,51 +272,17 @@ mod tests {
     use super::*;
 
     fn results_with(rps: &[(&str, f64)]) -> Results {
-        let contenders: Vec<&str> = {
-            let mut v: Vec<&str> = rps.iter().map(|(c, _)| *c).collect();
-            v.dedup();
-            v
-        };
-        let info = |n: &str| crate::results::ContenderInfo {
-            name: n.into(),
-            model: "event-loop".into(),
-            language: "x".into(),
-            framework: "x".into(),
-            config: String::new(),
-            tunables: Default::default(),
-            command: Vec::new(),
-            startup_s: None,
-            verification: None,
-            failure: None,
-        };
-        let run = |(c, r): &(&str, f64)| Run {
-            contender: c.to_string(),
-            scenario: "s".into(),
-            run: 1,
-            status: RunStatus::Ok,
-            failure: None,
-            path: "/p".into(),
-            load: serde_json::json!({"model": "closed", "steps": 0}),
-            load_description: "closed".into(),
-            started_at: String::new(),
-            summary: crate::results::Summary { rps: *r, ..Default::default() },
-            driver: Default::default(),
-            intervals: Vec::new(),
-            resources: Default::default(),
-            histogram_log: None,
-        };
-        Results {
-            schema_version: crate::results::SCHEMA_VERSION,
-            tool: String::new(),
-            started_at: String::new(),
-            finished_at: None,
-            complete: true,
-            incomplete_reason: None,
-            plan: serde_json::Value::Null,
-            environment: Default::default(),
-            contenders: contenders.into_iter().map(info).collect(),
-            runs: rps.iter().map(run).collect(),
+        let mut names: Vec<&str> = rps.iter().map(|(c, _)| *c).collect();
+        names.dedup();
+        let mut res = crate::results::test_support::blank_results(&names);
+        for (c, r) in rps {
+            let mut run = crate::results::test_support::blank_run(c, "s", 1);
+            run.status = RunStatus::Ok;
+            run.load = serde_json::json!({"model": "closed", "steps": 0});
+            run.summary.rps = *r;
+            res.runs.push(run);
         }
+        res
     }
 
     #[test]
