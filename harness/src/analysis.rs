@@ -6,7 +6,7 @@
 //! one-second intervals (throughput, errors and latency; resource peaks then get no interval).
 
 use crate::results::{Results, Run, RunStatus};
-use crate::stats::{median, Latency};
+use crate::stats::median;
 use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -68,6 +68,7 @@ pub struct Cell {
     pub peak_rss_mb: Estimate,
     pub cpu_ms_per_1k: Estimate,
     pub peak_sockets: Estimate,
+    pub ctx_per_req: Estimate,
     /// Coefficient of variation of throughput over runs (two runs or more).
     pub rps_cv: Option<f64>,
     /// Why these figures should be read with care, when they should.
@@ -88,6 +89,7 @@ pub const METRICS: &[Metric] = &[
     Metric { label: "latency min (ms)", decimals: 1, higher_is_better: false, get: |c| c.min },
     Metric { label: "latency p50 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p50 },
     Metric { label: "latency p75 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p75 },
+    Metric { label: "latency p90 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p90 },
     Metric { label: "latency p95 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p95 },
     Metric { label: "latency p99 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p99 },
     Metric { label: "latency p99.9 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p999 },
@@ -98,6 +100,7 @@ pub const METRICS: &[Metric] = &[
     Metric { label: "peak RSS (MB)", decimals: 0, higher_is_better: false, get: |c| c.peak_rss_mb },
     Metric { label: "CPU (ms per 1k req)", decimals: 1, higher_is_better: false, get: |c| c.cpu_ms_per_1k },
     Metric { label: "peak sockets", decimals: 0, higher_is_better: false, get: |c| c.peak_sockets },
+    Metric { label: "ctx switches / req", decimals: 2, higher_is_better: false, get: |c| c.ctx_per_req },
 ];
 
 /// How `b` differs from baseline `a` on one metric.
@@ -389,6 +392,7 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
         peak_rss_mb: resource(|r| r.resources.peak_rss_mb, 6),
         cpu_ms_per_1k: resource(|r| r.resources.cpu_ms_per_1k_requests, 7),
         peak_sockets: resource(|r| r.resources.peak_sockets as f64, 8),
+        ctx_per_req: resource(|r| if r.summary.ok > 0 { (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64 / r.summary.ok as f64 } else { 0.0 }, 9),
         noisy: noise(&runs, rps_cv),
         rps_cv,
     })
@@ -444,17 +448,24 @@ pub fn cells(results: &Results, dir: &Path) -> Vec<(String, Vec<Option<Cell>>)> 
         .collect()
 }
 
-/// The merged latency of every run of a cell, for charts that need a whole distribution.
-pub fn merged_latency(results: &Results, scenario: &str, contender: &str) -> Option<Latency> {
+/// The latency histogram of every measured run of a cell, merged.
+pub fn merged_histogram(results: &Results, scenario: &str, contender: &str) -> Option<Histogram<u64>> {
     let mut acc = crate::driver::record::new_histogram();
-    let mut any = false;
     for r in results.runs.iter().filter(|r| r.scenario == scenario && r.contender == contender && r.status != RunStatus::Failed) {
         if let Some(h) = r.histogram.as_deref().and_then(|s| decode_histogram(s).ok()) {
             acc.add(&h).ok()?;
-            any = true;
         }
     }
-    any.then(|| Latency::from_histogram(&acc))
+    (!acc.is_empty()).then_some(acc)
+}
+
+/// The run whose figures stand for a contender in charts over time: of its measured runs, the
+/// one with the median throughput.
+pub fn representative<'a>(results: &'a Results, scenario: &str, contender: &str) -> Option<&'a Run> {
+    let all: Vec<&Run> = results.runs.iter().filter(|r| r.scenario == scenario && r.contender == contender).collect();
+    let mut ok: Vec<&Run> = all.iter().copied().filter(|r| r.status != RunStatus::Failed).collect();
+    ok.sort_by(|a, b| a.summary.rps.total_cmp(&b.summary.rps));
+    ok.get(ok.len() / 2).copied().or_else(|| all.first().copied())
 }
 
 #[cfg(test)]
@@ -462,6 +473,7 @@ mod tests {
     use super::*;
     use crate::driver::record::new_histogram;
     use crate::results::Summary;
+    use crate::stats::Latency;
 
     fn run_with(contender: &str, n: u32, rps: f64, latencies_ms: &[u64]) -> Run {
         let mut h = new_histogram();

@@ -76,6 +76,20 @@ enum Cmd {
         #[arg(long)]
         markdown: bool,
     },
+    /// Rebuild every output of a results directory from its results.json: summary.txt,
+    /// report.html, report.md, intervals.csv, resources.csv and charts/*.png
+    Report {
+        #[arg(value_name = "RESULTS_DIR")]
+        path: PathBuf,
+    },
+    /// Compare two result sets (e.g. before and after a tuning change): medians, 95% intervals,
+    /// and whether each change is significant (intervals apart)
+    Compare {
+        #[arg(value_name = "A")]
+        a: PathBuf,
+        #[arg(value_name = "B")]
+        b: PathBuf,
+    },
     /// Benchmarks of iobound itself
     Bench {
         #[command(subcommand)]
@@ -348,12 +362,26 @@ fn resolve(p: &Path, root: &Path) -> PathBuf {
     }
 }
 
+/// A results directory and its results.json, from either path.
+fn results_at(path: &Path) -> Result<(PathBuf, results::Results)> {
+    let (dir, file) = if path.is_dir() { (path.to_path_buf(), path.join("results.json")) } else { (path.parent().unwrap_or(Path::new(".")).to_path_buf(), path.to_path_buf()) };
+    Ok((dir, results::Results::load(&file)?))
+}
+
+/// summary.txt and the reports; returns the terminal table.
+fn write_outputs(dir: &Path, res: &results::Results) -> Result<String> {
+    let text = table::render(res, dir);
+    results::write_atomic(&dir.join("summary.txt"), text.as_bytes())?;
+    let files = crate::report::write_all(res, dir)?;
+    eprintln!("report: {} ({} files: report.md, CSV, {} PNG charts)", dir.join("report.html").display(), files.len() + 1, files.iter().filter(|f| f.extension().is_some_and(|e| e == "png")).count());
+    Ok(text)
+}
+
 fn run(plan: &Plan, root: &Path, out: &Path, external: Option<SocketAddr>) -> Result<i32> {
     let opts = orchestrate::Options { root: root.to_path_buf(), out: out.to_path_buf(), external };
     let (dir, res) = orchestrate::run_plan(plan, &opts)?;
-    let text = table::render(&res);
+    let text = write_outputs(&dir, &res)?;
     println!("{text}");
-    results::write_atomic(&dir.join("summary.txt"), text.as_bytes())?;
     eprintln!("results: {}", dir.join("results.json").display());
     Ok(if !res.complete {
         130
@@ -467,9 +495,19 @@ pub fn main() -> Result<i32> {
         Cmd::Verify { contenders, fuzz, seed } => verify_cmd(&root, contenders, fuzz, seed),
         Cmd::List => list(&root),
         Cmd::Table { path, markdown } => {
-            let file = if path.is_dir() { path.join("results.json") } else { path };
-            let res = results::Results::load(&file)?;
-            println!("{}", if markdown { table::render_markdown(&res) } else { table::render(&res) });
+            let (dir, res) = results_at(&path)?;
+            println!("{}", if markdown { table::render_markdown(&res) } else { table::render(&res, &dir) });
+            Ok(0)
+        }
+        Cmd::Report { path } => {
+            let (dir, res) = results_at(&path)?;
+            println!("{}", write_outputs(&dir, &res)?);
+            Ok(0)
+        }
+        Cmd::Compare { a, b } => {
+            let (da, ra) = results_at(&a)?;
+            let (db, rb) = results_at(&b)?;
+            println!("{}", crate::compare::render(&ra, &da, &rb, &db)?);
             Ok(0)
         }
         Cmd::Bench { what: BenchCmd::Driver { connections, duration, repeats, path, json } } => {

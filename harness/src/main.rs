@@ -4,6 +4,7 @@
 mod analysis;
 mod bench;
 mod cli;
+mod compare;
 mod contender;
 mod driver;
 mod env;
@@ -14,6 +15,7 @@ mod manifest;
 mod orchestrate;
 mod plan;
 mod progress;
+mod report;
 mod results;
 mod sampler;
 mod serve;

@@ -1,31 +1,28 @@
 //! The terminal comparison: per scenario, metrics as rows and contenders as columns, with the
 //! change of each contender against the first one.
 
+use crate::analysis::{self, Cell, Difference, METRICS};
 use crate::results::{ContenderInfo, Results, Run, RunStatus};
 use crate::stats::relative_change;
+use std::path::Path;
 
-struct Metric {
-    label: &'static str,
-    value: fn(&Run) -> f64,
-    decimals: usize,
-}
-
-const METRICS: &[Metric] = &[
-    Metric { label: "throughput (req/s)", value: |r| r.summary.rps, decimals: 0 },
-    Metric { label: "latency p50 (ms)", value: |r| r.summary.latency.p50, decimals: 1 },
-    Metric { label: "latency p90 (ms)", value: |r| r.summary.latency.p90, decimals: 1 },
-    Metric { label: "latency p99 (ms)", value: |r| r.summary.latency.p99, decimals: 1 },
-    Metric { label: "latency p99.9 (ms)", value: |r| r.summary.latency.p999, decimals: 1 },
-    Metric { label: "latency max (ms)", value: |r| r.summary.latency.max, decimals: 1 },
-    Metric { label: "errors", value: |r| r.summary.errors.total() as f64, decimals: 0 },
-    Metric { label: "peak threads", value: |r| r.resources.peak_threads as f64, decimals: 0 },
-    Metric { label: "peak RSS (MB)", value: |r| r.resources.peak_rss_mb, decimals: 0 },
-    Metric { label: "CPU (ms per 1k req)", value: |r| r.resources.cpu_ms_per_1k_requests, decimals: 1 },
-    Metric { label: "peak sockets", value: |r| r.resources.peak_sockets as f64, decimals: 0 },
-    Metric { label: "ctx switches / req", value: |r| if r.summary.ok > 0 { (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64 / r.summary.ok as f64 } else { 0.0 }, decimals: 2 },
+/// Metrics of the terminal table (the reports show all of `analysis::METRICS`).
+const SHOWN: &[&str] = &[
+    "throughput (req/s)",
+    "latency p50 (ms)",
+    "latency p90 (ms)",
+    "latency p99 (ms)",
+    "latency p99.9 (ms)",
+    "latency max (ms)",
+    "errors (%)",
+    "peak threads",
+    "peak RSS (MB)",
+    "CPU (ms per 1k req)",
+    "peak sockets",
+    "ctx switches / req",
 ];
 
-fn fmt_num(v: f64, decimals: usize) -> String {
+pub fn fmt_num(v: f64, decimals: usize) -> String {
     let s = format!("{v:.decimals$}");
     let (int, frac) = s.split_once('.').map(|(a, b)| (a.to_string(), format!(".{b}"))).unwrap_or((s.clone(), String::new()));
     let (sign, digits) = int.strip_prefix('-').map(|d| ("-", d.to_string())).unwrap_or(("", int.clone()));
@@ -39,46 +36,6 @@ fn fmt_num(v: f64, decimals: usize) -> String {
     format!("{sign}{grouped}{frac}")
 }
 
-/// Throughput spread (max - min over the median) above which a contender's runs are noisy.
-const NOISY: f64 = 0.10;
-
-/// Throughput over the successful runs of one contender in one scenario.
-struct Spread {
-    runs: usize,
-    min: f64,
-    median: f64,
-    max: f64,
-}
-
-impl Spread {
-    fn relative(&self) -> f64 {
-        if self.median > 0.0 { (self.max - self.min) / self.median } else { 0.0 }
-    }
-}
-
-fn spread(results: &Results, scenario: &str, contender: &str) -> Option<Spread> {
-    let rps: Vec<f64> = results
-        .runs
-        .iter()
-        .filter(|r| r.scenario == scenario && r.contender == contender && r.status == RunStatus::Ok)
-        .map(|r| r.summary.rps)
-        .collect();
-    if rps.is_empty() {
-        return None;
-    }
-    let min = rps.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = rps.iter().copied().fold(0.0, f64::max);
-    Some(Spread { runs: rps.len(), min, median: crate::stats::median(rps), max })
-}
-
-/// The run shown for a contender: with several repeats, the one with the median throughput
-/// (statistics over repeats are reported separately).
-fn representative<'a>(runs: &[&'a Run]) -> Option<&'a Run> {
-    let mut ok: Vec<&Run> = runs.iter().copied().filter(|r| r.status != RunStatus::Failed).collect();
-    ok.sort_by(|a, b| a.summary.rps.total_cmp(&b.summary.rps));
-    ok.get(ok.len() / 2).copied().or_else(|| runs.first().copied())
-}
-
 /// Scenario names in the order they were first run.
 fn scenarios(results: &Results) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
@@ -90,33 +47,30 @@ fn scenarios(results: &Results) -> Vec<&str> {
     out
 }
 
-/// Each contender with the run shown for it in `scenario`.
+/// Each contender with the run shown for it in `scenario` (the median-throughput run).
 fn columns<'a>(results: &'a Results, scenario: &str) -> Vec<(&'a ContenderInfo, Option<&'a Run>)> {
-    results
-        .contenders
-        .iter()
-        .map(|c| {
-            let runs: Vec<&Run> = results.runs.iter().filter(|r| r.scenario == scenario && r.contender == c.name).collect();
-            (c, representative(&runs))
-        })
-        .collect()
+    results.contenders.iter().map(|c| (c, analysis::representative(results, scenario, &c.name))).collect()
 }
 
-pub fn render(results: &Results) -> String {
+/// The comparison for the terminal: per scenario, each metric's median over runs (latency
+/// from merged histograms) per contender, the change against the first contender ("~" when
+/// the 95% intervals overlap: not significant), then per-level rows of the median run.
+pub fn render(results: &Results, dir: &Path) -> String {
     let mut out = String::new();
     for scenario in scenarios(results) {
         let cols: Vec<(&str, Option<&Run>)> = columns(results, scenario).into_iter().map(|(c, r)| (c.name.as_str(), r)).collect();
+        let cells: Vec<Option<Cell>> = cols.iter().map(|(n, _)| analysis::cell(results, dir, scenario, n)).collect();
         let first = results.runs.iter().find(|r| r.scenario == scenario);
         let header = first.map(|r| format!("{} {}: {}", r.scenario, r.path, r.load_description)).unwrap_or_default();
         out.push_str(&format!("\n{header}\n"));
-        let spreads: Vec<Option<Spread>> = cols.iter().map(|(n, _)| spread(results, scenario, n)).collect();
-        let ranges: Vec<String> = spreads
+        let intervals: Vec<String> = cells
             .iter()
-            .map(|s| s.as_ref().map(|s| format!("{}..{} ({})", fmt_num(s.min, 0), fmt_num(s.max, 0), s.runs)).unwrap_or_else(|| "-".into()))
+            .map(|c| match c.as_ref().map(|c| (c.rps.lo, c.rps.hi)) {
+                Some((Some(lo), Some(hi))) => format!("{}..{}", fmt_num(lo, 0), fmt_num(hi, 0)),
+                _ => "-".into(),
+            })
             .collect();
-        let repeated = spreads.iter().flatten().any(|s| s.runs > 1);
-        let widest_range = if repeated { ranges.iter().map(String::len).max().unwrap_or(0) } else { 0 };
-        let width = cols.iter().map(|(n, _)| n.len()).max().unwrap_or(8).max(12).max(widest_range);
+        let width = cols.iter().map(|(n, _)| n.len()).chain(intervals.iter().map(String::len)).max().unwrap_or(8).max(12);
         let show_diff = cols.len() >= 2;
         out.push_str(&format!("{:<22}", "metric"));
         for (i, (n, _)) in cols.iter().enumerate() {
@@ -128,49 +82,39 @@ pub fn render(results: &Results) -> String {
         out.push('\n');
         out.push_str(&"-".repeat(22 + cols.len() * (width + 1) + if show_diff { 9 * (cols.len() - 1) } else { 0 }));
         out.push('\n');
-        let row = |out: &mut String, label: &str, value: &dyn Fn(&Run) -> Option<f64>, decimals: usize| {
-            out.push_str(&format!("{label:<22}"));
-            let base = cols.first().and_then(|(_, r)| r.and_then(value));
-            for (i, (_, run)) in cols.iter().enumerate() {
-                let v = run.filter(|r| r.status != RunStatus::Failed).and_then(value);
-                let cell = match (run, v) {
-                    (Some(r), _) if r.status == RunStatus::Failed => "FAILED".to_string(),
-                    (_, Some(v)) => fmt_num(v, decimals),
-                    _ => "-".to_string(),
-                };
-                out.push_str(&format!(" {cell:>width$}"));
-                if show_diff && i > 0 {
-                    let d = base.zip(v).and_then(|(a, b)| relative_change(a, b)).map(|d| format!("{d:+.0}%"));
-                    out.push_str(&format!(" {:>8}", d.unwrap_or_else(|| "-".into())));
-                }
-            }
-            out.push('\n');
-        };
-        for m in METRICS {
-            row(&mut out, m.label, &|r: &Run| Some((m.value)(r)), m.decimals);
-        }
-        // Repeated runs: the figures above are the median-throughput run's; say how far the
-        // repeats spread, so one lucky run is not mistaken for a difference.
-        if repeated {
-            out.push_str(&format!("{:<22}", "req/s range (runs)"));
-            for (i, cell) in ranges.iter().enumerate() {
-                out.push_str(&format!(" {cell:>width$}"));
-                if show_diff && i > 0 {
-                    out.push_str(&format!(" {:>8}", ""));
-                }
-            }
-            out.push('\n');
-        }
-        for ((n, _), s) in cols.iter().zip(&spreads) {
-            if let Some(s) = s.as_ref().filter(|s| s.runs > 1 && s.relative() > NOISY) {
-                out.push_str(&format!(
-                    "  noisy ({n}): throughput varies {:.0}% across {} runs; differences smaller than that are not significant\n",
-                    s.relative() * 100.0,
-                    s.runs
-                ));
+        let runs_row: Vec<String> = cols
+            .iter()
+            .zip(&cells)
+            .map(|((_, r), c)| match (r, c) {
+                (Some(r), None) if r.status == RunStatus::Failed => "FAILED".into(),
+                (_, Some(c)) => format!("{}{}", c.runs, if c.partial { " incomplete" } else { "" }),
+                _ => "-".into(),
+            })
+            .collect();
+        push_row(&mut out, "runs", &runs_row, &vec![String::new(); cols.len()], width, show_diff);
+        for m in METRICS.iter().filter(|m| SHOWN.contains(&m.label)) {
+            let values: Vec<String> = cells.iter().zip(&runs_row).map(|(c, r)| c.as_ref().map(|c| fmt_num((m.get)(c).value, m.decimals)).unwrap_or_else(|| r.clone())).collect();
+            let diffs: Vec<String> = cells
+                .iter()
+                .map(|c| match (cells[0].as_ref(), c.as_ref()) {
+                    (Some(a), Some(b)) => short_diff(&Difference::of(m, a, b)),
+                    _ => "-".into(),
+                })
+                .collect();
+            push_row(&mut out, m.label, &values, &diffs, width, show_diff);
+            if m.label == "throughput (req/s)" && intervals.iter().any(|i| i != "-") {
+                push_row(&mut out, "  95% interval", &intervals, &vec![String::new(); cols.len()], width, show_diff);
             }
         }
-        // Stepped closed runs: throughput and tail at each level of users.
+        if let Some(method) = cells.iter().flatten().map(|c| c.method.as_str()).next() {
+            out.push_str(&format!("  {method}; ~ = intervals overlap (not significant)\n"));
+        }
+        for (n, c) in cols.iter().zip(&cells) {
+            if let Some(why) = c.as_ref().and_then(|c| c.noisy.as_ref()) {
+                out.push_str(&format!("  noisy ({}): {why}\n", n.0));
+            }
+        }
+        // Stepped closed runs: throughput and tail at each level of users (median run).
         if cols.iter().filter_map(|(_, r)| *r).any(stepped) {
             let mut targets: Vec<f64> = Vec::new();
             for (_, r) in &cols {
@@ -180,12 +124,19 @@ pub fn render(results: &Results) -> String {
                     }
                 }
             }
+            let level_row = |out: &mut String, label: &str, value: &dyn Fn(&Run) -> Option<f64>, decimals: usize| {
+                let base = cols.first().and_then(|(_, r)| r.and_then(value));
+                let vals: Vec<Option<f64>> = cols.iter().map(|(_, r)| r.filter(|r| r.status != RunStatus::Failed).and_then(value)).collect();
+                let values: Vec<String> = vals.iter().map(|v| v.map(|v| fmt_num(v, decimals)).unwrap_or_else(|| "-".into())).collect();
+                let diffs: Vec<String> = vals.iter().map(|v| base.zip(*v).and_then(|(a, b)| relative_change(a, b)).map(|d| format!("{d:+.0}%")).unwrap_or_else(|| "-".into())).collect();
+                push_row(out, label, &values, &diffs, width, show_diff);
+            };
             for t in targets {
                 let level = move |r: &Run| r.summary.levels.iter().find(|l| l.target == t).cloned();
-                row(&mut out, &format!("req/s @ {t} users"), &|r: &Run| level(r).map(|l| l.rps), 0);
-                row(&mut out, &format!("p99 ms @ {t} users"), &|r: &Run| level(r).map(|l| l.latency.p99), 1);
-                row(&mut out, &format!("threads @ {t} users"), &|r: &Run| level(r).map(|l| l.peak_threads as f64), 0);
-                row(&mut out, &format!("RSS MB @ {t} users"), &|r: &Run| level(r).map(|l| l.peak_rss_mb), 0);
+                level_row(&mut out, &format!("req/s @ {t} users"), &|r: &Run| level(r).map(|l| l.rps), 0);
+                level_row(&mut out, &format!("p99 ms @ {t} users"), &|r: &Run| level(r).map(|l| l.latency.p99), 1);
+                level_row(&mut out, &format!("threads @ {t} users"), &|r: &Run| level(r).map(|l| l.peak_threads as f64), 0);
+                level_row(&mut out, &format!("RSS MB @ {t} users"), &|r: &Run| level(r).map(|l| l.peak_rss_mb), 0);
             }
         }
         for (n, run) in &cols {
@@ -206,6 +157,29 @@ pub fn render(results: &Results) -> String {
         out.push_str(&format!("\nresults are INCOMPLETE: {}\n", results.incomplete_reason.as_deref().unwrap_or("the plan did not finish")));
     }
     out
+}
+
+/// "+12%", "+3%~" (intervals overlap), "+3%?" (no intervals to judge by).
+fn short_diff(d: &Difference) -> String {
+    match d.change_pct {
+        None => "-".into(),
+        Some(p) => format!("{p:+.0}%{}", match d.significant {
+            Some(true) => "",
+            Some(false) => "~",
+            None => "",
+        }),
+    }
+}
+
+fn push_row(out: &mut String, label: &str, values: &[String], diffs: &[String], width: usize, show_diff: bool) {
+    out.push_str(&format!("{label:<22}"));
+    for (i, v) in values.iter().enumerate() {
+        out.push_str(&format!(" {v:>width$}"));
+        if show_diff && i > 0 {
+            out.push_str(&format!(" {:>8}", diffs[i]));
+        }
+    }
+    out.push('\n');
 }
 
 /// A closed-model run with more than one level of users: its per-level rows are worth showing.
@@ -286,16 +260,17 @@ mod tests {
     }
 
     #[test]
-    fn repeats_show_their_range_and_the_median_run() {
+    fn repeats_show_the_median_its_interval_and_significance() {
         let r = results_with(&[("a", 1000.0), ("a", 1300.0), ("a", 1010.0), ("b", 2000.0), ("b", 2010.0), ("b", 1990.0)]);
-        let t = render(&r);
-        assert!(t.contains("1,000..1,300 (3)") && t.contains("1,990..2,010 (3)"), "{t}");
-        // The shown throughput is the median run's, not an average.
-        assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("1,010") && l.contains("2,000")), "{t}");
-        assert!(t.contains("noisy (a): throughput varies 30% across 3 runs"), "{t}");
+        let t = render(&r, Path::new("/nonexistent"));
+        // Median over runs, not an average; b's interval is far from a's: significant.
+        assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("1,010") && l.contains("2,000") && l.contains("+98%") && !l.contains("+98%~")), "{t}");
+        assert!(t.lines().any(|l| l.starts_with("  95% interval") && l.contains("1,990..2,010")), "{t}");
+        assert!(t.contains("bootstrap over runs"), "{t}");
+        assert!(t.contains("noisy (a): throughput varies"), "{t}");
         assert!(!t.contains("noisy (b)"), "{t}");
-        let single = render(&results_with(&[("a", 1000.0), ("b", 2000.0)]));
-        assert!(!single.contains("req/s range"), "{single}");
+        let close = render(&results_with(&[("a", 1000.0), ("a", 1020.0), ("a", 990.0), ("b", 1010.0), ("b", 995.0), ("b", 1025.0)]), Path::new("/x"));
+        assert!(close.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("%~")), "{close}");
     }
 
     #[test]

@@ -1,0 +1,405 @@
+//! Every output of a results directory, built from results.json (and the interval logs it
+//! names): report.html, report.md, intervals.csv, resources.csv and charts/*.png.
+
+pub mod chart;
+mod html;
+pub mod png;
+
+use crate::analysis::{self, Cell, Difference, METRICS};
+use crate::results::{Results, Run, RunStatus};
+use anyhow::{Context, Result};
+use chart::{Chart, Series, GUIDE, PALETTE};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// Everything a report shows for one scenario.
+pub struct ScenarioView {
+    pub name: String,
+    pub path: String,
+    pub load: String,
+    pub cells: Vec<(String, Option<Cell>)>,
+    pub charts: Vec<Chart>,
+}
+
+pub fn views(results: &Results, dir: &Path) -> Vec<ScenarioView> {
+    analysis::cells(results, dir)
+        .into_iter()
+        .map(|(scenario, cells)| {
+            let first = results.runs.iter().find(|r| r.scenario == scenario);
+            ScenarioView {
+                path: first.map(|r| r.path.clone()).unwrap_or_default(),
+                load: first.map(|r| r.load_description.clone()).unwrap_or_default(),
+                charts: charts(results, &scenario),
+                cells: results.contenders.iter().map(|c| c.name.clone()).zip(cells).collect(),
+                name: scenario,
+            }
+        })
+        .collect()
+}
+
+/// File-name-safe form of a scenario name.
+pub fn slug(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c.to_ascii_lowercase() } else { '-' }).collect()
+}
+
+fn color(i: usize) -> String {
+    PALETTE[i % PALETTE.len()].to_string()
+}
+
+fn is_open(run: &Run) -> bool {
+    run.load.get("model").and_then(|m| m.as_str()) == Some("open")
+}
+
+/// Charts of one scenario, each contender drawn from its representative run.
+pub fn charts(results: &Results, scenario: &str) -> Vec<Chart> {
+    let reps: Vec<(usize, &str, &Run)> = results
+        .contenders
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| analysis::representative(results, scenario, &c.name).map(|r| (i, c.name.as_str(), r)))
+        .filter(|(_, _, r)| r.status != RunStatus::Failed)
+        .collect();
+    let id = |k: &str| format!("{}-{k}", slug(scenario));
+    let measured = |r: &Run| r.intervals.iter().filter(|row| !row.drain).map(|row| row.clone()).collect::<Vec<_>>();
+    let per_second = |k: &str, title: &str, y: &str, f: fn(&crate::results::IntervalRow) -> f64| Chart {
+        id: id(k),
+        title: title.into(),
+        x_label: "seconds into the measured run".into(),
+        y_label: y.into(),
+        series: reps
+            .iter()
+            .map(|(i, n, r)| Series { name: n.to_string(), color: color(*i), dashed: false, points: measured(r).iter().map(|row| (f64::from(row.t) + 0.5, f(row))).collect() })
+            .collect(),
+        ..Chart::default()
+    };
+    let mut out = vec![per_second("throughput", "Throughput over time", "req/s", |r| r.ok as f64)];
+    let mut lat = Chart {
+        id: id("latency"),
+        title: "Response time over time: p99 (solid), p50 (dashed)".into(),
+        x_label: "seconds into the measured run".into(),
+        y_label: "ms".into(),
+        ..Chart::default()
+    };
+    for (i, n, r) in &reps {
+        let rows: Vec<_> = measured(r).into_iter().filter(|row| row.ok > 0).collect();
+        lat.series.push(Series { name: format!("{n} p99"), color: color(*i), dashed: false, points: rows.iter().map(|row| (f64::from(row.t) + 0.5, row.latency.p99)).collect() });
+        lat.series.push(Series { name: format!("{n} p50"), color: color(*i), dashed: true, points: rows.iter().map(|row| (f64::from(row.t) + 0.5, row.latency.p50)).collect() });
+    }
+    out.push(lat);
+    if let Some(spectrum) = spectrum(results, scenario, &reps, id("percentiles")) {
+        out.push(spectrum);
+    }
+    let open = reps.first().is_some_and(|(_, _, r)| is_open(r));
+    if let Some((_, _, r)) = reps.first() {
+        let label = if open { "arrival rate (req/s)" } else { "users" };
+        out.push(Chart {
+            id: id("load"),
+            title: format!("Offered load: {label}"),
+            x_label: "seconds into the measured run".into(),
+            y_label: label.into(),
+            series: vec![Series { name: label.into(), color: GUIDE.into(), dashed: false, points: measured(r).iter().map(|row| (f64::from(row.t) + 0.5, row.target)).collect() }],
+            ..Chart::default()
+        });
+    }
+    out.push(per_second("errors", "Errors over time", "errors/s", |r| r.errors as f64));
+    if let Some(s) = scaling(&reps, open, id("scaling")) {
+        out.push(s);
+    }
+    let sampled = |k: &str, title: &str, y: &str, f: &dyn Fn(&crate::sampler::Sample, Option<&crate::sampler::Sample>) -> Option<f64>| Chart {
+        id: id(k),
+        title: title.into(),
+        x_label: "seconds into the measured run".into(),
+        y_label: y.into(),
+        series: reps
+            .iter()
+            .filter(|(_, _, r)| !r.resources.samples.is_empty())
+            .map(|(i, n, r)| {
+                let s = &r.resources.samples;
+                let points = s.iter().enumerate().filter_map(|(j, cur)| f(cur, j.checked_sub(1).map(|p| &s[p])).map(|v| (cur.t, v))).collect();
+                Series { name: n.to_string(), color: color(*i), dashed: false, points }
+            })
+            .collect(),
+        ..Chart::default()
+    };
+    let rate = |cur: &crate::sampler::Sample, prev: Option<&crate::sampler::Sample>, f: fn(&crate::sampler::Sample) -> f64| {
+        let p = prev?;
+        let dt = cur.t - p.t;
+        (dt > 0.0).then(|| ((f(cur) - f(p)) / dt).max(0.0))
+    };
+    for c in [
+        sampled("threads", "Threads", "threads", &|s, _| Some(s.threads as f64)),
+        sampled("rss", "Resident memory (RSS)", "MB", &|s, _| Some(s.rss_mb)),
+        sampled("cpu", "CPU (100% = one core)", "%", &|s, p| rate(s, p, |x| (x.cpu_user_s + x.cpu_sys_s) * 100.0)),
+        sampled("ctx", "Context switches", "per second", &|s, p| rate(s, p, |x| (x.ctx_voluntary + x.ctx_involuntary) as f64)),
+        sampled("sockets", "Open sockets", "sockets", &|s, _| Some(s.sockets as f64)),
+    ] {
+        if c.has_data() {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Latency by percentile (HdrHistogram's percentile spectrum), from every run merged.
+fn spectrum(results: &Results, scenario: &str, reps: &[(usize, &str, &Run)], id: String) -> Option<Chart> {
+    let mut series = Vec::new();
+    for (i, n, _) in reps {
+        let h = analysis::merged_histogram(results, scenario, n)?;
+        // x = log10(1 / (1 - q)): 1 = 90%, 2 = 99%, 3 = 99.9%.
+        let points = (0..=40)
+            .map(|k| {
+                let x = f64::from(k) / 10.0;
+                let q = 1.0 - 10f64.powf(-x);
+                (x, h.value_at_quantile(q) as f64 / 1000.0)
+            })
+            .chain(std::iter::once((4.3, h.max() as f64 / 1000.0)))
+            .collect();
+        series.push(Series { name: n.to_string(), color: color(*i), dashed: false, points });
+    }
+    let ticks = [(0.0, "0%"), (0.301, "50%"), (1.0, "90%"), (2.0, "99%"), (3.0, "99.9%"), (4.0, "99.99%"), (4.3, "max")];
+    Some(Chart {
+        id,
+        title: "Response time by percentile (all runs merged)".into(),
+        x_label: "percentile".into(),
+        y_label: "ms".into(),
+        series,
+        x_ticks: Some(ticks.iter().map(|(x, l)| (*x, l.to_string())).collect()),
+        markers: false,
+    })
+}
+
+/// Throughput against offered load, one point per load level, with the ceiling the load
+/// allows: Little's law (users / response time at the lowest level) or the offered rate.
+fn scaling(reps: &[(usize, &str, &Run)], open: bool, id: String) -> Option<Chart> {
+    if reps.iter().all(|(_, _, r)| r.summary.levels.len() < 2) {
+        return None;
+    }
+    let mut series: Vec<Series> = reps
+        .iter()
+        .map(|(i, n, r)| Series { name: n.to_string(), color: color(*i), dashed: false, points: r.summary.levels.iter().map(|l| (l.target, l.rps)).collect() })
+        .collect();
+    let max_x = reps.iter().flat_map(|(_, _, r)| r.summary.levels.iter().map(|l| l.target)).fold(0.0, f64::max);
+    if open {
+        series.push(Series { name: "offered rate".into(), color: GUIDE.into(), dashed: true, points: vec![(0.0, 0.0), (max_x, max_x)] });
+    } else {
+        // The uncontended response time: the best median at the lowest level of users.
+        let r0 = reps.iter().filter_map(|(_, _, r)| r.summary.levels.first().map(|l| l.latency.p50)).filter(|m| *m > 0.0).fold(f64::INFINITY, f64::min);
+        if r0.is_finite() {
+            series.push(Series {
+                name: format!("Little's law: users / {} ms (best p50 at the first level)", chart::short((r0 * 10.0).round() / 10.0)),
+                color: GUIDE.into(),
+                dashed: true,
+                points: vec![(0.0, 0.0), (max_x, max_x / (r0 / 1000.0))],
+            });
+        }
+    }
+    Some(Chart {
+        id,
+        title: if open { "Throughput vs arrival rate" } else { "Throughput vs concurrency" }.into(),
+        x_label: if open { "arrival rate (req/s)" } else { "concurrent users" }.into(),
+        y_label: "req/s".into(),
+        series,
+        x_ticks: None,
+        markers: true,
+    })
+}
+
+/// "1,020 [990-1,100]" with the metric's decimals.
+pub fn fmt_estimate(e: &analysis::Estimate, decimals: usize) -> String {
+    let v = crate::table::fmt_num(e.value, decimals);
+    match (e.lo, e.hi) {
+        (Some(lo), Some(hi)) => format!("{v} [{}-{}]", crate::table::fmt_num(lo, decimals), crate::table::fmt_num(hi, decimals)),
+        _ => v,
+    }
+}
+
+/// Rows of a scenario's summary table: metric label, then per contender its value (with the
+/// interval) and, after the first, the difference against the first.
+pub fn summary_rows(view: &ScenarioView) -> Vec<(String, Vec<String>)> {
+    let base = view.cells.first().and_then(|(_, c)| c.as_ref());
+    let mut rows = vec![("runs".to_string(), view.cells.iter().map(|(_, c)| c.as_ref().map(|c| runs_label(c)).unwrap_or_else(|| "failed".into())).collect())];
+    for m in METRICS {
+        let cells = view
+            .cells
+            .iter()
+            .enumerate()
+            .map(|(i, (_, c))| match c {
+                None => "-".to_string(),
+                Some(c) => {
+                    let v = fmt_estimate(&(m.get)(c), m.decimals);
+                    match base {
+                        Some(b) if i > 0 => format!("{v} ({})", Difference::of(m, b, c).describe()),
+                        _ => v,
+                    }
+                }
+            })
+            .collect();
+        rows.push((m.label.to_string(), cells));
+    }
+    rows
+}
+
+fn runs_label(c: &Cell) -> String {
+    let mut s = c.runs.to_string();
+    if c.failed_runs > 0 {
+        let _ = write!(s, " (+{} failed)", c.failed_runs);
+    }
+    if c.partial {
+        s.push_str(" incomplete");
+    }
+    s
+}
+
+/// Notes under a scenario's table: how intervals were made, noisy cells, failures.
+pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
+    let mut out = Vec::new();
+    let methods: Vec<&str> = view.cells.iter().filter_map(|(_, c)| c.as_ref().map(|c| c.method.as_str())).collect();
+    if let Some(m) = methods.first() {
+        if methods.iter().all(|x| x == m) {
+            out.push(format!("Intervals: {m}. Latency percentiles from the histograms of all runs merged. A difference whose intervals overlap is marked not significant."));
+        } else {
+            for (n, c) in view.cells.iter().filter_map(|(n, c)| c.as_ref().map(|c| (n, c))) {
+                out.push(format!("{n}: {}", c.method));
+            }
+        }
+    }
+    for (n, c) in view.cells.iter().filter_map(|(n, c)| c.as_ref().map(|c| (n, c))) {
+        if let Some(why) = &c.noisy {
+            out.push(format!("Noisy ({n}): {why}."));
+        }
+    }
+    for r in results.runs.iter().filter(|r| r.scenario == view.name && r.status != RunStatus::Ok) {
+        let what = if r.status == RunStatus::Failed { "failed" } else { "incomplete" };
+        let why = r.failure.as_deref().unwrap_or("interrupted").lines().next().unwrap_or("").to_string();
+        out.push(format!("{} run {} {what}: {why}", r.contender, r.run));
+    }
+    out
+}
+
+pub fn markdown(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> String {
+    let mut md = String::new();
+    let plan = results.plan.get("name").and_then(|v| v.as_str()).unwrap_or("plan");
+    let _ = writeln!(md, "# iobound report: {plan}\n");
+    let env = &results.environment;
+    let _ = writeln!(md, "{} on {} ({} CPUs, {:.0} GiB), {}; {}.\n", results.started_at, env.cpu_model, env.cpus_online, env.memory_gib, env.kernel, env.pinning);
+    if !results.complete {
+        let _ = writeln!(md, "**Incomplete results**: {}.\n", results.incomplete_reason.as_deref().unwrap_or("the plan did not finish"));
+    }
+    for v in views {
+        let _ = writeln!(md, "## {} `{}`\n\n{}\n", v.name, v.path, v.load);
+        let names: Vec<&str> = v.cells.iter().map(|(n, _)| n.as_str()).collect();
+        let _ = writeln!(md, "| metric | {} |", names.join(" | "));
+        let _ = writeln!(md, "|---|{}", "---:|".repeat(names.len()));
+        for (label, cells) in summary_rows(v) {
+            let _ = writeln!(md, "| {label} | {} |", cells.join(" | "));
+        }
+        md.push('\n');
+        for n in notes(v, results) {
+            let _ = writeln!(md, "- {}", n.replace('\n', " "));
+        }
+        for p in png.iter().filter(|p| p.file_name().and_then(|f| f.to_str()).is_some_and(|f| f.starts_with(&format!("{}-", slug(&v.name))))) {
+            let f = p.file_name().unwrap().to_string_lossy();
+            let _ = writeln!(md, "\n![{f}](charts/{f})");
+        }
+        md.push('\n');
+    }
+    let _ = writeln!(md, "## Contenders\n\n| contender | model | framework | configuration | tunables |\n|---|---|---|---|---|");
+    for c in &results.contenders {
+        let t: Vec<String> = c.tunables.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(md, "| {} | {} | {} | {} | {} |", c.name, c.model, c.framework, c.config.replace('\n', " "), t.join(", "));
+    }
+    let _ = writeln!(md, "\nJVM flags (every Java contender): `{}`", env.jvm_flags.join(" "));
+    md
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
+}
+
+pub fn intervals_csv(results: &Results) -> String {
+    let mut out = String::from("scenario,contender,run,status,t_s,target,ok,errors,p50_ms,p90_ms,p99_ms,max_ms,drain\n");
+    for r in &results.runs {
+        for row in &r.intervals {
+            let l = &row.latency;
+            let _ = writeln!(
+                out,
+                "{},{},{},{:?},{},{},{},{},{},{},{},{},{}",
+                csv_field(&r.scenario),
+                csv_field(&r.contender),
+                r.run,
+                r.status,
+                row.t,
+                row.target,
+                row.ok,
+                row.errors,
+                l.p50,
+                l.p90,
+                l.p99,
+                l.max,
+                row.drain
+            );
+        }
+    }
+    out
+}
+
+pub fn resources_csv(results: &Results) -> String {
+    let mut out = String::from("scenario,contender,run,t_s,processes,threads,rss_mb,cpu_user_s,cpu_sys_s,ctx_voluntary,ctx_involuntary,fds,sockets\n");
+    for r in &results.runs {
+        for s in &r.resources.samples {
+            let _ = writeln!(
+                out,
+                "{},{},{},{:.3},{},{},{:.1},{:.3},{:.3},{},{},{},{}",
+                csv_field(&r.scenario),
+                csv_field(&r.contender),
+                r.run,
+                s.t,
+                s.processes,
+                s.threads,
+                s.rss_mb,
+                s.cpu_user_s,
+                s.cpu_sys_s,
+                s.ctx_voluntary,
+                s.ctx_involuntary,
+                s.fds,
+                s.sockets
+            );
+        }
+    }
+    out
+}
+
+/// Charts worth a PNG for a README: throughput, latency, scaling, threads, memory.
+const PNG_CHARTS: &[&str] = &["throughput", "latency", "percentiles", "scaling", "threads", "rss"];
+
+/// Writes every output into `dir`; returns the files written.
+pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
+    let views = views(results, dir);
+    let charts_dir = dir.join("charts");
+    std::fs::create_dir_all(&charts_dir).with_context(|| format!("cannot create {}", charts_dir.display()))?;
+    let mut written = Vec::new();
+    let mut pngs = Vec::new();
+    for v in &views {
+        for c in v.charts.iter().filter(|c| c.has_data()) {
+            let kind = c.id.rsplit('-').next().unwrap_or("");
+            if PNG_CHARTS.contains(&kind) {
+                let p = charts_dir.join(format!("{}.png", c.id));
+                crate::results::write_atomic(&p, &png::render(c)?)?;
+                pngs.push(p);
+            }
+        }
+    }
+    let files: [(&str, String); 4] = [
+        ("report.html", html::page(results, &views)),
+        ("report.md", markdown(results, &views, &pngs)),
+        ("intervals.csv", intervals_csv(results)),
+        ("resources.csv", resources_csv(results)),
+    ];
+    for (name, text) in files {
+        let p = dir.join(name);
+        crate::results::write_atomic(&p, text.as_bytes())?;
+        written.push(p);
+    }
+    written.extend(pngs);
+    Ok(written)
+}
