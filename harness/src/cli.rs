@@ -186,7 +186,8 @@ struct RunArgs {
     /// Warm-up before each measured run (not recorded)
     #[arg(long, value_name = "D", value_parser = duration_arg)]
     warmup: Option<String>,
-    /// Repeats of each contender x scenario, interleaved (A B A B ...)
+    /// Repeats of each contender x scenario, interleaved (A B A B ...); default: the plan's
+    /// `runs` (3 when a plan does not say), 1 for an ad hoc run
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     runs: Option<u32>,
     /// Heap for every JVM contender (-Xms = -Xmx), e.g. 512m
@@ -307,6 +308,7 @@ fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<SocketAddr>)> {
                 name: Some("adhoc".into()),
                 scenarios: vec![ScenarioFile { name: if name.is_empty() { "root".into() } else { name }, path, warmup: None, load: load_file(&a.load) }],
                 warmup: Some(if a.load.url.is_some() { "0s".into() } else { plan::DEFAULT_WARMUP.into() }),
+                runs: Some(1),
                 ..PlanFile::default()
             }
         }

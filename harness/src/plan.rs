@@ -10,6 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 pub const DEFAULT_TIMEOUT: &str = "10s";
+pub const DEFAULT_PLAN_RUNS: u32 = 3;
 pub const DEFAULT_WARMUP: &str = "5s";
 pub const DEFAULT_HEAP: &str = "512m";
 
@@ -287,7 +288,9 @@ impl PlanFile {
         if self.scenarios.is_empty() {
             bail!("the plan has no [[scenario]]; add one with name, path and [scenario.load]");
         }
-        let runs = self.runs.unwrap_or(1);
+        // Plans repeat each contender x scenario three times unless they say otherwise; ad hoc
+        // runs from flags set one.
+        let runs = self.runs.unwrap_or(DEFAULT_PLAN_RUNS);
         if runs == 0 || runs > 100 {
             bail!("plan.runs = {runs} is out of range; use 1..=100");
         }
@@ -383,6 +386,12 @@ mod tests {
         assert_eq!(prof.target_at(Duration::from_secs(25)), 768.0);
         assert_eq!(prof.target_at(Duration::from_secs(99)), 1024.0);
         assert_eq!(p.scenarios[0].load.timeout, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn plans_repeat_three_times_unless_they_say() {
+        assert_eq!(plan(GOOD).unwrap().runs, 3);
+        assert_eq!(plan(&format!("runs = 5\n{GOOD}")).unwrap().runs, 5);
     }
 
     #[test]

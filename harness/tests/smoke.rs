@@ -157,26 +157,7 @@ fn crashing_contender_home(lifetime: u32) -> tempfile::TempDir {
 /// A contender folder named "crasher" whose start command is `argv` (TOML array items).
 fn fake_contender_home(argv: &str, what: &str) -> tempfile::TempDir {
     let home = tempfile::tempdir().unwrap();
-    let dir = home.path().join("contenders/crasher");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::create_dir_all(home.path().join("contract")).unwrap();
-    std::fs::write(dir.join("server"), "").unwrap();
-    std::fs::write(
-        dir.join("contender.toml"),
-        format!(
-            r#"name = "crasher"
-model = "event-loop"
-language = "rust"
-framework = "iobound serve, {what}"
-config = "test double"
-build = "none"
-artifact = "server"
-start = [{argv}]
-ready = "/plaintext"
-"#
-        ),
-    )
-    .unwrap();
+    add_fake_contender(home.path(), "crasher", argv, what);
     home
 }
 
@@ -188,6 +169,7 @@ fn a_contender_that_crashes_mid_run_is_reported_and_the_plan_goes_on() {
     std::fs::write(
         &plan,
         r#"contenders = ["crasher"]
+runs = 1
 warmup = "0s"
 [[scenario]]
 name = "first"

@@ -13,7 +13,7 @@ table{border-collapse:collapse;font-size:13px;margin:8px 0}td,th{border:1px soli
 th{background:#f4f4f4;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .banner{background:#fff3cd;border:1px solid #e0c36c;padding:8px 12px;margin:12px 0}
 .notes{font-size:13px;color:#444}.grid{display:flex;flex-wrap:wrap;gap:12px}
-.chart{border:1px solid #eee;background:#fff;max-width:100%;height:auto}
+.chart{border:1px solid #eee;background:#fff;width:calc(50% - 8px);min-width:520px;height:auto}
 .pt{r:4px}.pt:hover{r:6px}
 #tip{position:fixed;pointer-events:none;white-space:pre;background:#222;color:#fff;font-size:12px;padding:3px 6px;border-radius:3px;display:none}
 pre{background:#f7f7f7;padding:8px;font-size:12px;white-space:pre-wrap}

@@ -55,3 +55,28 @@ pub fn json(out: &Output) -> serde_json::Value {
     assert!(out.status.success(), "iobound failed: {}\n{}", text, String::from_utf8_lossy(&out.stderr));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
+
+/// Adds contender `name` under `home`/contenders, started as `argv` (TOML array items, with
+/// {port}), so that a test can run plans against servers of its own.
+pub fn add_fake_contender(home: &std::path::Path, name: &str, argv: &str, what: &str) {
+    let dir = home.join("contenders").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(home.join("contract")).unwrap();
+    std::fs::write(dir.join("server"), "").unwrap();
+    std::fs::write(
+        dir.join("contender.toml"),
+        format!(
+            r#"name = "{name}"
+model = "event-loop"
+language = "rust"
+framework = "iobound serve, {what}"
+config = "test double"
+build = "none"
+artifact = "server"
+start = [{argv}]
+ready = "/plaintext"
+"#
+        ),
+    )
+    .unwrap();
+}
