@@ -122,14 +122,14 @@ impl Difference {
         Difference { change_pct, significant, better }
     }
 
-    /// "+12.3%", "-4.0% (not significant)", "+1.0% (no interval)".
+    /// "+12.3%", "-4.0%, not significant", "+1.0%, no interval".
     pub fn describe(&self) -> String {
         let Some(p) = self.change_pct else { return "-".into() };
         let base = format!("{p:+.1}%");
         match self.significant {
             Some(true) => base,
-            Some(false) => format!("{base} (not significant)"),
-            None => format!("{base} (no interval)"),
+            Some(false) => format!("{base}, not significant"),
+            None => format!("{base}, no interval"),
         }
     }
 }
@@ -538,7 +538,7 @@ mod tests {
         let (ca, cb) = (cell(&res, Path::new("/x"), "s", "a").unwrap(), cell(&res, Path::new("/x"), "s", "b").unwrap());
         let d = Difference::of(&METRICS[0], &ca, &cb);
         assert_eq!(d.significant, Some(false));
-        assert!(d.describe().ends_with("(not significant)"), "{}", d.describe());
+        assert!(d.describe().ends_with("%, not significant"), "{}", d.describe());
         let far: Vec<Run> = [2000.0, 2010.0, 1990.0].iter().enumerate().map(|(i, v)| run_with("b", i as u32 + 1, *v, &lat)).collect();
         let res = results(a.into_iter().chain(far).collect());
         let cb = cell(&res, Path::new("/x"), "s", "b").unwrap();

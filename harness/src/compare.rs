@@ -69,7 +69,7 @@ fn table(x: &Cell, y: &Cell) -> String {
                 (Some(false), _) => "same (intervals overlap)",
                 _ => "",
             };
-            (m.label.to_string(), fmt_estimate(&(m.get)(x), m.decimals), fmt_estimate(&(m.get)(y), m.decimals), format!("{} {verdict}", d.describe().split(' ').next().unwrap_or("-")))
+            (m.label.to_string(), fmt_estimate(&(m.get)(x), m.decimals), fmt_estimate(&(m.get)(y), m.decimals), format!("{} {verdict}", d.describe().split(',').next().unwrap_or("-")))
         })
         .collect();
     let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(1).max(1);

@@ -185,11 +185,15 @@ fn scaling(reps: &[(usize, &str, &Run)], open: bool, id: String) -> Option<Chart
         // The uncontended response time: the best median at the lowest level of users.
         let r0 = reps.iter().filter_map(|(_, _, r)| r.summary.levels.first().map(|l| l.latency.p50)).filter(|m| *m > 0.0).fold(f64::INFINITY, f64::min);
         if r0.is_finite() {
+            // Drawn only as far as 1.5 x the best measured throughput, so that a ceiling far
+            // above the data (a CPU-bound scenario) does not flatten the chart.
+            let best = reps.iter().flat_map(|(_, _, r)| r.summary.levels.iter().map(|l| l.rps)).fold(0.0, f64::max);
+            let end = max_x.min(1.5 * best * r0 / 1000.0).max(1.0);
             series.push(Series {
                 name: format!("Little's law: users / {} ms (best p50 at the first level)", chart::short((r0 * 10.0).round() / 10.0)),
                 color: GUIDE.into(),
                 dashed: true,
-                points: vec![(0.0, 0.0), (max_x, max_x / (r0 / 1000.0))],
+                points: vec![(0.0, 0.0), (end, end / (r0 / 1000.0))],
             });
         }
     }
