@@ -88,7 +88,7 @@ pub fn driver(exe: &Path, args: &BenchArgs) -> Result<Vec<(ToolRun, ToolRun)>> {
     let port = contender::free_port()?;
     let dir = tempfile_dir()?;
     let argv: Vec<String> = vec![exe.display().to_string(), "serve".into(), "--port".into(), port.to_string()];
-    let mut server = contender::start(&argv, &dir, &args.server_cpus, port, &dir.join("serve.log"))?;
+    let mut server = contender::start(&argv, &dir, &args.server_cpus, port, &dir.join("serve.log"), &[])?;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     server.wait_ready(&rt, "/plaintext", Duration::from_secs(10))?;
     let url = format!("http://127.0.0.1:{port}{}", args.path);

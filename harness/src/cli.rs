@@ -96,6 +96,8 @@ enum Cmd {
         #[command(subcommand)]
         what: BenchCmd,
     },
+    /// Run the downstream service of /enrich on its own (the harness starts one for every plan)
+    Downstream(DownstreamArgs),
     /// Built-in test server (driver benchmark target; can stall once, like a GC pause)
     #[command(hide = true)]
     Serve(ServeArgs),
@@ -209,6 +211,27 @@ struct RunArgs {
     /// Parent directory of the timestamped results directory
     #[arg(long, default_value = "results", value_name = "DIR")]
     out: PathBuf,
+}
+
+#[derive(Args)]
+struct DownstreamArgs {
+    #[arg(long, default_value_t = 8081)]
+    port: u16,
+    /// Latency of each answer: fixed:100ms, uniform:50ms..150ms or lognormal:100ms,0.5
+    /// (median, sigma)
+    #[arg(long, default_value = "fixed:100ms")]
+    latency: String,
+    /// Share of requests answered 500 (0..1)
+    #[arg(long, default_value = "0")]
+    error_rate: String,
+    /// Share of requests that stall for --stall-for before their answer (0..1)
+    #[arg(long, default_value = "0")]
+    stall_prob: String,
+    #[arg(long, default_value = "10s", value_parser = duration_arg)]
+    stall_for: String,
+    /// Seed of the latency and fault draws
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 #[derive(Args)]
@@ -422,6 +445,8 @@ fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64) -> Result
     let java = crate::env::find_java();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     crate::interrupt::install();
+    let mut services = crate::services::Services::start(root, &plan, &rt, &std::env::temp_dir().join("iobound-verify-downstream.log"))?;
+    let ctx = verify::Context { corpus: &services.corpus, downstream_timeout: services.downstream_timeout };
     let mut failed = Vec::new();
     for name in &names {
         let m = manifest::find(&all, name)?;
@@ -429,10 +454,10 @@ fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64) -> Result
             bail!("{name} is not built ({} is missing); run `./iobound build`", m.artifact_path().display());
         }
         let log = std::env::temp_dir().join(format!("iobound-verify-{name}.log"));
-        let orchestrate::Launched { mut proc, startup_timeout, .. } = orchestrate::launch(&m, &m.resolve_tunables(None)?, &plan, java.as_deref(), &log)?;
+        let orchestrate::Launched { mut proc, startup_timeout, .. } = orchestrate::launch(&m, &m.resolve_tunables(None)?, &plan, java.as_deref(), &log, &services.env())?;
         match proc.wait_ready(&rt, &m.ready, startup_timeout) {
             Ok(_) => {
-                let mut v = verify::verify(&rt, proc.addr)?;
+                let mut v = verify::verify(&rt, proc.addr, &ctx)?;
                 if fuzz > 0 {
                     let f = rt.block_on(crate::fuzz::run(proc.addr, fuzz, seed));
                     v.passed &= f.passed;
@@ -450,6 +475,7 @@ fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64) -> Result
         }
         proc.stop(std::time::Duration::from_secs(4));
     }
+    services.stop();
     if failed.is_empty() {
         eprintln!("verify: {} contender(s) conform to the contract", names.len());
         Ok(0)
@@ -541,6 +567,12 @@ pub fn main() -> Result<i32> {
             Ok(0)
         }
         Cmd::Load(a) => load_cmd(&a),
+        Cmd::Downstream(a) => {
+            crate::contender::ensure_port_free(a.port)?;
+            let b = crate::downstream::Behaviour::new(&a.latency, &a.error_rate, &a.stall_prob, &a.stall_for)?;
+            crate::serve::downstream(a.port, b, a.seed)?;
+            Ok(0)
+        }
     }
 }
 

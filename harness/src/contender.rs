@@ -36,12 +36,13 @@ pub fn ensure_port_free(port: u16) -> Result<()> {
     }
 }
 
-pub fn start(argv: &[String], dir: &Path, cpus: &[usize], port: u16, log: &Path) -> Result<Running> {
+pub fn start(argv: &[String], dir: &Path, cpus: &[usize], port: u16, log: &Path, env: &[(String, String)]) -> Result<Running> {
     let out = File::create(log).with_context(|| format!("cannot create log {}", log.display()))?;
     let err = out.try_clone()?;
     let cpus = cpus.to_vec();
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..]).current_dir(dir).stdin(Stdio::null()).stdout(out).stderr(err);
+    cmd.envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         cmd.pre_exec(move || {

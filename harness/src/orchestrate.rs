@@ -41,12 +41,12 @@ pub struct Launched {
 
 /// Starts `m` on a free loopback port, pinned to the plan's contender CPUs, with the plan's
 /// JVM flags; readiness is the caller's next step.
-pub fn launch(m: &Manifest, tunables: &BTreeMap<String, String>, plan: &Plan, java: Option<&Path>, log: &Path) -> Result<Launched> {
+pub fn launch(m: &Manifest, tunables: &BTreeMap<String, String>, plan: &Plan, java: Option<&Path>, log: &Path, env: &[(String, String)]) -> Result<Launched> {
     let port = contender::free_port()?;
     let flags = jvm_flags(plan);
     let argv = m.command(&StartVars { java, jvm_flags: &flags, port }, tunables)?;
     eprintln!("[{}] starting on 127.0.0.1:{port}, CPU {}", m.name, crate::util::format_cpus(&plan.contender_cpus));
-    let proc = contender::start(&argv, &m.dir, &plan.contender_cpus, port, log)?;
+    let proc = contender::start(&argv, &m.dir, &plan.contender_cpus, port, log, env)?;
     let startup_timeout = crate::util::parse_duration(m.startup_timeout.as_deref().unwrap_or("120s"))?;
     Ok(Launched { proc, argv, startup_timeout })
 }
@@ -161,7 +161,43 @@ pub fn run_plan(plan: &Plan, opts: &Options) -> Result<(PathBuf, Results)> {
     eprintln!("iobound: plan {:?}: {} contender(s) x {} scenario(s) x {} run(s); results in {}", plan.name, res.contenders.len(), plan.scenarios.len(), plan.runs, dir.display());
     eprintln!("iobound: {}", res.environment.pinning);
 
-    let mut ctx = RunCtx { plan, dir: &dir, rt: &rt, res: &mut res };
+    let mut services = if opts.external.is_none() {
+        match crate::services::Services::start(&opts.root, plan, &rt, &dir.join("logs").join("downstream.log")) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                res.incomplete_reason = Some(format!("services did not start: {e:#}"));
+                res.save(&dir)?;
+                return Err(e);
+            }
+        }
+    } else {
+        None
+    };
+    let outcome = run_rounds(plan, opts, &dir, &rt, &mut res, services.as_ref(), &prepared, java.as_deref());
+    if let Some(s) = services.as_mut() {
+        s.stop();
+    }
+    outcome?;
+    let interrupted = interrupt::stopped();
+    res.complete = !interrupted;
+    res.incomplete_reason = interrupted.then(|| "interrupted by the user; runs measured so far are kept".to_string());
+    res.finished_at = Some(results::now());
+    res.save(&dir)?;
+    Ok((dir, res))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_rounds(
+    plan: &Plan,
+    opts: &Options,
+    dir: &Path,
+    rt: &tokio::runtime::Runtime,
+    res: &mut Results,
+    services: Option<&crate::services::Services>,
+    prepared: &[Prepared],
+    java: Option<&Path>,
+) -> Result<()> {
+    let mut ctx = RunCtx { plan, services, dir, rt, res };
     'repeats: for run in 1..=plan.runs {
         if let Some(addr) = opts.external {
             for s in &plan.scenarios {
@@ -176,19 +212,16 @@ pub fn run_plan(plan: &Plan, opts: &Options) -> Result<(PathBuf, Results)> {
             if interrupt::stopped() {
                 break 'repeats;
             }
-            ctx.contender_round(i, p, java.as_deref(), run)?;
+            ctx.contender_round(i, p, java, run)?;
         }
     }
-    let interrupted = interrupt::stopped();
-    res.complete = !interrupted;
-    res.incomplete_reason = interrupted.then(|| "interrupted by the user; runs measured so far are kept".to_string());
-    res.finished_at = Some(results::now());
-    res.save(&dir)?;
-    Ok((dir, res))
+    Ok(())
 }
 
 struct RunCtx<'a> {
     plan: &'a Plan,
+    /// None when driving an external server.
+    services: Option<&'a crate::services::Services>,
     dir: &'a Path,
     rt: &'a tokio::runtime::Runtime,
     res: &'a mut Results,
@@ -207,7 +240,8 @@ impl RunCtx<'_> {
         let m = &p.manifest;
         let log = self.dir.join("logs").join(format!("{}.run{run}.log", m.name));
         eprintln!("\n[{}] run {run}/{}", m.name, self.plan.runs);
-        let Launched { mut proc, argv, startup_timeout } = launch(m, &p.tunables, self.plan, java, &log)?;
+        let services = self.services.context("contenders need the harness's services")?;
+        let Launched { mut proc, argv, startup_timeout } = launch(m, &p.tunables, self.plan, java, &log, &services.env())?;
         self.res.contenders[index].command = argv;
         match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
             Ok(t) => {
@@ -224,7 +258,7 @@ impl RunCtx<'_> {
             }
         }
         eprintln!("[{}] verifying against the contract", m.name);
-        let v = verify::verify(self.rt, proc.addr)?;
+        let v = verify::verify(self.rt, proc.addr, &verify::Context { corpus: &services.corpus, downstream_timeout: services.downstream_timeout })?;
         verify::print(&m.name, &v);
         let passed = v.passed;
         self.res.contenders[index].verification = Some(v);

@@ -34,6 +34,40 @@ pub struct PlanFile {
     pub tunables: BTreeMap<String, BTreeMap<String, toml::Value>>,
     #[serde(default, rename = "scenario")]
     pub scenarios: Vec<ScenarioFile>,
+    #[serde(default)]
+    pub corpus: CorpusFile,
+    #[serde(default)]
+    pub downstream: DownstreamFile,
+}
+
+/// `[corpus]`: the files behind /hash.
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CorpusFile {
+    pub files: Option<i64>,
+    pub size_kb: Option<i64>,
+    pub seed: Option<u64>,
+}
+
+/// `[downstream]`: the service behind /enrich, and the contenders' timeout calling it.
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DownstreamFile {
+    pub latency: Option<String>,
+    pub error_rate: Option<f64>,
+    pub stall_prob: Option<f64>,
+    pub stall_for: Option<String>,
+    pub timeout: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DownstreamPlan {
+    pub latency: String,
+    pub error_rate: f64,
+    pub stall_prob: f64,
+    pub stall_for: String,
+    #[serde(with = "secs")]
+    pub timeout: Duration,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]
@@ -120,6 +154,10 @@ pub struct Plan {
     pub driver_threads: usize,
     pub tunables: BTreeMap<String, BTreeMap<String, String>>,
     pub scenarios: Vec<Scenario>,
+    /// The /hash corpus: the plan's when a scenario requests /hash, else the small
+    /// conformance corpus.
+    pub corpus: crate::corpus::Spec,
+    pub downstream: DownstreamPlan,
 }
 
 pub mod secs {
@@ -340,7 +378,37 @@ impl PlanFile {
             }
             tunables.insert(contender.clone(), m);
         }
+        let c = &self.corpus;
+        let files = c.files.unwrap_or(i64::from(crate::corpus::DEFAULT_FILES));
+        if !(1..=1_000_000).contains(&files) {
+            bail!("corpus.files = {files} is out of range; use 1..=1000000 (default {})", crate::corpus::DEFAULT_FILES);
+        }
+        let size_kb = c.size_kb.unwrap_or((crate::corpus::DEFAULT_SIZE / 1024) as i64);
+        if !(1..=65_536).contains(&size_kb) {
+            bail!("corpus.size_kb = {size_kb} is out of range; use 1..=65536 (default 200)");
+        }
+        let hashing = self.scenarios.iter().any(|s| s.path == "/hash" || s.path.starts_with("/hash?"));
+        let corpus = crate::corpus::Spec {
+            files: if hashing { files as u32 } else { crate::corpus::CONFORMANCE_FILES },
+            size: size_kb as usize * 1024,
+            seed: c.seed.unwrap_or(crate::corpus::DEFAULT_SEED),
+        };
+        let d = &self.downstream;
+        let downstream = DownstreamPlan {
+            latency: d.latency.clone().unwrap_or_else(|| "fixed:100ms".into()),
+            error_rate: d.error_rate.unwrap_or(0.0),
+            stall_prob: d.stall_prob.unwrap_or(0.0),
+            stall_for: d.stall_for.clone().unwrap_or_else(|| "10s".into()),
+            timeout: field_duration("downstream.timeout", d.timeout.as_deref().unwrap_or("2s"))?,
+        };
+        crate::downstream::Behaviour::new(&downstream.latency, &downstream.error_rate.to_string(), &downstream.stall_prob.to_string(), &downstream.stall_for)
+            .map_err(|e| anyhow::anyhow!("downstream: {e:#}"))?;
+        if downstream.timeout.is_zero() || downstream.timeout > Duration::from_secs(60) {
+            bail!("downstream.timeout must be between 1ms and 60s (default 2s)");
+        }
         Ok(Plan {
+            corpus,
+            downstream,
             name: self.name.clone().unwrap_or_else(|| "adhoc".into()),
             description: self.description.clone().unwrap_or_default(),
             contenders: self.contenders.clone(),
@@ -386,6 +454,21 @@ mod tests {
         assert_eq!(prof.target_at(Duration::from_secs(25)), 768.0);
         assert_eq!(prof.target_at(Duration::from_secs(99)), 1024.0);
         assert_eq!(p.scenarios[0].load.timeout, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn corpus_and_downstream_are_checked() {
+        let p = plan(GOOD).unwrap();
+        assert_eq!(p.corpus.files, crate::corpus::CONFORMANCE_FILES, "no /hash scenario: the small corpus");
+        assert_eq!(p.downstream.timeout, Duration::from_secs(2));
+        let hash = GOOD.replace("/delay?ms=100", "/hash?id=1");
+        assert_eq!(plan(&hash).unwrap().corpus.files, crate::corpus::DEFAULT_FILES);
+        let e = plan(&format!("{GOOD}\n[downstream]\nlatency = \"soon\"")).unwrap_err().to_string();
+        assert!(e.starts_with("downstream: latency \"soon\"") && e.contains("fixed:100ms"), "{e}");
+        let e = plan(&format!("{GOOD}\n[corpus]\nfiles = 0")).unwrap_err().to_string();
+        assert!(e.contains("corpus.files = 0"), "{e}");
+        let e = plan(&format!("{GOOD}\n[downstream]\nerror_rate = 1.5")).unwrap_err().to_string();
+        assert!(e.contains("error_rate") && e.contains("0..1"), "{e}");
     }
 
     #[test]

@@ -52,3 +52,11 @@ impl Progress {
         self.bar.finish_and_clear();
     }
 }
+
+/// A bar counting `total` items of long preparatory work (e.g. generating files).
+pub fn counter(prefix: &str, total: u64) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    bar.set_style(ProgressStyle::with_template("{prefix} [{bar:24}] {pos}/{len} {eta}").expect("static template").progress_chars("=> "));
+    bar.set_prefix(prefix.to_string());
+    bar
+}

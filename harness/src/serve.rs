@@ -35,18 +35,36 @@ impl Stall {
     }
 }
 
+/// What a server built here answers.
+enum App {
+    /// The built-in test server (/plaintext, /delay), optionally stalling once.
+    Test(Stall),
+    /// The downstream service of /enrich.
+    Downstream(crate::downstream::Downstream),
+}
+
 pub fn serve(cfg: ServeConfig) -> Result<()> {
+    let port = cfg.port;
+    run(port, App::Test(Stall { first: Cell::new(None), cfg }), "iobound serve")
+}
+
+pub fn downstream(port: u16, behaviour: crate::downstream::Behaviour, seed: u64) -> Result<()> {
+    eprintln!("iobound downstream: {behaviour:?}");
+    run(port, App::Downstream(crate::downstream::Downstream::new(behaviour, seed)), "iobound downstream")
+}
+
+fn run(port: u16, app: App, what: &str) -> Result<()> {
     crate::contender::raise_nofile();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
-        let listener = bind(cfg.port)?;
-        eprintln!("iobound serve: listening on {}", listener.local_addr()?);
-        let stall = Rc::new(Stall { first: Cell::new(None), cfg });
+        let listener = bind(port)?;
+        eprintln!("{what}: listening on {}", listener.local_addr()?);
+        let app = Rc::new(app);
         loop {
             let (sock, _) = listener.accept().await?;
             let _ = sock.set_nodelay(true);
-            tokio::task::spawn_local(connection(sock, stall.clone()));
+            tokio::task::spawn_local(connection(sock, app.clone()));
         }
     })
 }
@@ -59,7 +77,7 @@ fn bind(port: u16) -> Result<TcpListener> {
     Ok(sock.listen(4096)?)
 }
 
-async fn connection(mut sock: TcpStream, stall: Rc<Stall>) {
+async fn connection(mut sock: TcpStream, app: Rc<App>) {
     let mut buf = vec![0u8; 8192];
     let mut end = 0;
     let mut out = Vec::with_capacity(256);
@@ -81,10 +99,21 @@ async fn connection(mut sock: TcpStream, stall: Rc<Stall>) {
         };
         buf.copy_within(head_len..end, 0);
         end -= head_len;
-        if let Some(until) = stall.hold_until() {
-            tokio::time::sleep_until(until.into()).await;
-        }
-        let (status, body) = respond(&path).await;
+        let (status, body) = match &*app {
+            App::Test(stall) => {
+                if let Some(until) = stall.hold_until() {
+                    tokio::time::sleep_until(until.into()).await;
+                }
+                respond(&path).await
+            }
+            App::Downstream(d) => {
+                let a = d.answer(&path);
+                if !a.wait.is_zero() {
+                    tokio::time::sleep(a.wait).await;
+                }
+                (a.status, a.body)
+            }
+        };
         out.clear();
         out.extend_from_slice(
             format!(

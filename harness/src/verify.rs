@@ -1,7 +1,7 @@
 //! Conformance: checks a running contender against contract/cases.toml before it is measured.
 
 use crate::http1;
-use anyhow::{Context, Result};
+use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -19,6 +19,36 @@ pub struct Case {
     pub min_ms: Option<u64>,
     pub max_ms: Option<u64>,
     pub concurrency: Option<usize>,
+    #[serde(default)]
+    pub timeout_bounds: bool,
+}
+
+/// What the run gives the contract's placeholders: the corpus and the downstream timeout.
+pub struct Context<'a> {
+    pub corpus: &'a crate::corpus::Corpus,
+    pub downstream_timeout: Duration,
+}
+
+impl Context<'_> {
+    /// A case with its placeholders filled and its timeout bounds set.
+    fn resolve(&self, c: &Case) -> Result<Case> {
+        let files = self.corpus.spec.files;
+        let last = files.saturating_sub(1);
+        let mut out = c.clone();
+        out.path = c.path.replace("{files}", &files.to_string()).replace("{last}", &last.to_string());
+        if let Some(b) = &c.body {
+            if let Some(id) = b.strip_prefix("{sha512:").and_then(|r| r.strip_suffix('}')) {
+                let id = if id == "last" { last } else { id.parse().with_context(|| format!("case {:?}: bad placeholder {b}", c.name))? };
+                out.body = Some(self.corpus.vector(id)?);
+            }
+        }
+        if c.timeout_bounds {
+            let t = self.downstream_timeout.as_millis() as u64;
+            out.min_ms = Some(t.saturating_sub(100));
+            out.max_ms = Some(t + 1500);
+        }
+        Ok(out)
+    }
 }
 
 #[derive(Deserialize)]
@@ -84,7 +114,7 @@ async fn run_case(addr: SocketAddr, case: &Case) -> CaseResult {
         .map(|_| {
             let path = case.path.clone();
             tokio::spawn(async move {
-                let r = tokio::time::timeout(Duration::from_secs(15), http1::fetch(addr, "GET", &path, None)).await;
+                let r = tokio::time::timeout(Duration::from_secs(75), http1::fetch(addr, "GET", &path, None)).await;
                 (r, t0.elapsed())
             })
         })
@@ -104,7 +134,7 @@ async fn run_case(addr: SocketAddr, case: &Case) -> CaseResult {
                 }
             }
             Ok(Err(e)) => failures.push(format!("request failed: {e}")),
-            Err(_) => failures.push("no response within 15 s".into()),
+            Err(_) => failures.push("no response within 75 s".into()),
         }
     }
     failures.dedup();
@@ -119,8 +149,8 @@ async fn run_case(addr: SocketAddr, case: &Case) -> CaseResult {
     }
 }
 
-pub fn verify(rt: &tokio::runtime::Runtime, addr: SocketAddr) -> Result<Verification> {
-    let cases = cases()?;
+pub fn verify(rt: &tokio::runtime::Runtime, addr: SocketAddr, ctx: &Context) -> Result<Verification> {
+    let cases = cases()?.iter().map(|c| ctx.resolve(c)).collect::<Result<Vec<_>>>()?;
     let results: Vec<CaseResult> = rt.block_on(async {
         let mut out = Vec::new();
         for c in &cases {
@@ -157,6 +187,24 @@ mod tests {
         assert!(cs.len() >= 10);
         assert!(cs.iter().filter(|c| c.status == 400).count() >= 6);
         assert!(cs.iter().any(|c| c.concurrency.unwrap_or(1) > 1));
+        for route in ["/plaintext", "/delay", "/hash", "/enrich"] {
+            assert!(cs.iter().any(|c| c.path.starts_with(route) && c.status == 200), "{route} has a success case");
+        }
+    }
+
+    #[test]
+    fn placeholders_take_the_runs_corpus_and_timeout() {
+        let cache = tempfile::tempdir().unwrap();
+        let corpus = crate::corpus::Corpus::ensure(cache.path(), &crate::corpus::Spec { files: 3, size: 100, seed: 1 }).unwrap();
+        let ctx = Context { corpus: &corpus, downstream_timeout: Duration::from_millis(2000) };
+        let all: Vec<Case> = cases().unwrap().iter().map(|c| ctx.resolve(c).unwrap()).collect();
+        let last = all.iter().find(|c| c.name == "hash of the last file is its SHA-512").unwrap();
+        assert_eq!(last.path, "/hash?id=2");
+        assert_eq!(last.body.as_deref(), Some(corpus.vector(2).unwrap().as_str()));
+        assert_eq!(all.iter().find(|c| c.name == "hash id past the corpus is rejected").unwrap().path, "/hash?id=3");
+        let stall = all.iter().find(|c| c.name == "enrich gives up at its timeout with 504").unwrap();
+        assert_eq!((stall.min_ms, stall.max_ms), (Some(1900), Some(3500)));
+        assert!(all.iter().all(|c| !c.path.contains('{') && !c.body.as_deref().unwrap_or("").contains('{')));
     }
 
     #[test]

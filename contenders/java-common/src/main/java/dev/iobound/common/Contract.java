@@ -16,19 +16,53 @@ public final class Contract {
         if (raw == null || raw.isEmpty()) {
             throw new BadRequest("query parameter ms is required, e.g. /delay?ms=100");
         }
-        if (raw.length() > 6) {
-            throw new BadRequest("ms must be an integer between 0 and " + MAX_DELAY_MS);
+        return decimal(raw, "ms", MAX_DELAY_MS);
+    }
+
+    /** The optional {@code delayMs} of /hash: absent means 0, otherwise as /delay's ms. */
+    public static long hashDelayMs(String raw) {
+        return raw == null ? 0 : decimal(raw, "delayMs", MAX_DELAY_MS);
+    }
+
+    /** The {@code id} of /hash: a decimal integer naming a corpus file, 0..files-1. */
+    public static int hashId(String raw, int files) {
+        if (raw == null || raw.isEmpty()) {
+            throw new BadRequest("query parameter id is required, e.g. /hash?id=42");
+        }
+        return (int) decimal(raw, "id", files - 1L);
+    }
+
+    /** The {@code key} of /enrich: 1..64 characters of A-Z a-z 0-9 - _. */
+    public static String enrichKey(String raw) {
+        String rule = "key must be 1..64 characters of A-Z a-z 0-9 - _";
+        if (raw == null || raw.isEmpty() || raw.length() > 64) {
+            throw new BadRequest(rule);
+        }
+        for (int i = 0; i < raw.length(); i++) {
+            char c = raw.charAt(i);
+            boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+            if (!ok) {
+                throw new BadRequest(rule);
+            }
+        }
+        return raw;
+    }
+
+    private static long decimal(String raw, String name, long max) {
+        String rule = name + " must be an integer between 0 and " + max;
+        if (raw.isEmpty() || raw.length() > 10) {
+            throw new BadRequest(rule);
         }
         long value = 0;
         for (int i = 0; i < raw.length(); i++) {
             char c = raw.charAt(i);
             if (c < '0' || c > '9') {
-                throw new BadRequest("ms must be an integer between 0 and " + MAX_DELAY_MS);
+                throw new BadRequest(rule);
             }
             value = value * 10 + (c - '0');
         }
-        if (value > MAX_DELAY_MS) {
-            throw new BadRequest("ms must be an integer between 0 and " + MAX_DELAY_MS);
+        if (value > max) {
+            throw new BadRequest(rule);
         }
         return value;
     }

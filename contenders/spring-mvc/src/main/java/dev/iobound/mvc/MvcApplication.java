@@ -2,19 +2,44 @@ package dev.iobound.mvc;
 
 import dev.iobound.common.BadRequest;
 import dev.iobound.common.Contract;
+import dev.iobound.common.Corpus;
+import dev.iobound.common.Downstream;
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpTimeoutException;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
+import org.springframework.http.client.JdkClientHttpRequestFactory;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.client.ResourceAccessException;
+import org.springframework.web.client.RestClient;
+import org.springframework.web.client.RestClientResponseException;
 
-/** Thread-per-request: each request holds a Tomcat worker thread for its whole life, waits included. */
+/**
+ * Thread-per-request: each request holds its worker thread for its whole life, waits included
+ * (Tomcat platform threads, or virtual threads with spring.threads.virtual.enabled=true).
+ */
 @SpringBootApplication
 @RestController
 public class MvcApplication {
+    private final Corpus corpus = Corpus.fromEnvironment();
+    private final Downstream downstream = Downstream.fromEnvironment();
+    private final RestClient client;
+
+    public MvcApplication() {
+        // RestClient over the JDK HttpClient (keep-alive pool); the read timeout bounds the call.
+        JdkClientHttpRequestFactory factory = new JdkClientHttpRequestFactory(
+                HttpClient.newBuilder().connectTimeout(downstream.timeout()).build());
+        factory.setReadTimeout(downstream.timeout());
+        client = RestClient.builder().requestFactory(factory).build();
+    }
+
     public static void main(String[] args) {
         SpringApplication.run(MvcApplication.class, args);
     }
@@ -31,8 +56,36 @@ public class MvcApplication {
         return Long.toString(millis);
     }
 
+    @GetMapping(value = "/hash", produces = MediaType.TEXT_PLAIN_VALUE)
+    public String hash(@RequestParam(name = "id", required = false) String id,
+            @RequestParam(name = "delayMs", required = false) String delayMs) throws InterruptedException, IOException {
+        int file = Contract.hashId(id, corpus.files());
+        Thread.sleep(Contract.hashDelayMs(delayMs));
+        return corpus.hash(file); // blocking read on this request's thread
+    }
+
+    @GetMapping(value = "/enrich", produces = MediaType.TEXT_PLAIN_VALUE)
+    public ResponseEntity<String> enrich(@RequestParam(name = "key", required = false) String raw) {
+        String key = Contract.enrichKey(raw);
+        try {
+            String value = client.get().uri(downstream.valueUri(key)).retrieve().body(String.class);
+            return text(HttpStatus.OK, Downstream.enriched(key, value));
+        } catch (RestClientResponseException e) {
+            return text(HttpStatus.BAD_GATEWAY, "downstream answered " + e.getStatusCode().value());
+        } catch (ResourceAccessException e) {
+            boolean timeout = e.getCause() instanceof HttpTimeoutException;
+            return timeout
+                    ? text(HttpStatus.GATEWAY_TIMEOUT, "downstream did not answer within " + downstream.timeout().toMillis() + " ms")
+                    : text(HttpStatus.BAD_GATEWAY, "downstream failed: " + e.getMessage());
+        }
+    }
+
+    private static ResponseEntity<String> text(HttpStatus status, String body) {
+        return ResponseEntity.status(status).contentType(MediaType.TEXT_PLAIN).body(body);
+    }
+
     @ExceptionHandler(BadRequest.class)
     public ResponseEntity<String> badRequest(BadRequest e) {
-        return ResponseEntity.badRequest().contentType(MediaType.TEXT_PLAIN).body(e.getMessage());
+        return text(HttpStatus.BAD_REQUEST, e.getMessage());
     }
 }

@@ -2,21 +2,44 @@ package dev.iobound.webflux;
 
 import dev.iobound.common.BadRequest;
 import dev.iobound.common.Contract;
+import dev.iobound.common.Corpus;
+import dev.iobound.common.Downstream;
 import java.time.Duration;
+import java.util.concurrent.TimeoutException;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
+import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.reactive.function.client.WebClientResponseException;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import reactor.netty.http.client.HttpClient;
 
-/** Event loop: a few Netty threads serve every connection; waiting is a timer, never a blocked thread. */
+/**
+ * Event loop: a few Netty threads serve every connection; waiting is a timer, the downstream
+ * call is non-blocking (WebClient on Reactor Netty), and file reads run on Reactor's bounded
+ * elastic pool so the loop never blocks.
+ */
 @SpringBootApplication
 @RestController
 public class WebfluxApplication {
+    private final Corpus corpus = Corpus.fromEnvironment();
+    private final Downstream downstream = Downstream.fromEnvironment();
+    private final WebClient client;
+
+    public WebfluxApplication() {
+        // Reactor Netty's pooled client; responseTimeout bounds the wait for the answer.
+        HttpClient http = HttpClient.create().responseTimeout(downstream.timeout());
+        client = WebClient.builder().clientConnector(new ReactorClientHttpConnector(http)).build();
+    }
+
     public static void main(String[] args) {
         SpringApplication.run(WebfluxApplication.class, args);
     }
@@ -32,8 +55,42 @@ public class WebfluxApplication {
         return Mono.delay(Duration.ofMillis(millis)).thenReturn(Long.toString(millis));
     }
 
+    @GetMapping(value = "/hash", produces = MediaType.TEXT_PLAIN_VALUE)
+    public Mono<String> hash(@RequestParam(name = "id", required = false) String id,
+            @RequestParam(name = "delayMs", required = false) String delayMs) {
+        int file = Contract.hashId(id, corpus.files());
+        long wait = Contract.hashDelayMs(delayMs);
+        return Mono.delay(Duration.ofMillis(wait))
+                .then(Mono.fromCallable(() -> corpus.hash(file)).subscribeOn(Schedulers.boundedElastic()));
+    }
+
+    @GetMapping(value = "/enrich", produces = MediaType.TEXT_PLAIN_VALUE)
+    public Mono<ResponseEntity<String>> enrich(@RequestParam(name = "key", required = false) String raw) {
+        String key = Contract.enrichKey(raw);
+        return client.get().uri(downstream.valueUri(key)).retrieve().bodyToMono(String.class)
+                .timeout(downstream.timeout())
+                .map(value -> text(HttpStatus.OK, Downstream.enriched(key, value)))
+                .onErrorResume(e -> Mono.just(failure(e)));
+    }
+
+    private ResponseEntity<String> failure(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof TimeoutException || t instanceof io.netty.handler.timeout.ReadTimeoutException) {
+                return text(HttpStatus.GATEWAY_TIMEOUT, "downstream did not answer within " + downstream.timeout().toMillis() + " ms");
+            }
+        }
+        if (e instanceof WebClientResponseException r) {
+            return text(HttpStatus.BAD_GATEWAY, "downstream answered " + r.getStatusCode().value());
+        }
+        return text(HttpStatus.BAD_GATEWAY, "downstream failed: " + e.getMessage());
+    }
+
+    private static ResponseEntity<String> text(HttpStatus status, String body) {
+        return ResponseEntity.status(status).contentType(MediaType.TEXT_PLAIN).body(body);
+    }
+
     @ExceptionHandler(BadRequest.class)
     public ResponseEntity<String> badRequest(BadRequest e) {
-        return ResponseEntity.badRequest().contentType(MediaType.TEXT_PLAIN).body(e.getMessage());
+        return text(HttpStatus.BAD_REQUEST, e.getMessage());
     }
 }

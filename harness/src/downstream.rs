@@ -1,0 +1,231 @@
+//! The downstream service behind `/enrich`: `GET /value?key=K` answers `value-K` after a latency
+//! drawn from a distribution (fixed, uniform, lognormal), fails with a configured probability
+//! (500) and stalls with another. Keys starting with `fast-` are answered at once, `fail-`
+//! always get a 500 and `stall-` hang for a minute: deterministic cases for conformance checks.
+//! `GET /_control?latency=..&error_rate=..&stall_prob=..&stall_for=..` changes the behaviour
+//! while it runs (fault injection).
+
+use anyhow::{bail, Context, Result};
+use std::cell::RefCell;
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dist {
+    Fixed(Duration),
+    Uniform(Duration, Duration),
+    /// Median and sigma of the underlying normal distribution.
+    LogNormal(Duration, f64),
+}
+
+impl Dist {
+    /// "fixed:100ms", "uniform:50ms..150ms", "lognormal:100ms,0.5".
+    pub fn parse(s: &str) -> Result<Dist> {
+        let d = |v: &str| crate::util::parse_duration(v.trim());
+        let hint = "write fixed:100ms, uniform:50ms..150ms or lognormal:100ms,0.5 (median, sigma)";
+        let (kind, arg) = s.split_once(':').with_context(|| format!("latency {s:?}: {hint}"))?;
+        Ok(match kind {
+            "fixed" => Dist::Fixed(d(arg).with_context(|| format!("latency {s:?}: {hint}"))?),
+            "uniform" => {
+                let (a, b) = arg.split_once("..").with_context(|| format!("latency {s:?}: {hint}"))?;
+                let (a, b) = (d(a)?, d(b)?);
+                if b < a {
+                    bail!("latency {s:?}: the upper bound is below the lower one");
+                }
+                Dist::Uniform(a, b)
+            }
+            "lognormal" => {
+                let (m, sigma) = arg.split_once(',').with_context(|| format!("latency {s:?}: {hint}"))?;
+                let sigma: f64 = sigma.trim().parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0 && *v <= 5.0).with_context(|| format!("latency {s:?}: sigma must be a number in 0..5"))?;
+                Dist::LogNormal(d(m)?, sigma)
+            }
+            _ => bail!("latency {s:?}: unknown distribution {kind:?}; {hint}"),
+        })
+    }
+
+    fn sample(&self, rng: &mut Rng) -> Duration {
+        match *self {
+            Dist::Fixed(d) => d,
+            Dist::Uniform(a, b) => a + (b - a).mul_f64(rng.unit()),
+            Dist::LogNormal(m, sigma) => {
+                // Box-Muller; capped at 100 x the median so one draw cannot hang a run.
+                let (u1, u2) = (rng.unit().max(1e-12), rng.unit());
+                let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+                m.mul_f64((sigma * z).exp().min(100.0))
+            }
+        }
+    }
+}
+
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Behaviour {
+    pub latency: Dist,
+    pub error_rate: f64,
+    pub stall_prob: f64,
+    pub stall_for: Duration,
+}
+
+impl Default for Behaviour {
+    fn default() -> Behaviour {
+        Behaviour { latency: Dist::Fixed(Duration::from_millis(100)), error_rate: 0.0, stall_prob: 0.0, stall_for: Duration::from_secs(10) }
+    }
+}
+
+fn probability(name: &str, v: &str) -> Result<f64> {
+    v.parse::<f64>().ok().filter(|p| (0.0..=1.0).contains(p)).with_context(|| format!("{name} {v:?}: a probability in 0..1, e.g. 0.05"))
+}
+
+impl Behaviour {
+    pub fn new(latency: &str, error_rate: &str, stall_prob: &str, stall_for: &str) -> Result<Behaviour> {
+        Ok(Behaviour {
+            latency: Dist::parse(latency)?,
+            error_rate: probability("error_rate", error_rate)?,
+            stall_prob: probability("stall_prob", stall_prob)?,
+            stall_for: crate::util::parse_duration(stall_for).with_context(|| format!("stall_for {stall_for:?}"))?,
+        })
+    }
+
+    /// Applies `latency=..&error_rate=..` from a control request.
+    fn update(&mut self, query: &str) -> Result<()> {
+        let mut next = self.clone();
+        for kv in query.split('&').filter(|kv| !kv.is_empty()) {
+            let (k, v) = kv.split_once('=').with_context(|| format!("{kv:?}: write key=value"))?;
+            match k {
+                "latency" => next.latency = Dist::parse(v)?,
+                "error_rate" => next.error_rate = probability(k, v)?,
+                "stall_prob" => next.stall_prob = probability(k, v)?,
+                "stall_for" => next.stall_for = crate::util::parse_duration(v)?,
+                _ => bail!("unknown setting {k:?}: use latency, error_rate, stall_prob or stall_for"),
+            }
+        }
+        *self = next;
+        Ok(())
+    }
+}
+
+/// What one request gets: wait this long, then answer with this status and body.
+#[derive(Debug, PartialEq)]
+pub struct Answer {
+    pub wait: Duration,
+    pub status: &'static str,
+    pub body: String,
+}
+
+pub struct Downstream {
+    behaviour: RefCell<Behaviour>,
+    rng: RefCell<Rng>,
+}
+
+fn valid_key(k: &str) -> bool {
+    !k.is_empty() && k.len() <= 64 && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+impl Downstream {
+    pub fn new(b: Behaviour, seed: u64) -> Downstream {
+        Downstream { behaviour: RefCell::new(b), rng: RefCell::new(Rng::new(seed)) }
+    }
+
+    pub fn answer(&self, path: &str) -> Answer {
+        let (route, query) = path.split_once('?').unwrap_or((path, ""));
+        let now = |status, body: String| Answer { wait: Duration::ZERO, status, body };
+        match route {
+            "/value" => {
+                let key = query.split('&').find_map(|kv| kv.strip_prefix("key=")).unwrap_or("");
+                if !valid_key(key) {
+                    return now("400 Bad Request", "key must be 1..64 of A-Z a-z 0-9 - _".into());
+                }
+                let ok = format!("value-{key}");
+                if key.starts_with("fast-") {
+                    return now("200 OK", ok);
+                }
+                if key.starts_with("fail-") {
+                    return now("500 Internal Server Error", "injected failure".into());
+                }
+                if key.starts_with("stall-") {
+                    return Answer { wait: Duration::from_secs(60), status: "200 OK", body: ok };
+                }
+                let b = self.behaviour.borrow();
+                let mut rng = self.rng.borrow_mut();
+                let mut wait = b.latency.sample(&mut rng);
+                if rng.unit() < b.stall_prob {
+                    wait += b.stall_for;
+                }
+                if rng.unit() < b.error_rate {
+                    return Answer { wait, status: "500 Internal Server Error", body: "injected failure".into() };
+                }
+                Answer { wait, status: "200 OK", body: ok }
+            }
+            "/_control" => match self.behaviour.borrow_mut().update(query) {
+                Ok(()) => now("200 OK", format!("{:?}", self.behaviour.borrow())),
+                Err(e) => now("400 Bad Request", format!("{e:#}")),
+            },
+            "/plaintext" => now("200 OK", "Hello, World!".into()),
+            _ => now("404 Not Found", "not found".into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distributions_parse_and_sample_in_range() {
+        let mut rng = Rng::new(3);
+        assert_eq!(Dist::parse("fixed:100ms").unwrap().sample(&mut rng), Duration::from_millis(100));
+        let u = Dist::parse("uniform:50ms..150ms").unwrap();
+        let draws: Vec<Duration> = (0..1000).map(|_| u.sample(&mut rng)).collect();
+        assert!(draws.iter().all(|d| (Duration::from_millis(50)..=Duration::from_millis(150)).contains(d)));
+        let ln = Dist::parse("lognormal:100ms,0.5").unwrap();
+        let mut v: Vec<f64> = (0..20_000).map(|_| ln.sample(&mut rng).as_secs_f64() * 1000.0).collect();
+        v.sort_by(f64::total_cmp);
+        let median = v[v.len() / 2];
+        assert!((90.0..110.0).contains(&median), "median {median}");
+        // exp(0.5 * 2.326) = 3.2: the p99 of lognormal(100 ms, 0.5) is about 320 ms.
+        let p99 = v[v.len() * 99 / 100];
+        assert!((280.0..360.0).contains(&p99), "p99 {p99}");
+        for bad in ["100ms", "fixed:soon", "uniform:2s..1s", "lognormal:100ms,x", "gamma:1s"] {
+            assert!(Dist::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn answers_follow_keys_and_behaviour() {
+        let d = Downstream::new(Behaviour::default(), 1);
+        assert_eq!(d.answer("/value?key=abc"), Answer { wait: Duration::from_millis(100), status: "200 OK", body: "value-abc".into() });
+        assert_eq!(d.answer("/value?key=fast-1").wait, Duration::ZERO);
+        assert_eq!(d.answer("/value?key=fail-1").status, "500 Internal Server Error");
+        assert_eq!(d.answer("/value?key=stall-1").wait, Duration::from_secs(60));
+        assert_eq!(d.answer("/value?key=../x").status, "400 Bad Request");
+        assert_eq!(d.answer("/value").status, "400 Bad Request");
+        // Half the requests fail once error_rate is set to 0.5 at run time.
+        assert_eq!(d.answer("/_control?error_rate=0.5&latency=fixed:5ms").status, "200 OK");
+        let failed = (0..2000).filter(|_| d.answer("/value?key=k").status.starts_with("500")).count();
+        assert!((850..1150).contains(&failed), "{failed} of 2000");
+        assert_eq!(d.answer("/value?key=k").wait, Duration::from_millis(5));
+        assert_eq!(d.answer("/_control?error_rate=2").status, "400 Bad Request");
+        assert_eq!(d.answer("/_control?colour=red").status, "400 Bad Request");
+        d.answer("/_control?error_rate=0&stall_prob=1&stall_for=3s");
+        assert_eq!(d.answer("/value?key=k").wait, Duration::from_millis(3005));
+    }
+}

@@ -1,0 +1,67 @@
+//! What contenders depend on, set up by the harness before the first contender starts: the
+//! /hash corpus and the downstream service of /enrich (pinned to the driver's CPUs). Contenders
+//! learn where they are from environment variables.
+
+use crate::contender::{self, Running};
+use crate::corpus::Corpus;
+use crate::plan::Plan;
+use anyhow::{Context, Result};
+use std::path::Path;
+use std::time::Duration;
+
+pub struct Services {
+    pub corpus: Corpus,
+    pub downstream: Running,
+    pub downstream_timeout: Duration,
+}
+
+impl Services {
+    /// Generates (or reuses) the corpus under `<root>/.cache` and starts the downstream service,
+    /// logging to `log`.
+    pub fn start(root: &Path, plan: &Plan, rt: &tokio::runtime::Runtime, log: &Path) -> Result<Services> {
+        let corpus = Corpus::ensure(&root.join(".cache"), &plan.corpus)?;
+        let exe = std::env::current_exe().context("cannot find the iobound binary")?;
+        let port = contender::free_port()?;
+        let d = &plan.downstream;
+        let argv: Vec<String> = vec![
+            exe.display().to_string(),
+            "downstream".into(),
+            "--port".into(),
+            port.to_string(),
+            "--latency".into(),
+            d.latency.clone(),
+            "--error-rate".into(),
+            d.error_rate.to_string(),
+            "--stall-prob".into(),
+            d.stall_prob.to_string(),
+            "--stall-for".into(),
+            d.stall_for.clone(),
+        ];
+        let mut downstream = contender::start(&argv, root, &plan.driver_cpus, port, log, &[])?;
+        downstream.wait_ready(rt, "/plaintext", Duration::from_secs(10)).context("the downstream service did not start")?;
+        eprintln!(
+            "iobound: downstream service on {} (latency {}, error rate {}, stall probability {}), CPU {}; corpus {} ({} files of {} KB)",
+            downstream.addr,
+            d.latency,
+            d.error_rate,
+            d.stall_prob,
+            crate::util::format_cpus(&plan.driver_cpus),
+            corpus.dir.display(),
+            corpus.spec.files,
+            corpus.spec.size / 1024
+        );
+        Ok(Services { corpus, downstream, downstream_timeout: d.timeout })
+    }
+
+    /// The environment every contender is started with.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let mut e = self.corpus.env();
+        e.push(("IOBOUND_DOWNSTREAM_URL".into(), format!("http://{}", self.downstream.addr)));
+        e.push(("IOBOUND_DOWNSTREAM_TIMEOUT_MS".into(), self.downstream_timeout.as_millis().to_string()));
+        e
+    }
+
+    pub fn stop(&mut self) {
+        self.downstream.stop(Duration::from_secs(2));
+    }
+}
