@@ -46,3 +46,34 @@ func TestUncleanPathsAreRejectedNotRedirected(t *testing.T) {
 		}
 	}
 }
+
+func TestHashIDsStayInsideTheCorpus(t *testing.T) {
+	if v, err := hashID("9", true, 10); err != nil || v != 9 {
+		t.Errorf("hashID(9) = %d, %v", v, err)
+	}
+	for _, raw := range []string{"", "10", "-1", "abc", "1.bin", "../../etc/passwd", "99999999999999999999", " 1"} {
+		if _, err := hashID(raw, true, 10); !errors.Is(err, errBadRequest) {
+			t.Errorf("hashID(%q) accepted", raw)
+		}
+	}
+	if _, err := hashID("", false, 10); !errors.Is(err, errBadRequest) {
+		t.Errorf("missing id accepted")
+	}
+	if v, err := hashDelayMs("", false); err != nil || v != 0 {
+		t.Errorf("absent delayMs = %d, %v", v, err)
+	}
+	if _, err := hashDelayMs("", true); !errors.Is(err, errBadRequest) {
+		t.Errorf("empty delayMs accepted")
+	}
+}
+
+func TestEnrichKeysAreChecked(t *testing.T) {
+	if k, err := enrichKey("fast-abc_1"); err != nil || k != "fast-abc_1" {
+		t.Errorf("enrichKey = %q, %v", k, err)
+	}
+	for _, raw := range []string{"", strings.Repeat("k", 65), "a b", "../admin", "été", "a/b"} {
+		if _, err := enrichKey(raw); !errors.Is(err, errBadRequest) {
+			t.Errorf("enrichKey(%q) accepted", raw)
+		}
+	}
+}

@@ -1,16 +1,23 @@
 // Lightweight threads on Go: net/http serves each connection on its own goroutine, and the Go
 // scheduler multiplexes goroutines onto GOMAXPROCS threads (by default the CPUs this process
-// may run on). /delay is time.Sleep, which parks the goroutine, not a thread.
+// may run on). /delay is time.Sleep, which parks the goroutine, not a thread; /hash reads with
+// os.ReadFile (a blocking syscall: the runtime hands the thread's other goroutines to another
+// thread meanwhile); /enrich uses a shared net/http Client with a keep-alive pool.
 package main
 
 import (
+	"crypto/sha512"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
+	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"time"
@@ -39,12 +46,101 @@ func delay(w http.ResponseWriter, r *http.Request) {
 	text(w, http.StatusOK, strconv.Itoa(ms))
 }
 
+// query returns a parameter's first value and whether it was given.
+func query(r *http.Request, name string) (string, bool) {
+	v, ok := r.URL.Query()[name]
+	if !ok {
+		return "", false
+	}
+	return v[0], true
+}
+
+var (
+	corpusDir      = os.Getenv("IOBOUND_CORPUS_DIR")
+	corpusFiles, _ = strconv.Atoi(os.Getenv("IOBOUND_CORPUS_FILES"))
+	downstreamURL  = envOr("IOBOUND_DOWNSTREAM_URL", "http://127.0.0.1:8081")
+	timeoutMs, _   = strconv.Atoi(envOr("IOBOUND_DOWNSTREAM_TIMEOUT_MS", "2000"))
+	// The default transport keeps only 2 idle connections per host; a service calling one
+	// downstream under load raises it, as net/http's documentation suggests.
+	client = &http.Client{
+		Timeout:   time.Duration(timeoutMs) * time.Millisecond,
+		Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: 90 * time.Second},
+	}
+)
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}
+
+func hash(w http.ResponseWriter, r *http.Request) {
+	raw, present := query(r, "id")
+	id, err := hashID(raw, present, corpusFiles)
+	if err == nil {
+		raw, present = query(r, "delayMs")
+		var wait int
+		if wait, err = hashDelayMs(raw, present); err == nil {
+			time.Sleep(time.Duration(wait) * time.Millisecond)
+		}
+	}
+	if err != nil {
+		text(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	// The file name comes from the parsed number, never from the input.
+	bytes, err := os.ReadFile(filepath.Join(corpusDir, strconv.Itoa(id)+".bin"))
+	if err != nil {
+		text(w, http.StatusInternalServerError, "cannot read file "+strconv.Itoa(id))
+		return
+	}
+	sum := sha512.Sum512(bytes)
+	text(w, http.StatusOK, hex.EncodeToString(sum[:]))
+}
+
+func enrich(w http.ResponseWriter, r *http.Request) {
+	raw, _ := query(r, "key")
+	key, err := enrichKey(raw)
+	if err != nil {
+		text(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	resp, err := client.Get(downstreamURL + "/value?key=" + key)
+	if err != nil {
+		downstreamFailed(w, err)
+		return
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	switch {
+	case err != nil:
+		downstreamFailed(w, err)
+	case resp.StatusCode/100 != 2:
+		text(w, http.StatusBadGateway, fmt.Sprintf("downstream answered %d", resp.StatusCode))
+	default:
+		text(w, http.StatusOK, key+"="+string(body))
+	}
+}
+
+// downstreamFailed answers 504 when the call timed out, 502 when it failed otherwise.
+func downstreamFailed(w http.ResponseWriter, err error) {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		text(w, http.StatusGatewayTimeout, fmt.Sprintf("downstream did not answer within %d ms", timeoutMs))
+		return
+	}
+	text(w, http.StatusBadGateway, "downstream failed: "+err.Error())
+}
+
 // routes serves the contract. ServeMux answers unclean paths ("/a/../b", "//x") with a
 // redirect; the contract wants such input rejected, so they get 400 before the mux sees them.
 func routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /plaintext", func(w http.ResponseWriter, _ *http.Request) { text(w, http.StatusOK, plaintext) })
 	mux.HandleFunc("GET /delay", delay)
+	mux.HandleFunc("GET /hash", hash)
+	mux.HandleFunc("GET /enrich", enrich)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { text(w, http.StatusNotFound, "not found") })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; p == "" || p != path.Clean(p) {
