@@ -459,7 +459,7 @@ fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64) -> Result
             Ok(_) => {
                 let mut v = verify::verify(&rt, proc.addr, &ctx)?;
                 if fuzz > 0 {
-                    let f = rt.block_on(crate::fuzz::run(proc.addr, fuzz, seed));
+                    let f = rt.block_on(crate::fuzz::run(proc.addr, fuzz, seed, &services.corpus.vectors()?));
                     v.passed &= f.passed;
                     v.cases.push(f);
                 }

@@ -179,7 +179,7 @@ mod tests {
         let log = dir.path().join("log");
         // The shell forks a grandchild; stopping must take both.
         let argv: Vec<String> = ["sh", "-c", "sleep 300 & echo started; wait"].iter().map(|s| s.to_string()).collect();
-        let mut r = start(&argv, dir.path(), &[0], 1, &log).unwrap();
+        let mut r = start(&argv, dir.path(), &[0], 1, &log, &[]).unwrap();
         std::thread::sleep(Duration::from_millis(300));
         let members = || crate::sampler::group_pids(r.pid).len();
         assert_eq!(members(), 2);

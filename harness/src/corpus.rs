@@ -84,6 +84,12 @@ impl Corpus {
             .with_context(|| format!("no vector for file {id}"))
     }
 
+    /// SHA-512 (hex) of every file, by id.
+    pub fn vectors(&self) -> Result<Vec<String>> {
+        let text = std::fs::read_to_string(self.dir.join("vectors.tsv")).context("corpus vectors.tsv")?;
+        Ok(text.lines().filter_map(|l| l.split_once('\t').map(|(_, h)| h.to_string())).collect())
+    }
+
     /// What a contender is told about the corpus (environment variables).
     pub fn env(&self) -> Vec<(String, String)> {
         vec![("IOBOUND_CORPUS_DIR".into(), self.dir.display().to_string()), ("IOBOUND_CORPUS_FILES".into(), self.spec.files.to_string())]
@@ -107,6 +113,8 @@ mod tests {
         assert_eq!(c.vector(3).unwrap(), sha512_hex(&bytes));
         assert_eq!(c.vector(3).unwrap().len(), 128);
         assert!(c.vector(5).is_err());
+        assert_eq!(c.vectors().unwrap().len(), 5);
+        assert_eq!(c.vectors().unwrap()[3], c.vector(3).unwrap());
         // A second call reuses the files.
         std::fs::write(c.dir.join("3.bin"), b"changed").unwrap();
         Corpus::ensure(cache.path(), &spec).unwrap();

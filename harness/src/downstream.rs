@@ -175,10 +175,13 @@ impl Downstream {
                 }
                 Answer { wait, status: "200 OK", body: ok }
             }
-            "/_control" => match self.behaviour.borrow_mut().update(query) {
-                Ok(()) => now("200 OK", format!("{:?}", self.behaviour.borrow())),
-                Err(e) => now("400 Bad Request", format!("{e:#}")),
-            },
+            "/_control" => {
+                let updated = self.behaviour.borrow_mut().update(query);
+                match updated {
+                    Ok(()) => now("200 OK", format!("{:?}", self.behaviour.borrow())),
+                    Err(e) => now("400 Bad Request", format!("{e:#}")),
+                }
+            }
             "/plaintext" => now("200 OK", "Hello, World!".into()),
             _ => now("404 Not Found", "not found".into()),
         }

@@ -78,19 +78,65 @@ pub struct FuzzCase {
     pub valid: Option<String>,
 }
 
-/// `n` cases: mostly invalid `ms` values and non-endpoints, one in ten a valid tiny delay.
-pub fn cases(n: usize, seed: u64) -> Vec<FuzzCase> {
+/// An invalid /hash id for a corpus of `files` files.
+fn bad_id(rng: &mut Rng, files: u32) -> String {
+    match rng.below(4) {
+        0 => (u64::from(files) + rng.below(1_000_000) as u64).to_string(), // past the corpus
+        1 => format!("{}.bin", rng.below(files.max(1) as usize)),           // a file name, not an id
+        2 => format!("{}/../{}", rng.below(10), rng.pick(TRAVERSALS)),
+        _ => bad_ms(rng).replace("60001", "-60001"),
+    }
+}
+
+/// An invalid /enrich key: outside A-Z a-z 0-9 - _, empty, or longer than 64.
+fn bad_key(rng: &mut Rng) -> String {
+    match rng.below(5) {
+        0 => rng.pick(TRAVERSALS).to_string(),
+        1 => format!("{}.", rng.pick(ODD)), // '.' is never part of a key
+        2 => "k".repeat(65 + rng.below(5000)),
+        3 => format!("ok{}", rng.pick(&["%20", "%2F", ".", "~", "%00", "%C3%A9", "!", "*", "%22"])),
+        _ => String::new(),
+    }
+}
+
+fn good_key(rng: &mut Rng) -> String {
+    const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
+    let len = 1 + rng.below(40);
+    format!("fast-{}", (0..len).map(|_| char::from(CHARS[rng.below(CHARS.len())])).collect::<String>())
+}
+
+/// For each endpoint (/delay, /hash, /enrich) `n` cases, nine in ten invalid (plus as many
+/// paths that are not endpoints); the valid tenth must be answered 200 with its body.
+/// `vectors[i]` is the SHA-512 of corpus file i.
+pub fn cases(n: usize, seed: u64, vectors: &[String]) -> Vec<FuzzCase> {
     let mut rng = Rng(seed.max(1));
-    (0..n)
-        .map(|i| match i % 10 {
-            0 => {
-                let ms = rng.below(4);
-                FuzzCase { path: format!("/delay?ms={ms}"), valid: Some(ms.to_string()) }
-            }
-            1..=3 => FuzzCase { path: bad_path(&mut rng), valid: None },
-            _ => FuzzCase { path: format!("/delay?ms={}", bad_ms(&mut rng)), valid: None },
-        })
-        .collect()
+    let files = vectors.len() as u32;
+    let mut out = Vec::with_capacity(4 * n);
+    for i in 0..n {
+        let valid = i % 10 == 0;
+        out.push(if valid {
+            let ms = rng.below(4);
+            FuzzCase { path: format!("/delay?ms={ms}"), valid: Some(ms.to_string()) }
+        } else {
+            FuzzCase { path: format!("/delay?ms={}", bad_ms(&mut rng)), valid: None }
+        });
+        out.push(if valid && files > 0 {
+            let id = rng.below(files as usize);
+            FuzzCase { path: format!("/hash?id={id}"), valid: Some(vectors[id].clone()) }
+        } else if i % 7 == 0 {
+            FuzzCase { path: format!("/hash?id={}&delayMs={}", rng.below(files.max(1) as usize), bad_ms(&mut rng)), valid: None }
+        } else {
+            FuzzCase { path: format!("/hash?id={}", bad_id(&mut rng, files)), valid: None }
+        });
+        out.push(if valid {
+            let key = good_key(&mut rng);
+            FuzzCase { valid: Some(format!("{key}=value-{key}")), path: format!("/enrich?key={key}") }
+        } else {
+            FuzzCase { path: format!("/enrich?key={}", bad_key(&mut rng)), valid: None }
+        });
+        out.push(FuzzCase { path: bad_path(&mut rng), valid: None });
+    }
+    out
 }
 
 /// Judges one answer; `Err` says what was wrong.
@@ -103,8 +149,8 @@ pub fn judge(case: &FuzzCase, status: u16, body: &[u8]) -> Result<(), String> {
     }
 }
 
-pub async fn run(addr: SocketAddr, n: usize, seed: u64) -> CaseResult {
-    let all = cases(n, seed);
+pub async fn run(addr: SocketAddr, n: usize, seed: u64, vectors: &[String]) -> CaseResult {
+    let all = cases(n, seed, vectors);
     let mut failures = Vec::new();
     for chunk in all.chunks(16) {
         let handles: Vec<_> = chunk
@@ -139,12 +185,12 @@ pub async fn run(addr: SocketAddr, n: usize, seed: u64) -> CaseResult {
     }
     let shown: Vec<String> = failures.iter().take(5).cloned().collect();
     CaseResult {
-        name: format!("fuzz: {n} generated inputs (seed {seed}) get 4xx, valid ones 200"),
+        name: format!("fuzz: {n} generated inputs per endpoint (seed {seed}) get 4xx, valid ones 200"),
         passed: failures.is_empty(),
         detail: if failures.is_empty() {
-            format!("{n} cases, all answered as the contract says; still serving")
+            format!("{} cases (/delay, /hash, /enrich, non-endpoints), all answered as the contract says; still serving", all.len())
         } else {
-            format!("{} of {n} wrong, e.g. {}", failures.len(), shown.join(" | "))
+            format!("{} of {} wrong, e.g. {}", failures.len(), all.len(), shown.join(" | "))
         },
     }
 }
@@ -155,18 +201,35 @@ mod tests {
 
     #[test]
     fn cases_are_deterministic_and_varied() {
-        let a = cases(1000, 7);
-        let b = cases(1000, 7);
+        let vectors: Vec<String> = (0..50).map(|i| format!("h{i}")).collect();
+        let a = cases(1000, 7, &vectors);
+        let b = cases(1000, 7, &vectors);
         assert_eq!(a.iter().map(|c| &c.path).collect::<Vec<_>>(), b.iter().map(|c| &c.path).collect::<Vec<_>>());
-        assert_eq!(a.iter().filter(|c| c.valid.is_some()).count(), 100);
+        for route in ["/delay?", "/hash?", "/enrich?"] {
+            let of: Vec<&FuzzCase> = a.iter().filter(|c| c.path.starts_with(route)).collect();
+            assert_eq!(of.len(), 1000, "{route}");
+            assert_eq!(of.iter().filter(|c| c.valid.is_some()).count(), 100, "{route}");
+        }
         assert!(a.iter().any(|c| c.path.contains("etc")));
         assert!(a.iter().any(|c| c.path.contains("ms=-")));
         assert!(a.iter().any(|c| c.path.len() > 1000));
         assert!(a.iter().any(|c| c.path.contains("%EF%BC%95") || c.path.contains('\u{00e9}')));
-        // No invalid case is accidentally a valid delay.
+        assert!(a.iter().any(|c| c.path.starts_with("/hash?id=") && c.path.ends_with(".bin")));
+        let h = a.iter().find(|c| c.path.starts_with("/hash?id=") && c.valid.is_some()).unwrap();
+        let id: usize = h.path["/hash?id=".len()..].parse().unwrap();
+        assert_eq!(h.valid.as_deref(), Some(vectors[id].as_str()));
+        // No invalid case is accidentally valid.
         for c in a.iter().filter(|c| c.valid.is_none()) {
             if let Some(v) = c.path.strip_prefix("/delay?ms=") {
                 assert!(!(v.chars().all(|ch| ch.is_ascii_digit()) && !v.is_empty() && v.len() <= 6 && v.parse::<u32>().unwrap() <= 60_000), "{v}");
+            }
+            if let Some(v) = c.path.strip_prefix("/hash?id=") {
+                let digits = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+                assert!(!digits || v.len() > 10 || v.parse::<u64>().unwrap() >= 50, "{v}");
+            }
+            if let Some(k) = c.path.strip_prefix("/enrich?key=") {
+                let ok = !k.is_empty() && k.len() <= 64 && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+                assert!(!ok, "{k}");
             }
         }
     }

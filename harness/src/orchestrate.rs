@@ -262,6 +262,10 @@ impl RunCtx<'_> {
         verify::print(&m.name, &v);
         let passed = v.passed;
         self.res.contenders[index].verification = Some(v);
+        if interrupt::stopped() {
+            proc.stop(STOP_GRACE);
+            return self.res.save(self.dir);
+        }
         if !passed {
             let why = "failed the contract checks (see verification); not measured".to_string();
             self.res.contenders[index].failure = Some(why.clone());

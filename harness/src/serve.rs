@@ -130,18 +130,62 @@ async fn connection(mut sock: TcpStream, app: Rc<App>) {
     }
 }
 
+/// A decimal integer of at most 10 digits, no sign, no more than `max` (the contract's rule).
+fn decimal(v: &str, max: u64) -> Option<u64> {
+    (!v.is_empty() && v.len() <= 10 && v.bytes().all(|b| b.is_ascii_digit())).then(|| v.parse().ok()).flatten().filter(|n| *n <= max)
+}
+
+fn param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
+    query.split('&').find_map(|kv| kv.strip_prefix(name).and_then(|r| r.strip_prefix('=')))
+}
+
+const BAD: &str = "400 Bad Request";
+
+/// The test server serves the whole contract, so that tests can run plans on it: /hash reads
+/// the corpus named by the environment, /enrich calls the downstream named by it.
 async fn respond(path: &str) -> (&'static str, String) {
     let (route, query) = path.split_once('?').unwrap_or((path, ""));
     match route {
         "/plaintext" => ("200 OK", "Hello, World!".into()),
-        "/delay" => {
-            let ms = query.split('&').find_map(|kv| kv.strip_prefix("ms=")).and_then(|v| v.parse::<u64>().ok());
-            match ms {
-                Some(ms) if ms <= 60_000 => {
-                    tokio::time::sleep(Duration::from_millis(ms)).await;
-                    ("200 OK", ms.to_string())
-                }
-                _ => ("400 Bad Request", "ms must be an integer between 0 and 60000".into()),
+        "/delay" => match param(query, "ms").and_then(|v| decimal(v, 60_000)) {
+            Some(ms) => {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                ("200 OK", ms.to_string())
+            }
+            None => (BAD, "ms must be an integer between 0 and 60000".into()),
+        },
+        "/hash" => {
+            let files: u64 = std::env::var("IOBOUND_CORPUS_FILES").ok().and_then(|f| f.parse().ok()).unwrap_or(0);
+            let id = param(query, "id").and_then(|v| decimal(v, files.saturating_sub(1)).filter(|_| files > 0));
+            let wait = match param(query, "delayMs") {
+                None => Some(0),
+                Some(v) => decimal(v, 60_000),
+            };
+            let (Some(id), Some(wait)) = (id, wait) else { return (BAD, "id must name a corpus file; delayMs 0..60000".into()) };
+            tokio::time::sleep(Duration::from_millis(wait)).await;
+            let file = std::path::Path::new(&std::env::var("IOBOUND_CORPUS_DIR").unwrap_or_default()).join(format!("{id}.bin"));
+            match std::fs::read(&file) {
+                Ok(bytes) => ("200 OK", crate::corpus::sha512_hex(&bytes)),
+                Err(_) => ("500 Internal Server Error", format!("cannot read file {id}")),
+            }
+        }
+        "/enrich" => {
+            let key = param(query, "key").unwrap_or("");
+            if key.is_empty() || key.len() > 64 || !key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+                return (BAD, "key must be 1..64 characters of A-Z a-z 0-9 - _".into());
+            }
+            let url = std::env::var("IOBOUND_DOWNSTREAM_URL").unwrap_or_default();
+            let timeout: u64 = std::env::var("IOBOUND_DOWNSTREAM_TIMEOUT_MS").ok().and_then(|t| t.parse().ok()).unwrap_or(2000);
+            let Some(addr) = url.strip_prefix("http://").and_then(|a| a.parse().ok()) else {
+                return ("502 Bad Gateway", "no downstream configured".into());
+            };
+            let value_path = format!("/value?key={key}");
+            let call = crate::http1::fetch(addr, "GET", &value_path, None);
+            match tokio::time::timeout(Duration::from_millis(timeout), call).await {
+                Ok(Ok(r)) if (200..300).contains(&r.status) => ("200 OK", format!("{key}={}", String::from_utf8_lossy(&r.body))),
+                Ok(Ok(r)) => ("502 Bad Gateway", format!("downstream answered {}", r.status)),
+                Ok(Err(e)) => ("502 Bad Gateway", format!("downstream failed: {e}")),
+                Err(_) => ("504 Gateway Timeout", format!("downstream did not answer within {timeout} ms")),
             }
         }
         _ => ("404 Not Found", "not found".into()),

@@ -154,7 +154,19 @@ pub fn verify(rt: &tokio::runtime::Runtime, addr: SocketAddr, ctx: &Context) -> 
     let results: Vec<CaseResult> = rt.block_on(async {
         let mut out = Vec::new();
         for c in &cases {
-            out.push(run_case(addr, c).await);
+            // Ctrl-C ends verification at once (the stall cases wait seconds each).
+            let stopped = async {
+                while !crate::interrupt::stopped() {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            };
+            tokio::select! {
+                r = run_case(addr, c) => out.push(r),
+                () = stopped => {
+                    out.push(CaseResult { name: c.name.clone(), passed: false, detail: "interrupted".into() });
+                    break;
+                }
+            }
         }
         out
     });

@@ -163,7 +163,9 @@ fn fake_contender_home(argv: &str, what: &str) -> tempfile::TempDir {
 
 #[test]
 fn a_contender_that_crashes_mid_run_is_reported_and_the_plan_goes_on() {
-    let home = crashing_contender_home(5);
+    // Long enough to pass the contract checks (about 6 s: the stalled /enrich cases wait out
+    // the 2 s downstream timeout), short enough to die during the 8 s scenario.
+    let home = crashing_contender_home(12);
     let out = tempfile::tempdir().unwrap();
     let plan = home.path().join("plan.toml");
     std::fs::write(
