@@ -68,6 +68,7 @@ pub struct Cell {
     pub peak_rss_mb: Estimate,
     pub cpu_ms_per_1k: Estimate,
     pub peak_sockets: Estimate,
+    pub peak_downstream_conns: Estimate,
     pub ctx_per_req: Estimate,
     /// Coefficient of variation of throughput over runs (two runs or more).
     pub rps_cv: Option<f64>,
@@ -100,6 +101,7 @@ pub const METRICS: &[Metric] = &[
     Metric { label: "peak RSS (MB)", decimals: 0, higher_is_better: false, get: |c| c.peak_rss_mb },
     Metric { label: "CPU (ms per 1k req)", decimals: 1, higher_is_better: false, get: |c| c.cpu_ms_per_1k },
     Metric { label: "peak sockets", decimals: 0, higher_is_better: false, get: |c| c.peak_sockets },
+    Metric { label: "peak downstream conns", decimals: 0, higher_is_better: false, get: |c| c.peak_downstream_conns },
     Metric { label: "ctx switches / req", decimals: 2, higher_is_better: false, get: |c| c.ctx_per_req },
 ];
 
@@ -392,6 +394,7 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
         peak_rss_mb: resource(|r| r.resources.peak_rss_mb, 6),
         cpu_ms_per_1k: resource(|r| r.resources.cpu_ms_per_1k_requests, 7),
         peak_sockets: resource(|r| r.resources.peak_sockets as f64, 8),
+        peak_downstream_conns: resource(|r| r.resources.peak_downstream_conns as f64, 10),
         ctx_per_req: resource(|r| if r.summary.ok > 0 { (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64 / r.summary.ok as f64 } else { 0.0 }, 9),
         noisy: noise(&runs, rps_cv),
         rps_cv,

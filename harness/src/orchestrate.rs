@@ -262,6 +262,7 @@ impl RunCtx<'_> {
         verify::print(&m.name, &v);
         let passed = v.passed;
         self.res.contenders[index].verification = Some(v);
+        self.res.save(self.dir)?;
         if interrupt::stopped() {
             proc.stop(STOP_GRACE);
             return self.res.save(self.dir);
@@ -317,7 +318,8 @@ impl RunCtx<'_> {
         let wall_start = SystemTime::now();
         let target = Target::new(addr, &s.path, s.load.connection_close);
         let bar = Progress::new(&format!("{name} {}", s.name), s.load.profile.duration());
-        let sampler = proc.as_ref().map(|p| Sampler::new(p.pid, Instant::now()));
+        let downstream_port = self.services.map(|sv| sv.downstream.addr.port());
+        let sampler = proc.as_ref().map(|p| Sampler::new(p.pid, Instant::now(), downstream_port));
         let mut samples = Vec::new();
         let steal_before = crate::sampler::cpu_steal();
         let outcome = self.drive(&target, &s.load, proc.as_deref_mut(), &bar, sampler.as_ref().map(|sm| (sm, &mut samples)));

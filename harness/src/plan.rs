@@ -345,6 +345,7 @@ impl PlanFile {
             if !s.path.starts_with('/') || s.path.contains(char::is_whitespace) {
                 bail!("{at}.path = {:?} must start with '/' and contain no spaces, e.g. path = \"/delay?ms=100\"", s.path);
             }
+            crate::driver::expand_path(&s.path).map_err(|e| anyhow::anyhow!("{at}.path: {e}"))?;
             let warmup = match &s.warmup {
                 Some(w) => field_duration(&format!("{at}.warmup"), w)?,
                 None => default_warmup,

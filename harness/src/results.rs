@@ -176,6 +176,9 @@ pub struct Resources {
     pub peak_rss_mb: f64,
     pub peak_fds: u64,
     pub peak_sockets: u64,
+    /// Most connections the contender held to the downstream service at once.
+    #[serde(default)]
+    pub peak_downstream_conns: u64,
     /// Contender CPU seconds (user + sys) during the measured phase.
     pub cpu_s: f64,
     pub cpu_ms_per_1k_requests: f64,
@@ -204,6 +207,7 @@ impl Resources {
             peak_rss_mb: peak(|s| s.rss_mb),
             peak_fds: peak(|s| s.fds as f64) as u64,
             peak_sockets: peak(|s| s.sockets as f64) as u64,
+            peak_downstream_conns: peak(|s| s.downstream_conns as f64) as u64,
             cpu_s,
             cpu_ms_per_1k_requests: if requests > 0 { cpu_s * 1e6 / requests as f64 } else { 0.0 },
             ctx_voluntary: last.ctx_voluntary.saturating_sub(first.ctx_voluntary),

@@ -20,6 +20,9 @@ pub struct Sample {
     pub ctx_involuntary: u64,
     pub fds: u64,
     pub sockets: u64,
+    /// Connections from the contender to the downstream service (its outbound pool).
+    #[serde(default)]
+    pub downstream_conns: u64,
 }
 
 /// Live members of process group `pgid`, found by scanning /proc (zombies excluded: they
@@ -85,16 +88,34 @@ fn ctx_switches(pid: i32) -> (u64, u64) {
     (vol, invol)
 }
 
-fn fds(pid: i32) -> (u64, u64) {
-    let Ok(dir) = fs::read_dir(format!("/proc/{pid}/fd")) else { return (0, 0) };
-    let (mut all, mut sockets) = (0, 0);
+/// Open fds of `pid`; the inodes of its sockets go into `inodes`.
+fn fds(pid: i32, inodes: &mut std::collections::HashSet<u64>) -> u64 {
+    let Ok(dir) = fs::read_dir(format!("/proc/{pid}/fd")) else { return 0 };
+    let mut all = 0;
     for e in dir.flatten() {
         all += 1;
-        if fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().starts_with("socket:")) {
-            sockets += 1;
+        if let Ok(l) = fs::read_link(e.path()) {
+            if let Some(inode) = l.to_str().and_then(|l| l.strip_prefix("socket:[")).and_then(|l| l.strip_suffix(']')).and_then(|i| i.parse().ok()) {
+                inodes.insert(inode);
+            }
         }
     }
-    (all, sockets)
+    all
+}
+
+/// TCP connections (from /proc/net/tcp and tcp6 text) owned by one of `inodes` whose remote
+/// port is `port`.
+pub fn connections_to(tables: &[String], inodes: &std::collections::HashSet<u64>, port: u16) -> u64 {
+    let want = format!(":{port:04X}");
+    tables
+        .iter()
+        .flat_map(|t| t.lines().skip(1))
+        .filter(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+            f.len() > 9 && f[2].ends_with(&want) && f[9].parse::<u64>().is_ok_and(|i| inodes.contains(&i))
+        })
+        .count() as u64
 }
 
 pub struct Sampler {
@@ -102,16 +123,20 @@ pub struct Sampler {
     start: Instant,
     ticks: f64,
     page: u64,
+    /// Port of the downstream service, whose connections are counted apart.
+    downstream_port: Option<u16>,
 }
 
 impl Sampler {
-    pub fn new(pgid: i32, start: Instant) -> Sampler {
-        Sampler { pgid, start, ticks: clock_ticks(), page: page_size() }
+    pub fn new(pgid: i32, start: Instant, downstream_port: Option<u16>) -> Sampler {
+        Sampler { pgid, start, ticks: clock_ticks(), page: page_size(), downstream_port }
     }
 
     pub fn sample(&self) -> Sample {
         let mut s = Sample { t: self.start.elapsed().as_secs_f64(), ..Sample::default() };
-        for pid in group_pids(self.pgid) {
+        let mut inodes = std::collections::HashSet::new();
+        let pids = group_pids(self.pgid);
+        for &pid in &pids {
             let Some(f) = stat_fields(pid) else { continue };
             let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
             // stat fields 14/15 (utime/stime), 20 (num_threads), 24 (rss pages); index = field - 3.
@@ -123,9 +148,12 @@ impl Sampler {
             let (v, i) = ctx_switches(pid);
             s.ctx_voluntary += v;
             s.ctx_involuntary += i;
-            let (a, k) = fds(pid);
-            s.fds += a;
-            s.sockets += k;
+            s.fds += fds(pid, &mut inodes);
+        }
+        s.sockets = inodes.len() as u64;
+        if let (Some(port), Some(pid)) = (self.downstream_port, pids.first()) {
+            let tables: Vec<String> = ["tcp", "tcp6"].iter().filter_map(|t| fs::read_to_string(format!("/proc/{pid}/net/{t}")).ok()).collect();
+            s.downstream_conns = connections_to(&tables, &inodes, port);
         }
         s
     }
@@ -140,7 +168,7 @@ mod tests {
         // SAFETY: getpgrp has no preconditions.
         let own = unsafe { libc::getpgrp() };
         let sock = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let s = Sampler::new(own, Instant::now()).sample();
+        let s = Sampler::new(own, Instant::now(), None).sample();
         assert!(s.processes >= 1);
         assert!(s.threads >= 1);
         assert!(s.rss_mb > 1.0);
@@ -148,5 +176,26 @@ mod tests {
         assert!(s.sockets >= 1);
         assert!(s.ctx_voluntary + s.ctx_involuntary > 0);
         drop(sock);
+    }
+
+    #[test]
+    fn counts_only_own_connections_to_the_port() {
+        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = server.local_addr().unwrap().port();
+        let clients: Vec<_> = (0..3).map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap()).collect();
+        let accepted: Vec<_> = (0..3).map(|_| server.accept().unwrap()).collect();
+        // SAFETY: getpgrp has no preconditions.
+        let own = unsafe { libc::getpgrp() };
+        let s = Sampler::new(own, Instant::now(), Some(port)).sample();
+        // The three client ends point at the port; the accepted ends and the listener do not.
+        assert_eq!(s.downstream_conns, 3);
+        let line = "  0: 0100007F:A1B2 0100007F:1F90 01 00000000:00000000 00:00000000 00000000     0        0 4242 1";
+        let tables = vec![format!("header\n{line}")];
+        let mut inodes = std::collections::HashSet::new();
+        assert_eq!(connections_to(&tables, &inodes, 8080), 0, "not ours");
+        inodes.insert(4242);
+        assert_eq!(connections_to(&tables, &inodes, 8080), 1);
+        assert_eq!(connections_to(&tables, &inodes, 8081), 0);
+        drop((clients, accepted));
     }
 }

@@ -19,6 +19,7 @@ const SHOWN: &[&str] = &[
     "peak RSS (MB)",
     "CPU (ms per 1k req)",
     "peak sockets",
+    "peak downstream conns",
     "ctx switches / req",
 ];
 

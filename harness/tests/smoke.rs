@@ -114,13 +114,17 @@ fn interrupt_keeps_partial_results_and_leaves_no_process() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Wait until the measured phase has run a few seconds (the contender writes its log).
+    // Wait until the measured phase has run a few seconds: results.json records the contract
+    // verification just before measurement begins.
     let t0 = Instant::now();
     let dir = loop {
-        assert!(t0.elapsed() < Duration::from_secs(90), "contender never started");
+        assert!(t0.elapsed() < Duration::from_secs(120), "contender never got through verification");
         if let Some(d) = std::fs::read_dir(out.path()).ok().and_then(|mut r| r.next()).and_then(|e| e.ok()).map(|e| e.path()) {
-            let log = d.join("logs/spring-webflux.run1.log");
-            if std::fs::read_to_string(&log).is_ok_and(|l| l.contains("Started")) {
+            let verified = std::fs::read_to_string(d.join("results.json"))
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .is_some_and(|r| r["contenders"][0]["verification"]["passed"] == true);
+            if verified {
                 break d;
             }
         }

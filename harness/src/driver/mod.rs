@@ -21,13 +21,33 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug)]
 pub struct Target {
     pub addr: SocketAddr,
-    pub request: Arc<Vec<u8>>,
+    /// Prebuilt requests, sent in turn: one, or one per value of a `{seq:N}` path template.
+    pub requests: Arc<Vec<Vec<u8>>>,
+}
+
+/// Most values a `{seq:N}` template may take.
+pub const MAX_SEQ: usize = 1_000_000;
+
+/// The paths of a path template: `/hash?id={seq:4000}` gives /hash?id=0 .. /hash?id=3999, sent
+/// in turn (so every file of a corpus is read); a path without a template is itself.
+pub fn expand_path(path: &str) -> Result<Vec<String>, String> {
+    let Some(at) = path.find("{seq:") else { return Ok(vec![path.to_string()]) };
+    let rest = &path[at + 5..];
+    let end = rest.find('}').ok_or_else(|| format!("{path:?}: unclosed {{seq:N}}"))?;
+    let n: usize = rest[..end].parse().ok().filter(|n| (1..=MAX_SEQ).contains(n)).ok_or_else(|| format!("{path:?}: {{seq:N}} needs N in 1..={MAX_SEQ}"))?;
+    let (head, tail) = (&path[..at], &rest[end + 1..]);
+    if tail.contains("{seq:") {
+        return Err(format!("{path:?}: only one {{seq:N}} per path"));
+    }
+    Ok((0..n).map(|i| format!("{head}{i}{tail}")).collect())
 }
 
 impl Target {
+    /// `path` has been checked by `expand_path` (plans validate it).
     pub fn new(addr: SocketAddr, path: &str, close: bool) -> Target {
-        let request = crate::http1::build_request("GET", path, &addr.to_string(), None, close);
-        Target { addr, request: Arc::new(request) }
+        let paths = expand_path(path).unwrap_or_else(|_| vec![path.to_string()]);
+        let requests = paths.iter().map(|p| crate::http1::build_request("GET", p, &addr.to_string(), None, close)).collect();
+        Target { addr, requests: Arc::new(requests) }
     }
 }
 
@@ -64,6 +84,8 @@ pub(crate) struct Ctx {
     pub queued: std::cell::Cell<u64>,
     /// Open model: requests that found every allowed connection busy.
     pub pool_waits: std::cell::Cell<u64>,
+    /// Which of the target's requests goes next.
+    pub next: std::cell::Cell<usize>,
 }
 
 impl Ctx {
@@ -95,7 +117,9 @@ impl Ctx {
             }
         }
         let c = conn.as_mut().expect("connected above");
-        let result = tokio::time::timeout_at(deadline, c.send(&self.target.request, false)).await;
+        let i = self.next.get();
+        self.next.set(if i + 1 >= self.target.requests.len() { 0 } else { i + 1 });
+        let result = tokio::time::timeout_at(deadline, c.send(&self.target.requests[i], false)).await;
         let now = Instant::now();
         let mut rec = self.rec.borrow_mut();
         match result {
@@ -130,6 +154,7 @@ pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, ca
     for index in 0..cfg.threads {
         let (target, load, live, cancel, cpus) = (target.clone(), load.clone(), live.clone(), cancel.clone(), cfg.cpus.clone());
         let threads = cfg.threads;
+        let target_len = target.requests.len().max(1);
         let h = std::thread::Builder::new()
             .name(format!("iobound-driver-{index}"))
             .spawn(move || -> Result<(Recorder, Duration, u64, u64)> {
@@ -147,6 +172,8 @@ pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, ca
                     inflight: std::cell::Cell::new(0),
                     queued: std::cell::Cell::new(0),
                     pool_waits: std::cell::Cell::new(0),
+                    // Threads start at different places of a template's sequence.
+                    next: std::cell::Cell::new(index * 7919 % target_len),
                 });
                 let local = tokio::task::LocalSet::new();
                 let c2 = ctx.clone();
@@ -196,4 +223,21 @@ async fn wait_flag(flag: &AtomicBool) {
 /// inside it, and dropping the slowest would flatter the tail.
 pub(crate) fn drain_window(load: &Load) -> Duration {
     load.timeout + Duration::from_millis(500)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seq_templates_expand_in_order() {
+        assert_eq!(expand_path("/hash?id={seq:3}&delayMs=5").unwrap(), ["/hash?id=0&delayMs=5", "/hash?id=1&delayMs=5", "/hash?id=2&delayMs=5"]);
+        assert_eq!(expand_path("/plaintext").unwrap(), ["/plaintext"]);
+        for bad in ["/h?id={seq:0}", "/h?id={seq:x}", "/h?id={seq:5", "/h?a={seq:2}&b={seq:2}"] {
+            assert!(expand_path(bad).is_err(), "{bad}");
+        }
+        let t = Target::new("127.0.0.1:1".parse().unwrap(), "/x?id={seq:4000}", false);
+        assert_eq!(t.requests.len(), 4000);
+        assert!(String::from_utf8_lossy(&t.requests[3999]).starts_with("GET /x?id=3999 HTTP/1.1"));
+    }
 }

@@ -132,8 +132,11 @@ pub fn charts(results: &Results, scenario: &str) -> Vec<Chart> {
         sampled("cpu", "CPU (100% = one core)", "%", &|s, p| rate(s, p, |x| (x.cpu_user_s + x.cpu_sys_s) * 100.0)),
         sampled("ctx", "Context switches", "per second", &|s, p| rate(s, p, |x| (x.ctx_voluntary + x.ctx_involuntary) as f64)),
         sampled("sockets", "Open sockets", "sockets", &|s, _| Some(s.sockets as f64)),
+        sampled("downstream", "Connections to the downstream service", "connections", &|s, _| Some(s.downstream_conns as f64)),
     ] {
-        if c.has_data() {
+        // The downstream chart only where there were downstream connections.
+        let all_zero = c.id.ends_with("-downstream") && c.series.iter().all(|s| s.points.iter().all(|p| p.1 == 0.0));
+        if c.has_data() && !all_zero {
             out.push(c);
         }
     }
@@ -348,12 +351,12 @@ pub fn intervals_csv(results: &Results) -> String {
 }
 
 pub fn resources_csv(results: &Results) -> String {
-    let mut out = String::from("scenario,contender,run,t_s,processes,threads,rss_mb,cpu_user_s,cpu_sys_s,ctx_voluntary,ctx_involuntary,fds,sockets\n");
+    let mut out = String::from("scenario,contender,run,t_s,processes,threads,rss_mb,cpu_user_s,cpu_sys_s,ctx_voluntary,ctx_involuntary,fds,sockets,downstream_conns\n");
     for r in &results.runs {
         for s in &r.resources.samples {
             let _ = writeln!(
                 out,
-                "{},{},{},{:.3},{},{},{:.1},{:.3},{:.3},{},{},{},{}",
+                "{},{},{},{:.3},{},{},{:.1},{:.3},{:.3},{},{},{},{},{}",
                 csv_field(&r.scenario),
                 csv_field(&r.contender),
                 r.run,
@@ -366,7 +369,8 @@ pub fn resources_csv(results: &Results) -> String {
                 s.ctx_voluntary,
                 s.ctx_involuntary,
                 s.fds,
-                s.sockets
+                s.sockets,
+                s.downstream_conns
             );
         }
     }
