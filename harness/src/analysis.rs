@@ -150,25 +150,12 @@ fn sparse(h: &Histogram<u64>) -> Vec<(u64, u64)> {
     h.iter_recorded().map(|v| (h.highest_equivalent(v.value_iterated_to()), v.count_at_value())).collect()
 }
 
-/// Small deterministic generator (SplitMix64): the same results give the same intervals.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) % n as u64) as usize
-    }
-}
-
 /// Percentile interval (2.5%, 97.5%) of `stat` over bootstrap resamples of `n` units.
 fn bootstrap(n: usize, seed: u64, mut stat: impl FnMut(&[usize]) -> Option<f64>) -> (Option<f64>, Option<f64>) {
     if n < 2 {
         return (None, None);
     }
-    let mut rng = Rng(seed);
+    let mut rng = crate::util::SplitMix64::new(seed);
     let mut pick = vec![0usize; n];
     let mut values = Vec::with_capacity(BOOTSTRAP_SAMPLES);
     for _ in 0..BOOTSTRAP_SAMPLES {

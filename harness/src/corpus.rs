@@ -34,14 +34,10 @@ pub struct Corpus {
 
 /// The bytes of file `id`: a SplitMix64 stream keyed by (seed, id).
 pub fn file_bytes(seed: u64, id: u32, size: usize) -> Vec<u8> {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(id).wrapping_mul(0xD1B5_4A32_D192_ED03);
+    let mut rng = crate::util::SplitMix64::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(id).wrapping_mul(0xD1B5_4A32_D192_ED03));
     let mut out = Vec::with_capacity(size + 8);
     while out.len() < size {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        out.extend_from_slice(&(z ^ (z >> 31)).to_le_bytes());
+        out.extend_from_slice(&rng.next_u64().to_le_bytes());
     }
     out.truncate(size);
     out

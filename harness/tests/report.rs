@@ -60,6 +60,10 @@ fn a_plan_writes_every_output_and_report_rebuilds_them() {
     // Two runs each: a median with a bootstrap interval, and a difference against "one".
     assert!(tput.matches('[').count() == 2 && tput.contains("%"), "{tput}");
     assert!(md.contains("median of 2 runs; 95% interval by bootstrap over runs"), "{md}");
+    // Gatling's OK/KO counts, over both runs.
+    let ok = md.lines().find(|l| l.starts_with("| OK (all runs) |")).unwrap_or_else(|| panic!("{md}"));
+    assert!(ok.split('|').filter_map(|c| c.trim().replace(',', "").parse::<u64>().ok()).all(|n| n > 1000), "{ok}");
+    assert!(md.contains("| KO (all runs) | 0 | 0 |"), "{md}");
     assert!(md.contains("![steps-throughput.png](charts/steps-throughput.png)"), "{md}");
     for png in ["throughput", "latency", "percentiles", "scaling", "threads", "rss"] {
         let bytes = std::fs::read(dir.join(format!("charts/steps-{png}.png"))).unwrap_or_else(|e| panic!("{png}: {e}"));

@@ -224,7 +224,12 @@ pub fn fmt_estimate(e: &analysis::Estimate, decimals: usize) -> String {
 /// interval) and, after the first, the difference against the first.
 pub fn summary_rows(view: &ScenarioView) -> Vec<(String, Vec<String>)> {
     let base = view.cells.first().and_then(|(_, c)| c.as_ref());
-    let mut rows = vec![("runs".to_string(), view.cells.iter().map(|(_, c)| c.as_ref().map(|c| runs_label(c)).unwrap_or_else(|| "failed".into())).collect())];
+    let count = |f: fn(&Cell) -> u64| view.cells.iter().map(|(_, c)| c.as_ref().map(|c| crate::table::fmt_num(f(c) as f64, 0)).unwrap_or_else(|| "-".into())).collect();
+    let mut rows = vec![
+        ("runs".to_string(), view.cells.iter().map(|(_, c)| c.as_ref().map(|c| runs_label(c)).unwrap_or_else(|| "failed".into())).collect()),
+        ("OK (all runs)".to_string(), count(|c| c.ok)),
+        ("KO (all runs)".to_string(), count(|c| c.ko)),
+    ];
     for m in METRICS {
         let cells = view
             .cells

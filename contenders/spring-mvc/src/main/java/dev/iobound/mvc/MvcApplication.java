@@ -17,8 +17,8 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
-import org.springframework.web.client.ResourceAccessException;
 import org.springframework.web.client.RestClient;
+import org.springframework.web.client.RestClientException;
 import org.springframework.web.client.RestClientResponseException;
 
 /**
@@ -67,13 +67,17 @@ public class MvcApplication {
     @GetMapping(value = "/enrich", produces = MediaType.TEXT_PLAIN_VALUE)
     public ResponseEntity<String> enrich(@RequestParam(name = "key", required = false) String raw) {
         String key = Contract.enrichKey(raw);
+        long start = System.nanoTime();
         try {
             String value = client.get().uri(downstream.valueUri(key)).retrieve().body(String.class);
             return text(HttpStatus.OK, Downstream.enriched(key, value));
         } catch (RestClientResponseException e) {
             return text(HttpStatus.BAD_GATEWAY, "downstream answered " + e.getStatusCode().value());
-        } catch (ResourceAccessException e) {
-            boolean timeout = e.getCause() instanceof HttpTimeoutException;
+        } catch (RestClientException e) {
+            // The read timeout closes the response stream: a failure reading the body once the
+            // timeout has passed is a timeout too, whatever exception reports it.
+            boolean timeout = e.getCause() instanceof HttpTimeoutException
+                    || System.nanoTime() - start >= downstream.timeout().toNanos();
             return timeout
                     ? text(HttpStatus.GATEWAY_TIMEOUT, "downstream did not answer within " + downstream.timeout().toMillis() + " ms")
                     : text(HttpStatus.BAD_GATEWAY, "downstream failed: " + e.getMessage());
