@@ -330,7 +330,7 @@ fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<SocketAddr>)> {
             let name: String = path.trim_start_matches('/').chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
             PlanFile {
                 name: Some("adhoc".into()),
-                scenarios: vec![ScenarioFile { name: if name.is_empty() { "root".into() } else { name }, path, warmup: None, load: load_file(&a.load) }],
+                scenarios: vec![ScenarioFile { name: if name.is_empty() { "root".into() } else { name }, path, warmup: None, load: load_file(&a.load), downstream: None }],
                 warmup: Some(if a.load.url.is_some() { "0s".into() } else { plan::DEFAULT_WARMUP.into() }),
                 runs: Some(1),
                 ..PlanFile::default()
@@ -438,7 +438,7 @@ fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64) -> Result
     let file = PlanFile {
         name: Some("verify".into()),
         contenders: names.clone(),
-        scenarios: vec![ScenarioFile { name: "none".into(), path: "/".into(), warmup: None, load: LoadFile { model: "closed".into(), users: Some(1), duration: Some("1s".into()), ..LoadFile::default() } }],
+        scenarios: vec![ScenarioFile { name: "none".into(), path: "/".into(), warmup: None, load: LoadFile { model: "closed".into(), users: Some(1), duration: Some("1s".into()), ..LoadFile::default() }, downstream: None }],
         ..PlanFile::default()
     };
     let plan = file.validate()?;

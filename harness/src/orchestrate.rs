@@ -295,6 +295,20 @@ impl RunCtx<'_> {
 
     /// Warm-up then measured run of one scenario; the run is appended to the results.
     fn measure_scenario(&mut self, name: &str, mut proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, run: u32) {
+        if let Some(sv) = self.services {
+            let control = format!("/_control?{}", s.downstream);
+            match self.rt.block_on(crate::http1::fetch(sv.downstream.addr, "GET", &control, None)) {
+                Ok(r) if r.status == 200 => {}
+                other => {
+                    let why = match other {
+                        Ok(r) => format!("status {}: {}", r.status, String::from_utf8_lossy(&r.body)),
+                        Err(e) => e.to_string(),
+                    };
+                    self.res.runs.push(failed_run(name, s, run, &format!("could not set the downstream service ({}): {why}", s.downstream)));
+                    return;
+                }
+            }
+        }
         let mut warm_left = None;
         if !s.warmup.is_zero() {
             let warm = warmup_load(&s.load, s.warmup);
@@ -514,6 +528,7 @@ mod tests {
                 path: "/".into(),
                 warmup: None,
                 load: crate::plan::LoadFile { model: "closed".into(), users: Some(1), duration: Some("1s".into()), ..Default::default() },
+                downstream: None,
             }],
             ..Default::default()
         }

@@ -60,6 +60,17 @@ pub struct DownstreamFile {
     pub timeout: Option<String>,
 }
 
+impl DownstreamPlan {
+    pub fn behaviour(&self) -> Result<crate::downstream::Behaviour> {
+        crate::downstream::Behaviour::new(&self.latency, &self.error_rate.to_string(), &self.stall_prob.to_string(), &self.stall_for)
+    }
+
+    /// The settings as a query for the downstream's /_control.
+    pub fn control_query(&self) -> String {
+        format!("latency={}&error_rate={}&stall_prob={}&stall_for={}", self.latency, self.error_rate, self.stall_prob, self.stall_for)
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct DownstreamPlan {
     pub latency: String,
@@ -91,6 +102,9 @@ pub struct ScenarioFile {
     pub path: String,
     pub warmup: Option<String>,
     pub load: LoadFile,
+    /// How the downstream service behaves during this scenario (unset fields: the plan's).
+    #[serde(default)]
+    pub downstream: Option<DownstreamFile>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]
@@ -139,6 +153,9 @@ pub struct Scenario {
     #[serde(with = "secs")]
     pub warmup: Duration,
     pub load: Load,
+    /// The downstream service's settings for this scenario, as its /_control query; sent before
+    /// the warm-up, so every scenario starts from a known behaviour.
+    pub downstream: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -332,6 +349,18 @@ impl PlanFile {
         if runs == 0 || runs > 100 {
             bail!("plan.runs = {runs} is out of range; use 1..=100");
         }
+        let d = &self.downstream;
+        let downstream = DownstreamPlan {
+            latency: d.latency.clone().unwrap_or_else(|| "fixed:100ms".into()),
+            error_rate: d.error_rate.unwrap_or(0.0),
+            stall_prob: d.stall_prob.unwrap_or(0.0),
+            stall_for: d.stall_for.clone().unwrap_or_else(|| "10s".into()),
+            timeout: field_duration("downstream.timeout", d.timeout.as_deref().unwrap_or("2s"))?,
+        };
+        downstream.behaviour().map_err(|e| anyhow::anyhow!("downstream: {e:#}"))?;
+        if downstream.timeout.is_zero() || downstream.timeout > Duration::from_secs(60) {
+            bail!("downstream.timeout must be between 1ms and 60s (default 2s)");
+        }
         let default_warmup = field_duration("plan.warmup", self.warmup.as_deref().unwrap_or(DEFAULT_WARMUP))?;
         let mut scenarios = Vec::new();
         for (i, s) in self.scenarios.iter().enumerate() {
@@ -351,7 +380,19 @@ impl PlanFile {
                 None => default_warmup,
             };
             let load = s.load.validate(&format!("{at}.load"))?;
-            scenarios.push(Scenario { name: s.name.clone(), path: s.path.clone(), warmup, load });
+            let over = s.downstream.clone().unwrap_or_default();
+            if over.timeout.is_some() {
+                bail!("{at}.downstream.timeout: the contenders' timeout is set once, in the plan's [downstream]");
+            }
+            let merged = DownstreamPlan {
+                latency: over.latency.unwrap_or_else(|| downstream.latency.clone()),
+                error_rate: over.error_rate.unwrap_or(downstream.error_rate),
+                stall_prob: over.stall_prob.unwrap_or(downstream.stall_prob),
+                stall_for: over.stall_for.unwrap_or_else(|| downstream.stall_for.clone()),
+                timeout: downstream.timeout,
+            };
+            merged.behaviour().map_err(|e| anyhow::anyhow!("{at}.downstream: {e:#}"))?;
+            scenarios.push(Scenario { name: s.name.clone(), path: s.path.clone(), warmup, load, downstream: merged.control_query() });
         }
         let contender_cpus = parse_cpu_list(self.cpus.contender.as_deref().unwrap_or("0")).context("plan.cpus.contender")?;
         let default_driver = if crate::util::online_cpus() > 1 { "1" } else { "0" };
@@ -394,19 +435,6 @@ impl PlanFile {
             size: size_kb as usize * 1024,
             seed: c.seed.unwrap_or(crate::corpus::DEFAULT_SEED),
         };
-        let d = &self.downstream;
-        let downstream = DownstreamPlan {
-            latency: d.latency.clone().unwrap_or_else(|| "fixed:100ms".into()),
-            error_rate: d.error_rate.unwrap_or(0.0),
-            stall_prob: d.stall_prob.unwrap_or(0.0),
-            stall_for: d.stall_for.clone().unwrap_or_else(|| "10s".into()),
-            timeout: field_duration("downstream.timeout", d.timeout.as_deref().unwrap_or("2s"))?,
-        };
-        crate::downstream::Behaviour::new(&downstream.latency, &downstream.error_rate.to_string(), &downstream.stall_prob.to_string(), &downstream.stall_for)
-            .map_err(|e| anyhow::anyhow!("downstream: {e:#}"))?;
-        if downstream.timeout.is_zero() || downstream.timeout > Duration::from_secs(60) {
-            bail!("downstream.timeout must be between 1ms and 60s (default 2s)");
-        }
         Ok(Plan {
             corpus,
             downstream,
@@ -470,6 +498,18 @@ mod tests {
         assert!(e.contains("corpus.files = 0"), "{e}");
         let e = plan(&format!("{GOOD}\n[downstream]\nerror_rate = 1.5")).unwrap_err().to_string();
         assert!(e.contains("error_rate") && e.contains("0..1"), "{e}");
+    }
+
+    #[test]
+    fn scenarios_may_change_the_downstream() {
+        let text = format!("{GOOD}\n[downstream]\nlatency = \"fixed:50ms\"\n[scenario.downstream]\nerror_rate = 0.5");
+        let p = plan(&text).unwrap();
+        assert_eq!(p.scenarios[0].downstream, "latency=fixed:50ms&error_rate=0.5&stall_prob=0&stall_for=10s");
+        assert_eq!(plan(GOOD).unwrap().scenarios[0].downstream, "latency=fixed:100ms&error_rate=0&stall_prob=0&stall_for=10s");
+        let e = plan(&format!("{GOOD}\n[scenario.downstream]\nstall_prob = 2.0")).unwrap_err().to_string();
+        assert!(e.contains("scenario[0] \"delay\".downstream: stall_prob"), "{e}");
+        let e = plan(&format!("{GOOD}\n[scenario.downstream]\ntimeout = \"1s\"")).unwrap_err().to_string();
+        assert!(e.contains("set once, in the plan's [downstream]"), "{e}");
     }
 
     #[test]
