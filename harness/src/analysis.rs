@@ -137,7 +137,7 @@ impl Difference {
 }
 
 /// One resampling unit: a run, or one second of a single run.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 struct Unit {
     ok: u64,
     ko: u64,
@@ -303,17 +303,22 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
         return None;
     }
     let seed = seed_of(scenario, contender);
+    // Point estimates merge whole runs; intervals resample runs, or one run's seconds.
     let whole: Vec<Unit> = runs.iter().filter_map(|r| run_unit(r)).collect();
-    let (units, method) = if runs.len() >= 2 {
-        (whole.clone(), format!("median of {} runs; 95% interval by bootstrap over runs", runs.len()))
-    } else if let Some(secs) = seconds_of(runs[0], dir) {
-        let n = secs.len();
-        (secs, format!("one run; 95% interval by bootstrap over its {n} one-second intervals (resource peaks: no interval)"))
-    } else {
-        (whole.clone(), "one run; no interval".to_string())
-    };
-    let merger = Merger::new(&units);
     let merged = Merger::new(&whole);
+    let seconds = if runs.len() >= 2 { None } else { seconds_of(runs[0], dir) };
+    let by_second = seconds.as_deref().map(Merger::new);
+    let (units, merger) = match (&seconds, &by_second) {
+        (Some(secs), Some(m)) => (secs.as_slice(), m),
+        _ => (whole.as_slice(), &merged),
+    };
+    let method = if runs.len() >= 2 {
+        format!("median of {} runs; 95% interval by bootstrap over runs", runs.len())
+    } else if seconds.is_some() {
+        format!("one run; 95% interval by bootstrap over its {} one-second intervals (resource peaks: no interval)", units.len())
+    } else {
+        "one run; no interval".to_string()
+    };
     let merged_all = merged.merge(&(0..whole.len()).collect::<Vec<_>>());
     // Point estimates: percentiles of the histogram merged over all runs (the summary's own
     // figures when a results file carries no histograms).

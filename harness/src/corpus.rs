@@ -74,10 +74,7 @@ impl Corpus {
 
     /// SHA-512 (hex) of file `id`, from vectors.tsv.
     pub fn vector(&self, id: u32) -> Result<String> {
-        let text = std::fs::read_to_string(self.dir.join("vectors.tsv")).context("corpus vectors.tsv")?;
-        text.lines()
-            .find_map(|l| l.split_once('\t').filter(|(i, _)| i.parse::<u32>().ok() == Some(id)).map(|(_, h)| h.to_string()))
-            .with_context(|| format!("no vector for file {id}"))
+        self.vectors()?.into_iter().nth(id as usize).with_context(|| format!("no vector for file {id}"))
     }
 
     /// SHA-512 (hex) of every file, by id.

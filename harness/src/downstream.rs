@@ -117,7 +117,8 @@ pub struct Downstream {
     rng: RefCell<Rng>,
 }
 
-fn valid_key(k: &str) -> bool {
+/// The contract's rule for /enrich keys (and the downstream's): 1..64 of A-Z a-z 0-9 - _.
+pub fn valid_key(k: &str) -> bool {
     !k.is_empty() && k.len() <= 64 && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 

@@ -171,7 +171,7 @@ async fn respond(path: &str) -> (&'static str, String) {
         }
         "/enrich" => {
             let key = param(query, "key").unwrap_or("");
-            if key.is_empty() || key.len() > 64 || !key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+            if !crate::downstream::valid_key(key) {
                 return (BAD, "key must be 1..64 characters of A-Z a-z 0-9 - _".into());
             }
             let url = std::env::var("IOBOUND_DOWNSTREAM_URL").unwrap_or_default();

@@ -160,15 +160,11 @@ pub fn render(results: &Results, dir: &Path) -> String {
     out
 }
 
-/// "+12%", "+3%~" (intervals overlap), "+3%?" (no intervals to judge by).
+/// "+12%", or "+3%~" when the intervals overlap (not significant).
 fn short_diff(d: &Difference) -> String {
     match d.change_pct {
         None => "-".into(),
-        Some(p) => format!("{p:+.0}%{}", match d.significant {
-            Some(true) => "",
-            Some(false) => "~",
-            None => "",
-        }),
+        Some(p) => format!("{p:+.0}%{}", if d.significant == Some(false) { "~" } else { "" }),
     }
 }
 

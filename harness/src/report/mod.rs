@@ -60,7 +60,7 @@ pub fn charts(results: &Results, scenario: &str) -> Vec<Chart> {
         .filter(|(_, _, r)| r.status != RunStatus::Failed)
         .collect();
     let id = |k: &str| format!("{}-{k}", slug(scenario));
-    let measured = |r: &Run| r.intervals.iter().filter(|row| !row.drain).map(|row| row.clone()).collect::<Vec<_>>();
+    let measured = |r: &Run| r.intervals.iter().filter(|row| !row.drain).cloned().collect::<Vec<_>>();
     let per_second = |k: &str, title: &str, y: &str, f: fn(&crate::results::IntervalRow) -> f64| Chart {
         id: id(k),
         title: title.into(),
