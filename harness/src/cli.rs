@@ -66,6 +66,12 @@ enum Cmd {
         /// Seed of the generated inputs (the same seed gives the same inputs)
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// PostgreSQL for /messages (default: an embedded one); see `run --db-url`
+        #[arg(long, value_name = "URL")]
+        db_url: Option<String>,
+        /// Allow a --db-url that is not on this machine
+        #[arg(long)]
+        allow_remote: bool,
     },
     /// List the contenders with their model, framework and tunables
     List,
@@ -211,6 +217,11 @@ struct RunArgs {
     /// Parent directory of the timestamped results directory
     #[arg(long, default_value = "results", value_name = "DIR")]
     out: PathBuf,
+    /// PostgreSQL for /messages, e.g. postgresql://app:secret@127.0.0.1:5432/bench; default:
+    /// an embedded server started (and removed) by iobound. The harness drops and recreates a
+    /// table named `messages` in it.
+    #[arg(long, value_name = "URL")]
+    db_url: Option<String>,
 }
 
 #[derive(Args)]
@@ -330,7 +341,7 @@ fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<SocketAddr>)> {
             let name: String = path.trim_start_matches('/').chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
             PlanFile {
                 name: Some("adhoc".into()),
-                scenarios: vec![ScenarioFile { name: if name.is_empty() { "root".into() } else { name }, path, warmup: None, load: load_file(&a.load), downstream: None }],
+                scenarios: vec![ScenarioFile { name: if name.is_empty() { "root".into() } else { name }, path: Some(path), mix: None, warmup: None, load: load_file(&a.load), downstream: None }],
                 warmup: Some(if a.load.url.is_some() { "0s".into() } else { plan::DEFAULT_WARMUP.into() }),
                 runs: Some(1),
                 ..PlanFile::default()
@@ -341,7 +352,7 @@ fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<SocketAddr>)> {
     if let Some(url) = &a.load.url {
         let (addr, path) = parse_url(url, a.load.allow_remote)?;
         external = Some(addr);
-        file.scenarios[0].path = path;
+        file.scenarios[0].path = Some(path);
         file.contenders = vec!["external".into()];
     } else if a.plan.is_none() {
         if a.contenders.is_empty() {
@@ -403,8 +414,8 @@ fn write_outputs(dir: &Path, res: &results::Results) -> Result<String> {
     Ok(text)
 }
 
-fn run(plan: &Plan, root: &Path, out: &Path, external: Option<SocketAddr>) -> Result<i32> {
-    let opts = orchestrate::Options { root: root.to_path_buf(), out: out.to_path_buf(), external };
+fn run(plan: &Plan, root: &Path, out: &Path, external: Option<SocketAddr>, db: crate::services::DbChoice) -> Result<i32> {
+    let opts = orchestrate::Options { root: root.to_path_buf(), out: out.to_path_buf(), external, db };
     let (dir, res) = orchestrate::run_plan(plan, &opts)?;
     let text = write_outputs(&dir, &res)?;
     println!("{text}");
@@ -432,23 +443,25 @@ fn list(root: &Path) -> Result<i32> {
     Ok(0)
 }
 
-fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64) -> Result<i32> {
+fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64, db: &crate::services::DbChoice) -> Result<i32> {
     let all = manifest::discover(root)?;
     let names = if names.is_empty() { all.iter().map(|m| m.name.clone()).collect() } else { names };
     let file = PlanFile {
         name: Some("verify".into()),
         contenders: names.clone(),
-        scenarios: vec![ScenarioFile { name: "none".into(), path: "/".into(), warmup: None, load: LoadFile { model: "closed".into(), users: Some(1), duration: Some("1s".into()), ..LoadFile::default() }, downstream: None }],
+        scenarios: vec![ScenarioFile { name: "none".into(), path: Some("/".into()), mix: None, warmup: None, load: LoadFile { model: "closed".into(), users: Some(1), duration: Some("1s".into()), ..LoadFile::default() }, downstream: None }],
         ..PlanFile::default()
     };
     let plan = file.validate()?;
     let java = crate::env::find_java();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     crate::interrupt::install();
-    let mut services = crate::services::Services::start(root, &plan, &rt, &std::env::temp_dir().join("iobound-verify-downstream.log"))?;
-    let ctx = verify::Context { corpus: &services.corpus, downstream_timeout: services.downstream_timeout };
+    let logs = std::env::temp_dir().join(format!("iobound-verify-{}", std::process::id()));
+    std::fs::create_dir_all(&logs)?;
+    let mut services = crate::services::Services::start(root, &plan, &rt, &logs, db)?;
     let mut failed = Vec::new();
     for name in &names {
+        let ctx = verify::Context { corpus: &services.corpus, downstream_timeout: services.downstream_timeout, database: Some(&services.database) };
         let m = manifest::find(&all, name)?;
         if !m.artifact_path().exists() {
             bail!("{name} is not built ({} is missing); run `./iobound build`", m.artifact_path().display());
@@ -515,13 +528,13 @@ pub fn main() -> Result<i32> {
     match cli.cmd {
         Cmd::Run(a) => {
             let (plan, external) = build_plan(&a, &root)?;
-            run(&plan, &root, &a.out, external)
+            run(&plan, &root, &a.out, external, crate::services::DbChoice { url: a.db_url.clone(), allow_remote: a.load.allow_remote })
         }
         Cmd::Demo { out } => {
             let plan = PlanFile::load(&root.join("plans/demo.toml"))?.validate()?;
-            run(&plan, &root, &out, None)
+            run(&plan, &root, &out, None, Default::default())
         }
-        Cmd::Verify { contenders, fuzz, seed } => verify_cmd(&root, contenders, fuzz, seed),
+        Cmd::Verify { contenders, fuzz, seed, db_url, allow_remote } => verify_cmd(&root, contenders, fuzz, seed, &crate::services::DbChoice { url: db_url, allow_remote }),
         Cmd::List => list(&root),
         Cmd::Table { path, markdown } => {
             let (dir, res) = results_at(&path)?;

@@ -100,6 +100,7 @@ pub fn collect(root: &Path, java: Option<&Path>, plan: &crate::plan::Plan) -> En
             plan.driver_threads,
             crate::util::format_cpus(&plan.driver_cpus)
         ),
+        database: String::new(),
     }
 }
 

@@ -6,6 +6,7 @@ mod bench;
 mod cli;
 mod compare;
 mod contender;
+mod database;
 mod corpus;
 mod downstream;
 mod driver;

@@ -62,6 +62,7 @@ pub struct Options {
     pub out: PathBuf,
     /// Drive an already running server instead of starting contenders.
     pub external: Option<SocketAddr>,
+    pub db: crate::services::DbChoice,
 }
 
 /// Everything that can be checked before a process starts: contenders exist, tunables are
@@ -162,8 +163,18 @@ pub fn run_plan(plan: &Plan, opts: &Options) -> Result<(PathBuf, Results)> {
     eprintln!("iobound: {}", res.environment.pinning);
 
     let mut services = if opts.external.is_none() {
-        match crate::services::Services::start(&opts.root, plan, &rt, &dir.join("logs").join("downstream.log")) {
-            Ok(s) => Some(s),
+        match crate::services::Services::start(&opts.root, plan, &rt, &dir.join("logs"), &opts.db) {
+            Ok(s) => {
+                res.environment.database = format!("{}; pool of {} connections per contender (IOBOUND_DB_POOL)", s.database.description, s.database.pool);
+                res.save(&dir)?;
+                Some(s)
+            }
+            Err(e) if interrupt::stopped() => {
+                res.incomplete_reason = Some(format!("interrupted by the user while the services started ({e:#}); nothing was measured"));
+                res.finished_at = Some(results::now());
+                res.save(&dir)?;
+                return Ok((dir, res));
+            }
             Err(e) => {
                 res.incomplete_reason = Some(format!("services did not start: {e:#}"));
                 res.save(&dir)?;
@@ -258,7 +269,7 @@ impl RunCtx<'_> {
             }
         }
         eprintln!("[{}] verifying against the contract", m.name);
-        let v = verify::verify(self.rt, proc.addr, &verify::Context { corpus: &services.corpus, downstream_timeout: services.downstream_timeout })?;
+        let v = verify::verify(self.rt, proc.addr, &verify::Context { corpus: &services.corpus, downstream_timeout: services.downstream_timeout, database: Some(&services.database) })?;
         verify::print(&m.name, &v);
         let passed = v.passed;
         self.res.contenders[index].verification = Some(v);
@@ -309,10 +320,17 @@ impl RunCtx<'_> {
                 }
             }
         }
+        let uses_db = !s.mix.is_empty() || s.path.starts_with("/messages");
+        if let (Some(sv), true) = (self.services, uses_db) {
+            if let Err(e) = sv.database.reset(self.rt) {
+                self.res.runs.push(failed_run(name, s, run, &format!("could not reset the database: {e:#}")));
+                return;
+            }
+        }
         let mut warm_left = None;
         if !s.warmup.is_zero() {
             let warm = warmup_load(&s.load, s.warmup);
-            let target = Target::new(addr, &s.path, warm.connection_close);
+            let target = scenario_target(addr, s, warm.connection_close, &format!("iobound {name} {} r{run} warm ", s.name));
             let bar = Progress::new(&format!("{name} {} warm-up", s.name), s.warmup);
             let outcome = self.drive(&target, &warm, proc.as_deref_mut(), &bar, None);
             bar.finish();
@@ -330,7 +348,7 @@ impl RunCtx<'_> {
         }
         let started_at = results::now();
         let wall_start = SystemTime::now();
-        let target = Target::new(addr, &s.path, s.load.connection_close);
+        let target = scenario_target(addr, s, s.load.connection_close, &format!("iobound {name} {} r{run} run ", s.name));
         let bar = Progress::new(&format!("{name} {}", s.name), s.load.profile.duration());
         // Reading /proc/net/tcp costs the harness's CPU (10,000 lines at C10K, four times a
         // second): only where the scenario calls the downstream service.
@@ -369,9 +387,27 @@ impl RunCtx<'_> {
         if outcome.abandoned > 0 {
             r.driver.warnings.push(format!("{} requests were still unanswered {}s after the run and were abandoned", outcome.abandoned, crate::driver::drain_window(&s.load).as_secs()));
         }
+        r.entries = target
+            .entries
+            .iter()
+            .zip(&outcome.entries)
+            .map(|(e, c)| results::EntryResult { method: e.method.clone(), path: e.path.clone(), weight: e.weight, sent: c.sent, ok: c.ok })
+            .collect();
+        if let (Some(sv), true) = (self.services, target.entries.iter().any(|e| e.is_write())) {
+            match check_writes(self.rt, &sv.database, &target, &outcome.acks) {
+                Ok(w) => {
+                    if w.lost > 0 {
+                        r.failure = Some(format!("{} acknowledged writes are not in the database, e.g. {}", w.lost, w.lost_examples.join("; ")));
+                    }
+                    r.writes = Some(w);
+                }
+                Err(e) => r.driver.warnings.push(format!("the write check could not run: {e:#}")),
+            }
+        }
         results::level_peaks(&mut summary.levels, &samples);
         r.resources = Resources::from_samples(samples, summary.ok + summary.drained);
-        r.status = if crash.is_some() {
+        let lost_writes = r.writes.as_ref().is_some_and(|w| w.lost > 0);
+        r.status = if crash.is_some() || lost_writes {
             RunStatus::Failed
         } else if outcome.cancelled {
             RunStatus::Incomplete
@@ -390,6 +426,16 @@ impl RunCtx<'_> {
             "  {:.0} req/s, p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms, {} errors, peak {} threads, {:.0} MB RSS",
             summary.rps, summary.latency.p50, summary.latency.p99, summary.latency.max, summary.errors.total(), r.resources.peak_threads, r.resources.peak_rss_mb
         );
+        if let Some(w) = &r.writes {
+            eprintln!(
+                "  writes: {} creates, {} updates, {} deletes acknowledged; {} lost{}",
+                w.creates_acknowledged,
+                w.updates_acknowledged,
+                w.deletes_acknowledged,
+                w.lost,
+                if w.creates_unacknowledged > 0 { format!(" ({} rows committed without an answer)", w.creates_unacknowledged) } else { String::new() }
+            );
+        }
         for w in &r.driver.warnings {
             eprintln!("  warning: {w}");
         }
@@ -498,6 +544,31 @@ pub fn driver_report(o: &driver::Outcome, cpus: &[usize], requests: u64) -> Driv
     }
 }
 
+/// The scenario's requests; a mix's write tokens start with `tag`.
+fn scenario_target(addr: SocketAddr, s: &Scenario, close: bool, tag: &str) -> Target {
+    if s.mix.is_empty() {
+        Target::new(addr, &s.path, close)
+    } else {
+        Target::mix(addr, &s.mix, close, tag)
+    }
+}
+
+/// Looks up every acknowledged write of a run in the database.
+fn check_writes(rt: &tokio::runtime::Runtime, db: &crate::database::Database, target: &Target, acks: &[(u32, u64)]) -> Result<crate::database::WriteCheck> {
+    let acks: Vec<crate::database::Ack> = acks
+        .iter()
+        .map(|&(i, token)| {
+            let entry = &target.entries[target.slots[i as usize].entry as usize];
+            let id = target.path_of(i as usize).rsplit('/').next().and_then(|x| x.parse::<i64>().ok());
+            crate::database::Ack { method: entry.method.clone(), id: id.filter(|_| entry.method != "POST"), token: (token > 0).then(|| target.token(token)) }
+        })
+        .collect();
+    let ids: Vec<i64> = acks.iter().filter_map(|a| a.id).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let tagged = db.texts_with_prefix(rt, &target.tag)?;
+    let rows = db.texts_of(rt, &ids)?;
+    Ok(crate::database::judge_writes(&acks, &target.tag, &tagged, &rows))
+}
+
 fn failed_run(name: &str, s: &Scenario, run: u32, why: &str) -> Run {
     Run {
         contender: name.to_string(),
@@ -515,6 +586,8 @@ fn failed_run(name: &str, s: &Scenario, run: u32, why: &str) -> Run {
         resources: Default::default(),
         histogram_log: None,
         histogram: None,
+        entries: Vec::new(),
+        writes: None,
     }
 }
 
@@ -528,7 +601,8 @@ mod tests {
             contenders: vec!["x".into()],
             scenarios: vec![crate::plan::ScenarioFile {
                 name: "s".into(),
-                path: "/".into(),
+                path: Some("/".into()),
+                mix: None,
                 warmup: None,
                 load: crate::plan::LoadFile { model: "closed".into(), users: Some(1), duration: Some("1s".into()), ..Default::default() },
                 downstream: None,

@@ -38,7 +38,21 @@ pub struct PlanFile {
     pub corpus: CorpusFile,
     #[serde(default)]
     pub downstream: DownstreamFile,
+    #[serde(default)]
+    pub database: DatabaseFile,
 }
+
+/// `[database]`: the PostgreSQL behind /messages.
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseFile {
+    /// Connections in each contender's pool (IOBOUND_DB_POOL).
+    pub pool: Option<i64>,
+}
+
+/// Connections per contender pool unless the plan says otherwise: HikariCP's default, and the
+/// same for every driver so that the pool is not what differs.
+pub const DEFAULT_DB_POOL: usize = 10;
 
 /// `[corpus]`: the files behind /hash.
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]
@@ -99,7 +113,12 @@ pub struct CpusFile {
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
     pub name: String,
-    pub path: String,
+    /// One path, requested with GET...
+    #[serde(default)]
+    pub path: Option<String>,
+    /// ...or a weighted mix of requests: `{ weight, method, path, body }`.
+    #[serde(default)]
+    pub mix: Option<Vec<crate::driver::MixEntry>>,
     pub warmup: Option<String>,
     pub load: LoadFile,
     /// How the downstream service behaves during this scenario (unset fields: the plan's).
@@ -149,7 +168,11 @@ pub struct Load {
 #[derive(Debug, Clone, Serialize)]
 pub struct Scenario {
     pub name: String,
+    /// The path, or for a mix a description of it ("mix: 80 GET /messages/{seq:1..10000}, ...").
     pub path: String,
+    /// The mix's entries; empty for a single path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<crate::driver::MixEntry>,
     #[serde(with = "secs")]
     pub warmup: Duration,
     pub load: Load,
@@ -175,6 +198,8 @@ pub struct Plan {
     /// conformance corpus.
     pub corpus: crate::corpus::Spec,
     pub downstream: DownstreamPlan,
+    /// Connections in each contender's database pool.
+    pub db_pool: usize,
 }
 
 pub mod secs {
@@ -371,10 +396,15 @@ impl PlanFile {
             if scenarios.iter().any(|x: &Scenario| x.name == s.name) {
                 bail!("{at}: duplicate scenario name; give each scenario its own name");
             }
-            if !s.path.starts_with('/') || s.path.contains(char::is_whitespace) {
-                bail!("{at}.path = {:?} must start with '/' and contain no spaces, e.g. path = \"/delay?ms=100\"", s.path);
-            }
-            crate::driver::expand_path(&s.path).map_err(|e| anyhow::anyhow!("{at}.path: {e}"))?;
+            let (path, mix) = match (&s.path, &s.mix) {
+                (Some(p), None) => {
+                    check_path(&format!("{at}.path"), p)?;
+                    (p.clone(), Vec::new())
+                }
+                (None, Some(mix)) => (check_mix(&at, mix)?, mix.clone()),
+                (Some(_), Some(_)) => bail!("{at}: give either path or mix, not both"),
+                (None, None) => bail!("{at}: no path; add path = \"/delay?ms=100\" (or a mix = [{{ weight, method, path, body }}, ...])"),
+            };
             let warmup = match &s.warmup {
                 Some(w) => field_duration(&format!("{at}.warmup"), w)?,
                 None => default_warmup,
@@ -392,7 +422,7 @@ impl PlanFile {
                 timeout: downstream.timeout,
             };
             merged.behaviour().map_err(|e| anyhow::anyhow!("{at}.downstream: {e:#}"))?;
-            scenarios.push(Scenario { name: s.name.clone(), path: s.path.clone(), warmup, load, downstream: merged.control_query() });
+            scenarios.push(Scenario { name: s.name.clone(), path, mix, warmup, load, downstream: merged.control_query() });
         }
         let contender_cpus = parse_cpu_list(self.cpus.contender.as_deref().unwrap_or("0")).context("plan.cpus.contender")?;
         let default_driver = if crate::util::online_cpus() > 1 { "1" } else { "0" };
@@ -429,7 +459,11 @@ impl PlanFile {
         if !(1..=65_536).contains(&size_kb) {
             bail!("corpus.size_kb = {size_kb} is out of range; use 1..=65536 (default 200)");
         }
-        let hashing = self.scenarios.iter().any(|s| s.path == "/hash" || s.path.starts_with("/hash?"));
+        let hashing = self.scenarios.iter().filter_map(|s| s.path.as_deref()).any(|p| p == "/hash" || p.starts_with("/hash?"));
+        let db_pool = self.database.pool.unwrap_or(DEFAULT_DB_POOL as i64);
+        if !(1..=100).contains(&db_pool) {
+            bail!("database.pool = {db_pool} is out of range; use 1..=100 connections per contender (default {DEFAULT_DB_POOL})");
+        }
         let corpus = crate::corpus::Spec {
             files: if hashing { files as u32 } else { crate::corpus::CONFORMANCE_FILES },
             size: size_kb as usize * 1024,
@@ -438,6 +472,7 @@ impl PlanFile {
         Ok(Plan {
             corpus,
             downstream,
+            db_pool: db_pool as usize,
             name: self.name.clone().unwrap_or_else(|| "adhoc".into()),
             description: self.description.clone().unwrap_or_default(),
             contenders: self.contenders.clone(),
@@ -451,6 +486,40 @@ impl PlanFile {
             scenarios,
         })
     }
+}
+
+fn check_path(at: &str, path: &str) -> Result<()> {
+    if !path.starts_with('/') || path.contains(char::is_whitespace) {
+        bail!("{at} = {path:?} must start with '/' and contain no spaces, e.g. path = \"/delay?ms=100\"");
+    }
+    crate::driver::expand_path(path).map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
+    Ok(())
+}
+
+/// Checks a mix and returns its description.
+fn check_mix(at: &str, mix: &[crate::driver::MixEntry]) -> Result<String> {
+    if mix.is_empty() || mix.len() > 16 {
+        bail!("{at}.mix must have 1..=16 entries, e.g. mix = [{{ weight = 80, method = \"GET\", path = \"/messages/{{seq:1..10000}}\" }}]");
+    }
+    for (k, e) in mix.iter().enumerate() {
+        let here = format!("{at}.mix[{k}]");
+        if e.weight == 0 || e.weight > 1000 {
+            bail!("{here}.weight = {} is out of range; use 1..=1000 (weights are relative)", e.weight);
+        }
+        if !["GET", "POST", "PUT", "PATCH", "DELETE"].contains(&e.method.as_str()) {
+            bail!("{here}.method = {:?}: use one of GET, POST, PUT, PATCH, DELETE (upper case)", e.method);
+        }
+        check_path(&format!("{here}.path"), &e.path)?;
+        if let Some(b) = &e.body {
+            if e.method == "GET" || e.method == "DELETE" {
+                bail!("{here}: a {} request has no body; remove body", e.method);
+            }
+            if b.matches("{write}").count() > 1 || b.len() > 65_536 {
+                bail!("{here}.body: at most one {{write}} placeholder and 64 KiB");
+            }
+        }
+    }
+    Ok(format!("mix: {}", mix.iter().map(|e| format!("{} {} {}", e.weight, e.method, e.path)).collect::<Vec<_>>().join(", ")))
 }
 
 #[cfg(test)]

@@ -47,6 +47,9 @@ pub struct Environment {
     pub driver_threads: usize,
     pub jvm_flags: Vec<String>,
     pub pinning: String,
+    /// The PostgreSQL behind /messages, and the pool each contender gets.
+    #[serde(default)]
+    pub database: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -96,6 +99,21 @@ pub struct Run {
     /// percentiles over repeats come from merged histograms with results.json alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histogram: Option<String>,
+    /// A mix's requests per entry, sent and answered 2xx.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entries: Vec<EntryResult>,
+    /// For mixes that write: the check that every acknowledged write is in the database.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writes: Option<crate::database::WriteCheck>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct EntryResult {
+    pub method: String,
+    pub path: String,
+    pub weight: u32,
+    pub sent: u64,
+    pub ok: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -364,6 +382,8 @@ pub mod test_support {
             resources: Resources::default(),
             histogram_log: None,
             histogram: None,
+            entries: Vec::new(),
+            writes: None,
         }
     }
 

@@ -37,15 +37,15 @@ impl Stall {
 
 /// What a server built here answers.
 enum App {
-    /// The built-in test server (/plaintext, /delay), optionally stalling once.
-    Test(Stall),
+    /// The built-in test server (the whole contract), optionally stalling once.
+    Test(Stall, Messages),
     /// The downstream service of /enrich.
     Downstream(crate::downstream::Downstream),
 }
 
 pub fn serve(cfg: ServeConfig) -> Result<()> {
     let port = cfg.port;
-    run(port, App::Test(Stall { first: Cell::new(None), cfg }), "iobound serve")
+    run(port, App::Test(Stall { first: Cell::new(None), cfg }, Messages::default()), "iobound serve")
 }
 
 pub fn downstream(port: u16, behaviour: crate::downstream::Behaviour, seed: u64) -> Result<()> {
@@ -82,13 +82,19 @@ async fn connection(mut sock: TcpStream, app: Rc<App>) {
     let mut end = 0;
     let mut out = Vec::with_capacity(256);
     loop {
-        let (head_len, path, close) = loop {
+        let (head_len, method, path, close, length) = loop {
             let mut headers = [httparse::EMPTY_HEADER; 32];
             let mut req = httparse::Request::new(&mut headers);
             match req.parse(&buf[..end]) {
                 Ok(httparse::Status::Complete(n)) => {
                     let close = req.headers.iter().any(|h| h.name.eq_ignore_ascii_case("connection") && h.value.eq_ignore_ascii_case(b"close"));
-                    break (n, req.path.unwrap_or("/").to_string(), close);
+                    let length = req
+                        .headers
+                        .iter()
+                        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+                        .and_then(|h| std::str::from_utf8(h.value).ok()?.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    break (n, req.method.unwrap_or("GET").to_string(), req.path.unwrap_or("/").to_string(), close, length);
                 }
                 Ok(httparse::Status::Partial) if end < buf.len() => match sock.read(&mut buf[end..]).await {
                     Ok(0) | Err(_) => return,
@@ -99,25 +105,52 @@ async fn connection(mut sock: TcpStream, app: Rc<App>) {
         };
         buf.copy_within(head_len..end, 0);
         end -= head_len;
-        let (status, body) = match &*app {
-            App::Test(stall) => {
+        // The body: kept up to MAX_BODY, read and dropped beyond (so the client sees the 413).
+        let mut body = Vec::new();
+        let mut left = length;
+        while left > 0 {
+            if end == 0 {
+                match sock.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => end = n,
+                }
+            }
+            let take = left.min(end);
+            if length <= MAX_BODY {
+                body.extend_from_slice(&buf[..take]);
+            }
+            buf.copy_within(take..end, 0);
+            end -= take;
+            left -= take;
+        }
+        let (status, content_type, body) = match &*app {
+            App::Test(stall, messages) => {
                 if let Some(until) = stall.hold_until() {
                     tokio::time::sleep_until(until.into()).await;
                 }
-                respond(&path).await
+                if path == "/messages" || path.starts_with("/messages?") || path.starts_with("/messages/") {
+                    if length > MAX_BODY {
+                        ("413 Payload Too Large", "text/plain", "body over 64 KiB".to_string())
+                    } else {
+                        messages.respond(&method, &path, &body).await
+                    }
+                } else {
+                    let (s, b) = respond(&path).await;
+                    (s, "text/plain", b)
+                }
             }
             App::Downstream(d) => {
                 let a = d.answer(&path);
                 if !a.wait.is_zero() {
                     tokio::time::sleep(a.wait).await;
                 }
-                (a.status, a.body)
+                (a.status, "text/plain", a.body)
             }
         };
         out.clear();
         out.extend_from_slice(
             format!(
-                "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{}\r\n",
+                "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{}\r\n",
                 body.len(),
                 if close { "Connection: close\r\n" } else { "" }
             )
@@ -189,5 +222,100 @@ async fn respond(path: &str) -> (&'static str, String) {
             }
         }
         _ => ("404 Not Found", "not found".into()),
+    }
+}
+
+/// Largest request body the test server reads.
+const MAX_BODY: usize = 64 * 1024;
+
+/// /messages of the test server, on the PostgreSQL named by IOBOUND_DB_* (one connection,
+/// opened on first use; tokio-postgres pipelines concurrent queries on it).
+#[derive(Default)]
+struct Messages {
+    client: tokio::sync::OnceCell<tokio_postgres::Client>,
+}
+
+type Answer = (&'static str, &'static str, String);
+
+fn json_answer(status: &'static str, v: serde_json::Value) -> Answer {
+    (status, "application/json", v.to_string())
+}
+
+/// A message id: 1..=19 digits, no sign, at least 1, within 64 bits.
+fn message_id(v: &str) -> Option<i64> {
+    (!v.is_empty() && v.len() <= 19 && v.bytes().all(|b| b.is_ascii_digit())).then(|| v.parse::<i64>().ok()).flatten().filter(|id| *id >= 1)
+}
+
+/// The text of a create or update body: a JSON object whose "text" is a string of
+/// 1..=1000 characters.
+fn message_text(body: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let t = v.as_object()?.get("text")?.as_str()?;
+    (1..=crate::database::MAX_TEXT).contains(&t.chars().count()).then(|| t.to_string())
+}
+
+impl Messages {
+    async fn respond(&self, method: &str, path: &str, body: &[u8]) -> Answer {
+        let client = match self
+            .client
+            .get_or_try_init(|| async {
+                let env = |k: &str| std::env::var(k).unwrap_or_default();
+                let cfg = crate::database::DbConfig {
+                    host: env("IOBOUND_DB_HOST"),
+                    port: env("IOBOUND_DB_PORT").parse().unwrap_or(5432),
+                    name: env("IOBOUND_DB_NAME"),
+                    user: env("IOBOUND_DB_USER"),
+                    password: env("IOBOUND_DB_PASSWORD"),
+                };
+                cfg.connect().await
+            })
+            .await
+        {
+            Ok(c) => c,
+            Err(e) => return ("503 Service Unavailable", "text/plain", format!("no database: {e:#}")),
+        };
+        match self.query(client, method, path, body).await {
+            Ok(a) => a,
+            Err(e) => ("500 Internal Server Error", "text/plain", format!("database error: {e}")),
+        }
+    }
+
+    async fn query(&self, c: &tokio_postgres::Client, method: &str, path: &str, body: &[u8]) -> Result<Answer, tokio_postgres::Error> {
+        let (route, query) = path.split_once('?').unwrap_or((path, ""));
+        let row = |r: &tokio_postgres::Row| serde_json::json!({ "id": r.get::<_, i64>(0), "text": r.get::<_, String>(1) });
+        let bad = |why: &str| ("400 Bad Request", "text/plain", why.to_string());
+        let missing = ("404 Not Found", "text/plain", "no such message".to_string());
+        if route == "/messages" {
+            return Ok(match method {
+                "GET" => {
+                    let limit = match param(query, "limit") {
+                        None => Some(20),
+                        Some(v) => decimal(v, 100).filter(|n| *n >= 1),
+                    };
+                    let Some(limit) = limit else { return Ok(bad("limit must be an integer 1..100")) };
+                    let rows = c.query("SELECT id, text FROM messages ORDER BY id DESC LIMIT $1", &[&(limit as i64)]).await?;
+                    json_answer("200 OK", rows.iter().map(row).collect())
+                }
+                "POST" => match message_text(body) {
+                    Some(t) => json_answer("201 Created", row(&c.query_one("INSERT INTO messages (text) VALUES ($1) RETURNING id, text", &[&t]).await?)),
+                    None => bad("body must be a JSON object with text of 1..1000 characters"),
+                },
+                _ => ("405 Method Not Allowed", "text/plain", "use GET or POST".into()),
+            });
+        }
+        let Some(id) = route.strip_prefix("/messages/").and_then(message_id) else { return Ok(bad("id must be a positive integer")) };
+        let found = |r: Option<tokio_postgres::Row>, status| r.map_or(missing.clone(), |r| json_answer(status, row(&r)));
+        Ok(match method {
+            "GET" => found(c.query_opt("SELECT id, text FROM messages WHERE id = $1", &[&id]).await?, "200 OK"),
+            "PUT" => match message_text(body) {
+                Some(t) => found(c.query_opt("UPDATE messages SET text = $2 WHERE id = $1 RETURNING id, text", &[&id, &t]).await?, "200 OK"),
+                None => bad("body must be a JSON object with text of 1..1000 characters"),
+            },
+            "DELETE" => match c.execute("DELETE FROM messages WHERE id = $1", &[&id]).await? {
+                0 => missing,
+                _ => ("204 No Content", "text/plain", String::new()),
+            },
+            _ => ("405 Method Not Allowed", "text/plain", "use GET, PUT or DELETE".into()),
+        })
     }
 }

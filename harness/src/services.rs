@@ -1,9 +1,11 @@
 //! What contenders depend on, set up by the harness before the first contender starts: the
-//! /hash corpus and the downstream service of /enrich (pinned to the driver's CPUs). Contenders
-//! learn where they are from environment variables.
+//! /hash corpus, the downstream service of /enrich and the PostgreSQL of /messages (both pinned to
+//! the driver's CPUs, so that the contender's CPUs are its own). Contenders learn where they are
+//! from environment variables.
 
 use crate::contender::{self, Running};
 use crate::corpus::Corpus;
+use crate::database::Database;
 use crate::plan::Plan;
 use anyhow::{Context, Result};
 use std::path::Path;
@@ -13,13 +15,28 @@ pub struct Services {
     pub corpus: Corpus,
     pub downstream: Running,
     pub downstream_timeout: Duration,
+    pub database: Database,
+}
+
+/// Which database: embedded (None) or the server at a URL.
+#[derive(Debug, Clone, Default)]
+pub struct DbChoice {
+    pub url: Option<String>,
+    pub allow_remote: bool,
 }
 
 impl Services {
-    /// Generates (or reuses) the corpus under `<root>/.cache` and starts the downstream service,
-    /// logging to `log`.
-    pub fn start(root: &Path, plan: &Plan, rt: &tokio::runtime::Runtime, log: &Path) -> Result<Services> {
+    /// Generates (or reuses) the corpus under `<root>/.cache`, starts the downstream service and
+    /// the database (or connects to the given one), logging into `logs`.
+    pub fn start(root: &Path, plan: &Plan, rt: &tokio::runtime::Runtime, logs: &Path, db: &DbChoice) -> Result<Services> {
         let corpus = Corpus::ensure(&root.join(".cache"), &plan.corpus)?;
+        let database = match &db.url {
+            Some(url) => Database::external(url, db.allow_remote, rt, plan.db_pool)?,
+            None => Database::start_embedded(root, &plan.driver_cpus, &logs.join("postgres.log"), rt, plan.db_pool).context("the embedded PostgreSQL did not start")?,
+        };
+        eprintln!("iobound: database {}; pool of {} connections per contender", database.description, database.pool);
+        let log = logs.join("downstream.log");
+        let log = log.as_path();
         let exe = std::env::current_exe().context("cannot find the iobound binary")?;
         let port = contender::free_port()?;
         let d = &plan.downstream;
@@ -50,7 +67,7 @@ impl Services {
             corpus.spec.files,
             corpus.spec.size / 1024
         );
-        Ok(Services { corpus, downstream, downstream_timeout: d.timeout })
+        Ok(Services { corpus, downstream, downstream_timeout: d.timeout, database })
     }
 
     /// The environment every contender is started with.
@@ -58,10 +75,12 @@ impl Services {
         let mut e = self.corpus.env();
         e.push(("IOBOUND_DOWNSTREAM_URL".into(), format!("http://{}", self.downstream.addr)));
         e.push(("IOBOUND_DOWNSTREAM_TIMEOUT_MS".into(), self.downstream_timeout.as_millis().to_string()));
+        e.extend(self.database.env());
         e
     }
 
     pub fn stop(&mut self) {
         self.downstream.stop(Duration::from_secs(2));
+        self.database.stop();
     }
 }

@@ -17,38 +17,155 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// What is requested: one pre-serialised request sent to one address.
+/// What is requested: pre-serialised requests sent in turn to one address.
 #[derive(Clone, Debug)]
 pub struct Target {
     pub addr: SocketAddr,
-    /// Prebuilt requests, sent in turn: one, or one per value of a `{seq:N}` path template.
+    /// Prebuilt requests, sent in turn: one, one per value of a `{seq:N}` path template, or a
+    /// weighted mix of several.
     pub requests: Arc<Vec<Vec<u8>>>,
+    /// For mixes (empty otherwise): which entry each request belongs to, and where its write
+    /// token goes.
+    pub slots: Arc<Vec<Slot>>,
+    /// The mix's entries (empty for a single path).
+    pub entries: Arc<Vec<MixEntry>>,
+    /// Next write token; tokens are unique within a target.
+    pub counter: Arc<std::sync::atomic::AtomicU64>,
+    /// Text that starts every write token of this target, e.g. "iobound r1s0m ".
+    pub tag: String,
 }
+
+/// One kind of request in a mix.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MixEntry {
+    pub weight: u32,
+    pub method: String,
+    pub path: String,
+    /// JSON body; `{write}` becomes a token unique to the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+}
+
+impl MixEntry {
+    pub fn is_write(&self) -> bool {
+        matches!(self.method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE")
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Slot {
+    pub entry: u16,
+    /// Offset of the token's digits in the request; 0 when it has none.
+    pub token_at: u32,
+}
+
+/// Digits of a write token's counter.
+pub const TOKEN_DIGITS: usize = 12;
 
 /// Most values a `{seq:N}` template may take.
 pub const MAX_SEQ: usize = 1_000_000;
 
-/// The paths of a path template: `/hash?id={seq:4000}` gives /hash?id=0 .. /hash?id=3999, sent
-/// in turn (so every file of a corpus is read); a path without a template is itself.
+/// The paths of a path template: `/hash?id={seq:4000}` gives /hash?id=0 .. /hash?id=3999 and
+/// `/messages/{seq:1..10000}` gives /messages/1 .. /messages/10000, sent in turn (so every file
+/// of a corpus, every seeded row, is used); a path without a template is itself.
 pub fn expand_path(path: &str) -> Result<Vec<String>, String> {
     let Some(at) = path.find("{seq:") else { return Ok(vec![path.to_string()]) };
     let rest = &path[at + 5..];
     let end = rest.find('}').ok_or_else(|| format!("{path:?}: unclosed {{seq:N}}"))?;
-    let n: usize = rest[..end].parse().ok().filter(|n| (1..=MAX_SEQ).contains(n)).ok_or_else(|| format!("{path:?}: {{seq:N}} needs N in 1..={MAX_SEQ}"))?;
+    let spec = &rest[..end];
+    let (from, to) = match spec.split_once("..") {
+        Some((a, b)) => (a.parse::<u64>().ok(), b.parse::<u64>().ok()),
+        None => (Some(0), spec.parse::<u64>().ok().filter(|n| *n >= 1).map(|n| n - 1)),
+    };
+    let (from, to) = match (from, to) {
+        (Some(a), Some(b)) if a <= b && b - a < MAX_SEQ as u64 => (a, b),
+        _ => return Err(format!("{path:?}: write {{seq:N}} with N in 1..={MAX_SEQ}, or {{seq:A..B}} with A <= B and at most {MAX_SEQ} values")),
+    };
     let (head, tail) = (&path[..at], &rest[end + 1..]);
     if tail.contains("{seq:") {
         return Err(format!("{path:?}: only one {{seq:N}} per path"));
     }
-    Ok((0..n).map(|i| format!("{head}{i}{tail}")).collect())
+    Ok((from..=to).map(|i| format!("{head}{i}{tail}")).collect())
 }
+
+/// Requests in a mix's cycle: long enough that every entry's share is close to its weight.
+const MIX_CYCLE: usize = 20_000;
 
 impl Target {
     /// `path` has been checked by `expand_path` (plans validate it).
     pub fn new(addr: SocketAddr, path: &str, close: bool) -> Target {
         let paths = expand_path(path).unwrap_or_else(|_| vec![path.to_string()]);
         let requests = paths.iter().map(|p| crate::http1::build_request("GET", p, &addr.to_string(), None, close)).collect();
-        Target { addr, requests: Arc::new(requests) }
+        Target { addr, requests: Arc::new(requests), slots: Arc::default(), entries: Arc::default(), counter: Arc::default(), tag: String::new() }
     }
+
+    /// A weighted mix: a fixed, seeded cycle of requests in which each entry appears in
+    /// proportion to its weight; each entry walks its own `{seq}` values. `{write}` in a body
+    /// becomes `tag` plus a counter filled in when the request is sent.
+    pub fn mix(addr: SocketAddr, entries: &[MixEntry], close: bool, tag: &str) -> Target {
+        let total: u64 = entries.iter().map(|e| u64::from(e.weight)).sum::<u64>().max(1);
+        let paths: Vec<Vec<String>> = entries.iter().map(|e| expand_path(&e.path).unwrap_or_else(|_| vec![e.path.clone()])).collect();
+        let mut next = vec![0usize; entries.len()];
+        let mut rng = crate::util::SplitMix64::new(0x10b0_0d);
+        let host = addr.to_string();
+        let placeholder = format!("{tag}{}", "0".repeat(TOKEN_DIGITS));
+        let (mut requests, mut slots) = (Vec::with_capacity(MIX_CYCLE), Vec::with_capacity(MIX_CYCLE));
+        for _ in 0..MIX_CYCLE {
+            let mut pick = rng.next_u64() % total;
+            let k = entries.iter().position(|e| {
+                let w = u64::from(e.weight);
+                if pick < w {
+                    true
+                } else {
+                    pick -= w;
+                    false
+                }
+            });
+            let Some(k) = k else { continue };
+            let e = &entries[k];
+            let path = &paths[k][next[k] % paths[k].len()];
+            next[k] += 1;
+            let body = e.body.as_ref().map(|b| b.replace("{write}", &placeholder));
+            let req = crate::http1::build_request(&e.method, path, &host, body.as_deref().map(|b| ("application/json", b.as_bytes())), close);
+            let token_at = match (&body, e.body.as_ref().is_some_and(|b| b.contains("{write}"))) {
+                (Some(b), true) => {
+                    let in_body = b.find(&placeholder).expect("placeholder written above") + tag.len();
+                    (req.len() - b.len() + in_body) as u32
+                }
+                _ => 0,
+            };
+            requests.push(req);
+            slots.push(Slot { entry: k as u16, token_at });
+        }
+        Target {
+            addr,
+            requests: Arc::new(requests),
+            slots: Arc::new(slots),
+            entries: Arc::new(entries.to_vec()),
+            counter: Arc::new(std::sync::atomic::AtomicU64::new(1)),
+            tag: tag.to_string(),
+        }
+    }
+
+    /// The path a request of the cycle was sent to (for mapping acknowledgements to rows).
+    pub fn path_of(&self, i: usize) -> &str {
+        let r = &self.requests[i];
+        let line = r.split(|b| *b == b'\r').next().unwrap_or_default();
+        let line = std::str::from_utf8(line).unwrap_or_default();
+        line.split(' ').nth(1).unwrap_or_default()
+    }
+
+    /// The write token `n` of this target.
+    pub fn token(&self, n: u64) -> String {
+        format!("{}{n:0width$}", self.tag, width = TOKEN_DIGITS)
+    }
+}
+
+/// Requests sent and answered with 2xx, per mix entry.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EntryCount {
+    pub sent: u64,
+    pub ok: u64,
 }
 
 pub struct DriverConfig {
@@ -70,6 +187,10 @@ pub struct Outcome {
     pub abandoned: u64,
     /// Open model: requests that had to wait because every allowed connection was busy.
     pub pool_waits: u64,
+    /// Per mix entry (empty for a single path).
+    pub entries: Vec<EntryCount>,
+    /// Writes answered with 2xx: (index of the request in the cycle, its token counter or 0).
+    pub acks: Vec<(u32, u64)>,
 }
 
 /// Per-thread state shared by the tasks of one driver thread.
@@ -86,6 +207,8 @@ pub(crate) struct Ctx {
     pub pool_waits: std::cell::Cell<u64>,
     /// Which of the target's requests goes next.
     pub next: std::cell::Cell<usize>,
+    pub entries: RefCell<Vec<EntryCount>>,
+    pub acks: RefCell<Vec<(u32, u64)>>,
 }
 
 impl Ctx {
@@ -119,13 +242,36 @@ impl Ctx {
         let c = conn.as_mut().expect("connected above");
         let i = self.next.get();
         self.next.set(if i + 1 >= self.target.requests.len() { 0 } else { i + 1 });
-        let result = tokio::time::timeout_at(deadline, c.send(&self.target.requests[i], false)).await;
+        let slot = self.target.slots.get(i).copied();
+        let mut token = 0;
+        let patched;
+        let request: &[u8] = match slot {
+            Some(s) if s.token_at > 0 => {
+                token = self.target.counter.fetch_add(1, Ordering::Relaxed);
+                let mut r = self.target.requests[i].clone();
+                let at = s.token_at as usize;
+                write_digits(&mut r[at..at + TOKEN_DIGITS], token);
+                patched = r;
+                &patched
+            }
+            _ => &self.target.requests[i],
+        };
+        if let Some(s) = slot {
+            self.entries.borrow_mut()[s.entry as usize].sent += 1;
+        }
+        let result = tokio::time::timeout_at(deadline, c.send(request, false)).await;
         let now = Instant::now();
         let mut rec = self.rec.borrow_mut();
         match result {
             Ok(Ok(resp)) => {
                 if (200..300).contains(&resp.status) {
                     rec.ok(now, now.saturating_duration_since(since), &self.live);
+                    if let Some(s) = slot {
+                        self.entries.borrow_mut()[s.entry as usize].ok += 1;
+                        if self.target.entries[s.entry as usize].is_write() {
+                            self.acks.borrow_mut().push((i as u32, token));
+                        }
+                    }
                 } else {
                     rec.error(now, ErrorKind::Status(resp.status), &self.live);
                 }
@@ -143,6 +289,10 @@ impl Ctx {
     }
 }
 
+/// What one driver thread hands back: recorder, CPU time, abandoned, pool waits, per-entry
+/// counts, acknowledged writes.
+type ThreadOutcome = (Recorder, Duration, u64, u64, Vec<EntryCount>, Vec<(u32, u64)>);
+
 /// Runs `load` against `target` and returns everything recorded. `cancel` stops it early
 /// (Ctrl-C, or the contender died); what was measured until then is kept.
 pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, cancel: Arc<AtomicBool>) -> Result<Outcome> {
@@ -155,9 +305,10 @@ pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, ca
         let (target, load, live, cancel, cpus) = (target.clone(), load.clone(), live.clone(), cancel.clone(), cfg.cpus.clone());
         let threads = cfg.threads;
         let target_len = target.requests.len().max(1);
+        let entry_count = target.entries.len();
         let h = std::thread::Builder::new()
             .name(format!("iobound-driver-{index}"))
-            .spawn(move || -> Result<(Recorder, Duration, u64, u64)> {
+            .spawn(move || -> Result<ThreadOutcome> {
                 if !cpus.is_empty() {
                     crate::util::pin_current_thread(&cpus).context("pinning the driver thread")?;
                 }
@@ -174,6 +325,8 @@ pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, ca
                     pool_waits: std::cell::Cell::new(0),
                     // Threads start at different places of a template's sequence.
                     next: std::cell::Cell::new(index * 7919 % target_len),
+                    entries: RefCell::new(vec![EntryCount::default(); entry_count]),
+                    acks: RefCell::new(Vec::new()),
                 });
                 let local = tokio::task::LocalSet::new();
                 let c2 = ctx.clone();
@@ -194,23 +347,38 @@ pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, ca
                 let pool_waits = ctx.pool_waits.get();
                 let cpu = crate::util::thread_cpu_time().saturating_sub(cpu0);
                 let ctx = Rc::try_unwrap(ctx).map_err(|_| anyhow::anyhow!("driver tasks outlived their runtime"))?;
-                Ok((ctx.rec.into_inner(), cpu, abandoned, pool_waits))
+                Ok((ctx.rec.into_inner(), cpu, abandoned, pool_waits, ctx.entries.into_inner(), ctx.acks.into_inner()))
             })?;
         handles.push(h);
     }
     let mut recorder = Recorder::new(start);
     let (mut cpu, mut abandoned, mut pool_waits) = (Duration::ZERO, 0, 0);
+    let mut entries = vec![EntryCount::default(); target.entries.len()];
+    let mut acks = Vec::new();
     for h in handles {
-        let (r, c, a, w) = h.join().map_err(|_| anyhow::anyhow!("a driver thread panicked"))??;
+        let (r, c, a, w, e, k) = h.join().map_err(|_| anyhow::anyhow!("a driver thread panicked"))??;
         recorder.merge(r);
         cpu += c;
         abandoned += a;
         pool_waits += w;
+        for (sum, x) in entries.iter_mut().zip(e) {
+            sum.sent += x.sent;
+            sum.ok += x.ok;
+        }
+        acks.extend(k);
     }
     let wall = start.elapsed();
     let cancelled = cancel.load(Ordering::SeqCst);
     let duration = load.profile.duration().min(wall);
-    Ok(Outcome { recorder, duration, wall, cpu, threads: cfg.threads, cancelled, abandoned, pool_waits })
+    Ok(Outcome { recorder, duration, wall, cpu, threads: cfg.threads, cancelled, abandoned, pool_waits, entries, acks })
+}
+
+/// Writes `n` as zero-padded decimal digits over `out`.
+fn write_digits(out: &mut [u8], mut n: u64) {
+    for b in out.iter_mut().rev() {
+        *b = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
 }
 
 async fn wait_flag(flag: &AtomicBool) {
@@ -233,11 +401,36 @@ mod tests {
     fn seq_templates_expand_in_order() {
         assert_eq!(expand_path("/hash?id={seq:3}&delayMs=5").unwrap(), ["/hash?id=0&delayMs=5", "/hash?id=1&delayMs=5", "/hash?id=2&delayMs=5"]);
         assert_eq!(expand_path("/plaintext").unwrap(), ["/plaintext"]);
-        for bad in ["/h?id={seq:0}", "/h?id={seq:x}", "/h?id={seq:5", "/h?a={seq:2}&b={seq:2}"] {
+        assert_eq!(expand_path("/m/{seq:9..11}").unwrap(), ["/m/9", "/m/10", "/m/11"]);
+        for bad in ["/h?id={seq:0}", "/h?id={seq:x}", "/h?id={seq:5", "/h?a={seq:2}&b={seq:2}", "/m/{seq:5..4}", "/m/{seq:1..2000000}"] {
             assert!(expand_path(bad).is_err(), "{bad}");
         }
         let t = Target::new("127.0.0.1:1".parse().unwrap(), "/x?id={seq:4000}", false);
         assert_eq!(t.requests.len(), 4000);
         assert!(String::from_utf8_lossy(&t.requests[3999]).starts_with("GET /x?id=3999 HTTP/1.1"));
+    }
+
+    #[test]
+    fn mixes_keep_their_weights_and_place_write_tokens() {
+        let entries = vec![
+            MixEntry { weight: 80, method: "GET".into(), path: "/messages/{seq:1..10000}".into(), body: None },
+            MixEntry { weight: 15, method: "POST".into(), path: "/messages".into(), body: Some(r#"{"text":"{write}"}"#.into()) },
+            MixEntry { weight: 5, method: "PUT".into(), path: "/messages/{seq:1..10000}".into(), body: Some(r#"{"text":"{write}"}"#.into()) },
+        ];
+        let t = Target::mix("127.0.0.1:1".parse().unwrap(), &entries, false, "iobound r1s0m ");
+        let share = |k: u16| t.slots.iter().filter(|s| s.entry == k).count() as f64 / t.slots.len() as f64;
+        assert!((share(0) - 0.80).abs() < 0.01 && (share(1) - 0.15).abs() < 0.01 && (share(2) - 0.05).abs() < 0.01);
+        let first_get = t.slots.iter().position(|s| s.entry == 0).unwrap();
+        assert_eq!(t.path_of(first_get), "/messages/1");
+        assert_eq!(t.slots[first_get].token_at, 0);
+        let post = t.slots.iter().position(|s| s.entry == 1).unwrap();
+        let mut r = t.requests[post].clone();
+        let at = t.slots[post].token_at as usize;
+        write_digits(&mut r[at..at + TOKEN_DIGITS], 42);
+        let text = String::from_utf8(r).unwrap();
+        assert!(text.starts_with("POST /messages HTTP/1.1\r\n"), "{text}");
+        assert!(text.contains("Content-Type: application/json\r\n"));
+        assert!(text.ends_with(&format!(r#"{{"text":"{}"}}"#, t.token(42))), "{text}");
+        assert_eq!(t.token(42), "iobound r1s0m 000000000042");
     }
 }
