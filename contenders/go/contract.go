@@ -3,8 +3,11 @@ package main
 // Input rules of the iobound contract (contract/README.md).
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"unicode/utf8"
 )
 
 const plaintext = "Hello, World!"
@@ -67,4 +70,60 @@ func decimal(raw, name string, max int) (int, error) {
 		return 0, bad
 	}
 	return v, nil
+}
+
+const (
+	defaultLimit = 20
+	maxLimit     = 100
+	maxText      = 1000
+	maxBodyBytes = 64 * 1024
+)
+
+// messageLimit parses the limit of GET /messages: absent means 20, otherwise 1..100.
+func messageLimit(raw string, present bool) (int, error) {
+	if !present {
+		return defaultLimit, nil
+	}
+	n, err := decimal(raw, "limit", maxLimit)
+	if err == nil && n < 1 {
+		err = fmt.Errorf("%w: limit must be an integer between 1 and %d", errBadRequest, maxLimit)
+	}
+	return n, err
+}
+
+// messageID parses the id in /messages/{id}: 1..19 decimal digits, at least 1, within 64 bits.
+func messageID(raw string) (int64, error) {
+	bad := fmt.Errorf("%w: id must be a positive integer", errBadRequest)
+	if len(raw) == 0 || len(raw) > 19 {
+		return 0, bad
+	}
+	var v int64
+	for _, c := range []byte(raw) {
+		if c < '0' || c > '9' {
+			return 0, bad
+		}
+		d := int64(c - '0')
+		if v > (math.MaxInt64-d)/10 {
+			return 0, bad
+		}
+		v = v*10 + d
+	}
+	if v < 1 {
+		return 0, bad
+	}
+	return v, nil
+}
+
+// messageText reads the text of a create/update body: a JSON object whose "text" is a string
+// of 1..1000 characters (code points).
+func messageText(body []byte) (string, error) {
+	var parsed map[string]any
+	if err := json.Unmarshal(body, &parsed); err != nil || parsed == nil {
+		return "", fmt.Errorf("%w: body must be a JSON object with \"text\"", errBadRequest)
+	}
+	text, ok := parsed["text"].(string)
+	if !ok || text == "" || utf8.RuneCountInString(text) > maxText {
+		return "", fmt.Errorf("%w: \"text\" must be a string of 1..%d characters", errBadRequest, maxText)
+	}
+	return text, nil
 }

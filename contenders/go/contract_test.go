@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"math"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -28,7 +29,7 @@ func TestRejectsEverythingElse(t *testing.T) {
 }
 
 func TestUncleanPathsAreRejectedNotRedirected(t *testing.T) {
-	h := routes()
+	h := routes(messages{})
 	for target, want := range map[string]int{
 		"/plaintext":                  200,
 		"/delay?ms=1":                 200,
@@ -74,6 +75,37 @@ func TestEnrichKeysAreChecked(t *testing.T) {
 	for _, raw := range []string{"", strings.Repeat("k", 65), "a b", "../admin", "été", "a/b"} {
 		if _, err := enrichKey(raw); !errors.Is(err, errBadRequest) {
 			t.Errorf("enrichKey(%q) accepted", raw)
+		}
+	}
+}
+
+func TestMessageInputs(t *testing.T) {
+	if n, err := messageLimit("", false); n != 20 || err != nil {
+		t.Fatalf("absent limit: %d %v", n, err)
+	}
+	if n, err := messageLimit("100", true); n != 100 || err != nil {
+		t.Fatalf("limit 100: %d %v", n, err)
+	}
+	for _, bad := range []string{"", "0", "101", "-1", "ten"} {
+		if _, err := messageLimit(bad, true); !errors.Is(err, errBadRequest) {
+			t.Errorf("limit %q accepted", bad)
+		}
+	}
+	if id, err := messageID("9223372036854775807"); id != math.MaxInt64 || err != nil {
+		t.Fatalf("max id: %d %v", id, err)
+	}
+	for _, bad := range []string{"", "0", "-1", "abc", "1.5", "9223372036854775808", "99999999999999999999"} {
+		if _, err := messageID(bad); !errors.Is(err, errBadRequest) {
+			t.Errorf("id %q accepted", bad)
+		}
+	}
+	emoji := strings.Repeat("\U0001F600", 1000)
+	if text, err := messageText([]byte(`{"text":"` + emoji + `"}`)); text != emoji || err != nil {
+		t.Fatalf("1,000 characters: %v", err)
+	}
+	for _, bad := range []string{`{"text":""}`, `{"text":42}`, `{}`, `["text"]`, `null`, `{"text":"a`, `{"text":"` + strings.Repeat("a", 1001) + `"}`} {
+		if _, err := messageText([]byte(bad)); !errors.Is(err, errBadRequest) {
+			t.Errorf("body %.40q accepted", bad)
 		}
 	}
 }

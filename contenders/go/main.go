@@ -135,8 +135,9 @@ func downstreamFailed(w http.ResponseWriter, err error) {
 
 // routes serves the contract. ServeMux answers unclean paths ("/a/../b", "//x") with a
 // redirect; the contract wants such input rejected, so they get 400 before the mux sees them.
-func routes() http.Handler {
+func routes(db messages) http.Handler {
 	mux := http.NewServeMux()
+	db.register(mux)
 	mux.HandleFunc("GET /plaintext", func(w http.ResponseWriter, _ *http.Request) { text(w, http.StatusOK, plaintext) })
 	mux.HandleFunc("GET /delay", delay)
 	mux.HandleFunc("GET /hash", hash)
@@ -155,7 +156,11 @@ func main() {
 	port := flag.Int("port", 8080, "port to listen on (127.0.0.1)")
 	flag.Parse()
 
-	handler := routes()
+	pool, err := openPool()
+	if err != nil {
+		log.Fatalf("database pool: %v", err)
+	}
+	handler := routes(messages{pool})
 
 	// Go listens with a backlog of the kernel's somaxconn (4096 on the reference machine).
 	ln, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", *port))

@@ -42,4 +42,37 @@ function enrichKey(raw) {
   return raw;
 }
 
-module.exports = { PLAINTEXT, MAX_DELAY_MS, BadRequest, delayMs, hashDelayMs, hashId, enrichKey };
+const DEFAULT_LIMIT = 20;
+const MAX_LIMIT = 100;
+const MAX_TEXT = 1000;
+const MAX_BODY_BYTES = 64 * 1024;
+const MAX_ID = 9223372036854775807n;
+
+/** The limit of GET /messages: absent means 20, otherwise 1..100. */
+function messageLimit(raw) {
+  if (raw === null || raw === undefined) return DEFAULT_LIMIT;
+  const n = decimal(raw, 'limit', MAX_LIMIT);
+  if (n < 1) throw new BadRequest(`limit must be an integer between 1 and ${MAX_LIMIT}`);
+  return n;
+}
+
+/** The id in /messages/{id}: 1..19 decimal digits, at least 1, within 64 bits (as a string). */
+function messageId(raw) {
+  if (typeof raw !== 'string' || !/^[0-9]{1,19}$/.test(raw) || BigInt(raw) < 1n || BigInt(raw) > MAX_ID) {
+    throw new BadRequest('id must be a positive integer');
+  }
+  return BigInt(raw).toString();
+}
+
+/** The text of a parsed create/update body: a string of 1..1000 characters (code points). */
+function messageText(body) {
+  const text = body !== null && typeof body === 'object' && !Array.isArray(body) ? body.text : undefined;
+  if (typeof text !== 'string' || text.length === 0 || [...text].length > MAX_TEXT) {
+    throw new BadRequest(`body must be a JSON object with "text": a string of 1..${MAX_TEXT} characters`);
+  }
+  return text;
+}
+
+module.exports = {
+  PLAINTEXT, MAX_DELAY_MS, MAX_BODY_BYTES, BadRequest, delayMs, hashDelayMs, hashId, enrichKey, messageLimit, messageId, messageText,
+};

@@ -2,7 +2,9 @@
 // Run with `node --test contenders/node/` (./iobound test does).
 const test = require('node:test');
 const assert = require('node:assert');
-const { delayMs, hashId, hashDelayMs, enrichKey, BadRequest } = require('./contract');
+const {
+  delayMs, hashId, hashDelayMs, enrichKey, messageLimit, messageId, messageText, BadRequest,
+} = require('./contract');
 
 test('accepts the whole range', () => {
   assert.strictEqual(delayMs('0'), 0);
@@ -34,5 +36,22 @@ test('enrich keys are checked', () => {
   assert.strictEqual(enrichKey('k'.repeat(64)), 'k'.repeat(64));
   for (const bad of [null, '', 'k'.repeat(65), 'a b', '../admin', 'été', 'a/b', 'a\n']) {
     assert.throws(() => enrichKey(bad), BadRequest, String(bad));
+  }
+});
+
+test('message inputs follow the contract', () => {
+  assert.strictEqual(messageLimit(null), 20);
+  assert.strictEqual(messageLimit('100'), 100);
+  for (const bad of ['', '0', '101', '-1', 'ten']) assert.throws(() => messageLimit(bad), BadRequest, bad);
+  assert.strictEqual(messageId('007'), '7');
+  assert.strictEqual(messageId('9223372036854775807'), '9223372036854775807');
+  for (const bad of [null, '', '0', '-1', 'abc', '1.5', '9223372036854775808', '99999999999999999999']) {
+    assert.throws(() => messageId(bad), BadRequest, String(bad));
+  }
+  assert.strictEqual(messageText({ text: 'hi' }), 'hi');
+  const emoji = '\u{1F600}'.repeat(1000); // 1,000 characters, 2,000 UTF-16 units
+  assert.strictEqual(messageText({ text: emoji }), emoji);
+  for (const bad of [null, [], ['text'], {}, { text: '' }, { text: 42 }, { text: 'a'.repeat(1001) }]) {
+    assert.throws(() => messageText(bad), BadRequest, JSON.stringify(bad));
   }
 });

@@ -9,7 +9,10 @@ const cluster = require('node:cluster');
 const crypto = require('node:crypto');
 const fs = require('node:fs/promises');
 const nodePath = require('node:path');
-const { PLAINTEXT, BadRequest, delayMs, hashDelayMs, hashId, enrichKey } = require('./contract');
+const pg = require('pg');
+const {
+  PLAINTEXT, MAX_BODY_BYTES, BadRequest, delayMs, hashDelayMs, hashId, enrichKey, messageLimit, messageId, messageText,
+} = require('./contract');
 
 const corpusDir = process.env.IOBOUND_CORPUS_DIR || '.';
 const corpusFiles = Number(process.env.IOBOUND_CORPUS_FILES || '0');
@@ -20,6 +23,86 @@ function option(name, fallback) {
   const prefix = `--${name}=`;
   const found = process.argv.find((a) => a.startsWith(prefix));
   return found ? found.slice(prefix.length) : fallback;
+}
+
+// /messages: node-postgres' Pool. A cluster splits IOBOUND_DB_POOL between its workers, so the
+// contender as a whole holds as many connections as every other one.
+const SHARE = Number(process.env.IOBOUND_DB_POOL_SHARE || '1');
+const db = new pg.Pool({
+  host: process.env.IOBOUND_DB_HOST || '127.0.0.1',
+  port: Number(process.env.IOBOUND_DB_PORT || '5432'),
+  database: process.env.IOBOUND_DB_NAME || 'iobound',
+  user: process.env.IOBOUND_DB_USER || 'iobound',
+  password: process.env.IOBOUND_DB_PASSWORD || '',
+  max: Math.max(1, Math.floor(Number(process.env.IOBOUND_DB_POOL || '10') / SHARE)),
+});
+// bigint ids as numbers (they stay far below 2^53 here), so that JSON has numbers as the contract says.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+const SQL = {
+  list: 'SELECT id, text FROM messages ORDER BY id DESC LIMIT $1',
+  get: 'SELECT id, text FROM messages WHERE id = $1',
+  create: 'INSERT INTO messages (text) VALUES ($1) RETURNING id, text',
+  update: 'UPDATE messages SET text = $1 WHERE id = $2 RETURNING id, text',
+  delete: 'DELETE FROM messages WHERE id = $1',
+};
+
+class TooLarge extends Error {}
+
+/** The request body as parsed JSON; bodies over 64 KiB are read to the end and refused. */
+function readJson(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let size = 0;
+    req.on('data', (c) => {
+      size += c.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(c);
+    });
+    req.on('error', reject);
+    req.on('end', () => {
+      if (size > MAX_BODY_BYTES) return reject(new TooLarge(`body over ${MAX_BODY_BYTES} bytes`));
+      try {
+        return resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        return reject(new BadRequest('body is not valid JSON'));
+      }
+    });
+  });
+}
+
+function json(res, status, value) {
+  const body = JSON.stringify(value);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function one(res, status, result) {
+  if (result.rowCount === 0) return send(res, 404, 'no such message');
+  return json(res, status, result.rows[0]);
+}
+
+async function messages(req, res, params, path) {
+  if (path === '/messages') {
+    if (req.method === 'GET') return json(res, 200, (await db.query(SQL.list, [messageLimit(params.get('limit'))])).rows);
+    if (req.method === 'POST') return one(res, 201, await db.query(SQL.create, [messageText(await readJson(req))]));
+    return send(res, 405, 'use GET or POST');
+  }
+  const id = messageId(path.slice('/messages/'.length));
+  if (req.method === 'GET') return one(res, 200, await db.query(SQL.get, [id]));
+  if (req.method === 'PUT') return one(res, 200, await db.query(SQL.update, [messageText(await readJson(req)), id]));
+  if (req.method === 'DELETE') {
+    const r = await db.query(SQL.delete, [id]);
+    if (r.rowCount === 0) return send(res, 404, 'no such message');
+    res.writeHead(204);
+    return res.end();
+  }
+  return send(res, 405, 'use GET, PUT or DELETE');
+}
+
+function failed(res, e) {
+  if (e instanceof BadRequest) return send(res, 400, e.message);
+  if (e instanceof TooLarge) return send(res, 413, e.message);
+  return send(res, 500, e.message);
 }
 
 function send(res, status, body) {
@@ -54,6 +137,10 @@ const routes = { '/hash': hash, '/enrich': enrich };
 function handle(req, res) {
   const q = req.url.indexOf('?');
   const path = q < 0 ? req.url : req.url.slice(0, q);
+  if (path === '/messages' || path.startsWith('/messages/')) {
+    messages(req, res, new URLSearchParams(q < 0 ? '' : req.url.slice(q + 1)), path).catch((e) => failed(res, e));
+    return undefined;
+  }
   if (req.method !== 'GET') return send(res, 404, 'not found');
   if (path === '/plaintext') return send(res, 200, PLAINTEXT);
   const params = new URLSearchParams(q < 0 ? '' : req.url.slice(q + 1));
@@ -81,7 +168,7 @@ const workers = option('cluster', 'off');
 
 if (workers !== 'off' && cluster.isPrimary) {
   const n = workers === 'auto' ? os.availableParallelism() : Number(workers);
-  for (let i = 0; i < n; i++) cluster.fork();
+  for (let i = 0; i < n; i++) cluster.fork({ IOBOUND_DB_POOL_SHARE: String(n) });
   console.log(`node cluster: ${n} worker(s) on 127.0.0.1:${port}`);
 } else {
   const server = http.createServer(handle);

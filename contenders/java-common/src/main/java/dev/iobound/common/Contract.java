@@ -48,6 +48,60 @@ public final class Contract {
         return raw;
     }
 
+    /** Rows a list returns when no limit is given, and the most it may ask for. */
+    public static final int DEFAULT_LIMIT = 20;
+    public static final int MAX_LIMIT = 100;
+    /** Longest message text, in characters (Unicode code points). */
+    public static final int MAX_TEXT = 1000;
+    /** Largest request body a contender reads; beyond it: 413 (or 400). */
+    public static final int MAX_BODY_BYTES = 64 * 1024;
+
+    /** The {@code limit} of GET /messages: absent means 20, otherwise 1..100. */
+    public static int messageLimit(String raw) {
+        if (raw == null) {
+            return DEFAULT_LIMIT;
+        }
+        long limit = decimal(raw, "limit", MAX_LIMIT);
+        if (limit < 1) {
+            throw new BadRequest("limit must be an integer between 1 and " + MAX_LIMIT);
+        }
+        return (int) limit;
+    }
+
+    /** The id in /messages/{id}: 1..19 decimal digits, at least 1, within 64 bits. */
+    public static long messageId(String raw) {
+        String rule = "id must be a positive integer";
+        if (raw == null || raw.isEmpty() || raw.length() > 19) {
+            throw new BadRequest(rule);
+        }
+        for (int i = 0; i < raw.length(); i++) {
+            char c = raw.charAt(i);
+            if (c < '0' || c > '9') {
+                throw new BadRequest(rule);
+            }
+        }
+        try {
+            long id = Long.parseLong(raw);
+            if (id < 1) {
+                throw new BadRequest(rule);
+            }
+            return id;
+        } catch (NumberFormatException e) {
+            throw new BadRequest(rule);
+        }
+    }
+
+    /**
+     * The {@code text} field of a parsed create/update body (whatever the framework's JSON
+     * parser made of it): a string of 1..1000 characters.
+     */
+    public static String messageText(Object text) {
+        if (!(text instanceof String s) || s.isEmpty() || s.codePointCount(0, s.length()) > MAX_TEXT) {
+            throw new BadRequest("body must be a JSON object with \"text\": a string of 1.." + MAX_TEXT + " characters");
+        }
+        return s;
+    }
+
     private static long decimal(String raw, String name, long max) {
         String rule = name + " must be an integer between 0 and " + max;
         if (raw.isEmpty() || raw.length() > 10) {

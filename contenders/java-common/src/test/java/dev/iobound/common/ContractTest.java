@@ -21,4 +21,26 @@ class ContractTest {
             assertEquals(true, e.getMessage().contains("ms"), e.getMessage());
         }
     }
+
+    @Test
+    void messageInputsFollowTheContract() {
+        assertEquals(20, Contract.messageLimit(null));
+        assertEquals(1, Contract.messageLimit("1"));
+        assertEquals(100, Contract.messageLimit("100"));
+        for (String bad : new String[] {"", "0", "101", "-1", "ten", "1.0"}) {
+            assertThrows(BadRequest.class, () -> Contract.messageLimit(bad), bad);
+        }
+        assertEquals(1L, Contract.messageId("1"));
+        assertEquals(Long.MAX_VALUE, Contract.messageId("9223372036854775807"));
+        for (String bad : new String[] {null, "", "0", "-1", "abc", "1.5", "9223372036854775808", "99999999999999999999", "1 "}) {
+            assertThrows(BadRequest.class, () -> Contract.messageId(bad), String.valueOf(bad));
+        }
+        assertEquals("hi", Contract.messageText("hi"));
+        String thousandEmoji = "\uD83D\uDE00".repeat(1000); // 1,000 characters, 2,000 UTF-16 units
+        assertEquals(thousandEmoji, Contract.messageText(thousandEmoji));
+        for (Object bad : new Object[] {null, "", "a".repeat(1001), 42, java.util.List.of("x")}) {
+            assertThrows(BadRequest.class, () -> Contract.messageText(bad), String.valueOf(bad));
+        }
+        assertEquals("UPDATE messages SET text = ? WHERE id = ? RETURNING id, text", Database.jdbc(Database.UPDATE));
+    }
 }

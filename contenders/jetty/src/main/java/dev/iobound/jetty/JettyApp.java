@@ -4,8 +4,20 @@ import dev.iobound.common.Args;
 import dev.iobound.common.BadRequest;
 import dev.iobound.common.Contract;
 import dev.iobound.common.Corpus;
+import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -20,6 +32,7 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.ajax.JSON;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
@@ -34,6 +47,20 @@ public final class JettyApp extends Handler.Abstract {
     private final Downstream downstream = Downstream.fromEnvironment();
     /** The JDK's HttpClient (keep-alive pool), called blocking from the request's thread. */
     private final HttpClient client = HttpClient.newBuilder().connectTimeout(downstream.timeout()).build();
+    /** /messages: blocking JDBC on the request's thread, connections from HikariCP. */
+    private final HikariDataSource pool;
+
+    JettyApp(Database db) {
+        HikariConfig c = new HikariConfig();
+        c.setJdbcUrl(db.jdbcUrl());
+        c.setUsername(db.user());
+        c.setPassword(db.password());
+        c.setMaximumPoolSize(db.pool());
+        c.setPoolName("messages");
+        // Connect on first use, as Spring Boot's HikariCP does, so the server starts without a database.
+        c.setInitializationFailTimeout(-1);
+        pool = new HikariDataSource(c);
+    }
 
     @Override
     public boolean handle(Request request, Response response, Callback callback) throws Exception {
@@ -52,10 +79,20 @@ public final class JettyApp extends Handler.Abstract {
                     send(response, callback, 200, corpus.hash(id)); // blocking read on this thread
                 }
                 case "/enrich" -> enrich(Contract.enrichKey(query(request).getValue("key")), response, callback);
-                default -> send(response, callback, 404, "not found");
+                case "/messages" -> messages(request, response, callback);
+                default -> {
+                    String path = Request.getPathInContext(request);
+                    if (path.startsWith("/messages/")) {
+                        message(request, Contract.messageId(path.substring("/messages/".length())), response, callback);
+                    } else {
+                        send(response, callback, 404, "not found");
+                    }
+                }
             }
         } catch (BadRequest e) {
             send(response, callback, 400, e.getMessage());
+        } catch (TooLarge e) {
+            send(response, callback, 413, e.getMessage());
         }
         return true;
     }
@@ -74,6 +111,121 @@ public final class JettyApp extends Handler.Abstract {
         } catch (IOException e) {
             send(response, callback, 502, "downstream failed: " + e.getMessage());
         }
+    }
+
+    /** GET /messages?limit=N and POST /messages. */
+    private void messages(Request request, Response response, Callback callback) throws IOException, SQLException {
+        switch (request.getMethod()) {
+            case "GET" -> {
+                int limit = Contract.messageLimit(query(request).getValue("limit"));
+                try (Connection c = pool.getConnection(); PreparedStatement st = c.prepareStatement(Database.jdbc(Database.LIST))) {
+                    st.setInt(1, limit);
+                    List<Object> rows = new ArrayList<>();
+                    try (ResultSet rs = st.executeQuery()) {
+                        while (rs.next()) {
+                            rows.add(row(rs));
+                        }
+                    }
+                    json(response, callback, 200, rows);
+                }
+            }
+            case "POST" -> {
+                String text = text(request);
+                answer(response, callback, 201, run(Database.CREATE, st -> st.setString(1, text)));
+            }
+            default -> send(response, callback, 405, "use GET or POST");
+        }
+    }
+
+    /** GET, PUT and DELETE /messages/{id}. */
+    private void message(Request request, long id, Response response, Callback callback) throws IOException, SQLException {
+        switch (request.getMethod()) {
+            case "GET" -> answer(response, callback, 200, run(Database.GET, st -> st.setLong(1, id)));
+            case "PUT" -> {
+                String text = text(request);
+                answer(response, callback, 200, run(Database.UPDATE, st -> {
+                    st.setString(1, text);
+                    st.setLong(2, id);
+                }));
+            }
+            case "DELETE" -> {
+                int n;
+                try (Connection c = pool.getConnection(); PreparedStatement st = c.prepareStatement(Database.jdbc(Database.DELETE))) {
+                    st.setLong(1, id);
+                    n = st.executeUpdate();
+                }
+                if (n == 0) {
+                    send(response, callback, 404, "no such message");
+                } else {
+                    response.setStatus(204);
+                    callback.succeeded();
+                }
+            }
+            default -> send(response, callback, 405, "use GET, PUT or DELETE");
+        }
+    }
+
+    private interface Binder {
+        void bind(PreparedStatement st) throws SQLException;
+    }
+
+    /** Runs a statement that returns at most one message. */
+    private Map<String, Object> run(String sql, Binder binder) throws SQLException {
+        try (Connection c = pool.getConnection(); PreparedStatement st = c.prepareStatement(Database.jdbc(sql))) {
+            binder.bind(st);
+            try (ResultSet rs = st.executeQuery()) {
+                return rs.next() ? row(rs) : null;
+            }
+        }
+    }
+
+    private static Map<String, Object> row(ResultSet rs) throws SQLException {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", rs.getLong(1));
+        m.put("text", rs.getString(2));
+        return m;
+    }
+
+    /** The validated text of a create/update body, parsed with Jetty's JSON. */
+    private static String text(Request request) throws IOException {
+        if (request.getLength() > Contract.MAX_BODY_BYTES) {
+            throw new TooLarge();
+        }
+        String body = Content.Source.asString(request, StandardCharsets.UTF_8);
+        if (body.length() > Contract.MAX_BODY_BYTES) {
+            throw new TooLarge();
+        }
+        Object parsed;
+        try {
+            parsed = new JSON().fromJSON(body);
+        } catch (RuntimeException e) {
+            throw new BadRequest("body is not valid JSON");
+        }
+        if (!(parsed instanceof Map<?, ?> map)) {
+            throw new BadRequest("body must be a JSON object with \"text\"");
+        }
+        return Contract.messageText(map.get("text"));
+    }
+
+    /** A body over Contract.MAX_BODY_BYTES: 413. */
+    private static final class TooLarge extends RuntimeException {
+        TooLarge() {
+            super("body over " + Contract.MAX_BODY_BYTES + " bytes", null, false, false);
+        }
+    }
+
+    private static void answer(Response response, Callback callback, int status, Map<String, Object> message) {
+        if (message == null) {
+            send(response, callback, 404, "no such message");
+        } else {
+            json(response, callback, status, message);
+        }
+    }
+
+    private static void json(Response response, Callback callback, int status, Object value) {
+        response.setStatus(status);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+        Content.Sink.write(response, true, new JSON().toJSON(value), callback);
     }
 
     private static Fields query(Request request) {
@@ -99,7 +251,7 @@ public final class JettyApp extends Handler.Abstract {
         connector.setPort(args.getInt("port", 8080));
         connector.setAcceptQueueSize(args.getInt("backlog", 4096));
         server.addConnector(connector);
-        server.setHandler(new JettyApp());
+        server.setHandler(new JettyApp(Database.fromEnvironment()));
         server.start();
         server.join();
     }

@@ -3,7 +3,10 @@ package dev.iobound.mvc;
 import dev.iobound.common.BadRequest;
 import dev.iobound.common.Contract;
 import dev.iobound.common.Corpus;
+import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
+import java.util.List;
+import java.util.Map;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpTimeoutException;
@@ -13,8 +16,15 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
+import org.springframework.jdbc.core.RowMapper;
+import org.springframework.jdbc.core.simple.JdbcClient;
+import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.client.RestClient;
@@ -31,8 +41,16 @@ public class MvcApplication {
     private final Corpus corpus = Corpus.fromEnvironment();
     private final Downstream downstream = Downstream.fromEnvironment();
     private final RestClient client;
+    private final JdbcClient jdbc;
 
-    public MvcApplication() {
+    /** A row of messages, written as {"id":..,"text":..}. */
+    public record Message(long id, String text) {}
+
+    private static final RowMapper<Message> ROW = (rs, n) -> new Message(rs.getLong(1), rs.getString(2));
+
+    public MvcApplication(JdbcClient jdbc) {
+        // Blocking JDBC on the request's thread; HikariCP hands out the connections.
+        this.jdbc = jdbc;
         // RestClient over the JDK HttpClient (keep-alive pool); the read timeout bounds the call.
         JdkClientHttpRequestFactory factory = new JdkClientHttpRequestFactory(
                 HttpClient.newBuilder().connectTimeout(downstream.timeout()).build());
@@ -82,6 +100,39 @@ public class MvcApplication {
                     ? text(HttpStatus.GATEWAY_TIMEOUT, "downstream did not answer within " + downstream.timeout().toMillis() + " ms")
                     : text(HttpStatus.BAD_GATEWAY, "downstream failed: " + e.getMessage());
         }
+    }
+
+    @GetMapping("/messages")
+    public List<Message> listMessages(@RequestParam(name = "limit", required = false) String limit) {
+        return jdbc.sql(Database.jdbc(Database.LIST)).param(Contract.messageLimit(limit)).query(ROW).list();
+    }
+
+    @GetMapping("/messages/{id}")
+    public ResponseEntity<?> getMessage(@PathVariable("id") String id) {
+        return found(jdbc.sql(Database.jdbc(Database.GET)).param(Contract.messageId(id)).query(ROW).optional().orElse(null), HttpStatus.OK);
+    }
+
+    @PostMapping("/messages")
+    public ResponseEntity<?> createMessage(@RequestBody Map<String, Object> body) {
+        String text = Contract.messageText(body.get("text"));
+        return found(jdbc.sql(Database.jdbc(Database.CREATE)).param(text).query(ROW).single(), HttpStatus.CREATED);
+    }
+
+    @PutMapping("/messages/{id}")
+    public ResponseEntity<?> updateMessage(@PathVariable("id") String id, @RequestBody Map<String, Object> body) {
+        long key = Contract.messageId(id);
+        String text = Contract.messageText(body.get("text"));
+        return found(jdbc.sql(Database.jdbc(Database.UPDATE)).param(text).param(key).query(ROW).optional().orElse(null), HttpStatus.OK);
+    }
+
+    @DeleteMapping("/messages/{id}")
+    public ResponseEntity<?> deleteMessage(@PathVariable("id") String id) {
+        int deleted = jdbc.sql(Database.jdbc(Database.DELETE)).param(Contract.messageId(id)).update();
+        return deleted == 0 ? text(HttpStatus.NOT_FOUND, "no such message") : ResponseEntity.noContent().build();
+    }
+
+    private static ResponseEntity<?> found(Message m, HttpStatus status) {
+        return m == null ? text(HttpStatus.NOT_FOUND, "no such message") : ResponseEntity.status(status).body(m);
     }
 
     private static ResponseEntity<String> text(HttpStatus status, String body) {

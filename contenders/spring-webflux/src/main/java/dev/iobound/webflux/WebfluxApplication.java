@@ -3,7 +3,11 @@ package dev.iobound.webflux;
 import dev.iobound.common.BadRequest;
 import dev.iobound.common.Contract;
 import dev.iobound.common.Corpus;
+import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
+import io.r2dbc.spi.Readable;
+import java.util.List;
+import java.util.Map;
 import java.time.Duration;
 import java.util.concurrent.TimeoutException;
 import org.springframework.boot.SpringApplication;
@@ -12,8 +16,14 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.client.reactive.ReactorClientHttpConnector;
+import org.springframework.r2dbc.core.DatabaseClient;
+import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PathVariable;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.PutMapping;
+import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -33,8 +43,18 @@ public class WebfluxApplication {
     private final Corpus corpus = Corpus.fromEnvironment();
     private final Downstream downstream = Downstream.fromEnvironment();
     private final WebClient client;
+    private final DatabaseClient db;
 
-    public WebfluxApplication() {
+    /** A row of messages, written as {"id":..,"text":..}. */
+    public record Message(long id, String text) {}
+
+    private static Message row(Readable r) {
+        return new Message(r.get(0, Long.class), r.get(1, String.class));
+    }
+
+    public WebfluxApplication(DatabaseClient db) {
+        // Non-blocking R2DBC: the event loop never waits for PostgreSQL.
+        this.db = db;
         // Reactor Netty's pooled client; responseTimeout bounds the wait for the answer.
         HttpClient http = HttpClient.create().responseTimeout(downstream.timeout());
         client = WebClient.builder().clientConnector(new ReactorClientHttpConnector(http)).build();
@@ -83,6 +103,40 @@ public class WebfluxApplication {
             return text(HttpStatus.BAD_GATEWAY, "downstream answered " + r.getStatusCode().value());
         }
         return text(HttpStatus.BAD_GATEWAY, "downstream failed: " + e.getMessage());
+    }
+
+    @GetMapping("/messages")
+    public Mono<List<Message>> listMessages(@RequestParam(name = "limit", required = false) String limit) {
+        return db.sql(Database.LIST).bind(0, Contract.messageLimit(limit)).map(WebfluxApplication::row).all().collectList();
+    }
+
+    @GetMapping("/messages/{id}")
+    public Mono<ResponseEntity<?>> getMessage(@PathVariable("id") String id) {
+        return found(db.sql(Database.GET).bind(0, Contract.messageId(id)).map(WebfluxApplication::row).one(), HttpStatus.OK);
+    }
+
+    @PostMapping("/messages")
+    public Mono<ResponseEntity<?>> createMessage(@RequestBody Map<String, Object> body) {
+        String text = Contract.messageText(body.get("text"));
+        return found(db.sql(Database.CREATE).bind(0, text).map(WebfluxApplication::row).one(), HttpStatus.CREATED);
+    }
+
+    @PutMapping("/messages/{id}")
+    public Mono<ResponseEntity<?>> updateMessage(@PathVariable("id") String id, @RequestBody Map<String, Object> body) {
+        long key = Contract.messageId(id);
+        String text = Contract.messageText(body.get("text"));
+        return found(db.sql(Database.UPDATE).bind(0, text).bind(1, key).map(WebfluxApplication::row).one(), HttpStatus.OK);
+    }
+
+    @DeleteMapping("/messages/{id}")
+    public Mono<ResponseEntity<?>> deleteMessage(@PathVariable("id") String id) {
+        return db.sql(Database.DELETE).bind(0, Contract.messageId(id)).fetch().rowsUpdated()
+                .map(n -> n == 0 ? text(HttpStatus.NOT_FOUND, "no such message") : ResponseEntity.noContent().build());
+    }
+
+    private static Mono<ResponseEntity<?>> found(Mono<Message> m, HttpStatus status) {
+        return m.<ResponseEntity<?>>map(x -> ResponseEntity.status(status).body(x))
+                .defaultIfEmpty(text(HttpStatus.NOT_FOUND, "no such message"));
     }
 
     private static ResponseEntity<String> text(HttpStatus status, String body) {

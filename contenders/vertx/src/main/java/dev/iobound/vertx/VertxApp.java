@@ -4,7 +4,19 @@ import dev.iobound.common.Args;
 import dev.iobound.common.BadRequest;
 import dev.iobound.common.Contract;
 import dev.iobound.common.Corpus;
+import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.json.Json;
+import io.vertx.core.json.JsonArray;
+import io.vertx.core.json.JsonObject;
+import io.vertx.ext.web.handler.BodyHandler;
+import io.vertx.pgclient.PgBuilder;
+import io.vertx.pgclient.PgConnectOptions;
+import io.vertx.sqlclient.Pool;
+import io.vertx.sqlclient.Row;
+import io.vertx.sqlclient.RowSet;
+import io.vertx.sqlclient.Tuple;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -26,12 +38,15 @@ import java.util.concurrent.TimeoutException;
  */
 public final class VertxApp extends VerticleBase {
     private final int port;
+    /** /messages: one pool of IOBOUND_DB_POOL connections shared by every event loop. */
+    private final Pool pool;
     private final Corpus corpus = Corpus.fromEnvironment();
     private final Downstream downstream = Downstream.fromEnvironment();
     private WebClient client;
 
-    VertxApp(int port) {
+    VertxApp(int port, Pool pool) {
         this.port = port;
+        this.pool = pool;
     }
 
     @Override
@@ -57,6 +72,13 @@ public final class VertxApp extends VerticleBase {
         client = WebClient.create(vertx, new WebClientOptions().setKeepAlive(true)
                 .setConnectTimeout((int) downstream.timeout().toMillis()), new PoolOptions().setHttp1MaxSize(500));
         router.get("/enrich").handler(this::enrich);
+        // Bodies over 64 KiB get 413 from the BodyHandler before any handler runs.
+        router.route("/messages*").handler(BodyHandler.create().setBodyLimit(Contract.MAX_BODY_BYTES));
+        router.get("/messages").handler(this::listMessages);
+        router.post("/messages").handler(ctx -> onMessage(ctx, Database.CREATE, 201, null));
+        router.get("/messages/:id").handler(ctx -> onMessage(ctx, Database.GET, 200, ctx.pathParam("id")));
+        router.put("/messages/:id").handler(ctx -> onMessage(ctx, Database.UPDATE, 200, ctx.pathParam("id")));
+        router.delete("/messages/:id").handler(this::deleteMessage);
         HttpServerOptions options = new HttpServerOptions().setHost("127.0.0.1").setPort(port).setAcceptBacklog(4096);
         return vertx.createHttpServer(options).requestHandler(router).listen();
     }
@@ -106,6 +128,96 @@ public final class VertxApp extends VerticleBase {
         });
     }
 
+    private void listMessages(RoutingContext ctx) {
+        long limit;
+        try {
+            limit = Contract.messageLimit(ctx.queryParams().get("limit"));
+        } catch (BadRequest e) {
+            text(ctx.response(), 400, e.getMessage());
+            return;
+        }
+        pool.preparedQuery(Database.LIST).execute(Tuple.of(limit)).onComplete(ar -> {
+            if (ar.failed()) {
+                text(ctx.response(), 500, "database error: " + ar.cause().getMessage());
+                return;
+            }
+            JsonArray rows = new JsonArray();
+            for (Row r : ar.result()) {
+                rows.add(message(r));
+            }
+            json(ctx.response(), 200, rows.encode());
+        });
+    }
+
+    /** GET, POST and PUT: a statement that returns at most one message. */
+    private void onMessage(RoutingContext ctx, String sql, int status, String rawId) {
+        Tuple args;
+        try {
+            Long id = rawId == null ? null : Contract.messageId(rawId);
+            if (sql.equals(Database.GET)) {
+                args = Tuple.of(id);
+            } else {
+                String text = text(ctx.body().buffer());
+                args = id == null ? Tuple.of(text) : Tuple.of(text, id);
+            }
+        } catch (BadRequest e) {
+            text(ctx.response(), 400, e.getMessage());
+            return;
+        }
+        pool.preparedQuery(sql).execute(args).onComplete(ar -> answer(ctx, status, ar));
+    }
+
+    private void deleteMessage(RoutingContext ctx) {
+        long id;
+        try {
+            id = Contract.messageId(ctx.pathParam("id"));
+        } catch (BadRequest e) {
+            text(ctx.response(), 400, e.getMessage());
+            return;
+        }
+        pool.preparedQuery(Database.DELETE).execute(Tuple.of(id)).onComplete(ar -> {
+            if (ar.failed()) {
+                text(ctx.response(), 500, "database error: " + ar.cause().getMessage());
+            } else if (ar.result().rowCount() == 0) {
+                text(ctx.response(), 404, "no such message");
+            } else {
+                ctx.response().setStatusCode(204).end();
+            }
+        });
+    }
+
+    private static void answer(RoutingContext ctx, int status, io.vertx.core.AsyncResult<RowSet<Row>> ar) {
+        if (ar.failed()) {
+            text(ctx.response(), 500, "database error: " + ar.cause().getMessage());
+        } else if (ar.result().size() == 0) {
+            text(ctx.response(), 404, "no such message");
+        } else {
+            json(ctx.response(), status, message(ar.result().iterator().next()).encode());
+        }
+    }
+
+    /** The validated text of a create/update body, parsed with Vert.x's JSON. */
+    private static String text(Buffer body) {
+        Object parsed;
+        try {
+            parsed = body == null ? null : Json.decodeValue(body);
+        } catch (RuntimeException e) {
+            throw new BadRequest("body is not valid JSON");
+        }
+        if (!(parsed instanceof JsonObject o)) {
+            throw new BadRequest("body must be a JSON object with \"text\"");
+        }
+        return Contract.messageText(o.getValue("text"));
+    }
+
+    private static JsonObject message(Row r) {
+        return new JsonObject().put("id", r.getLong(0)).put("text", r.getString(1));
+    }
+
+    private static void json(HttpServerResponse response, int status, String body) {
+        response.setStatusCode(status).putHeader("content-type", "application/json").end(body);
+    }
+
     private static void text(HttpServerResponse response, int status, String body) {
         response.setStatusCode(status).putHeader("content-type", "text/plain;charset=utf-8").end(body);
     }
@@ -118,7 +230,16 @@ public final class VertxApp extends VerticleBase {
                 ? Runtime.getRuntime().availableProcessors()
                 : args.getInt("event-loops", 1);
         Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(loops));
-        vertx.deployVerticle(() -> new VertxApp(port), new DeploymentOptions().setInstances(loops))
+        Database db = Database.fromEnvironment();
+        PgConnectOptions connect = new PgConnectOptions().setHost(db.host()).setPort(db.port())
+                .setDatabase(db.name()).setUser(db.user()).setPassword(db.password())
+                .setCachePreparedStatements(true);
+        Pool pool = PgBuilder.pool()
+                .with(new io.vertx.sqlclient.PoolOptions().setMaxSize(db.pool()))
+                .connectingTo(connect)
+                .using(vertx)
+                .build();
+        vertx.deployVerticle(() -> new VertxApp(port, pool), new DeploymentOptions().setInstances(loops))
                 .toCompletionStage()
                 .toCompletableFuture()
                 .get();
