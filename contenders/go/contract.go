@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -122,7 +123,8 @@ func messageText(body []byte) (string, error) {
 		return "", fmt.Errorf("%w: body must be a JSON object with \"text\"", errBadRequest)
 	}
 	text, ok := parsed["text"].(string)
-	if !ok || text == "" || utf8.RuneCountInString(text) > maxText {
+	// U+0000 cannot be stored in PostgreSQL text: refused like any other invalid text.
+	if !ok || text == "" || utf8.RuneCountInString(text) > maxText || strings.ContainsRune(text, 0) {
 		return "", fmt.Errorf("%w: \"text\" must be a string of 1..%d characters", errBadRequest, maxText)
 	}
 	return text, nil

@@ -103,7 +103,7 @@ func TestMessageInputs(t *testing.T) {
 	if text, err := messageText([]byte(`{"text":"` + emoji + `"}`)); text != emoji || err != nil {
 		t.Fatalf("1,000 characters: %v", err)
 	}
-	for _, bad := range []string{`{"text":""}`, `{"text":42}`, `{}`, `["text"]`, `null`, `{"text":"a`, `{"text":"` + strings.Repeat("a", 1001) + `"}`} {
+	for _, bad := range []string{`{"text":""}`, `{"text":42}`, `{}`, `["text"]`, `null`, `{"text":"a`, `{"text":"a\u0000b"}`, `{"text":"` + strings.Repeat("a", 1001) + `"}`} {
 		if _, err := messageText([]byte(bad)); !errors.Is(err, errBadRequest) {
 			t.Errorf("body %.40q accepted", bad)
 		}

@@ -15,6 +15,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -146,6 +147,12 @@ func routes(db messages) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; p == "" || p != path.Clean(p) {
 			text(w, http.StatusBadRequest, "path must be clean: no '.', '..' or empty segments")
+			return
+		}
+		// URL.Query drops a parameter it cannot decode ("delayMs=%"), which would read as
+		// "not given"; a malformed query is bad input instead.
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			text(w, http.StatusBadRequest, "malformed query string: "+err.Error())
 			return
 		}
 		mux.ServeHTTP(w, r)

@@ -67,7 +67,8 @@ function messageId(raw) {
 /** The text of a parsed create/update body: a string of 1..1000 characters (code points). */
 function messageText(body) {
   const text = body !== null && typeof body === 'object' && !Array.isArray(body) ? body.text : undefined;
-  if (typeof text !== 'string' || text.length === 0 || [...text].length > MAX_TEXT) {
+  // U+0000 cannot be stored in PostgreSQL text: refused like any other invalid text.
+  if (typeof text !== 'string' || text.length === 0 || [...text].length > MAX_TEXT || text.includes('\u0000')) {
     throw new BadRequest(`body must be a JSON object with "text": a string of 1..${MAX_TEXT} characters`);
   }
   return text;

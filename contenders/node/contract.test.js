@@ -51,7 +51,7 @@ test('message inputs follow the contract', () => {
   assert.strictEqual(messageText({ text: 'hi' }), 'hi');
   const emoji = '\u{1F600}'.repeat(1000); // 1,000 characters, 2,000 UTF-16 units
   assert.strictEqual(messageText({ text: emoji }), emoji);
-  for (const bad of [null, [], ['text'], {}, { text: '' }, { text: 42 }, { text: 'a'.repeat(1001) }]) {
+  for (const bad of [null, [], ['text'], {}, { text: '' }, { text: 42 }, { text: 'a'.repeat(1001) }, { text: 'a\u0000b' }]) {
     assert.throws(() => messageText(bad), BadRequest, JSON.stringify(bad));
   }
 });

@@ -73,9 +73,63 @@ fn bad_path(rng: &mut Rng) -> String {
 }
 
 pub struct FuzzCase {
+    pub method: &'static str,
     pub path: String,
+    /// A JSON request body (POST).
+    pub body: Option<String>,
     /// Some(body) when the input is valid and must be answered 200 with that body.
     pub valid: Option<String>,
+    /// When not empty: the input is valid and one of these statuses is the right answer
+    /// (201 for a create; 200 or 404 for an id that may or may not exist).
+    pub accept: &'static [u16],
+}
+
+impl FuzzCase {
+    fn get(path: String, valid: Option<String>) -> FuzzCase {
+        FuzzCase { method: "GET", path, body: None, valid, accept: &[] }
+    }
+}
+
+/// An invalid /messages id: zero, negative, beyond 64 bits, not a decimal, path-like.
+fn bad_message_id(rng: &mut Rng) -> String {
+    match rng.below(5) {
+        0 => format!("{}{}", 9_223_372_036_854_775_808u64 + rng.below(1000) as u64, rng.digits(0, 20)),
+        1 => format!("-{}", rng.digits(1, 20)),
+        2 => "0".repeat(1 + rng.below(19)),
+        3 => rng.pick(ODD).to_string(),
+        _ => rng.pick(TRAVERSALS).to_string(),
+    }
+}
+
+/// Characters valid texts are made of: ASCII, JSON escapes, accents, CJK, emoji.
+const TEXT_CHARS: &[char] = &['a', 'Z', '7', ' ', '"', '\\', '/', '\n', '\t', '\u{e9}', '\u{df}', '\u{65e5}', '\u{672c}', '\u{1f600}', '\u{2713}', '<', '&', '\''];
+
+fn text(rng: &mut Rng, len: usize) -> String {
+    (0..len).map(|_| TEXT_CHARS[rng.below(TEXT_CHARS.len())]).collect()
+}
+
+/// An invalid create body: not JSON, not an object, text missing, of the wrong type, empty,
+/// too long, holding U+0000 (PostgreSQL text cannot), deeply nested, or over 64 KiB.
+fn bad_body(rng: &mut Rng) -> String {
+    let quoted = |t: &str| serde_json::Value::String(t.to_string()).to_string();
+    match rng.below(10) {
+        0 => rng.pick(&["", "{", "}", "{\"text\":", "{\"text\":\"a", "{text:\"a\"}", "{'text':'a'}", "nul", "{\"text\":\"a\",}", "{\"text\" \"a\"}"]).to_string(),
+        1 => rng.pick(&["[]", "[\"text\"]", "\"text\"", "42", "null", "true", "[{\"text\":\"a\"}]"]).to_string(),
+        2 => format!("{{\"{}\":{}}}", rng.pick(&["Text", "message", "body", "txt", ""]), quoted("hello")),
+        3 => format!("{{\"text\":{}}}", rng.pick(&["42", "null", "true", "[\"a\"]", "{\"a\":1}", "1e400", "-0"])),
+        4 => "{\"text\":\"\"}".to_string(),
+        5 => {
+            let len = 1001 + rng.below(3000);
+            format!("{{\"text\":{}}}", quoted(&text(rng, len)))
+        }
+        6 => format!("{{\"text\":{}}}", quoted(&format!("a{}b", "\u{0}".repeat(1 + rng.below(3))))),
+        7 => {
+            let depth = 2000 + rng.below(8000);
+            format!("{{\"text\":{}{}}}", "[".repeat(depth), "]".repeat(depth))
+        }
+        8 => format!("{{\"text\":{}}}", quoted(&"x".repeat(70_000 + rng.below(200_000)))),
+        _ => format!("{{\"text\":{},\"text\":{}}}", quoted(""), quoted("")),
+    }
 }
 
 /// An invalid /hash id for a corpus of `files` files.
@@ -105,47 +159,66 @@ fn good_key(rng: &mut Rng) -> String {
     format!("fast-{}", (0..len).map(|_| char::from(CHARS[rng.below(CHARS.len())])).collect::<String>())
 }
 
-/// For each endpoint (/delay, /hash, /enrich) `n` cases, nine in ten invalid (plus as many
-/// paths that are not endpoints); the valid tenth must be answered 200 with its body.
+/// For each endpoint (/delay, /hash, /enrich, GET /messages/{id}, POST /messages) `n` cases,
+/// nine in ten invalid (plus as many paths that are not endpoints); the valid tenth must be
+/// answered as the contract says.
 /// `vectors[i]` is the SHA-512 of corpus file i.
 pub fn cases(n: usize, seed: u64, vectors: &[String]) -> Vec<FuzzCase> {
     let mut rng = Rng(seed.max(1));
     let files = vectors.len() as u32;
-    let mut out = Vec::with_capacity(4 * n);
+    let mut out = Vec::with_capacity(6 * n);
     for i in 0..n {
         let valid = i % 10 == 0;
         out.push(if valid {
             let ms = rng.below(4);
-            FuzzCase { path: format!("/delay?ms={ms}"), valid: Some(ms.to_string()) }
+            FuzzCase::get(format!("/delay?ms={ms}"), Some(ms.to_string()))
         } else {
-            FuzzCase { path: format!("/delay?ms={}", bad_ms(&mut rng)), valid: None }
+            FuzzCase::get(format!("/delay?ms={}", bad_ms(&mut rng)), None)
         });
         out.push(if valid && files > 0 {
             let id = rng.below(files as usize);
-            FuzzCase { path: format!("/hash?id={id}"), valid: Some(vectors[id].clone()) }
+            FuzzCase::get(format!("/hash?id={id}"), Some(vectors[id].clone()))
         } else if i % 7 == 0 {
-            FuzzCase { path: format!("/hash?id={}&delayMs={}", rng.below(files.max(1) as usize), bad_ms(&mut rng)), valid: None }
+            FuzzCase::get(format!("/hash?id={}&delayMs={}", rng.below(files.max(1) as usize), bad_ms(&mut rng)), None)
         } else {
-            FuzzCase { path: format!("/hash?id={}", bad_id(&mut rng, files)), valid: None }
+            FuzzCase::get(format!("/hash?id={}", bad_id(&mut rng, files)), None)
         });
         out.push(if valid {
             let key = good_key(&mut rng);
-            FuzzCase { valid: Some(format!("{key}=value-{key}")), path: format!("/enrich?key={key}") }
+            FuzzCase::get(format!("/enrich?key={key}"), Some(format!("{key}=value-{key}")))
         } else {
-            FuzzCase { path: format!("/enrich?key={}", bad_key(&mut rng)), valid: None }
+            FuzzCase::get(format!("/enrich?key={}", bad_key(&mut rng)), None)
         });
-        out.push(FuzzCase { path: bad_path(&mut rng), valid: None });
+        out.push(if valid {
+            FuzzCase { accept: &[200, 404], ..FuzzCase::get(format!("/messages/{}", 1 + rng.below(crate::database::SEED_ROWS as usize)), None) }
+        } else {
+            FuzzCase::get(format!("/messages/{}", bad_message_id(&mut rng)), None)
+        });
+        let body = if valid {
+            let len = 1 + rng.below(crate::database::MAX_TEXT);
+            serde_json::json!({ "text": text(&mut rng, len) }).to_string()
+        } else {
+            bad_body(&mut rng)
+        };
+        out.push(FuzzCase { method: "POST", path: "/messages".into(), body: Some(body), valid: None, accept: if valid { &[201] } else { &[] } });
+        out.push(FuzzCase::get(bad_path(&mut rng), None));
     }
     out
 }
 
 /// Judges one answer; `Err` says what was wrong.
 pub fn judge(case: &FuzzCase, status: u16, body: &[u8]) -> Result<(), String> {
+    let what = || match &case.body {
+        Some(b) => format!("{} {} {:.60?}", case.method, case.path, b),
+        None => format!("{} {}", case.method, case.path),
+    };
     match &case.valid {
         Some(want) if status == 200 && body == want.as_bytes() => Ok(()),
-        Some(want) => Err(format!("{} -> {status} (want 200 {want:?})", case.path)),
+        Some(want) => Err(format!("{} -> {status} (want 200 {want:?})", what())),
+        None if !case.accept.is_empty() && case.accept.contains(&status) => Ok(()),
+        None if !case.accept.is_empty() => Err(format!("{} -> {status} (want {:?})", what(), case.accept)),
         None if (400..500).contains(&status) => Ok(()),
-        None => Err(format!("{} -> {status} (want 4xx)", case.path)),
+        None => Err(format!("{} -> {status} (want 4xx)", what())),
     }
 }
 
@@ -156,8 +229,11 @@ pub async fn run(addr: SocketAddr, n: usize, seed: u64, vectors: &[String]) -> C
         let handles: Vec<_> = chunk
             .iter()
             .map(|c| {
-                let path = c.path.clone();
-                tokio::spawn(async move { tokio::time::timeout(Duration::from_secs(10), http1::fetch(addr, "GET", &path, None)).await })
+                let (method, path, body) = (c.method, c.path.clone(), c.body.clone());
+                tokio::spawn(async move {
+                    let body = body.as_deref().map(|b| ("application/json", b.as_bytes()));
+                    tokio::time::timeout(Duration::from_secs(10), http1::fetch(addr, method, &path, body)).await
+                })
             })
             .collect();
         for (c, h) in chunk.iter().zip(handles) {
@@ -188,7 +264,7 @@ pub async fn run(addr: SocketAddr, n: usize, seed: u64, vectors: &[String]) -> C
         name: format!("fuzz: {n} generated inputs per endpoint (seed {seed}) get 4xx, valid ones 200"),
         passed: failures.is_empty(),
         detail: if failures.is_empty() {
-            format!("{} cases (/delay, /hash, /enrich, non-endpoints), all answered as the contract says; still serving", all.len())
+            format!("{} cases (/delay, /hash, /enrich, GET /messages/{{id}}, POST /messages, non-endpoints), all answered as the contract says; still serving", all.len())
         } else {
             format!("{} of {} wrong, e.g. {}", failures.len(), all.len(), shown.join(" | "))
         },
@@ -205,16 +281,34 @@ mod tests {
         let a = cases(1000, 7, &vectors);
         let b = cases(1000, 7, &vectors);
         assert_eq!(a.iter().map(|c| &c.path).collect::<Vec<_>>(), b.iter().map(|c| &c.path).collect::<Vec<_>>());
-        for route in ["/delay?", "/hash?", "/enrich?"] {
+        for route in ["/delay?", "/hash?", "/enrich?", "/messages/"] {
             let of: Vec<&FuzzCase> = a.iter().filter(|c| c.path.starts_with(route)).collect();
             assert_eq!(of.len(), 1000, "{route}");
-            assert_eq!(of.iter().filter(|c| c.valid.is_some()).count(), 100, "{route}");
+            assert_eq!(of.iter().filter(|c| c.valid.is_some() || !c.accept.is_empty()).count(), 100, "{route}");
         }
         assert!(a.iter().any(|c| c.path.contains("etc")));
         assert!(a.iter().any(|c| c.path.contains("ms=-")));
         assert!(a.iter().any(|c| c.path.len() > 1000));
         assert!(a.iter().any(|c| c.path.contains("%EF%BC%95") || c.path.contains('\u{00e9}')));
         assert!(a.iter().any(|c| c.path.starts_with("/hash?id=") && c.path.ends_with(".bin")));
+        let posts: Vec<&FuzzCase> = a.iter().filter(|c| c.method == "POST").collect();
+        assert_eq!((posts.len(), posts.iter().filter(|c| c.accept == [201]).count()), (1000, 100));
+        let bodies: Vec<&str> = posts.iter().map(|c| c.body.as_deref().unwrap()).collect();
+        assert!(bodies.iter().any(|b| b.len() > 64 * 1024), "oversized bodies");
+        assert!(bodies.iter().any(|b| b.contains("\\u0000")), "NUL characters");
+        assert!(bodies.iter().any(|b| b.starts_with("{\"text\":[[[[")), "deep nesting");
+        assert!(bodies.iter().any(|b| serde_json::from_str::<serde_json::Value>(b).is_err()), "invalid JSON");
+        for c in &posts {
+            let parsed: Option<serde_json::Value> = serde_json::from_str(c.body.as_deref().unwrap()).ok();
+            let text = parsed.as_ref().and_then(|v| v.get("text")).and_then(|t| t.as_str());
+            let valid = text.is_some_and(|t| (1..=1000).contains(&t.chars().count()) && !t.contains('\u{0}'));
+            assert_eq!(valid, c.accept == [201], "{:.80}", c.body.as_deref().unwrap());
+        }
+        for c in a.iter().filter(|c| c.path.starts_with("/messages/") && c.accept.is_empty()) {
+            let id = &c.path["/messages/".len()..];
+            let ok = !id.is_empty() && id.len() <= 19 && id.bytes().all(|b| b.is_ascii_digit()) && id.parse::<i64>().is_ok_and(|n| n >= 1);
+            assert!(!ok, "{id}");
+        }
         let h = a.iter().find(|c| c.path.starts_with("/hash?id=") && c.valid.is_some()).unwrap();
         let id: usize = h.path["/hash?id=".len()..].parse().unwrap();
         assert_eq!(h.valid.as_deref(), Some(vectors[id].as_str()));
@@ -236,12 +330,15 @@ mod tests {
 
     #[test]
     fn judging() {
-        let bad = FuzzCase { path: "/delay?ms=-1".into(), valid: None };
+        let bad = FuzzCase::get("/delay?ms=-1".into(), None);
         assert!(judge(&bad, 400, b"").is_ok());
         assert!(judge(&bad, 500, b"").unwrap_err().contains("want 4xx"));
         assert!(judge(&bad, 200, b"-1").is_err());
-        let good = FuzzCase { path: "/delay?ms=2".into(), valid: Some("2".into()) };
+        let good = FuzzCase::get("/delay?ms=2".into(), Some("2".into()));
         assert!(judge(&good, 200, b"2").is_ok());
         assert!(judge(&good, 400, b"").is_err());
+        let create = FuzzCase { method: "POST", path: "/messages".into(), body: Some("{\"text\":\"a\"}".into()), valid: None, accept: &[201] };
+        assert!(judge(&create, 201, b"{}").is_ok());
+        assert!(judge(&create, 400, b"").unwrap_err().contains("want [201]"));
     }
 }

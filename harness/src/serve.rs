@@ -251,7 +251,8 @@ fn message_id(v: &str) -> Option<i64> {
 fn message_text(body: &[u8]) -> Option<String> {
     let v: serde_json::Value = serde_json::from_slice(body).ok()?;
     let t = v.as_object()?.get("text")?.as_str()?;
-    (1..=crate::database::MAX_TEXT).contains(&t.chars().count()).then(|| t.to_string())
+    // PostgreSQL text cannot hold U+0000: refused like any other invalid text.
+    ((1..=crate::database::MAX_TEXT).contains(&t.chars().count()) && !t.contains('\u{0}')).then(|| t.to_string())
 }
 
 impl Messages {

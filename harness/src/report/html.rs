@@ -137,6 +137,7 @@ fn environment(h: &mut String, results: &Results) {
         ("pinning", e.pinning.clone()),
         ("driver", format!("{} thread(s) on CPUs {:?}", e.driver_threads, e.driver_cpus)),
         ("Java", e.java.clone().unwrap_or_else(|| "-".into())),
+        ("database", if e.database.is_empty() { "-".into() } else { e.database.clone() }),
         ("JVM flags", e.jvm_flags.join(" ")),
         ("iobound", format!("{} ({})", e.harness_version, e.git_commit.clone().unwrap_or_else(|| "no git".into()))),
     ];

@@ -280,6 +280,20 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
             out.push(format!("Noisy ({n}): {why}."));
         }
     }
+    for (n, _) in &view.cells {
+        let runs: Vec<&Run> = results.runs.iter().filter(|r| r.scenario == view.name && &r.contender == n && r.writes.is_some()).collect();
+        if runs.is_empty() {
+            continue;
+        }
+        let sum = |f: fn(&crate::database::WriteCheck) -> u64| runs.iter().filter_map(|r| r.writes.as_ref()).map(f).sum::<u64>();
+        let (creates, updates, deletes, lost, unacked) = (sum(|w| w.creates_acknowledged), sum(|w| w.updates_acknowledged), sum(|w| w.deletes_acknowledged), sum(|w| w.lost), sum(|w| w.creates_unacknowledged));
+        let verdict = if lost == 0 { "every one found in the database".to_string() } else { format!("{lost} NOT in the database") };
+        let extra = if unacked > 0 { format!("; {unacked} rows were committed without an answer reaching the driver (timeouts)") } else { String::new() };
+        out.push(format!(
+            "Writes ({n}, {} run(s)): {creates} creates, {updates} updates and {deletes} deletes acknowledged, {verdict}{extra}.",
+            runs.len()
+        ));
+    }
     for r in results.runs.iter().filter(|r| r.scenario == view.name && r.status != RunStatus::Ok) {
         let what = if r.status == RunStatus::Failed { "failed" } else { "incomplete" };
         let why = r.failure.as_deref().unwrap_or("interrupted").lines().next().unwrap_or("").to_string();
@@ -294,6 +308,9 @@ pub fn markdown(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> S
     let _ = writeln!(md, "# iobound report: {plan}\n");
     let env = &results.environment;
     let _ = writeln!(md, "{} on {} ({} CPUs, {:.0} GiB), {}; {}.\n", results.started_at, env.cpu_model, env.cpus_online, env.memory_gib, env.kernel, env.pinning);
+    if !env.database.is_empty() {
+        let _ = writeln!(md, "Database: {}.\n", env.database);
+    }
     if !results.complete {
         let _ = writeln!(md, "**Incomplete results**: {}.\n", results.incomplete_reason.as_deref().unwrap_or("the plan did not finish"));
     }

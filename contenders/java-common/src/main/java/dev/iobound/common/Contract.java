@@ -96,7 +96,8 @@ public final class Contract {
      * parser made of it): a string of 1..1000 characters.
      */
     public static String messageText(Object text) {
-        if (!(text instanceof String s) || s.isEmpty() || s.codePointCount(0, s.length()) > MAX_TEXT) {
+        // U+0000 cannot be stored in PostgreSQL text: refused like any other invalid text.
+        if (!(text instanceof String s) || s.isEmpty() || s.codePointCount(0, s.length()) > MAX_TEXT || s.indexOf('\0') >= 0) {
             throw new BadRequest("body must be a JSON object with \"text\": a string of 1.." + MAX_TEXT + " characters");
         }
         return s;

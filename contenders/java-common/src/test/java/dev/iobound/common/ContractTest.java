@@ -38,7 +38,7 @@ class ContractTest {
         assertEquals("hi", Contract.messageText("hi"));
         String thousandEmoji = "\uD83D\uDE00".repeat(1000); // 1,000 characters, 2,000 UTF-16 units
         assertEquals(thousandEmoji, Contract.messageText(thousandEmoji));
-        for (Object bad : new Object[] {null, "", "a".repeat(1001), 42, java.util.List.of("x")}) {
+        for (Object bad : new Object[] {null, "", "a".repeat(1001), 42, java.util.List.of("x"), "a\0b"}) {
             assertThrows(BadRequest.class, () -> Contract.messageText(bad), String.valueOf(bad));
         }
         assertEquals("UPDATE messages SET text = ? WHERE id = ? RETURNING id, text", Database.jdbc(Database.UPDATE));

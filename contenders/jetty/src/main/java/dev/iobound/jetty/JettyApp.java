@@ -32,7 +32,9 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.util.ajax.JSON;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
@@ -47,6 +49,7 @@ public final class JettyApp extends Handler.Abstract {
     private final Downstream downstream = Downstream.fromEnvironment();
     /** The JDK's HttpClient (keep-alive pool), called blocking from the request's thread. */
     private final HttpClient client = HttpClient.newBuilder().connectTimeout(downstream.timeout()).build();
+    private static final JsonMapper JSON = JsonMapper.builder().build();
     /** /messages: blocking JDBC on the request's thread, connections from HikariCP. */
     private final HikariDataSource pool;
 
@@ -186,7 +189,7 @@ public final class JettyApp extends Handler.Abstract {
         return m;
     }
 
-    /** The validated text of a create/update body, parsed with Jetty's JSON. */
+    /** The validated text of a create/update body, parsed with Jackson. */
     private static String text(Request request) throws IOException {
         if (request.getLength() > Contract.MAX_BODY_BYTES) {
             throw new TooLarge();
@@ -195,16 +198,17 @@ public final class JettyApp extends Handler.Abstract {
         if (body.length() > Contract.MAX_BODY_BYTES) {
             throw new TooLarge();
         }
-        Object parsed;
+        JsonNode parsed;
         try {
-            parsed = new JSON().fromJSON(body);
-        } catch (RuntimeException e) {
+            parsed = JSON.readTree(body);
+        } catch (JacksonException e) {
             throw new BadRequest("body is not valid JSON");
         }
-        if (!(parsed instanceof Map<?, ?> map)) {
+        if (parsed == null || !parsed.isObject()) {
             throw new BadRequest("body must be a JSON object with \"text\"");
         }
-        return Contract.messageText(map.get("text"));
+        JsonNode text = parsed.get("text");
+        return Contract.messageText(text != null && text.isString() ? text.asString() : null);
     }
 
     /** A body over Contract.MAX_BODY_BYTES: 413. */
@@ -225,7 +229,7 @@ public final class JettyApp extends Handler.Abstract {
     private static void json(Response response, Callback callback, int status, Object value) {
         response.setStatus(status);
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
-        Content.Sink.write(response, true, new JSON().toJSON(value), callback);
+        Content.Sink.write(response, true, JSON.writeValueAsString(value), callback);
     }
 
     private static Fields query(Request request) {
