@@ -341,7 +341,7 @@ fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<SocketAddr>)> {
             let name: String = path.trim_start_matches('/').chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
             PlanFile {
                 name: Some("adhoc".into()),
-                scenarios: vec![ScenarioFile { name: if name.is_empty() { "root".into() } else { name }, path: Some(path), mix: None, warmup: None, load: load_file(&a.load), downstream: None }],
+                scenarios: vec![ScenarioFile { name: if name.is_empty() { "root".into() } else { name }, path: Some(path), mix: None, warmup: None, load: load_file(&a.load), downstream: None, events: Vec::new(), overload: None }],
                 warmup: Some(if a.load.url.is_some() { "0s".into() } else { plan::DEFAULT_WARMUP.into() }),
                 runs: Some(1),
                 ..PlanFile::default()
@@ -449,7 +449,7 @@ fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64, db: &crat
     let file = PlanFile {
         name: Some("verify".into()),
         contenders: names.clone(),
-        scenarios: vec![ScenarioFile { name: "none".into(), path: Some("/".into()), mix: None, warmup: None, load: LoadFile { model: "closed".into(), users: Some(1), duration: Some("1s".into()), ..LoadFile::default() }, downstream: None }],
+        scenarios: vec![ScenarioFile { name: "none".into(), path: Some("/".into()), mix: None, warmup: None, load: LoadFile { model: "closed".into(), users: Some(1), duration: Some("1s".into()), ..LoadFile::default() }, downstream: None, events: Vec::new(), overload: None }],
         ..PlanFile::default()
     };
     let plan = file.validate()?;

@@ -11,6 +11,7 @@ mod corpus;
 mod downstream;
 mod driver;
 mod env;
+mod faults;
 mod fuzz;
 mod http1;
 mod interrupt;

@@ -215,7 +215,10 @@ fn run_rounds(
                 if interrupt::stopped() {
                     break 'repeats;
                 }
-                ctx.measure_scenario("external", None, addr, s, run);
+                match &s.overload {
+                    Some(o) => ctx.overload_round("external", None, addr, s, o, run),
+                    None => ctx.measure_scenario("external", None, addr, s, run),
+                }
             }
             continue;
         }
@@ -296,7 +299,10 @@ impl RunCtx<'_> {
                 }
                 break;
             }
-            self.measure_scenario(&m.name, Some(&mut proc), addr, s, run);
+            match &s.overload {
+                Some(o) => self.overload_round(&m.name, Some(&mut proc), addr, s, o, run),
+                None => self.measure_scenario(&m.name, Some(&mut proc), addr, s, run),
+            }
             self.res.save(self.dir)?;
         }
         let status = proc.stop(STOP_GRACE);
@@ -332,7 +338,7 @@ impl RunCtx<'_> {
             let warm = warmup_load(&s.load, s.warmup);
             let target = scenario_target(addr, s, warm.connection_close, &format!("iobound {name} {} r{run} warm ", s.name));
             let bar = Progress::new(&format!("{name} {} warm-up", s.name), s.warmup);
-            let outcome = self.drive(&target, &warm, proc.as_deref_mut(), &bar, None);
+            let outcome = self.drive(&target, &warm, proc.as_deref_mut(), &bar, None, &[], &mut Vec::new());
             bar.finish();
             match outcome {
                 Err(e) => {
@@ -357,7 +363,8 @@ impl RunCtx<'_> {
         let sampler = proc.as_ref().map(|p| Sampler::new(p.pid, Instant::now(), downstream_port));
         let mut samples = Vec::new();
         let steal_before = crate::sampler::cpu_steal();
-        let outcome = self.drive(&target, &s.load, proc.as_deref_mut(), &bar, sampler.as_ref().map(|sm| (sm, &mut samples)));
+        let mut fired = Vec::new();
+        let outcome = self.drive(&target, &s.load, proc.as_deref_mut(), &bar, sampler.as_ref().map(|sm| (sm, &mut samples)), &s.events, &mut fired);
         bar.finish();
         let mut r = failed_run(name, s, run, "");
         r.started_at = started_at;
@@ -439,9 +446,62 @@ impl RunCtx<'_> {
         for w in &r.driver.warnings {
             eprintln!("  warning: {w}");
         }
+        if fired.len() >= 2 {
+            r.recovery = crate::faults::recovery(&intervals, fired[0].at_s, fired[fired.len() - 1].at_s);
+            if let Some(rc) = &r.recovery {
+                match rc.recovered_after_s {
+                    Some(s) => eprintln!("  recovery: back within {:.0} ms p99 {s:.0} s after the fault cleared (worst p99 {:.0} ms, {} errors)", rc.limit_ms, rc.worst_p99_ms, rc.errors),
+                    None => eprintln!("  recovery: not back within {:.0} ms p99 by the end of the run (worst p99 {:.0} ms, {} errors)", rc.limit_ms, rc.worst_p99_ms, rc.errors),
+                }
+            }
+        }
+        if fired.iter().any(|e| !e.applied) {
+            r.driver.warnings.push("the downstream did not accept a mid-run change; see events".into());
+        }
+        r.events = fired;
         r.summary = summary;
         r.intervals = intervals;
         self.res.runs.push(r);
+    }
+
+    /// An overload scenario: the scenario's closed load probes capacity C, then open-model
+    /// phases at C/2, factor x C and C/2 again, each a run of its own ("<name>-probe",
+    /// "<name>-calm", "<name>-<factor>x", "<name>-after"); the overload run gets the verdict.
+    fn overload_round(&mut self, name: &str, mut proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, o: &crate::plan::Overload, run: u32) {
+        let probe = Scenario { name: format!("{}-probe", s.name), overload: None, ..s.clone() };
+        self.measure_scenario(name, proc.as_deref_mut(), addr, &probe, run);
+        let Some(capacity) = self.res.runs.last().filter(|r| r.scenario == probe.name && r.status == RunStatus::Ok).map(|r| r.summary.rps).filter(|c| *c > 0.0) else {
+            return;
+        };
+        let max_connections = 10_000;
+        let phase = |suffix: String, rate: f64, length: Duration| Scenario {
+            name: format!("{}-{suffix}", s.name),
+            warmup: Duration::ZERO,
+            load: Load { profile: Profile::Open { rate, ramp_to: rate, duration: length, max_connections }, ..s.load.clone() },
+            overload: None,
+            ..s.clone()
+        };
+        let factor_name = format!("{}x", o.factor);
+        let phases = [phase("calm".into(), capacity / 2.0, o.calm), phase(factor_name, capacity * o.factor, o.duration), phase("after".into(), capacity / 2.0, o.calm)];
+        let first = self.res.runs.len();
+        for p in &phases {
+            if interrupt::stopped() || proc.as_mut().is_some_and(|p| p.exited().is_some()) {
+                return;
+            }
+            self.measure_scenario(name, proc.as_deref_mut(), addr, p, run);
+        }
+        let runs = &self.res.runs[first..];
+        let (Some(calm), Some(over), Some(after)) = (runs.iter().find(|r| r.scenario == phases[0].name), runs.iter().find(|r| r.scenario == phases[1].name), runs.iter().find(|r| r.scenario == phases[2].name)) else {
+            return;
+        };
+        let e = &over.summary.errors;
+        let sent = over.summary.ok + over.summary.drained + e.total();
+        let v = crate::faults::verdict(capacity, o.factor, sent, over.summary.rps, e.status + e.connect + e.io, e.timeout, calm.summary.latency.p99, over.summary.latency.p99, &after.intervals, after.summary.latency.p99);
+        eprintln!("  overload: {} ({})", v.behaviour, v.explanation);
+        let over_name = phases[1].name.clone();
+        if let Some(r) = self.res.runs[first..].iter_mut().find(|r| r.scenario == over_name) {
+            r.overload = Some(v);
+        }
     }
 
     /// Runs the driver in its own thread while this thread samples the contender every
@@ -453,6 +513,8 @@ impl RunCtx<'_> {
         mut proc: Option<&mut Running>,
         bar: &Progress,
         mut sampling: Option<(&Sampler, &mut Vec<crate::sampler::Sample>)>,
+        events: &[crate::plan::Event],
+        fired: &mut Vec<crate::faults::EventRecord>,
     ) -> Result<(driver::Outcome, Option<String>)> {
         let live = Arc::new(Live::default());
         let cancel = Arc::new(AtomicBool::new(false));
@@ -467,6 +529,13 @@ impl RunCtx<'_> {
                 samples.push(sampler.sample());
             }
             bar.update(&live, load.profile.target_at(t0.elapsed()), t0.elapsed());
+            if let (Some(e), Some(sv)) = (events.get(fired.len()), self.services) {
+                if t0.elapsed() >= e.at {
+                    let control = format!("/_control?{}", e.downstream);
+                    let applied = matches!(self.rt.block_on(crate::http1::fetch(sv.downstream.addr, "GET", &control, None)), Ok(ref r) if r.status == 200);
+                    fired.push(crate::faults::EventRecord { at_s: t0.elapsed().as_secs_f64(), downstream: e.downstream.clone(), applied });
+                }
+            }
             if interrupt::stopped() {
                 cancel.store(true, Ordering::SeqCst);
             }
@@ -588,6 +657,9 @@ fn failed_run(name: &str, s: &Scenario, run: u32, why: &str) -> Run {
         histogram: None,
         entries: Vec::new(),
         writes: None,
+        events: Vec::new(),
+        recovery: None,
+        overload: None,
     }
 }
 
@@ -606,6 +678,7 @@ mod tests {
                 warmup: None,
                 load: crate::plan::LoadFile { model: "closed".into(), users: Some(1), duration: Some("1s".into()), ..Default::default() },
                 downstream: None,
+                ..Default::default()
             }],
             ..Default::default()
         }

@@ -124,6 +124,50 @@ pub struct ScenarioFile {
     /// How the downstream service behaves during this scenario (unset fields: the plan's).
     #[serde(default)]
     pub downstream: Option<DownstreamFile>,
+    /// Changes of the downstream service at set times of the measured phase, e.g. a latency
+    /// spike and its end: `[[scenario.event]] at = "10s"` with `downstream = { ... }`.
+    #[serde(default, rename = "event")]
+    pub events: Vec<EventFile>,
+    /// Overload: the load above is a closed-model probe of the contender's capacity; then an
+    /// open model runs at half of it, at `factor` times it, and at half again.
+    #[serde(default)]
+    pub overload: Option<OverloadFile>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct EventFile {
+    pub at: String,
+    pub downstream: DownstreamFile,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct OverloadFile {
+    /// Times the probed capacity (default 5).
+    pub factor: Option<f64>,
+    /// Length of the overload phase (default 20s).
+    pub duration: Option<String>,
+    /// Length of the half-capacity phases before and after it (default 15s).
+    pub calm: Option<String>,
+}
+
+/// A downstream change at a time of the measured phase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Event {
+    #[serde(with = "secs")]
+    pub at: Duration,
+    /// The /_control query.
+    pub downstream: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Overload {
+    pub factor: f64,
+    #[serde(with = "secs")]
+    pub duration: Duration,
+    #[serde(with = "secs")]
+    pub calm: Duration,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]
@@ -179,6 +223,10 @@ pub struct Scenario {
     /// The downstream service's settings for this scenario, as its /_control query; sent before
     /// the warm-up, so every scenario starts from a known behaviour.
     pub downstream: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<Event>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overload: Option<Overload>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -422,7 +470,51 @@ impl PlanFile {
                 timeout: downstream.timeout,
             };
             merged.behaviour().map_err(|e| anyhow::anyhow!("{at}.downstream: {e:#}"))?;
-            scenarios.push(Scenario { name: s.name.clone(), path, mix, warmup, load, downstream: merged.control_query() });
+            let mut events = Vec::new();
+            for (k, e) in s.events.iter().enumerate() {
+                let here = format!("{at}.event[{k}]");
+                let when = field_duration(&format!("{here}.at"), &e.at)?;
+                if when >= load.profile.duration() {
+                    bail!("{here}.at = {:?} is not inside the measured phase ({}s); choose a time before its end", e.at, load.profile.duration().as_secs());
+                }
+                if events.last().is_some_and(|p: &Event| p.at >= when) {
+                    bail!("{here}.at = {:?} must come after the event before it", e.at);
+                }
+                if e.downstream.timeout.is_some() {
+                    bail!("{here}.downstream.timeout: the contenders' timeout is set once, in the plan's [downstream]");
+                }
+                let d = &e.downstream;
+                let changed = DownstreamPlan {
+                    latency: d.latency.clone().unwrap_or_else(|| merged.latency.clone()),
+                    error_rate: d.error_rate.unwrap_or(merged.error_rate),
+                    stall_prob: d.stall_prob.unwrap_or(merged.stall_prob),
+                    stall_for: d.stall_for.clone().unwrap_or_else(|| merged.stall_for.clone()),
+                    timeout: downstream.timeout,
+                };
+                changed.behaviour().map_err(|e| anyhow::anyhow!("{here}.downstream: {e:#}"))?;
+                events.push(Event { at: when, downstream: changed.control_query() });
+            }
+            let overload = match &s.overload {
+                None => None,
+                Some(o) => {
+                    if !matches!(load.profile, Profile::Closed { step_users: 0, .. }) {
+                        bail!("{at}.overload: the scenario's load is the capacity probe and must be a closed model without steps, e.g. model = \"closed\", users = 256, duration = \"10s\"");
+                    }
+                    let factor = o.factor.unwrap_or(5.0);
+                    if !(1.0..=100.0).contains(&factor) {
+                        bail!("{at}.overload.factor = {factor} is out of range; use 1..=100 (times the probed capacity, default 5)");
+                    }
+                    Some(Overload {
+                        factor,
+                        duration: field_duration(&format!("{at}.overload.duration"), o.duration.as_deref().unwrap_or("20s"))?,
+                        calm: field_duration(&format!("{at}.overload.calm"), o.calm.as_deref().unwrap_or("15s"))?,
+                    })
+                }
+            };
+            if overload.is_some() && !events.is_empty() {
+                bail!("{at}: give either events or overload, not both");
+            }
+            scenarios.push(Scenario { name: s.name.clone(), path, mix, warmup, load, downstream: merged.control_query(), events, overload });
         }
         let contender_cpus = parse_cpu_list(self.cpus.contender.as_deref().unwrap_or("0")).context("plan.cpus.contender")?;
         let default_driver = if crate::util::online_cpus() > 1 { "1" } else { "0" };
@@ -579,6 +671,51 @@ mod tests {
         assert!(e.contains("scenario[0] \"delay\".downstream: stall_prob"), "{e}");
         let e = plan(&format!("{GOOD}\n[scenario.downstream]\ntimeout = \"1s\"")).unwrap_err().to_string();
         assert!(e.contains("set once, in the plan's [downstream]"), "{e}");
+    }
+
+    #[test]
+    fn events_mixes_and_overload_are_checked() {
+        let base = r#"
+            contenders = ["a"]
+            [[scenario]]
+            name = "s"
+            path = "/enrich?key=k"
+            [scenario.load]
+            model = "open"
+            rate = 100
+            duration = "30s"
+        "#;
+        let p = plan(&format!("{base}\n[[scenario.event]]\nat = \"10s\"\ndownstream = {{ latency = \"fixed:1500ms\" }}\n[[scenario.event]]\nat = \"20s\"\ndownstream = {{ latency = \"fixed:100ms\" }}")).unwrap();
+        let e = &p.scenarios[0].events;
+        assert_eq!((e[0].at, e[1].at), (Duration::from_secs(10), Duration::from_secs(20)));
+        assert!(e[0].downstream.starts_with("latency=fixed:1500ms&error_rate=0"), "{}", e[0].downstream);
+        for (extra, says) in [
+            ("[[scenario.event]]\nat = \"40s\"\ndownstream = {}", "not inside the measured phase"),
+            ("[[scenario.event]]\nat = \"10s\"\ndownstream = {}\n[[scenario.event]]\nat = \"5s\"\ndownstream = {}", "must come after"),
+            ("[[scenario.event]]\nat = \"10s\"\ndownstream = { latency = \"sometimes\" }", "event[0].downstream"),
+            ("[scenario.overload]\nfactor = 5", "closed model"),
+        ] {
+            let e = plan(&format!("{base}\n{extra}")).unwrap_err().to_string();
+            assert!(e.contains(says), "{extra}: {e}");
+        }
+        let over = GOOD.replace("step_users = 256\n        steps = 3\n        step_duration = \"10s\"", "duration = \"10s\"");
+        let p = plan(&format!("{over}\n[scenario.overload]\nfactor = 4")).unwrap();
+        assert_eq!(p.scenarios[0].overload.as_ref().map(|o| (o.factor, o.duration, o.calm)), Some((4.0, Duration::from_secs(20), Duration::from_secs(15))));
+        assert!(plan(&format!("{over}\n[scenario.overload]\nfactor = 0.5")).unwrap_err().to_string().contains("overload.factor"));
+        let mix = r#"
+            contenders = ["a"]
+            [[scenario]]
+            name = "m"
+            mix = [{ weight = 9, method = "GET", path = "/messages/{seq:1..10}" }, { weight = 1, method = "FETCH", path = "/messages" }]
+            [scenario.load]
+            model = "closed"
+            users = 1
+            duration = "1s"
+        "#;
+        assert!(plan(mix).unwrap_err().to_string().contains("mix[1].method = \"FETCH\""));
+        let ok = plan(&mix.replace("FETCH", "POST")).unwrap();
+        assert_eq!(ok.scenarios[0].path, "mix: 9 GET /messages/{seq:1..10}, 1 POST /messages");
+        assert!(plan(&mix.replace("name = \"m\"", "name = \"m\"\npath = \"/x\"")).unwrap_err().to_string().contains("either path or mix"));
     }
 
     #[test]

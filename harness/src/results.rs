@@ -105,6 +105,15 @@ pub struct Run {
     /// For mixes that write: the check that every acknowledged write is in the database.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writes: Option<crate::database::WriteCheck>,
+    /// Downstream changes made during the measured phase.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<crate::faults::EventRecord>,
+    /// How the contender came back after the fault those changes made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<crate::faults::Recovery>,
+    /// Overload phases: shed, queued or absorbed, and the recovery after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overload: Option<crate::faults::OverloadVerdict>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -384,6 +393,9 @@ pub mod test_support {
             histogram: None,
             entries: Vec::new(),
             writes: None,
+            events: Vec::new(),
+            recovery: None,
+            overload: None,
         }
     }
 

@@ -294,6 +294,26 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
             runs.len()
         ));
     }
+    for r in results.runs.iter().filter(|r| r.scenario == view.name) {
+        if let Some(rc) = &r.recovery {
+            let back = match rc.recovered_after_s {
+                Some(s) if s <= crate::faults::RECOVERY_LIMIT_S => format!("back {s:.0} s after it cleared"),
+                Some(s) => format!("back only {s:.0} s after it cleared (over the {:.0} s bar)", crate::faults::RECOVERY_LIMIT_S),
+                None => "not back by the end of the run".into(),
+            };
+            out.push(format!(
+                "Recovery ({} run {}): fault at {:.0} s, cleared at {:.0} s; baseline p99 {:.0} ms, worst {:.0} ms, {} errors; {back} (p99 under {:.0} ms with no errors for {} s in a row).",
+                r.contender, r.run, rc.fault_at_s, rc.cleared_at_s, rc.baseline_p99_ms, rc.worst_p99_ms, rc.errors, rc.limit_ms, crate::faults::RECOVERED_FOR
+            ));
+        }
+        if let Some(v) = &r.overload {
+            let back = v.recovered_after_s.map_or("not back at baseline within the after phase".to_string(), |s| format!("back at baseline {s:.0} s into the after phase"));
+            out.push(format!(
+                "Overload ({} run {}): capacity {:.0} req/s (closed probe), offered {:.0} req/s ({}x): {} - {}; {:.0} req/s answered OK, {} fast errors, {} timeouts; {back}.",
+                r.contender, r.run, v.capacity_rps, v.offered_rps, v.factor, v.behaviour.to_uppercase(), v.explanation, v.ok_rps, v.fast_errors, v.timeouts
+            ));
+        }
+    }
     for r in results.runs.iter().filter(|r| r.scenario == view.name && r.status != RunStatus::Ok) {
         let what = if r.status == RunStatus::Failed { "failed" } else { "incomplete" };
         let why = r.failure.as_deref().unwrap_or("interrupted").lines().next().unwrap_or("").to_string();

@@ -1,0 +1,61 @@
+//! The launcher (`./iobound`) names what is missing and how to install it, before it builds
+//! or starts anything.
+
+mod common;
+
+use common::repo_root;
+use std::path::Path;
+use std::process::Command;
+
+/// A PATH holding only the basic tools the launcher needs, none of the toolchains.
+fn bare_path(dir: &Path) -> String {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["bash", "dirname", "find", "sed", "head", "grep", "uname", "mktemp", "rm", "mkdir", "touch", "cat", "basename"] {
+        let found = ["/usr/bin", "/bin"].iter().map(|d| Path::new(d).join(tool)).find(|p| p.exists());
+        if let Some(p) = found {
+            std::os::unix::fs::symlink(p, bin.join(tool)).unwrap();
+        }
+    }
+    bin.display().to_string()
+}
+
+#[test]
+fn a_missing_jdk_is_named_with_where_it_was_looked_for_and_how_to_install_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = Command::new(repo_root().join("iobound"))
+        .arg("build")
+        .env_remove("JAVA_HOME")
+        .env("IOBOUND_JVM_DIRS", tmp.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("no JDK >= 21 found") && err.contains(&tmp.path().display().to_string()), "{err}");
+    assert!(err.contains("apt-get install openjdk-21-jdk") && err.contains("JAVA_HOME"), "{err}");
+}
+
+#[test]
+fn a_missing_rust_toolchain_is_named_with_how_to_install_it() {
+    // A copy of the launcher in an empty project: the harness is not built, cargo is not on PATH.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("project");
+    std::fs::create_dir_all(root.join("harness")).unwrap();
+    std::fs::copy(repo_root().join("iobound"), root.join("iobound")).unwrap();
+    let jdk = std::env::var("JAVA_HOME").ok().filter(|j| Path::new(j).join("bin/javac").exists()).unwrap_or_else(|| "/usr/lib/jvm/temurin-25-jdk-amd64".into());
+    if !Path::new(&jdk).join("bin/javac").exists() {
+        eprintln!("skipped: no JDK >= 21 to get past the JDK check");
+        return;
+    }
+    let o = Command::new("/bin/bash")
+        .arg(root.join("iobound"))
+        .arg("build")
+        .env("PATH", bare_path(tmp.path()))
+        .env("JAVA_HOME", &jdk)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("cargo is not installed") && err.contains("rustup"), "{err}");
+    assert!(!root.join("harness/target").exists(), "nothing was built");
+}
