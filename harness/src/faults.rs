@@ -43,6 +43,13 @@ pub fn recovered_limit(baseline_p99_ms: f64) -> f64 {
     baseline_p99_ms * 1.5 + 5.0
 }
 
+/// Index of the first of RECOVERED_FOR seconds in a row that each answered with no errors and a
+/// p99 under `limit_ms`.
+fn first_recovered(rows: &[&IntervalRow], limit_ms: f64) -> Option<usize> {
+    let good = |r: &IntervalRow| r.ok > 0 && r.errors == 0 && r.latency.p99 <= limit_ms;
+    (0..rows.len()).find(|&i| rows.len() - i >= RECOVERED_FOR && rows[i..i + RECOVERED_FOR].iter().all(|r| good(r)))
+}
+
 fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;
@@ -58,9 +65,8 @@ pub fn recovery(rows: &[IntervalRow], fault_at: f64, cleared_at: f64) -> Option<
     let measured: Vec<&IntervalRow> = rows.iter().filter(|r| !r.drain).collect();
     let baseline = median(measured.iter().filter(|r| f64::from(r.t) + 1.0 <= fault_at && r.ok > 0).map(|r| r.latency.p99).collect())?;
     let limit = recovered_limit(baseline);
-    let good = |r: &IntervalRow| r.ok > 0 && r.errors == 0 && r.latency.p99 <= limit;
-    let after: Vec<&&IntervalRow> = measured.iter().filter(|r| f64::from(r.t) >= cleared_at.ceil()).collect();
-    let back = (0..after.len()).find(|&i| after.len() - i >= RECOVERED_FOR && after[i..i + RECOVERED_FOR].iter().all(|r| good(r)));
+    let after: Vec<&IntervalRow> = measured.iter().copied().filter(|r| f64::from(r.t) >= cleared_at.ceil()).collect();
+    let back = first_recovered(&after, limit);
     let recovered_after_s = back.map(|i| (f64::from(after[i].t) - cleared_at).max(0.0));
     let until = back.map_or(f64::INFINITY, |i| f64::from(after[i].t));
     let during: Vec<&&IntervalRow> = measured.iter().filter(|r| f64::from(r.t) + 1.0 > fault_at && f64::from(r.t) < until).collect();
@@ -112,12 +118,8 @@ pub fn verdict(capacity: f64, factor: f64, sent: u64, ok_rps: f64, fast_errors: 
     } else {
         ("absorbs", format!("answered everything within 10x its half-capacity p99 ({:.0} ms against {:.0} ms): the probe underestimated its capacity", overload_p99, baseline_p99))
     };
-    let recovered_after_s = {
-        let limit = recovered_limit(baseline_p99);
-        let good = |r: &IntervalRow| r.ok > 0 && r.errors == 0 && r.latency.p99 <= limit;
-        let rows: Vec<&IntervalRow> = after.iter().filter(|r| !r.drain).collect();
-        (0..rows.len()).find(|&i| rows.len() - i >= RECOVERED_FOR && rows[i..i + RECOVERED_FOR].iter().all(|r| good(r))).map(|i| f64::from(rows[i].t))
-    };
+    let rows: Vec<&IntervalRow> = after.iter().filter(|r| !r.drain).collect();
+    let recovered_after_s = first_recovered(&rows, recovered_limit(baseline_p99)).map(|i| f64::from(rows[i].t));
     OverloadVerdict {
         capacity_rps: capacity,
         factor,

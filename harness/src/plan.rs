@@ -79,6 +79,17 @@ impl DownstreamPlan {
         crate::downstream::Behaviour::new(&self.latency, &self.error_rate.to_string(), &self.stall_prob.to_string(), &self.stall_for)
     }
 
+    /// These settings with the fields `over` sets replaced (a scenario's or an event's changes).
+    pub fn with(&self, over: &DownstreamFile) -> DownstreamPlan {
+        DownstreamPlan {
+            latency: over.latency.clone().unwrap_or_else(|| self.latency.clone()),
+            error_rate: over.error_rate.unwrap_or(self.error_rate),
+            stall_prob: over.stall_prob.unwrap_or(self.stall_prob),
+            stall_for: over.stall_for.clone().unwrap_or_else(|| self.stall_for.clone()),
+            timeout: self.timeout,
+        }
+    }
+
     /// The settings as a query for the downstream's /_control.
     pub fn control_query(&self) -> String {
         format!("latency={}&error_rate={}&stall_prob={}&stall_for={}", self.latency, self.error_rate, self.stall_prob, self.stall_for)
@@ -462,13 +473,7 @@ impl PlanFile {
             if over.timeout.is_some() {
                 bail!("{at}.downstream.timeout: the contenders' timeout is set once, in the plan's [downstream]");
             }
-            let merged = DownstreamPlan {
-                latency: over.latency.unwrap_or_else(|| downstream.latency.clone()),
-                error_rate: over.error_rate.unwrap_or(downstream.error_rate),
-                stall_prob: over.stall_prob.unwrap_or(downstream.stall_prob),
-                stall_for: over.stall_for.unwrap_or_else(|| downstream.stall_for.clone()),
-                timeout: downstream.timeout,
-            };
+            let merged = downstream.with(&over);
             merged.behaviour().map_err(|e| anyhow::anyhow!("{at}.downstream: {e:#}"))?;
             let mut events = Vec::new();
             for (k, e) in s.events.iter().enumerate() {
@@ -483,14 +488,7 @@ impl PlanFile {
                 if e.downstream.timeout.is_some() {
                     bail!("{here}.downstream.timeout: the contenders' timeout is set once, in the plan's [downstream]");
                 }
-                let d = &e.downstream;
-                let changed = DownstreamPlan {
-                    latency: d.latency.clone().unwrap_or_else(|| merged.latency.clone()),
-                    error_rate: d.error_rate.unwrap_or(merged.error_rate),
-                    stall_prob: d.stall_prob.unwrap_or(merged.stall_prob),
-                    stall_for: d.stall_for.clone().unwrap_or_else(|| merged.stall_for.clone()),
-                    timeout: downstream.timeout,
-                };
+                let changed = merged.with(&e.downstream);
                 changed.behaviour().map_err(|e| anyhow::anyhow!("{here}.downstream: {e:#}"))?;
                 events.push(Event { at: when, downstream: changed.control_query() });
             }
