@@ -69,9 +69,12 @@ enum Cmd {
         /// PostgreSQL for /messages (default: an embedded one); see `run --db-url`
         #[arg(long, value_name = "URL")]
         db_url: Option<String>,
-        /// Allow a --db-url that is not on this machine
+        /// Allow a --db-url or --kafka-bootstrap that is not on this machine
         #[arg(long)]
         allow_remote: bool,
+        /// Kafka for the pipeline contenders (default: an embedded broker); see `run --kafka-bootstrap`
+        #[arg(long, value_name = "HOST:PORT")]
+        kafka_bootstrap: Option<String>,
     },
     /// List the contenders with their model, framework and tunables
     List,
@@ -222,6 +225,10 @@ struct RunArgs {
     /// table named `messages` in it.
     #[arg(long, value_name = "URL")]
     db_url: Option<String>,
+    /// Kafka for pipeline scenarios, e.g. 127.0.0.1:9092; default: an embedded single-node
+    /// broker started (and removed) by iobound. Topics `input` and `output` are created if missing.
+    #[arg(long, value_name = "HOST:PORT")]
+    kafka_bootstrap: Option<String>,
 }
 
 #[derive(Args)]
@@ -341,7 +348,7 @@ fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<SocketAddr>)> {
             let name: String = path.trim_start_matches('/').chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
             PlanFile {
                 name: Some("adhoc".into()),
-                scenarios: vec![ScenarioFile { name: if name.is_empty() { "root".into() } else { name }, path: Some(path), mix: None, warmup: None, load: load_file(&a.load), downstream: None, events: Vec::new(), overload: None }],
+                scenarios: vec![ScenarioFile { name: if name.is_empty() { "root".into() } else { name }, path: Some(path), mix: None, pipeline: false, warmup: None, load: load_file(&a.load), downstream: None, events: Vec::new(), overload: None }],
                 warmup: Some(if a.load.url.is_some() { "0s".into() } else { plan::DEFAULT_WARMUP.into() }),
                 runs: Some(1),
                 ..PlanFile::default()
@@ -449,7 +456,7 @@ fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64, db: &crat
     let file = PlanFile {
         name: Some("verify".into()),
         contenders: names.clone(),
-        scenarios: vec![ScenarioFile { name: "none".into(), path: Some("/".into()), mix: None, warmup: None, load: LoadFile { model: "closed".into(), users: Some(1), duration: Some("1s".into()), ..LoadFile::default() }, downstream: None, events: Vec::new(), overload: None }],
+        scenarios: vec![ScenarioFile { name: "none".into(), path: Some("/".into()), mix: None, pipeline: false, warmup: None, load: LoadFile { model: "closed".into(), users: Some(1), duration: Some("1s".into()), ..LoadFile::default() }, downstream: None, events: Vec::new(), overload: None }],
         ..PlanFile::default()
     };
     let plan = file.validate()?;
@@ -458,7 +465,12 @@ fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64, db: &crat
     crate::interrupt::install();
     let logs = std::env::temp_dir().join(format!("iobound-verify-{}", std::process::id()));
     std::fs::create_dir_all(&logs)?;
-    let mut services = crate::services::Services::start(root, &plan, &rt, &logs, db)?;
+    let mut wanted = Vec::new();
+    for name in &names {
+        wanted.push(manifest::find(&all, name)?);
+    }
+    let need_kafka = wanted.iter().any(|m| m.is_pipeline());
+    let mut services = crate::services::Services::start(root, &plan, &rt, &logs, db, need_kafka)?;
     let mut failed = Vec::new();
     for name in &names {
         let ctx = verify::Context { corpus: &services.corpus, downstream_timeout: services.downstream_timeout, database: Some(&services.database) };
@@ -469,6 +481,14 @@ fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64, db: &crat
         let log = std::env::temp_dir().join(format!("iobound-verify-{name}.log"));
         let orchestrate::Launched { mut proc, startup_timeout, .. } = orchestrate::launch(&m, &m.resolve_tunables(None)?, &plan, java.as_deref(), &log, &services.env())?;
         match proc.wait_ready(&rt, &m.ready, startup_timeout) {
+            Ok(_) if m.is_pipeline() => {
+                let k = services.kafka.as_ref().context("pipeline contenders need Kafka")?;
+                let v = crate::pipeline::verify(k, &plan.driver_cpus, &logs, name)?;
+                verify::print(name, &v);
+                if !v.passed {
+                    failed.push(name.clone());
+                }
+            }
             Ok(_) => {
                 let mut v = verify::verify(&rt, proc.addr, &ctx)?;
                 if fuzz > 0 {
@@ -528,13 +548,13 @@ pub fn main() -> Result<i32> {
     match cli.cmd {
         Cmd::Run(a) => {
             let (plan, external) = build_plan(&a, &root)?;
-            run(&plan, &root, &a.out, external, crate::services::DbChoice { url: a.db_url.clone(), allow_remote: a.load.allow_remote })
+            run(&plan, &root, &a.out, external, crate::services::DbChoice { url: a.db_url.clone(), allow_remote: a.load.allow_remote, kafka_bootstrap: a.kafka_bootstrap.clone() })
         }
         Cmd::Demo { out } => {
             let plan = PlanFile::load(&root.join("plans/demo.toml"))?.validate()?;
             run(&plan, &root, &out, None, Default::default())
         }
-        Cmd::Verify { contenders, fuzz, seed, db_url, allow_remote } => verify_cmd(&root, contenders, fuzz, seed, &crate::services::DbChoice { url: db_url, allow_remote }),
+        Cmd::Verify { contenders, fuzz, seed, db_url, allow_remote, kafka_bootstrap } => verify_cmd(&root, contenders, fuzz, seed, &crate::services::DbChoice { url: db_url, allow_remote, kafka_bootstrap }),
         Cmd::List => list(&root),
         Cmd::Table { path, markdown } => {
             let (dir, res) = results_at(&path)?;

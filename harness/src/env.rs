@@ -101,6 +101,7 @@ pub fn collect(root: &Path, java: Option<&Path>, plan: &crate::plan::Plan) -> En
             crate::util::format_cpus(&plan.driver_cpus)
         ),
         database: String::new(),
+        kafka: String::new(),
     }
 }
 

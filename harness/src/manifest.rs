@@ -34,8 +34,18 @@ pub struct Manifest {
     pub startup_timeout: Option<String>,
     #[serde(default)]
     pub tunables: BTreeMap<String, Tunable>,
+    /// "http" (default: serves the contract) or "pipeline" (consumes Kafka `input`, produces
+    /// `output`; `ready` is still an HTTP path).
+    #[serde(default)]
+    pub kind: Option<String>,
     #[serde(skip)]
     pub dir: PathBuf,
+}
+
+impl Manifest {
+    pub fn is_pipeline(&self) -> bool {
+        self.kind.as_deref() == Some("pipeline")
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -59,6 +69,9 @@ impl Manifest {
         m.dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         if !MODELS.contains(&m.model.as_str()) {
             bail!("{}: model = {:?} is unknown; use one of {}", path.display(), m.model, MODELS.join(", "));
+        }
+        if !matches!(m.kind.as_deref(), None | Some("http") | Some("pipeline")) {
+            bail!("{}: kind = {:?} is unknown; use \"http\" (the default) or \"pipeline\"", path.display(), m.kind.as_deref().unwrap_or(""));
         }
         if m.start.is_empty() {
             bail!("{}: start is empty; give the argv that starts the server", path.display());

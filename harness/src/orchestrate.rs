@@ -76,6 +76,12 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
     for name in &plan.contenders {
         let m = manifest::find(&all, name)?;
         let tunables = m.resolve_tunables(plan.tunables.get(name))?;
+        for s in &plan.scenarios {
+            if s.pipeline != m.is_pipeline() {
+                let (what, fits) = if m.is_pipeline() { ("a Kafka pipeline", "pipeline = true scenarios") } else { ("an HTTP server", "HTTP scenarios (path or mix)") };
+                bail!("scenario {:?} cannot run on {name}: it is {what} and runs only {fits}; split the plan or pick other contenders (`iobound list`)", s.name);
+            }
+        }
         if !m.artifact_path().exists() {
             bail!("{name} is not built ({} is missing); run `./iobound build` (it runs: {})", m.artifact_path().display(), m.build);
         }
@@ -163,9 +169,12 @@ pub fn run_plan(plan: &Plan, opts: &Options) -> Result<(PathBuf, Results)> {
     eprintln!("iobound: {}", res.environment.pinning);
 
     let mut services = if opts.external.is_none() {
-        match crate::services::Services::start(&opts.root, plan, &rt, &dir.join("logs"), &opts.db) {
+        match crate::services::Services::start(&opts.root, plan, &rt, &dir.join("logs"), &opts.db, plan.has_pipeline()) {
             Ok(s) => {
                 res.environment.database = format!("{}; pool of {} connections per contender (IOBOUND_DB_POOL)", s.database.description, s.database.pool);
+                if let Some(k) = &s.kafka {
+                    res.environment.kafka = k.description.clone();
+                }
                 res.save(&dir)?;
                 Some(s)
             }
@@ -272,7 +281,13 @@ impl RunCtx<'_> {
             }
         }
         eprintln!("[{}] verifying against the contract", m.name);
-        let v = verify::verify(self.rt, proc.addr, &verify::Context { corpus: &services.corpus, downstream_timeout: services.downstream_timeout, database: Some(&services.database) })?;
+        let v = match (&services.kafka, m.is_pipeline()) {
+            (Some(k), true) => match crate::pipeline::verify(k, &self.plan.driver_cpus, &self.dir.join("logs"), &m.name) {
+                Ok(v) => v,
+                Err(e) => verify::Verification { passed: false, cases: vec![verify::CaseResult { name: "pipeline: records flow from input to output".into(), passed: false, detail: format!("{e:#}") }] },
+            },
+            _ => verify::verify(self.rt, proc.addr, &verify::Context { corpus: &services.corpus, downstream_timeout: services.downstream_timeout, database: Some(&services.database) })?,
+        };
         verify::print(&m.name, &v);
         let passed = v.passed;
         self.res.contenders[index].verification = Some(v);
@@ -332,6 +347,9 @@ impl RunCtx<'_> {
                 self.res.runs.push(failed_run(name, s, run, &format!("could not reset the database: {e:#}")));
                 return;
             }
+        }
+        if s.pipeline {
+            return self.measure_pipeline(name, proc, s, run);
         }
         let mut warm_left = None;
         if !s.warmup.is_zero() {
@@ -461,6 +479,114 @@ impl RunCtx<'_> {
         r.events = fired;
         r.summary = summary;
         r.intervals = intervals;
+        self.res.runs.push(r);
+    }
+
+    /// A pipeline scenario: warm-up and measured load through Kafka, sampled and watched like
+    /// an HTTP run; the run gets the delivery check.
+    fn measure_pipeline(&mut self, name: &str, mut proc: Option<&mut Running>, s: &Scenario, run: u32) {
+        let Some(kafka) = self.services.and_then(|sv| sv.kafka.as_ref()) else {
+            self.res.runs.push(failed_run(name, s, run, "no Kafka broker (pipeline scenarios need one)"));
+            return;
+        };
+        let Profile::Open { rate, duration, .. } = s.load.profile else {
+            self.res.runs.push(failed_run(name, s, run, "a pipeline scenario needs an open-model load"));
+            return;
+        };
+        let logs = self.dir.join("logs");
+        let (cpus, drain) = (self.plan.driver_cpus.clone(), s.load.timeout.as_secs_f64() + 5.0);
+        if !s.warmup.is_zero() {
+            eprintln!("  {name} {} warm-up: {rate} records/s for {}s", s.name, s.warmup.as_secs());
+            let tag = format!("{name}-{}-r{run}-warm", s.name);
+            if let Err(e) = crate::pipeline::run_load(kafka, &cpus, &logs, rate, s.warmup.as_secs_f64(), drain, &tag, |_| !interrupt::stopped()) {
+                self.res.runs.push(failed_run(name, s, run, &format!("warm-up failed: {e:#}")));
+                return;
+            }
+        }
+        if interrupt::stopped() {
+            return;
+        }
+        let mut r = failed_run(name, s, run, "");
+        r.failure = None;
+        r.started_at = results::now();
+        let sampler = proc.as_ref().map(|p| Sampler::new(p.pid, Instant::now(), None));
+        let mut samples = Vec::new();
+        let mut fired = Vec::new();
+        let mut crash = None;
+        let steal_before = crate::sampler::cpu_steal();
+        eprintln!("  {name} {}: {rate} records/s for {}s (then up to {drain:.0}s for the last records)", s.name, duration.as_secs());
+        let tag = format!("{name}-{}-r{run}", s.name);
+        let report = crate::pipeline::run_load(kafka, &cpus, &logs, rate, duration.as_secs_f64(), drain, &tag, |elapsed| {
+            if let Some(sm) = sampler.as_ref() {
+                samples.push(sm.sample());
+            }
+            if let (Some(e), Some(sv)) = (s.events.get(fired.len()), self.services) {
+                if elapsed >= e.at {
+                    let control = format!("/_control?{}", e.downstream);
+                    let applied = matches!(self.rt.block_on(crate::http1::fetch(sv.downstream.addr, "GET", &control, None)), Ok(ref x) if x.status == 200);
+                    fired.push(crate::faults::EventRecord { at_s: elapsed.as_secs_f64(), downstream: e.downstream.clone(), applied });
+                }
+            }
+            if let Some(st) = proc.as_mut().and_then(|p| p.exited()) {
+                crash = Some(describe_exit(st));
+                return false;
+            }
+            !interrupt::stopped()
+        });
+        let report = match report {
+            Ok(x) => x,
+            Err(e) => {
+                r.status = if crash.is_some() { RunStatus::Failed } else { RunStatus::Incomplete };
+                r.failure = Some(match (&crash, proc.as_ref()) {
+                    (Some(why), Some(p)) => format!("the contender exited during the run ({why}); last log lines:
+{}", log_tail(&p.log, 12)),
+                    _ => format!("pipeline load: {e:#}"),
+                });
+                self.res.runs.push(r);
+                return;
+            }
+        };
+        let seconds = duration.as_secs_f64();
+        let check = report.check();
+        let ok = report.received.saturating_sub(report.failed);
+        r.intervals = crate::pipeline::intervals(&report, rate, seconds);
+        // Throughput counts records that arrived inside the measured phase, as for HTTP runs;
+        // the ones that arrived while draining count in latency, not in throughput.
+        let inside: u64 = r.intervals.iter().filter(|i| !i.drain).map(|i| i.ok).sum();
+        r.summary.duration_s = seconds;
+        r.summary.ok = inside;
+        r.summary.drained = ok.saturating_sub(inside);
+        r.summary.rps = inside as f64 / seconds;
+        r.summary.errors.status = report.failed;
+        r.summary.errors.timeout = report.lost;
+        match crate::analysis::decode_histogram(&report.histogram) {
+            Ok(h) => {
+                r.summary.latency = Latency::from_histogram(&h);
+                r.summary.littles_law_concurrency = r.summary.rps * r.summary.latency.mean / 1000.0;
+                r.histogram = Some(report.histogram.clone());
+            }
+            Err(e) => r.driver.warnings.push(format!("latency histogram unreadable: {e:#}")),
+        }
+        r.driver.cpus = cpus.clone();
+        r.driver.cpu_steal_pct = crate::sampler::steal_pct(steal_before, crate::sampler::cpu_steal());
+        r.resources = Resources::from_samples(samples, ok);
+        if fired.len() >= 2 {
+            r.recovery = crate::faults::recovery(&r.intervals, fired[0].at_s, fired[fired.len() - 1].at_s);
+        }
+        r.events = fired;
+        if check.lost > 0 {
+            r.status = RunStatus::Failed;
+            r.failure = Some(format!("{} of {} records never arrived in output, e.g. sequence numbers {:?}", check.lost, check.sent, check.lost_examples));
+        } else if crash.is_some() {
+            r.status = RunStatus::Failed;
+        } else {
+            r.status = RunStatus::Ok;
+        }
+        eprintln!(
+            "  {:.0} records/s, p50 {:.1} ms, p99 {:.1} ms, {} lost, {} duplicates, {} failed enrichments, peak lag {}, peak {} threads, {:.0} MB RSS",
+            r.summary.rps, r.summary.latency.p50, r.summary.latency.p99, check.lost, check.duplicates, check.failed_enrichments, check.peak_lag, r.resources.peak_threads, r.resources.peak_rss_mb
+        );
+        r.delivery = Some(check);
         self.res.runs.push(r);
     }
 
@@ -660,6 +786,7 @@ fn failed_run(name: &str, s: &Scenario, run: u32, why: &str) -> Run {
         events: Vec::new(),
         recovery: None,
         overload: None,
+        delivery: None,
     }
 }
 

@@ -40,6 +40,16 @@ pub struct PlanFile {
     pub downstream: DownstreamFile,
     #[serde(default)]
     pub database: DatabaseFile,
+    #[serde(default)]
+    pub kafka: KafkaFile,
+}
+
+/// `[kafka]`: the broker behind pipeline scenarios.
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct KafkaFile {
+    /// Partitions of `input` and `output` (default 8).
+    pub partitions: Option<i64>,
 }
 
 /// `[database]`: the PostgreSQL behind /messages.
@@ -127,9 +137,12 @@ pub struct ScenarioFile {
     /// One path, requested with GET...
     #[serde(default)]
     pub path: Option<String>,
-    /// ...or a weighted mix of requests: `{ weight, method, path, body }`.
+    /// ...or a weighted mix of requests: `{ weight, method, path, body }`...
     #[serde(default)]
     pub mix: Option<Vec<crate::driver::MixEntry>>,
+    /// ...or, with `pipeline = true`, records through Kafka: `input` -> contender -> `output`.
+    #[serde(default)]
+    pub pipeline: bool,
     pub warmup: Option<String>,
     pub load: LoadFile,
     /// How the downstream service behaves during this scenario (unset fields: the plan's).
@@ -228,6 +241,9 @@ pub struct Scenario {
     /// The mix's entries; empty for a single path.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mix: Vec<crate::driver::MixEntry>,
+    /// Records through Kafka instead of HTTP requests.
+    #[serde(default)]
+    pub pipeline: bool,
     #[serde(with = "secs")]
     pub warmup: Duration,
     pub load: Load,
@@ -259,6 +275,15 @@ pub struct Plan {
     pub downstream: DownstreamPlan,
     /// Connections in each contender's database pool.
     pub db_pool: usize,
+    /// Partitions of the pipeline topics.
+    pub kafka_partitions: u32,
+}
+
+impl Plan {
+    /// Whether a Kafka broker is needed.
+    pub fn has_pipeline(&self) -> bool {
+        self.scenarios.iter().any(|s| s.pipeline)
+    }
 }
 
 pub mod secs {
@@ -456,6 +481,8 @@ impl PlanFile {
                 bail!("{at}: duplicate scenario name; give each scenario its own name");
             }
             let (path, mix) = match (&s.path, &s.mix) {
+                _ if s.pipeline && (s.path.is_some() || s.mix.is_some()) => bail!("{at}: a pipeline scenario has no path or mix (records go through Kafka)"),
+                _ if s.pipeline => ("kafka: input -> enrich -> output".to_string(), Vec::new()),
                 (Some(p), None) => {
                     check_path(&format!("{at}.path"), p)?;
                     (p.clone(), Vec::new())
@@ -469,6 +496,9 @@ impl PlanFile {
                 None => default_warmup,
             };
             let load = s.load.validate(&format!("{at}.load"))?;
+            if s.pipeline && !matches!(load.profile, Profile::Open { rate, ramp_to, .. } if rate == ramp_to) {
+                bail!("{at}.load: a pipeline scenario produces records at a fixed rate: model = \"open\" with rate (and no ramp_to)");
+            }
             let over = s.downstream.clone().unwrap_or_default();
             if over.timeout.is_some() {
                 bail!("{at}.downstream.timeout: the contenders' timeout is set once, in the plan's [downstream]");
@@ -512,7 +542,10 @@ impl PlanFile {
             if overload.is_some() && !events.is_empty() {
                 bail!("{at}: give either events or overload, not both");
             }
-            scenarios.push(Scenario { name: s.name.clone(), path, mix, warmup, load, downstream: merged.control_query(), events, overload });
+            if s.pipeline && overload.is_some() {
+                bail!("{at}.overload: not available for pipeline scenarios");
+            }
+            scenarios.push(Scenario { name: s.name.clone(), path, mix, pipeline: s.pipeline, warmup, load, downstream: merged.control_query(), events, overload });
         }
         let contender_cpus = parse_cpu_list(self.cpus.contender.as_deref().unwrap_or("0")).context("plan.cpus.contender")?;
         let default_driver = if crate::util::online_cpus() > 1 { "1" } else { "0" };
@@ -559,10 +592,15 @@ impl PlanFile {
             size: size_kb as usize * 1024,
             seed: c.seed.unwrap_or(crate::corpus::DEFAULT_SEED),
         };
+        let partitions = self.kafka.partitions.unwrap_or(8);
+        if !(1..=1000).contains(&partitions) {
+            bail!("kafka.partitions = {partitions} is out of range; use 1..=1000 (default 8)");
+        }
         Ok(Plan {
             corpus,
             downstream,
             db_pool: db_pool as usize,
+            kafka_partitions: partitions as u32,
             name: self.name.clone().unwrap_or_else(|| "adhoc".into()),
             description: self.description.clone().unwrap_or_default(),
             contenders: self.contenders.clone(),

@@ -50,6 +50,9 @@ pub struct Environment {
     /// The PostgreSQL behind /messages, and the pool each contender gets.
     #[serde(default)]
     pub database: String,
+    /// The Kafka broker behind pipeline scenarios (empty when none ran).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kafka: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -114,6 +117,9 @@ pub struct Run {
     /// Overload phases: shed, queued or absorbed, and the recovery after.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overload: Option<crate::faults::OverloadVerdict>,
+    /// Pipeline scenarios: every record sent must arrive in `output`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<crate::kafka::DeliveryCheck>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -396,6 +402,7 @@ pub mod test_support {
             events: Vec::new(),
             recovery: None,
             overload: None,
+            delivery: None,
         }
     }
 

@@ -16,6 +16,8 @@ pub struct Services {
     pub downstream: Running,
     pub downstream_timeout: Duration,
     pub database: Database,
+    /// Started only when a scenario or contender needs it.
+    pub kafka: Option<crate::kafka::Kafka>,
 }
 
 /// Which database: embedded (None) or the server at a URL.
@@ -23,18 +25,31 @@ pub struct Services {
 pub struct DbChoice {
     pub url: Option<String>,
     pub allow_remote: bool,
+    /// An external Kafka cluster instead of the embedded broker.
+    pub kafka_bootstrap: Option<String>,
 }
 
 impl Services {
     /// Generates (or reuses) the corpus under `<root>/.cache`, starts the downstream service and
     /// the database (or connects to the given one), logging into `logs`.
-    pub fn start(root: &Path, plan: &Plan, rt: &tokio::runtime::Runtime, logs: &Path, db: &DbChoice) -> Result<Services> {
+    pub fn start(root: &Path, plan: &Plan, rt: &tokio::runtime::Runtime, logs: &Path, db: &DbChoice, need_kafka: bool) -> Result<Services> {
         let corpus = Corpus::ensure(&root.join(".cache"), &plan.corpus)?;
         let database = match &db.url {
             Some(url) => Database::external(url, db.allow_remote, rt, plan.db_pool)?,
             None => Database::start_embedded(root, &plan.driver_cpus, &logs.join("postgres.log"), rt, plan.db_pool).context("the embedded PostgreSQL did not start")?,
         };
         eprintln!("iobound: database {}; pool of {} connections per contender", database.description, database.pool);
+        let kafka = if need_kafka {
+            let java = crate::env::find_java().context("the Kafka broker and the pipeline load need a JDK >= 21 (set JAVA_HOME)")?;
+            let k = match &db.kafka_bootstrap {
+                Some(b) => crate::kafka::Kafka::external(root, &java, b, db.allow_remote, plan.kafka_partitions)?,
+                None => crate::kafka::Kafka::start(root, &java, &plan.driver_cpus, &logs.join("kafka.log"), plan.kafka_partitions).context("the embedded Kafka broker did not start")?,
+            };
+            eprintln!("iobound: kafka {}", k.description);
+            Some(k)
+        } else {
+            None
+        };
         let log = logs.join("downstream.log");
         let log = log.as_path();
         let exe = std::env::current_exe().context("cannot find the iobound binary")?;
@@ -67,7 +82,7 @@ impl Services {
             corpus.spec.files,
             corpus.spec.size / 1024
         );
-        Ok(Services { corpus, downstream, downstream_timeout: d.timeout, database })
+        Ok(Services { corpus, downstream, downstream_timeout: d.timeout, database, kafka })
     }
 
     /// The environment every contender is started with.
@@ -76,11 +91,17 @@ impl Services {
         e.push(("IOBOUND_DOWNSTREAM_URL".into(), format!("http://{}", self.downstream.addr)));
         e.push(("IOBOUND_DOWNSTREAM_TIMEOUT_MS".into(), self.downstream_timeout.as_millis().to_string()));
         e.extend(self.database.env());
+        if let Some(k) = &self.kafka {
+            e.extend(k.env());
+        }
         e
     }
 
     pub fn stop(&mut self) {
         self.downstream.stop(Duration::from_secs(2));
         self.database.stop();
+        if let Some(k) = self.kafka.as_mut() {
+            k.stop();
+        }
     }
 }

@@ -295,6 +295,13 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
         ));
     }
     for r in results.runs.iter().filter(|r| r.scenario == view.name) {
+        if let Some(d) = &r.delivery {
+            let verdict = if d.lost == 0 { "none lost".to_string() } else { format!("{} LOST (e.g. {:?})", d.lost, d.lost_examples) };
+            out.push(format!(
+                "Delivery ({} run {}): {} records sent, {} arrived in output, {verdict}; {} duplicates (at-least-once), {} failed enrichments; peak lag {} records.",
+                r.contender, r.run, d.sent, d.received, d.duplicates, d.failed_enrichments, d.peak_lag
+            ));
+        }
         if let Some(rc) = &r.recovery {
             let back = match rc.recovered_after_s {
                 Some(s) if s <= crate::faults::RECOVERY_LIMIT_S => format!("back {s:.0} s after it cleared"),
