@@ -172,7 +172,9 @@ impl Kafka {
 
     pub fn stop(&mut self) {
         if let Some(mut s) = self.server.take() {
-            s.stop(Duration::from_secs(10));
+            // Its data is thrown away: no need to wait long for a controlled shutdown, and none
+            // at all after Ctrl-C (everything must be gone within 5 s).
+            s.stop(if crate::interrupt::stopped() { Duration::ZERO } else { Duration::from_secs(3) });
         }
         if let Some(d) = self.data.take() {
             let _ = std::fs::remove_dir_all(d);

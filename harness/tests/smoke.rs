@@ -378,3 +378,60 @@ duration = "4s"
     assert!(p50 >= 100.0, "every record waits for the 100 ms downstream: p50 {p50}");
     assert!(run["resources"]["peak_threads"].as_u64().unwrap() > 0, "the contender was sampled");
 }
+
+/// Ctrl-C in the middle of a pipeline run: the harness stops within 5 s, keeps what it had,
+/// and leaves no Kafka broker, load tool, contender or database behind.
+#[test]
+#[ignore = "needs the built pipeline jar, Kafka's jars and a JDK; run by ./iobound test"]
+fn interrupting_a_pipeline_run_leaves_no_broker_behind() {
+    let out = tempfile::tempdir().unwrap();
+    let plan = out.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        r#"contenders = ["pipeline-reactive"]
+runs = 1
+warmup = "0s"
+[[scenario]]
+name = "records"
+pipeline = true
+[scenario.load]
+model = "open"
+rate = 200
+duration = "60s"
+"#,
+    )
+    .unwrap();
+    let results = out.path().join("results");
+    let mut child = Command::new(exe())
+        .args(["run", "--plan", plan.to_str().unwrap(), "--out", results.to_str().unwrap()])
+        .env("IOBOUND_HOME", repo_root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let harness = child.id();
+    let t0 = Instant::now();
+    // Wait until the contender passed its check (the measured load starts right after).
+    loop {
+        assert!(t0.elapsed() < Duration::from_secs(90), "the pipeline run never got going");
+        let verified = std::fs::read_dir(&results)
+            .ok()
+            .and_then(|mut r| r.next())
+            .and_then(|e| std::fs::read_to_string(e.ok()?.path().join("results.json")).ok())
+            .is_some_and(|t| t.contains("\"verification\": {"));
+        if verified {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let status = interrupt_and_wait(&mut child, Duration::from_secs(5), "pipeline");
+    assert_eq!(status.code(), Some(130));
+    std::thread::sleep(Duration::from_millis(300));
+    for needle in [format!(".cache/kafka-{harness}"), format!(".cache/pgdata-{harness}"), "dev.iobound.pipeline.LoadTool".to_string(), "--mode=reactive".to_string()] {
+        let left = processes_with(&needle);
+        assert!(left.is_empty(), "{needle}: processes survived: {left:?}");
+    }
+    let r = load_results(&results_dir(&results));
+    assert_eq!(r["complete"], false);
+}
