@@ -338,30 +338,23 @@ downstream = { latency = "fixed:20ms" }
     assert!(processes_in(home.path()).is_empty(), "no server or database left behind");
 }
 
+/// A plan of one pipeline scenario at 200 records/s on 2 partitions, written into `dir`.
+fn pipeline_plan(dir: &Path, contender: &str, warmup: &str, duration: &str) -> PathBuf {
+    let plan = dir.join("plan.toml");
+    let text = format!(
+        "contenders = [\"{contender}\"]\nruns = 1\nwarmup = \"{warmup}\"\n[kafka]\npartitions = 2\n[[scenario]]\nname = \"records\"\npipeline = true\n[scenario.load]\nmodel = \"open\"\nrate = 200\nduration = \"{duration}\"\n"
+    );
+    std::fs::write(&plan, text).unwrap();
+    plan
+}
+
 /// A short pipeline run on the real Kafka broker: records go through the virtual-thread
 /// pipeline and come back enriched, none lost, latency at least the downstream's 100 ms.
 #[test]
 #[ignore = "needs the built pipeline jar, Kafka's jars and a JDK; run by ./iobound test"]
 fn a_pipeline_run_delivers_every_record_through_real_kafka() {
     let out = tempfile::tempdir().unwrap();
-    let plan = out.path().join("plan.toml");
-    std::fs::write(
-        &plan,
-        r#"contenders = ["pipeline-virtual"]
-runs = 1
-warmup = "2s"
-[kafka]
-partitions = 2
-[[scenario]]
-name = "records"
-pipeline = true
-[scenario.load]
-model = "open"
-rate = 200
-duration = "4s"
-"#,
-    )
-    .unwrap();
+    let plan = pipeline_plan(out.path(), "pipeline-virtual", "2s", "4s");
     let results = out.path().join("results");
     let o = run(&["run", "--plan", plan.to_str().unwrap(), "--out", results.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -385,22 +378,7 @@ duration = "4s"
 #[ignore = "needs the built pipeline jar, Kafka's jars and a JDK; run by ./iobound test"]
 fn interrupting_a_pipeline_run_leaves_no_broker_behind() {
     let out = tempfile::tempdir().unwrap();
-    let plan = out.path().join("plan.toml");
-    std::fs::write(
-        &plan,
-        r#"contenders = ["pipeline-reactive"]
-runs = 1
-warmup = "0s"
-[[scenario]]
-name = "records"
-pipeline = true
-[scenario.load]
-model = "open"
-rate = 200
-duration = "60s"
-"#,
-    )
-    .unwrap();
+    let plan = pipeline_plan(out.path(), "pipeline-reactive", "0s", "60s");
     let results = out.path().join("results");
     let mut child = Command::new(exe())
         .args(["run", "--plan", plan.to_str().unwrap(), "--out", results.to_str().unwrap()])
@@ -428,10 +406,15 @@ duration = "60s"
     let status = interrupt_and_wait(&mut child, Duration::from_secs(5), "pipeline");
     assert_eq!(status.code(), Some(130));
     std::thread::sleep(Duration::from_millis(300));
-    for needle in [format!(".cache/kafka-{harness}"), format!(".cache/pgdata-{harness}"), "dev.iobound.pipeline.LoadTool".to_string(), "--mode=reactive".to_string()] {
+    let dir = results_dir(&results);
+    let r = load_results(&dir);
+    assert_eq!(r["complete"], false);
+    // This run's processes only (other runs may be going on): the broker's and the database's
+    // directories carry the harness's pid, the load tool writes into this results directory,
+    // the contender listened on the port in its command line.
+    let port = r["contenders"][0]["command"].as_array().unwrap().iter().filter_map(|a| a.as_str()).find(|a| a.starts_with("--port=")).unwrap().to_string();
+    for needle in [format!(".cache/kafka-{harness}"), format!(".cache/pgdata-{harness}"), dir.display().to_string(), port] {
         let left = processes_with(&needle);
         assert!(left.is_empty(), "{needle}: processes survived: {left:?}");
     }
-    let r = load_results(&results_dir(&results));
-    assert_eq!(r["complete"], false);
 }

@@ -61,13 +61,7 @@ public final class Pipeline {
 
     Pipeline(String mode, String bootstrap, int poolSize) {
         this.mode = mode;
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.LINGER_MS_CONFIG, "5");
-        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        producer = new KafkaProducer<>(p);
+        producer = new KafkaProducer<>(producerProperties(bootstrap, 5));
         switch (mode) {
             case "threadpool" -> executor = Executors.newFixedThreadPool(poolSize);
             case "virtual" -> executor = Executors.newVirtualThreadPerTaskExecutor();
@@ -85,6 +79,17 @@ public final class Pipeline {
         web = executor == null
                 ? WebClient.create(Vertx.vertx(), new WebClientOptions().setKeepAlive(true), new PoolOptions().setHttp1MaxSize(500))
                 : null;
+    }
+
+    /** A String producer that waits for every replica (acks=all), batching up to `lingerMs`. */
+    static Properties producerProperties(String bootstrap, int lingerMs) {
+        Properties p = new Properties();
+        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ProducerConfig.ACKS_CONFIG, "all");
+        p.put(ProducerConfig.LINGER_MS_CONFIG, Integer.toString(lingerMs));
+        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        return p;
     }
 
     /** Blocking: the calling thread waits for the downstream and for the broker. */
