@@ -62,7 +62,7 @@ pub struct Options {
     pub out: PathBuf,
     /// Drive an already running server instead of starting contenders.
     pub external: Option<SocketAddr>,
-    pub db: crate::services::DbChoice,
+    pub services: crate::services::ServiceChoice,
 }
 
 /// Everything that can be checked before a process starts: contenders exist, tunables are
@@ -169,7 +169,7 @@ pub fn run_plan(plan: &Plan, opts: &Options) -> Result<(PathBuf, Results)> {
     eprintln!("iobound: {}", res.environment.pinning);
 
     let mut services = if opts.external.is_none() {
-        match crate::services::Services::start(&opts.root, plan, &rt, &dir.join("logs"), &opts.db, plan.has_pipeline()) {
+        match crate::services::Services::start(&opts.root, plan, &rt, &dir.join("logs"), &opts.services, plan.has_pipeline()) {
             Ok(s) => {
                 res.environment.database = format!("{}; pool of {} connections per contender (IOBOUND_DB_POOL)", s.database.description, s.database.pool);
                 if let Some(k) = &s.kafka {
@@ -282,10 +282,7 @@ impl RunCtx<'_> {
         }
         eprintln!("[{}] verifying against the contract", m.name);
         let v = match (&services.kafka, m.is_pipeline()) {
-            (Some(k), true) => match crate::pipeline::verify(k, &self.plan.driver_cpus, &self.dir.join("logs"), &m.name) {
-                Ok(v) => v,
-                Err(e) => verify::Verification { passed: false, cases: vec![verify::CaseResult { name: "pipeline: records flow from input to output".into(), passed: false, detail: format!("{e:#}") }] },
-            },
+            (Some(k), true) => crate::pipeline::verify(k, &self.plan.driver_cpus, &self.dir.join("logs"), &m.name),
             _ => verify::verify(self.rt, proc.addr, &verify::Context { corpus: &services.corpus, downstream_timeout: services.downstream_timeout, database: Some(&services.database) })?,
         };
         verify::print(&m.name, &v);
@@ -327,19 +324,9 @@ impl RunCtx<'_> {
 
     /// Warm-up then measured run of one scenario; the run is appended to the results.
     fn measure_scenario(&mut self, name: &str, mut proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, run: u32) {
-        if let Some(sv) = self.services {
-            let control = format!("/_control?{}", s.downstream);
-            match self.rt.block_on(crate::http1::fetch(sv.downstream.addr, "GET", &control, None)) {
-                Ok(r) if r.status == 200 => {}
-                other => {
-                    let why = match other {
-                        Ok(r) => format!("status {}: {}", r.status, String::from_utf8_lossy(&r.body)),
-                        Err(e) => e.to_string(),
-                    };
-                    self.res.runs.push(failed_run(name, s, run, &format!("could not set the downstream service ({}): {why}", s.downstream)));
-                    return;
-                }
-            }
+        if let Err(why) = self.set_downstream(&s.downstream) {
+            self.res.runs.push(failed_run(name, s, run, &format!("could not set the downstream service ({}): {why}", s.downstream)));
+            return;
         }
         let uses_db = !s.mix.is_empty() || s.path.starts_with("/messages");
         if let (Some(sv), true) = (self.services, uses_db) {
@@ -384,9 +371,8 @@ impl RunCtx<'_> {
         let mut fired = Vec::new();
         let outcome = self.drive(&target, &s.load, proc.as_deref_mut(), &bar, sampler.as_ref().map(|sm| (sm, &mut samples)), &s.events, &mut fired);
         bar.finish();
-        let mut r = failed_run(name, s, run, "");
+        let mut r = new_run(name, s, run);
         r.started_at = started_at;
-        r.failure = None;
         let (outcome, crash) = match outcome {
             Ok(v) => v,
             Err(e) => {
@@ -464,21 +450,9 @@ impl RunCtx<'_> {
         for w in &r.driver.warnings {
             eprintln!("  warning: {w}");
         }
-        if fired.len() >= 2 {
-            r.recovery = crate::faults::recovery(&intervals, fired[0].at_s, fired[fired.len() - 1].at_s);
-            if let Some(rc) = &r.recovery {
-                match rc.recovered_after_s {
-                    Some(s) => eprintln!("  recovery: back within {:.0} ms p99 {s:.0} s after the fault cleared (worst p99 {:.0} ms, {} errors)", rc.limit_ms, rc.worst_p99_ms, rc.errors),
-                    None => eprintln!("  recovery: not back within {:.0} ms p99 by the end of the run (worst p99 {:.0} ms, {} errors)", rc.limit_ms, rc.worst_p99_ms, rc.errors),
-                }
-            }
-        }
-        if fired.iter().any(|e| !e.applied) {
-            r.driver.warnings.push("the downstream did not accept a mid-run change; see events".into());
-        }
-        r.events = fired;
         r.summary = summary;
         r.intervals = intervals;
+        finish_events(&mut r, fired);
         self.res.runs.push(r);
     }
 
@@ -506,9 +480,7 @@ impl RunCtx<'_> {
         if interrupt::stopped() {
             return;
         }
-        let mut r = failed_run(name, s, run, "");
-        r.failure = None;
-        r.started_at = results::now();
+        let mut r = new_run(name, s, run);
         let sampler = proc.as_ref().map(|p| Sampler::new(p.pid, Instant::now(), None));
         let mut samples = Vec::new();
         let mut fired = Vec::new();
@@ -520,13 +492,7 @@ impl RunCtx<'_> {
             if let Some(sm) = sampler.as_ref() {
                 samples.push(sm.sample());
             }
-            if let (Some(e), Some(sv)) = (s.events.get(fired.len()), self.services) {
-                if elapsed >= e.at {
-                    let control = format!("/_control?{}", e.downstream);
-                    let applied = matches!(self.rt.block_on(crate::http1::fetch(sv.downstream.addr, "GET", &control, None)), Ok(ref x) if x.status == 200);
-                    fired.push(crate::faults::EventRecord { at_s: elapsed.as_secs_f64(), downstream: e.downstream.clone(), applied });
-                }
-            }
+            self.fire_due_event(&s.events, &mut fired, elapsed);
             if let Some(st) = proc.as_mut().and_then(|p| p.exited()) {
                 crash = Some(describe_exit(st));
                 return false;
@@ -570,10 +536,7 @@ impl RunCtx<'_> {
         r.driver.cpus = cpus.clone();
         r.driver.cpu_steal_pct = crate::sampler::steal_pct(steal_before, crate::sampler::cpu_steal());
         r.resources = Resources::from_samples(samples, ok);
-        if fired.len() >= 2 {
-            r.recovery = crate::faults::recovery(&r.intervals, fired[0].at_s, fired[fired.len() - 1].at_s);
-        }
-        r.events = fired;
+        finish_events(&mut r, fired);
         if check.lost > 0 {
             r.status = RunStatus::Failed;
             r.failure = Some(format!("{} of {} records never arrived in output, e.g. sequence numbers {:?}", check.lost, check.sent, check.lost_examples));
@@ -630,6 +593,27 @@ impl RunCtx<'_> {
         }
     }
 
+    /// Sends a /_control query to the downstream service (none when driving an external server).
+    fn set_downstream(&self, query: &str) -> std::result::Result<(), String> {
+        let Some(sv) = self.services else { return Ok(()) };
+        match self.rt.block_on(crate::http1::fetch(sv.downstream.addr, "GET", &format!("/_control?{query}"), None)) {
+            Ok(r) if r.status == 200 => Ok(()),
+            Ok(r) => Err(format!("status {}: {}", r.status, String::from_utf8_lossy(&r.body))),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Applies the next of a scenario's mid-run events once its time has come (called every
+    /// 250 ms while a run goes on) and records it in `fired`.
+    fn fire_due_event(&self, events: &[crate::plan::Event], fired: &mut Vec<crate::faults::EventRecord>, elapsed: Duration) {
+        if let (Some(e), Some(_)) = (events.get(fired.len()), self.services) {
+            if elapsed >= e.at {
+                let applied = self.set_downstream(&e.downstream).is_ok();
+                fired.push(crate::faults::EventRecord { at_s: elapsed.as_secs_f64(), downstream: e.downstream.clone(), applied });
+            }
+        }
+    }
+
     /// Runs the driver in its own thread while this thread samples the contender every
     /// 250 ms, updates the progress bar and watches for Ctrl-C and crashes.
     fn drive(
@@ -655,13 +639,7 @@ impl RunCtx<'_> {
                 samples.push(sampler.sample());
             }
             bar.update(&live, load.profile.target_at(t0.elapsed()), t0.elapsed());
-            if let (Some(e), Some(sv)) = (events.get(fired.len()), self.services) {
-                if t0.elapsed() >= e.at {
-                    let control = format!("/_control?{}", e.downstream);
-                    let applied = matches!(self.rt.block_on(crate::http1::fetch(sv.downstream.addr, "GET", &control, None)), Ok(ref r) if r.status == 200);
-                    fired.push(crate::faults::EventRecord { at_s: t0.elapsed().as_secs_f64(), downstream: e.downstream.clone(), applied });
-                }
-            }
+            self.fire_due_event(events, fired, t0.elapsed());
             if interrupt::stopped() {
                 cancel.store(true, Ordering::SeqCst);
             }
@@ -764,30 +742,31 @@ fn check_writes(rt: &tokio::runtime::Runtime, db: &crate::database::Database, ta
     Ok(crate::database::judge_writes(&acks, &target.tag, &tagged, &rows))
 }
 
-fn failed_run(name: &str, s: &Scenario, run: u32, why: &str) -> Run {
-    Run {
-        contender: name.to_string(),
-        scenario: s.name.clone(),
-        run,
-        status: RunStatus::Failed,
-        failure: Some(why.to_string()),
-        path: s.path.clone(),
-        load: serde_json::to_value(&s.load).unwrap_or_default(),
-        load_description: s.load.profile.describe(),
-        started_at: results::now(),
-        summary: Default::default(),
-        driver: Default::default(),
-        intervals: Vec::new(),
-        resources: Default::default(),
-        histogram_log: None,
-        histogram: None,
-        entries: Vec::new(),
-        writes: None,
-        events: Vec::new(),
-        recovery: None,
-        overload: None,
-        delivery: None,
+/// Keeps a run's mid-run events and, when a fault began and cleared (two events or more), the
+/// recovery after it, from the run's per-second rows.
+fn finish_events(r: &mut Run, fired: Vec<crate::faults::EventRecord>) {
+    if let (Some(first), Some(last), true) = (fired.first(), fired.last(), fired.len() >= 2) {
+        r.recovery = crate::faults::recovery(&r.intervals, first.at_s, last.at_s);
+        if let Some(rc) = &r.recovery {
+            match rc.recovered_after_s {
+                Some(s) => eprintln!("  recovery: back within {:.0} ms p99 {s:.0} s after the fault cleared (worst p99 {:.0} ms, {} errors)", rc.limit_ms, rc.worst_p99_ms, rc.errors),
+                None => eprintln!("  recovery: not back within {:.0} ms p99 by the end of the run (worst p99 {:.0} ms, {} errors)", rc.limit_ms, rc.worst_p99_ms, rc.errors),
+            }
+        }
     }
+    if fired.iter().any(|e| !e.applied) {
+        r.driver.warnings.push("the downstream did not accept a mid-run change; see events".into());
+    }
+    r.events = fired;
+}
+
+/// A run of scenario `s` with nothing measured yet (see Run::new).
+fn new_run(name: &str, s: &Scenario, run: u32) -> Run {
+    Run::new(name, &s.name, run, &s.path, serde_json::to_value(&s.load).unwrap_or_default(), &s.load.profile.describe())
+}
+
+fn failed_run(name: &str, s: &Scenario, run: u32, why: &str) -> Run {
+    Run { failure: Some(why.to_string()), ..new_run(name, s, run) }
 }
 
 #[cfg(test)]

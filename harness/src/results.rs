@@ -372,24 +372,19 @@ impl Results {
     }
 }
 
-pub fn now() -> String {
-    crate::util::rfc3339(SystemTime::now())
-}
-
-#[cfg(test)]
-pub mod test_support {
-    use super::*;
-
-    pub fn blank_run(contender: &str, scenario: &str, run: u32) -> Run {
+impl Run {
+    /// A run with nothing measured yet: status failed until the measurement says otherwise, no
+    /// failure given, started now.
+    pub fn new(contender: &str, scenario: &str, run: u32, path: &str, load: serde_json::Value, load_description: &str) -> Run {
         Run {
             contender: contender.into(),
             scenario: scenario.into(),
             run,
             status: RunStatus::Failed,
             failure: None,
-            path: "/plaintext".into(),
-            load: serde_json::Value::Null,
-            load_description: "closed, 1 user".into(),
+            path: path.into(),
+            load,
+            load_description: load_description.into(),
             started_at: now(),
             summary: Summary::default(),
             driver: DriverReport::default(),
@@ -405,6 +400,20 @@ pub mod test_support {
             delivery: None,
         }
     }
+}
+
+pub fn now() -> String {
+    crate::util::rfc3339(SystemTime::now())
+}
+
+#[cfg(test)]
+pub mod test_support {
+    use super::*;
+
+    pub fn blank_run(contender: &str, scenario: &str, run: u32) -> Run {
+        Run::new(contender, scenario, run, "/plaintext", serde_json::Value::Null, "closed, 1 user")
+    }
+
 
     pub fn blank_results(contenders: &[&str]) -> Results {
         Results {

@@ -20,10 +20,12 @@ pub struct Services {
     pub kafka: Option<crate::kafka::Kafka>,
 }
 
-/// Which database: embedded (None) or the server at a URL.
+/// External services given on the command line instead of the embedded ones.
 #[derive(Debug, Clone, Default)]
-pub struct DbChoice {
+pub struct ServiceChoice {
+    /// The PostgreSQL at this URL instead of an embedded one.
     pub url: Option<String>,
+    /// Whether those may be off this machine.
     pub allow_remote: bool,
     /// An external Kafka cluster instead of the embedded broker.
     pub kafka_bootstrap: Option<String>,
@@ -32,17 +34,17 @@ pub struct DbChoice {
 impl Services {
     /// Generates (or reuses) the corpus under `<root>/.cache`, starts the downstream service and
     /// the database (or connects to the given one), logging into `logs`.
-    pub fn start(root: &Path, plan: &Plan, rt: &tokio::runtime::Runtime, logs: &Path, db: &DbChoice, need_kafka: bool) -> Result<Services> {
+    pub fn start(root: &Path, plan: &Plan, rt: &tokio::runtime::Runtime, logs: &Path, choice: &ServiceChoice, need_kafka: bool) -> Result<Services> {
         let corpus = Corpus::ensure(&root.join(".cache"), &plan.corpus)?;
-        let database = match &db.url {
-            Some(url) => Database::external(url, db.allow_remote, rt, plan.db_pool)?,
+        let database = match &choice.url {
+            Some(url) => Database::external(url, choice.allow_remote, rt, plan.db_pool)?,
             None => Database::start_embedded(root, &plan.driver_cpus, &logs.join("postgres.log"), rt, plan.db_pool).context("the embedded PostgreSQL did not start")?,
         };
         eprintln!("iobound: database {}; pool of {} connections per contender", database.description, database.pool);
         let kafka = if need_kafka {
             let java = crate::env::find_java().context("the Kafka broker and the pipeline load need a JDK >= 21 (set JAVA_HOME)")?;
-            let k = match &db.kafka_bootstrap {
-                Some(b) => crate::kafka::Kafka::external(root, &java, b, db.allow_remote, plan.kafka_partitions)?,
+            let k = match &choice.kafka_bootstrap {
+                Some(b) => crate::kafka::Kafka::external(root, &java, b, choice.allow_remote, plan.kafka_partitions)?,
                 None => crate::kafka::Kafka::start(root, &java, &plan.driver_cpus, &logs.join("kafka.log"), plan.kafka_partitions).context("the embedded Kafka broker did not start")?,
             };
             eprintln!("iobound: kafka {}", k.description);

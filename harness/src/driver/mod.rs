@@ -55,6 +55,8 @@ impl MixEntry {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Slot {
     pub entry: u16,
+    /// POST, PUT, PATCH or DELETE: acknowledged ones are recorded for the write check.
+    pub write: bool,
     /// Offset of the token's digits in the request; 0 when it has none.
     pub token_at: u32,
 }
@@ -135,7 +137,7 @@ impl Target {
                 _ => 0,
             };
             requests.push(req);
-            slots.push(Slot { entry: k as u16, token_at });
+            slots.push(Slot { entry: k as u16, write: e.is_write(), token_at });
         }
         Target {
             addr,
@@ -268,7 +270,7 @@ impl Ctx {
                     rec.ok(now, now.saturating_duration_since(since), &self.live);
                     if let Some(s) = slot {
                         self.entries.borrow_mut()[s.entry as usize].ok += 1;
-                        if self.target.entries[s.entry as usize].is_write() {
+                        if s.write {
                             self.acks.borrow_mut().push((i as u32, token));
                         }
                     }
