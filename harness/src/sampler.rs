@@ -1,6 +1,8 @@
 //! Reads what a contender costs from /proc, for every process in its group and every thread:
 //! threads, RSS, CPU user+sys, context switches, open fds and sockets.
 
+use crate::driver::summary::Level;
+use crate::services::contender::{group_pids, stat_fields};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::time::Instant;
@@ -25,23 +27,7 @@ pub struct Sample {
     pub downstream_conns: u64,
 }
 
-/// Live members of process group `pgid`, found by scanning /proc (zombies excluded: they
-/// hold no resources and wait only to be reaped).
-pub fn group_pids(pgid: i32) -> Vec<i32> {
-    let Ok(dir) = fs::read_dir("/proc") else { return Vec::new() };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            stat_fields(*pid).is_some_and(|f| f.first().map(String::as_str) != Some("Z") && f.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid))
-        })
-        .collect()
-}
 
-/// Fields of /proc/<pid>/stat after the command name: index 0 is the state (field 3).
-fn stat_fields(pid: i32) -> Option<Vec<String>> {
-    let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &text[text.rfind(')')? + 2..];
-    Some(rest.split_whitespace().map(str::to_string).collect())
-}
 
 /// (steal, total) jiffies of the whole machine from /proc/stat.
 pub fn cpu_steal() -> Option<(u64, u64)> {
@@ -159,6 +145,58 @@ impl Sampler {
     }
 }
 
+/// CPU steal (share of the machine's time) above which a run's figures are suspect.
+pub const STEAL_LIMIT_PCT: f64 = 2.0;
+
+/// What the contender cost over a run: peaks, and CPU and context switches over the phase.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Resources {
+    pub samples: Vec<Sample>,
+    pub peak_threads: u64,
+    pub peak_rss_mb: f64,
+    pub peak_fds: u64,
+    pub peak_sockets: u64,
+    /// Most connections the contender held to the downstream service at once.
+    #[serde(default)]
+    pub peak_downstream_conns: u64,
+    /// Contender CPU seconds (user + sys) during the measured phase.
+    pub cpu_s: f64,
+    pub cpu_ms_per_1k_requests: f64,
+    pub ctx_voluntary: u64,
+    pub ctx_involuntary: u64,
+}
+
+/// Fills each level's resource peaks from the samples taken during it.
+pub fn level_peaks(levels: &mut [Level], samples: &[Sample]) {
+    for l in levels {
+        let during = samples.iter().filter(|s| s.t >= f64::from(l.from_s) && s.t < f64::from(l.to_s));
+        for s in during {
+            l.peak_threads = l.peak_threads.max(s.threads);
+            l.peak_rss_mb = l.peak_rss_mb.max(s.rss_mb);
+        }
+    }
+}
+
+impl Resources {
+    pub fn from_samples(samples: Vec<Sample>, requests: u64) -> Resources {
+        let peak = |f: fn(&Sample) -> f64| samples.iter().map(f).fold(0.0, f64::max);
+        let (first, last) = (samples.first().cloned().unwrap_or_default(), samples.last().cloned().unwrap_or_default());
+        let cpu_s = (last.cpu_user_s + last.cpu_sys_s - first.cpu_user_s - first.cpu_sys_s).max(0.0);
+        Resources {
+            peak_threads: peak(|s| s.threads as f64) as u64,
+            peak_rss_mb: peak(|s| s.rss_mb),
+            peak_fds: peak(|s| s.fds as f64) as u64,
+            peak_sockets: peak(|s| s.sockets as f64) as u64,
+            peak_downstream_conns: peak(|s| s.downstream_conns as f64) as u64,
+            cpu_s,
+            cpu_ms_per_1k_requests: if requests > 0 { cpu_s * 1e6 / requests as f64 } else { 0.0 },
+            ctx_voluntary: last.ctx_voluntary.saturating_sub(first.ctx_voluntary),
+            ctx_involuntary: last.ctx_involuntary.saturating_sub(first.ctx_involuntary),
+            samples,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,5 +235,23 @@ mod tests {
         assert_eq!(connections_to(&tables, &inodes, 8080), 1);
         assert_eq!(connections_to(&tables, &inodes, 8081), 0);
         drop((clients, accepted));
+    }
+
+    #[test]
+    fn resources_take_peaks_and_deltas() {
+        let s = |t: f64, threads: u64, rss: f64, cpu: f64| Sample { t, threads, rss_mb: rss, cpu_user_s: cpu, cpu_sys_s: cpu / 2.0, ..Sample::default() };
+        let r = Resources::from_samples(vec![s(0.0, 20, 100.0, 1.0), s(0.25, 220, 180.0, 2.0), s(0.5, 210, 170.0, 3.0)], 1000);
+        assert_eq!(r.peak_threads, 220);
+        assert_eq!(r.peak_rss_mb, 180.0);
+        assert!((r.cpu_s - 3.0).abs() < 1e-9);
+        assert!((r.cpu_ms_per_1k_requests - 3000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn level_peaks_take_the_samples_inside_each_level() {
+        let mut levels = vec![Level { target: 10.0, seconds: 2, from_s: 0, to_s: 2, ..Level::default() }];
+        let sample = |t: f64, threads: u64| Sample { t, threads, rss_mb: threads as f64, ..Sample::default() };
+        level_peaks(&mut levels, &[sample(0.5, 20), sample(1.9, 30), sample(2.1, 99)]);
+        assert_eq!((levels[0].peak_threads, levels[0].peak_rss_mb), (30, 30.0));
     }
 }

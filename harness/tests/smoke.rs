@@ -333,7 +333,7 @@ downstream = { latency = "fixed:20ms" }
     let rc = &spike["recovery"];
     assert!(rc["baseline_p99_ms"].as_f64().unwrap() < 100.0, "{rc}");
     assert!(rc["worst_p99_ms"].as_f64().unwrap() >= 650.0, "the 700 ms spike shows: {rc}");
-    let back = rc["recovered_after_s"].as_f64().expect("recovered within the run");
+    let back = rc["recovered_after_s"].as_f64().unwrap_or_else(|| panic!("recovered within the run: {rc}\n{}", spike["intervals"]));
     assert!(back <= 2.0, "a server that does nothing but wait is back at once: {rc}");
     assert!(processes_in(home.path()).is_empty(), "no server or database left behind");
 }

@@ -2,11 +2,20 @@
 //! an open model (arrivals on a schedule, latency from the intended send time), on dedicated
 //! single-threaded runtimes pinned to the driver CPUs, and reports what it cost.
 
+//!
+//! Holds: `closed` and `open` (the two load models), `record` (per-second histograms and
+//! error counts as responses arrive), `summary` (a run's figures from the recorder),
+//! `assess` (the driver's report on itself).
+//! Uses: util, plan.
+
+pub mod assess;
 mod closed;
 mod open;
 pub mod record;
+pub mod summary;
 
-use crate::http1::{Conn, HttpError};
+use crate::util::http1::{Conn, HttpError};
+use crate::plan::workload::{expand_path, MixEntry};
 use crate::plan::{Load, Profile};
 use anyhow::{bail, Context, Result};
 use record::{ErrorKind, Live, Recorder};
@@ -35,22 +44,7 @@ pub struct Target {
     pub tag: String,
 }
 
-/// One kind of request in a mix.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct MixEntry {
-    pub weight: u32,
-    pub method: String,
-    pub path: String,
-    /// JSON body; `{write}` becomes a token unique to the request.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub body: Option<String>,
-}
 
-impl MixEntry {
-    pub fn is_write(&self) -> bool {
-        matches!(self.method.as_str(), "POST" | "PUT" | "PATCH" | "DELETE")
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Slot {
@@ -64,31 +58,6 @@ pub struct Slot {
 /// Digits of a write token's counter.
 pub const TOKEN_DIGITS: usize = 12;
 
-/// Most values a `{seq:N}` template may take.
-pub const MAX_SEQ: usize = 1_000_000;
-
-/// The paths of a path template: `/hash?id={seq:4000}` gives /hash?id=0 .. /hash?id=3999 and
-/// `/messages/{seq:1..10000}` gives /messages/1 .. /messages/10000, sent in turn (so every file
-/// of a corpus, every seeded row, is used); a path without a template is itself.
-pub fn expand_path(path: &str) -> Result<Vec<String>, String> {
-    let Some(at) = path.find("{seq:") else { return Ok(vec![path.to_string()]) };
-    let rest = &path[at + 5..];
-    let end = rest.find('}').ok_or_else(|| format!("{path:?}: unclosed {{seq:N}}"))?;
-    let spec = &rest[..end];
-    let (from, to) = match spec.split_once("..") {
-        Some((a, b)) => (a.parse::<u64>().ok(), b.parse::<u64>().ok()),
-        None => (Some(0), spec.parse::<u64>().ok().filter(|n| *n >= 1).map(|n| n - 1)),
-    };
-    let (from, to) = match (from, to) {
-        (Some(a), Some(b)) if a <= b && b - a < MAX_SEQ as u64 => (a, b),
-        _ => return Err(format!("{path:?}: write {{seq:N}} with N in 1..={MAX_SEQ}, or {{seq:A..B}} with A <= B and at most {MAX_SEQ} values")),
-    };
-    let (head, tail) = (&path[..at], &rest[end + 1..]);
-    if tail.contains("{seq:") {
-        return Err(format!("{path:?}: only one {{seq:N}} per path"));
-    }
-    Ok((from..=to).map(|i| format!("{head}{i}{tail}")).collect())
-}
 
 /// Requests in a mix's cycle: long enough that every entry's share is close to its weight.
 const MIX_CYCLE: usize = 20_000;
@@ -97,7 +66,7 @@ impl Target {
     /// `path` has been checked by `expand_path` (plans validate it).
     pub fn new(addr: SocketAddr, path: &str, close: bool) -> Target {
         let paths = expand_path(path).unwrap_or_else(|_| vec![path.to_string()]);
-        let requests = paths.iter().map(|p| crate::http1::build_request("GET", p, &addr.to_string(), None, close)).collect();
+        let requests = paths.iter().map(|p| crate::util::http1::build_request("GET", p, &addr.to_string(), None, close)).collect();
         Target { addr, requests: Arc::new(requests), slots: Arc::default(), entries: Arc::default(), counter: Arc::default(), tag: String::new() }
     }
 
@@ -128,7 +97,7 @@ impl Target {
             let path = &paths[k][next[k] % paths[k].len()];
             next[k] += 1;
             let body = e.body.as_ref().map(|b| b.replace("{write}", &placeholder));
-            let req = crate::http1::build_request(&e.method, path, &host, body.as_deref().map(|b| ("application/json", b.as_bytes())), close);
+            let req = crate::util::http1::build_request(&e.method, path, &host, body.as_deref().map(|b| ("application/json", b.as_bytes())), close);
             let token_at = match (&body, e.body.as_ref().is_some_and(|b| b.contains("{write}"))) {
                 (Some(b), true) => {
                     let in_body = b.find(&placeholder).expect("placeholder written above") + tag.len();

@@ -5,7 +5,7 @@
 //! the driver's queue and that wait counts as latency too.
 
 use super::{drain_window, Ctx};
-use crate::http1::Conn;
+use crate::util::http1::Conn;
 use crate::plan::Profile;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;

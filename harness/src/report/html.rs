@@ -3,7 +3,7 @@
 
 use super::chart::{esc, svg};
 use super::{notes, summary_rows, ScenarioView};
-use crate::results::Results;
+use crate::run::results::Results;
 use std::fmt::Write;
 
 const STYLE: &str = "

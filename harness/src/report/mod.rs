@@ -1,12 +1,23 @@
 //! Every output of a results directory, built from results.json (and the interval logs it
 //! names): report.html, report.md, intervals.csv, resources.csv and charts/*.png.
 
-pub mod chart;
-mod html;
-pub mod png;
+//!
+//! Holds: `table` (the terminal table), `markdown` (report.md and `table --markdown`), `csv`,
+//! `html` (report.html), `chart` (every chart, drawn once as SVG), `png` (charts for READMEs),
+//! `compare` (two result sets).
+//! Uses: util, driver (summaries), sampler (samples), run (the results model), stats.
 
-use crate::analysis::{self, Cell, Difference, METRICS};
-use crate::results::{Results, Run, RunStatus};
+pub mod chart;
+pub mod compare;
+mod csv;
+mod html;
+pub mod markdown;
+pub mod png;
+pub mod table;
+
+use crate::run::results::{Results, Run, RunStatus};
+use crate::sampler::Sample;
+use crate::stats::{self, Cell, Difference, METRICS};
 use anyhow::{Context, Result};
 use chart::{Chart, Series, GUIDE, PALETTE};
 use std::fmt::Write;
@@ -22,7 +33,7 @@ pub struct ScenarioView {
 }
 
 pub fn views(results: &Results, dir: &Path) -> Vec<ScenarioView> {
-    analysis::cells(results, dir)
+    stats::cells(results, dir)
         .into_iter()
         .map(|(scenario, cells)| {
             let first = results.runs.iter().find(|r| r.scenario == scenario);
@@ -56,12 +67,12 @@ pub fn charts(results: &Results, scenario: &str) -> Vec<Chart> {
         .contenders
         .iter()
         .enumerate()
-        .filter_map(|(i, c)| analysis::representative(results, scenario, &c.name).map(|r| (i, c.name.as_str(), r)))
+        .filter_map(|(i, c)| stats::representative(results, scenario, &c.name).map(|r| (i, c.name.as_str(), r)))
         .filter(|(_, _, r)| r.status != RunStatus::Failed)
         .collect();
     let id = |k: &str| format!("{}-{k}", slug(scenario));
     let measured = |r: &Run| r.intervals.iter().filter(|row| !row.drain).cloned().collect::<Vec<_>>();
-    let per_second = |k: &str, title: &str, y: &str, f: fn(&crate::results::IntervalRow) -> f64| Chart {
+    let per_second = |k: &str, title: &str, y: &str, f: fn(&crate::driver::summary::IntervalRow) -> f64| Chart {
         id: id(k),
         title: title.into(),
         x_label: "seconds into the measured run".into(),
@@ -105,7 +116,14 @@ pub fn charts(results: &Results, scenario: &str) -> Vec<Chart> {
     if let Some(s) = scaling(&reps, open, id("scaling")) {
         out.push(s);
     }
-    let sampled = |k: &str, title: &str, y: &str, f: &dyn Fn(&crate::sampler::Sample, Option<&crate::sampler::Sample>) -> Option<f64>| Chart {
+    out.extend(resource_charts(&reps, &id));
+    out
+}
+
+/// The contender's threads, memory, CPU, context switches and sockets over time, from the
+/// sampler (charts without data are left out).
+fn resource_charts(reps: &[(usize, &str, &Run)], id: &dyn Fn(&str) -> String) -> Vec<Chart> {
+    let sampled = |k: &str, title: &str, y: &str, f: &dyn Fn(&Sample, Option<&Sample>) -> Option<f64>| Chart {
         id: id(k),
         title: title.into(),
         x_label: "seconds into the measured run".into(),
@@ -121,11 +139,12 @@ pub fn charts(results: &Results, scenario: &str) -> Vec<Chart> {
             .collect(),
         ..Chart::default()
     };
-    let rate = |cur: &crate::sampler::Sample, prev: Option<&crate::sampler::Sample>, f: fn(&crate::sampler::Sample) -> f64| {
+    let rate = |cur: &Sample, prev: Option<&Sample>, f: fn(&Sample) -> f64| {
         let p = prev?;
         let dt = cur.t - p.t;
         (dt > 0.0).then(|| ((f(cur) - f(p)) / dt).max(0.0))
     };
+    let mut out = Vec::new();
     for c in [
         sampled("threads", "Threads", "threads", &|s, _| Some(s.threads as f64)),
         sampled("rss", "Resident memory (RSS)", "MB", &|s, _| Some(s.rss_mb)),
@@ -147,7 +166,7 @@ pub fn charts(results: &Results, scenario: &str) -> Vec<Chart> {
 fn spectrum(results: &Results, scenario: &str, reps: &[(usize, &str, &Run)], id: String) -> Option<Chart> {
     let mut series = Vec::new();
     for (i, n, _) in reps {
-        let h = analysis::merged_histogram(results, scenario, n)?;
+        let h = stats::merged_histogram(results, scenario, n)?;
         // x = log10(1 / (1 - q)): 1 = 90%, 2 = 99%, 3 = 99.9%.
         let points = (0..=40)
             .map(|k| {
@@ -212,10 +231,10 @@ fn scaling(reps: &[(usize, &str, &Run)], open: bool, id: String) -> Option<Chart
 }
 
 /// "1,020 [990-1,100]" with the metric's decimals.
-pub fn fmt_estimate(e: &analysis::Estimate, decimals: usize) -> String {
-    let v = crate::table::fmt_num(e.value, decimals);
+pub fn fmt_estimate(e: &stats::Estimate, decimals: usize) -> String {
+    let v = fmt_num(e.value, decimals);
     match (e.lo, e.hi) {
-        (Some(lo), Some(hi)) => format!("{v} [{}-{}]", crate::table::fmt_num(lo, decimals), crate::table::fmt_num(hi, decimals)),
+        (Some(lo), Some(hi)) => format!("{v} [{}-{}]", fmt_num(lo, decimals), fmt_num(hi, decimals)),
         _ => v,
     }
 }
@@ -224,7 +243,7 @@ pub fn fmt_estimate(e: &analysis::Estimate, decimals: usize) -> String {
 /// interval) and, after the first, the difference against the first.
 pub fn summary_rows(view: &ScenarioView) -> Vec<(String, Vec<String>)> {
     let base = view.cells.first().and_then(|(_, c)| c.as_ref());
-    let count = |f: fn(&Cell) -> u64| view.cells.iter().map(|(_, c)| c.as_ref().map(|c| crate::table::fmt_num(f(c) as f64, 0)).unwrap_or_else(|| "-".into())).collect();
+    let count = |f: fn(&Cell) -> u64| view.cells.iter().map(|(_, c)| c.as_ref().map(|c| fmt_num(f(c) as f64, 0)).unwrap_or_else(|| "-".into())).collect();
     let mut rows = vec![
         ("runs".to_string(), view.cells.iter().map(|(_, c)| c.as_ref().map(|c| runs_label(c)).unwrap_or_else(|| "failed".into())).collect()),
         ("OK (all runs)".to_string(), count(|c| c.ok)),
@@ -285,7 +304,7 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
         if runs.is_empty() {
             continue;
         }
-        let sum = |f: fn(&crate::database::WriteCheck) -> u64| runs.iter().filter_map(|r| r.writes.as_ref()).map(f).sum::<u64>();
+        let sum = |f: fn(&crate::services::database::WriteCheck) -> u64| runs.iter().filter_map(|r| r.writes.as_ref()).map(f).sum::<u64>();
         let (creates, updates, deletes, lost, unacked) = (sum(|w| w.creates_acknowledged), sum(|w| w.updates_acknowledged), sum(|w| w.deletes_acknowledged), sum(|w| w.lost), sum(|w| w.creates_unacknowledged));
         let verdict = if lost == 0 { "every one found in the database".to_string() } else { format!("{lost} NOT in the database") };
         let extra = if unacked > 0 { format!("; {unacked} rows were committed without an answer reaching the driver (timeouts)") } else { String::new() };
@@ -304,13 +323,13 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
         }
         if let Some(rc) = &r.recovery {
             let back = match rc.recovered_after_s {
-                Some(s) if s <= crate::faults::RECOVERY_LIMIT_S => format!("back {s:.0} s after it cleared"),
-                Some(s) => format!("back only {s:.0} s after it cleared (over the {:.0} s bar)", crate::faults::RECOVERY_LIMIT_S),
+                Some(s) if s <= crate::run::faults::RECOVERY_LIMIT_S => format!("back {s:.0} s after it cleared"),
+                Some(s) => format!("back only {s:.0} s after it cleared (over the {:.0} s bar)", crate::run::faults::RECOVERY_LIMIT_S),
                 None => "not back by the end of the run".into(),
             };
             out.push(format!(
                 "Recovery ({} run {}): fault at {:.0} s, cleared at {:.0} s; baseline p99 {:.0} ms, worst {:.0} ms, {} errors; {back} (p99 under {:.0} ms with no errors for {} s in a row).",
-                r.contender, r.run, rc.fault_at_s, rc.cleared_at_s, rc.baseline_p99_ms, rc.worst_p99_ms, rc.errors, rc.limit_ms, crate::faults::RECOVERED_FOR
+                r.contender, r.run, rc.fault_at_s, rc.cleared_at_s, rc.baseline_p99_ms, rc.worst_p99_ms, rc.errors, rc.limit_ms, crate::run::faults::RECOVERED_FOR
             ));
         }
         if let Some(v) = &r.overload {
@@ -329,102 +348,9 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
     out
 }
 
-pub fn markdown(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> String {
-    let mut md = String::new();
-    let plan = results.plan.get("name").and_then(|v| v.as_str()).unwrap_or("plan");
-    let _ = writeln!(md, "# iobound report: {plan}\n");
-    let env = &results.environment;
-    let _ = writeln!(md, "{} on {} ({} CPUs, {:.0} GiB), {}; {}.\n", results.started_at, env.cpu_model, env.cpus_online, env.memory_gib, env.kernel, env.pinning);
-    if !env.database.is_empty() {
-        let _ = writeln!(md, "Database: {}.\n", env.database);
-    }
-    if !results.complete {
-        let _ = writeln!(md, "**Incomplete results**: {}.\n", results.incomplete_reason.as_deref().unwrap_or("the plan did not finish"));
-    }
-    for v in views {
-        let _ = writeln!(md, "## {} `{}`\n\n{}\n", v.name, v.path, v.load);
-        let names: Vec<&str> = v.cells.iter().map(|(n, _)| n.as_str()).collect();
-        let _ = writeln!(md, "| metric | {} |", names.join(" | "));
-        let _ = writeln!(md, "|---|{}", "---:|".repeat(names.len()));
-        for (label, cells) in summary_rows(v) {
-            let _ = writeln!(md, "| {label} | {} |", cells.join(" | "));
-        }
-        md.push('\n');
-        for n in notes(v, results) {
-            let _ = writeln!(md, "- {}", n.replace('\n', " "));
-        }
-        for p in png.iter().filter(|p| p.file_name().and_then(|f| f.to_str()).is_some_and(|f| f.starts_with(&format!("{}-", slug(&v.name))))) {
-            let f = p.file_name().unwrap().to_string_lossy();
-            let _ = writeln!(md, "\n![{f}](charts/{f})");
-        }
-        md.push('\n');
-    }
-    let _ = writeln!(md, "## Contenders\n\n| contender | model | framework | configuration | tunables |\n|---|---|---|---|---|");
-    for c in &results.contenders {
-        let t: Vec<String> = c.tunables.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let _ = writeln!(md, "| {} | {} | {} | {} | {} |", c.name, c.model, c.framework, c.config.replace('\n', " "), t.join(", "));
-    }
-    let _ = writeln!(md, "\nJVM flags (every Java contender): `{}`", env.jvm_flags.join(" "));
-    md
-}
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
-}
 
-pub fn intervals_csv(results: &Results) -> String {
-    let mut out = String::from("scenario,contender,run,status,t_s,target,ok,errors,p50_ms,p90_ms,p99_ms,max_ms,drain\n");
-    for r in &results.runs {
-        for row in &r.intervals {
-            let l = &row.latency;
-            let _ = writeln!(
-                out,
-                "{},{},{},{:?},{},{},{},{},{},{},{},{},{}",
-                csv_field(&r.scenario),
-                csv_field(&r.contender),
-                r.run,
-                r.status,
-                row.t,
-                row.target,
-                row.ok,
-                row.errors,
-                l.p50,
-                l.p90,
-                l.p99,
-                l.max,
-                row.drain
-            );
-        }
-    }
-    out
-}
 
-pub fn resources_csv(results: &Results) -> String {
-    let mut out = String::from("scenario,contender,run,t_s,processes,threads,rss_mb,cpu_user_s,cpu_sys_s,ctx_voluntary,ctx_involuntary,fds,sockets,downstream_conns\n");
-    for r in &results.runs {
-        for s in &r.resources.samples {
-            let _ = writeln!(
-                out,
-                "{},{},{},{:.3},{},{},{:.1},{:.3},{:.3},{},{},{},{},{}",
-                csv_field(&r.scenario),
-                csv_field(&r.contender),
-                r.run,
-                s.t,
-                s.processes,
-                s.threads,
-                s.rss_mb,
-                s.cpu_user_s,
-                s.cpu_sys_s,
-                s.ctx_voluntary,
-                s.ctx_involuntary,
-                s.fds,
-                s.sockets,
-                s.downstream_conns
-            );
-        }
-    }
-    out
-}
 
 /// Charts worth a PNG for a README: throughput, latency, scaling, threads, memory.
 const PNG_CHARTS: &[&str] = &["throughput", "latency", "percentiles", "scaling", "threads", "rss"];
@@ -441,22 +367,36 @@ pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
             let kind = c.id.rsplit('-').next().unwrap_or("");
             if PNG_CHARTS.contains(&kind) {
                 let p = charts_dir.join(format!("{}.png", c.id));
-                crate::results::write_atomic(&p, &png::render(c)?)?;
+                crate::util::write_atomic(&p, &png::render(c)?)?;
                 pngs.push(p);
             }
         }
     }
     let files: [(&str, String); 4] = [
         ("report.html", html::page(results, &views)),
-        ("report.md", markdown(results, &views, &pngs)),
-        ("intervals.csv", intervals_csv(results)),
-        ("resources.csv", resources_csv(results)),
+        ("report.md", markdown::report(results, &views, &pngs)),
+        ("intervals.csv", csv::intervals_csv(results)),
+        ("resources.csv", csv::resources_csv(results)),
     ];
     for (name, text) in files {
         let p = dir.join(name);
-        crate::results::write_atomic(&p, text.as_bytes())?;
+        crate::util::write_atomic(&p, text.as_bytes())?;
         written.push(p);
     }
     written.extend(pngs);
     Ok(written)
+}
+
+pub fn fmt_num(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    let (int, frac) = s.split_once('.').map(|(a, b)| (a.to_string(), format!(".{b}"))).unwrap_or((s.clone(), String::new()));
+    let (sign, digits) = int.strip_prefix('-').map(|d| ("-", d.to_string())).unwrap_or(("", int.clone()));
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    format!("{sign}{grouped}{frac}")
 }

@@ -1,0 +1,294 @@
+//! The command line's words: subcommands, flags, their help and the checks clap makes of them.
+
+use crate::plan;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+const ABOUT: &str = "Compare server concurrency models (thread-per-request, event loop, virtual threads) on I/O-bound work, side by side, on this machine.";
+
+const LONG_ABOUT: &str = "\
+Compare server concurrency models (thread-per-request, event loop, virtual threads) on
+I/O-bound work, side by side, on this machine.
+
+Each contender is started pinned to its own CPUs, checked against the contract, warmed up and
+then measured under the same load; the driver records every response into HdrHistograms and
+the sampler reads the contender's threads, memory, CPU and sockets from /proc.
+
+Exit status: 0 all runs measured; 1 error before or while running; 2 bad usage;
+3 some contender failed (start-up, contract, crash; the rest was measured); 130 interrupted
+(what was measured is kept, marked incomplete).";
+
+const RUN_HELP: &str = "\
+Durations are written 500ms, 10s, 2m. Without --users or --rate a run is closed with 64 users
+for 10s; warm-up is 5s (0s with --url); the contender runs on CPU 0 and the driver on CPU 1.
+Results go to <out>/<timestamp>-<plan>/: results.json, summary.txt (the table), report.html,
+report.md, intervals.csv, resources.csv, charts/*.png and histograms/*.hlog.
+
+Examples:
+  iobound run -c spring-mvc,spring-webflux --path '/delay?ms=100' --users 1000 --duration 20s
+  iobound run -c spring-mvc --path '/delay?ms=100' --users 250 --step-users 250 --steps 3 --step-duration 10s
+  iobound run -c spring-webflux --path '/delay?ms=100' --rate 10 --ramp-to 3000 --duration 60s
+  iobound run -c spring-mvc --set spring-mvc.threads=500 --path '/delay?ms=100' --users 1000
+  iobound run --plan plans/demo.toml --runs 3
+  iobound run --url http://127.0.0.1:8080/plaintext --users 64 --duration 10s";
+
+#[derive(Parser)]
+#[command(name = "iobound", version, about = ABOUT, long_about = LONG_ABOUT)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+pub enum Cmd {
+    /// Run a plan file, or an ad hoc comparison described by flags, and write results
+    #[command(after_help = RUN_HELP)]
+    Run(RunArgs),
+    /// Run the default comparison (plans/demo.toml) and print the table
+    Demo {
+        /// Parent directory of the timestamped results directory
+        #[arg(long, default_value = "results", value_name = "DIR")]
+        out: PathBuf,
+    },
+    /// Start contenders one by one and check them against the contract (nothing is measured)
+    Verify {
+        /// Contenders to check (default: all)
+        contenders: Vec<String>,
+        /// Also send this many generated hostile inputs (huge, negative, non-ASCII, path
+        /// traversal, oversized); every one must get a 4xx and the contender must keep serving
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        fuzz: usize,
+        /// Seed of the generated inputs (the same seed gives the same inputs)
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// PostgreSQL for /messages (default: an embedded one); see `run --db-url`
+        #[arg(long, value_name = "URL")]
+        db_url: Option<String>,
+        /// Allow a --db-url or --kafka-bootstrap that is not on this machine
+        #[arg(long)]
+        allow_remote: bool,
+        /// Kafka for the pipeline contenders (default: an embedded broker); see `run --kafka-bootstrap`
+        #[arg(long, value_name = "HOST:PORT")]
+        kafka_bootstrap: Option<String>,
+    },
+    /// List the contenders with their model, framework and tunables
+    List,
+    /// Print the comparison table of an existing results directory or results.json
+    Table {
+        #[arg(value_name = "RESULTS")]
+        path: PathBuf,
+        /// Markdown with one row per contender, for READMEs and pull requests
+        #[arg(long)]
+        markdown: bool,
+    },
+    /// Rebuild every output of a results directory from its results.json: summary.txt,
+    /// report.html, report.md, intervals.csv, resources.csv and charts/*.png
+    Report {
+        #[arg(value_name = "RESULTS_DIR")]
+        path: PathBuf,
+    },
+    /// Compare two result sets (e.g. before and after a tuning change): medians, 95% intervals,
+    /// and whether each change is significant (intervals apart)
+    Compare {
+        #[arg(value_name = "A")]
+        a: PathBuf,
+        #[arg(value_name = "B")]
+        b: PathBuf,
+    },
+    /// Benchmarks of iobound itself
+    Bench {
+        #[command(subcommand)]
+        what: BenchCmd,
+    },
+    /// Run the downstream service of /enrich on its own (the harness starts one for every plan)
+    Downstream(DownstreamArgs),
+    /// Built-in test server (driver benchmark target; can stall once, like a GC pause)
+    #[command(hide = true)]
+    Serve(ServeArgs),
+    /// Drive one URL and print a JSON summary (used by `bench driver` and tests)
+    #[command(hide = true)]
+    Load(LoadArgs),
+}
+
+#[derive(Subcommand)]
+pub enum BenchCmd {
+    /// CPU per request of the iobound driver against wrk, same target, connections and CPU
+    Driver {
+        /// Concurrent connections for both tools
+        #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=20_000))]
+        connections: u32,
+        /// Length of each tool's run
+        #[arg(long, default_value = "8s", value_parser = duration_arg)]
+        duration: String,
+        /// Interleaved repeats (wrk, iobound, wrk, iobound, ...)
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=50))]
+        repeats: u32,
+        /// Path on the built-in server: /plaintext, or /delay?ms=N
+        #[arg(long, default_value = "/plaintext")]
+        path: String,
+        /// Print the figures as JSON on stdout
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Load shape flags shared by `run` and `load`.
+#[derive(Args, Clone, Default)]
+pub struct LoadArgs {
+    /// Drive this URL (loopback only unless --allow-remote)
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// Closed model: concurrent users (each with its own keep-alive connection)
+    #[arg(allow_negative_numbers = true, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000), conflicts_with = "rate")]
+    pub users: Option<u32>,
+    /// Closed model: users added at each step (Gatling's incrementConcurrentUsers)
+    #[arg(allow_negative_numbers = true, long, value_name = "N", requires = "steps", conflicts_with = "rate")]
+    pub step_users: Option<u32>,
+    /// Closed model: number of steps after the first level
+    #[arg(allow_negative_numbers = true, long, value_name = "N", requires = "step_duration", conflicts_with = "rate")]
+    pub steps: Option<u32>,
+    /// Closed model: how long each level lasts; the run lasts (steps + 1) x this
+    #[arg(long, value_name = "D", value_parser = duration_arg, conflicts_with = "duration")]
+    pub step_duration: Option<String>,
+    /// Closed model: pause between a user's response and its next request
+    #[arg(long, value_name = "D", value_parser = duration_arg, conflicts_with = "rate")]
+    pub think_time: Option<String>,
+    /// Open model: arrivals per second; latency counts from each intended send time
+    #[arg(allow_negative_numbers = true, long, value_name = "R", value_parser = rate_arg)]
+    pub rate: Option<f64>,
+    /// Open model: ramp the arrival rate linearly from --rate to this over --duration
+    #[arg(allow_negative_numbers = true, long, value_name = "R", value_parser = rate_arg, requires = "rate")]
+    pub ramp_to: Option<f64>,
+    /// Open model: most connections the driver opens (requests beyond wait, and the wait counts)
+    #[arg(allow_negative_numbers = true, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000), requires = "rate")]
+    pub max_connections: Option<u32>,
+    /// Length of the measured phase (closed model without steps, or open model)
+    #[arg(long, value_name = "D", value_parser = duration_arg)]
+    pub duration: Option<String>,
+    /// Request timeout; a request without a full response by then counts as a timeout error
+    #[arg(long, value_name = "D", default_value = plan::DEFAULT_TIMEOUT, value_parser = duration_arg)]
+    pub timeout: String,
+    /// Send `Connection: close` and open a new connection for every request
+    #[arg(long)]
+    pub connection_close: bool,
+    /// Allow a --url that is not on this machine. A load tool pointed at someone else's
+    /// server is an attack: only use it against servers you are responsible for.
+    #[arg(long)]
+    pub allow_remote: bool,
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    /// Plan file (TOML) with contenders, scenarios and load; see plans/
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["path", "users", "rate", "url"])]
+    pub plan: Option<PathBuf>,
+    /// Contenders to run, comma separated (with --plan: a subset of the plan's)
+    #[arg(short = 'c', long = "contender", value_name = "NAMES", value_delimiter = ',')]
+    pub contenders: Vec<String>,
+    /// Path to request (ad hoc runs), e.g. /delay?ms=100
+    #[arg(long, value_name = "PATH")]
+    pub path: Option<String>,
+    #[command(flatten)]
+    pub load: LoadArgs,
+    /// Warm-up before each measured run (not recorded)
+    #[arg(long, value_name = "D", value_parser = duration_arg)]
+    pub warmup: Option<String>,
+    /// Repeats of each contender x scenario, interleaved (A B A B ...); default: the plan's
+    /// `runs` (3 when a plan does not say), 1 for an ad hoc run
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub runs: Option<u32>,
+    /// Heap for every JVM contender (-Xms = -Xmx), e.g. 512m
+    #[arg(long, value_name = "SIZE")]
+    pub heap: Option<String>,
+    /// CPUs the contender is pinned to (taskset -c syntax)
+    #[arg(long, value_name = "LIST")]
+    pub contender_cpus: Option<String>,
+    /// CPUs the driver (and the rest of the harness) is pinned to
+    #[arg(long, value_name = "LIST")]
+    pub driver_cpus: Option<String>,
+    /// Driver threads (default: one per driver CPU)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub driver_threads: Option<u32>,
+    /// Set a contender tunable, e.g. --set spring-mvc.threads=500 (see `iobound list`)
+    #[arg(long = "set", value_name = "NAME.KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Parent directory of the timestamped results directory
+    #[arg(long, default_value = "results", value_name = "DIR")]
+    pub out: PathBuf,
+    /// PostgreSQL for /messages, e.g. postgresql://app:secret@127.0.0.1:5432/bench; default:
+    /// an embedded server started (and removed) by iobound. The harness drops and recreates a
+    /// table named `messages` in it.
+    #[arg(long, value_name = "URL")]
+    pub db_url: Option<String>,
+    /// Kafka for pipeline scenarios, e.g. 127.0.0.1:9092; default: an embedded single-node
+    /// broker started (and removed) by iobound. Topics `input` and `output` are created if missing.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub kafka_bootstrap: Option<String>,
+}
+
+#[derive(Args)]
+pub struct DownstreamArgs {
+    #[arg(long, default_value_t = 8081)]
+    pub port: u16,
+    /// Latency of each answer: fixed:100ms, uniform:50ms..150ms or lognormal:100ms,0.5
+    /// (median, sigma)
+    #[arg(long, default_value = "fixed:100ms")]
+    pub latency: String,
+    /// Share of requests answered 500 (0..1)
+    #[arg(long, default_value = "0")]
+    pub error_rate: String,
+    /// Share of requests that stall for --stall-for before their answer (0..1)
+    #[arg(long, default_value = "0")]
+    pub stall_prob: String,
+    #[arg(long, default_value = "10s", value_parser = duration_arg)]
+    pub stall_for: String,
+    /// Seed of the latency and fault draws
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+#[derive(Args)]
+pub struct ServeArgs {
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Stall once, this long after the first request
+    #[arg(long, value_parser = duration_arg)]
+    pub stall_at: Option<String>,
+    /// How long the stall lasts
+    #[arg(long, default_value = "1s", value_parser = duration_arg)]
+    pub stall_for: String,
+}
+
+pub fn duration_arg(s: &str) -> std::result::Result<String, String> {
+    crate::util::parse_duration(s).map(|_| s.to_string()).map_err(|e| e.to_string())
+}
+
+fn rate_arg(s: &str) -> std::result::Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
+        _ => Err(format!("{s:?} is not a positive rate in requests per second, e.g. 1000")),
+    }
+}
+
+pub fn dur(s: &str) -> std::time::Duration {
+    crate::util::parse_duration(s).expect("validated by clap")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_flag_values_name_the_flag() {
+        for (args, flag) in [
+            (vec!["run", "-c", "x", "--users", "-5"], "--users"),
+            (vec!["run", "-c", "x", "--duration", "ten"], "--duration"),
+            (vec!["run", "-c", "x", "--rate", "0"], "--rate"),
+            (vec!["run", "-c", "x", "--rate", "5", "--users", "3"], "--users"),
+        ] {
+            let e = Cli::try_parse_from(std::iter::once("iobound").chain(args)).err().expect("must fail").to_string();
+            let first = e.lines().next().unwrap_or("");
+            assert!(first.contains(flag), "{first}");
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! The command bodies: run (and demo), verify, list, table, report, compare, load, bench.
+
+use super::args::{dur, LoadArgs};
+use super::flags::{load_file, parse_url};
+use super::bench;
+use crate::conformance;
+use crate::driver;
+use crate::plan::{LoadFile, Plan, PlanFile, ScenarioFile};
+use crate::report::table;
+use crate::run::{self, results::{Results, RunStatus}};
+use crate::services::{manifest, ServiceChoice, Services};
+use crate::util::{interrupt, median};
+use anyhow::{bail, Context, Result};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A results directory and its results.json, from either path.
+pub fn results_at(path: &Path) -> Result<(PathBuf, Results)> {
+    let (dir, file) = if path.is_dir() { (path.to_path_buf(), path.join("results.json")) } else { (path.parent().unwrap_or(Path::new(".")).to_path_buf(), path.to_path_buf()) };
+    Ok((dir, Results::load(&file)?))
+}
+
+/// summary.txt and the reports; returns the terminal table.
+pub fn write_outputs(dir: &Path, res: &Results) -> Result<String> {
+    let text = table::render(res, dir);
+    crate::util::write_atomic(&dir.join("summary.txt"), text.as_bytes())?;
+    let files = crate::report::write_all(res, dir)?;
+    eprintln!("report: {} ({} files: report.md, CSV, {} PNG charts)", dir.join("report.html").display(), files.len() + 1, files.iter().filter(|f| f.extension().is_some_and(|e| e == "png")).count());
+    Ok(text)
+}
+
+pub fn run(plan: &Plan, root: &Path, out: &Path, external: Option<SocketAddr>, choice: ServiceChoice) -> Result<i32> {
+    let opts = run::Options { root: root.to_path_buf(), out: out.to_path_buf(), external, services: choice };
+    let (dir, res) = run::run_plan(plan, &opts)?;
+    let text = write_outputs(&dir, &res)?;
+    println!("{text}");
+    eprintln!("results: {}", dir.join("results.json").display());
+    Ok(if !res.complete {
+        130
+    } else if res.runs.iter().any(|r| r.status == RunStatus::Failed) {
+        3
+    } else {
+        0
+    })
+}
+
+pub fn list(root: &Path) -> Result<i32> {
+    for m in manifest::discover(root)? {
+        println!("{}  [{}]  {}", m.name, m.model, m.language);
+        println!("    {}", m.framework);
+        println!("    {}", m.config);
+        for (k, t) in &m.tunables {
+            println!("    tunable {k} = {} ({})", t.default, t.help);
+        }
+        let built = if m.artifact_path().exists() { "built" } else { "not built: run ./iobound build" };
+        println!("    artifact {} ({built})", m.artifact);
+    }
+    Ok(0)
+}
+
+/// `iobound verify`: starts each contender in turn and checks it against the contract (the
+/// same launch and checks as a plan's round), nothing measured.
+pub fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64, choice: &ServiceChoice) -> Result<i32> {
+    let all = manifest::discover(root)?;
+    let names = if names.is_empty() { all.iter().map(|m| m.name.clone()).collect() } else { names };
+    let file = PlanFile {
+        name: Some("verify".into()),
+        contenders: names.clone(),
+        scenarios: vec![ScenarioFile { name: "none".into(), path: Some("/".into()), load: LoadFile { model: "closed".into(), users: Some(1), duration: Some("1s".into()), ..LoadFile::default() }, ..ScenarioFile::default() }],
+        ..PlanFile::default()
+    };
+    let plan = file.validate()?;
+    let java = crate::services::jdk::find_java();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    interrupt::install();
+    let logs = std::env::temp_dir().join(format!("iobound-verify-{}", std::process::id()));
+    std::fs::create_dir_all(&logs)?;
+    let wanted = names.iter().map(|name| manifest::find(&all, name)).collect::<Result<Vec<_>>>()?;
+    let need_kafka = wanted.iter().any(|m| m.is_pipeline());
+    let mut services = Services::start(root, &plan, &rt, &logs, choice, need_kafka)?;
+    let mut failed = Vec::new();
+    for m in &wanted {
+        let name = &m.name;
+        if !m.artifact_path().exists() {
+            bail!("{name} is not built ({} is missing); run `./iobound build`", m.artifact_path().display());
+        }
+        let log = std::env::temp_dir().join(format!("iobound-verify-{name}.log"));
+        let run::Launched { mut proc, startup_timeout, .. } = run::launch(m, &m.resolve_tunables(None)?, &plan, java.as_deref(), &log, &services.env())?;
+        let verdict = match proc.wait_ready(&rt, &m.ready, startup_timeout) {
+            Ok(_) => run::launch::verify_contender(&rt, &proc, m, &services, &plan.driver_cpus, &logs, Some((fuzz, seed))).map(|v| {
+                conformance::print(name, &v);
+                v.passed
+            })?,
+            Err(e) => {
+                eprintln!("[{name}] FAIL: {e:#}");
+                false
+            }
+        };
+        if !verdict {
+            failed.push(name.clone());
+        }
+        proc.stop(run::STOP_GRACE);
+    }
+    services.stop();
+    if failed.is_empty() {
+        eprintln!("verify: {} contender(s) conform to the contract", names.len());
+        Ok(0)
+    } else {
+        eprintln!("verify: FAILED: {}", failed.join(", "));
+        Ok(1)
+    }
+}
+
+/// `iobound load`: drive one URL, print a JSON summary on stdout.
+pub fn load_cmd(a: &LoadArgs) -> Result<i32> {
+    let url = a.url.as_deref().context("--url is required")?;
+    let (addr, path) = parse_url(url, a.allow_remote)?;
+    let lf = load_file(a);
+    let load = lf.validate("load")?;
+    crate::services::contender::raise_nofile();
+    let target = driver::Target::new(addr, &path, load.connection_close);
+    let cfg = driver::DriverConfig { threads: 1, cpus: Vec::new() };
+    let live = Arc::new(driver::record::Live::default());
+    interrupt::install();
+    let o = driver::run(&target, &load, &cfg, live, interrupt::stop_flag())?;
+    let (s, _) = crate::driver::summary::summarize(&o.recorder, o.duration, &load.profile);
+    let report = crate::driver::assess::driver_report(&o, &[], s.ok + s.drained);
+    let v = serde_json::json!({
+        "ok": s.ok, "errors": s.errors.total(), "error_kinds": s.errors, "drained": s.drained,
+        "abandoned": o.abandoned, "rps": s.rps, "duration_s": s.duration_s, "latency_ms": s.latency,
+        "driver_cpu_s": o.cpu.as_secs_f64(), "schedule_lag_ms": report.schedule_lag,
+        "saturated": report.saturated, "warnings": report.warnings,
+    });
+    println!("{}", serde_json::to_string_pretty(&v)?);
+    Ok(0)
+}
+
+/// `iobound bench driver`: CPU per request of the iobound driver against wrk.
+pub fn bench_driver(connections: u32, duration: &str, repeats: u32, path: &str, json: bool) -> Result<i32> {
+    let exe = std::env::current_exe()?;
+    let online = crate::util::online_cpus();
+    let args = bench::BenchArgs {
+        connections,
+        duration: dur(duration),
+        repeats,
+        path: path.to_string(),
+        server_cpus: vec![0],
+        driver_cpus: vec![if online > 1 { 1 } else { 0 }],
+    };
+    eprintln!("bench driver: built-in server on CPU 0; wrk -t1 and iobound (1 thread) on CPU {}; {connections} connections, {duration} each, GET {path}", args.driver_cpus[0]);
+    let pairs = bench::driver(&exe, &args)?;
+    let ratio = median(pairs.iter().map(|(w, i)| i.cpu_s_per_100k / w.cpu_s_per_100k).collect());
+    let wrk = median(pairs.iter().map(|(w, _)| w.cpu_s_per_100k).collect());
+    let ours = median(pairs.iter().map(|(_, i)| i.cpu_s_per_100k).collect());
+    println!("driver CPU per 100k requests (median of {repeats}): wrk {wrk:.3} s, iobound {ours:.3} s, ratio iobound/wrk {ratio:.2}");
+    if json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"path": path, "connections": connections, "runs": pairs, "median_ratio": ratio}))?);
+    }
+    Ok(0)
+}

@@ -1,0 +1,150 @@
+//! From flags to a plan: `iobound run` flags become a PlanFile (or change the one given with
+//! --plan), validated like any plan; --url is checked to be on this machine.
+
+use super::args::{LoadArgs, RunArgs};
+use crate::plan::{self, CpusFile, JvmFile, LoadFile, Plan, PlanFile, ScenarioFile};
+use crate::util;
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+
+/// Resolves a --url to a socket address and path, refusing non-loopback targets unless allowed.
+pub fn parse_url(url: &str, allow_remote: bool) -> Result<(SocketAddr, String)> {
+    let rest = url.strip_prefix("http://").with_context(|| format!("--url {url:?}: only http:// URLs are supported"))?;
+    let (hostport, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], rest[i..].to_string()),
+        None => (rest, "/".to_string()),
+    };
+    let with_port = if hostport.rsplit_once(':').is_some_and(|(_, p)| p.chars().all(|c| c.is_ascii_digit())) && !hostport.ends_with(']') {
+        hostport.to_string()
+    } else {
+        format!("{hostport}:80")
+    };
+    let addr = with_port
+        .to_socket_addrs()
+        .with_context(|| format!("--url {url:?}: cannot resolve {hostport}"))?
+        .next()
+        .with_context(|| format!("--url {url:?}: {hostport} has no address"))?;
+    if !addr.ip().is_loopback() && !allow_remote {
+        bail!("--url {url:?} is not on this machine ({}); iobound only loads loopback targets unless you pass --allow-remote for a server you are responsible for", addr.ip());
+    }
+    Ok((addr, path))
+}
+
+pub fn load_file(a: &LoadArgs) -> LoadFile {
+    let open = a.rate.is_some();
+    LoadFile {
+        model: if open { "open" } else { "closed" }.into(),
+        users: if open { None } else { Some(i64::from(a.users.unwrap_or(64))) },
+        step_users: a.step_users.map(i64::from),
+        steps: a.steps.map(i64::from),
+        step_duration: a.step_duration.clone(),
+        think_time: a.think_time.clone(),
+        rate: a.rate,
+        ramp_to: a.ramp_to,
+        max_connections: a.max_connections.map(i64::from),
+        duration: if a.step_duration.is_none() { Some(a.duration.clone().unwrap_or_else(|| "10s".into())) } else { None },
+        timeout: Some(a.timeout.clone()),
+        connection_close: Some(a.connection_close),
+    }
+}
+
+pub fn parse_sets(sets: &[String]) -> Result<BTreeMap<String, BTreeMap<String, toml::Value>>> {
+    let mut out: BTreeMap<String, BTreeMap<String, toml::Value>> = BTreeMap::new();
+    for s in sets {
+        let (lhs, value) = s.split_once('=').with_context(|| format!("--set {s:?}: write NAME.KEY=VALUE, e.g. --set spring-mvc.threads=500"))?;
+        let (name, key) = lhs.split_once('.').with_context(|| format!("--set {s:?}: write NAME.KEY=VALUE, e.g. --set spring-mvc.threads=500"))?;
+        out.entry(name.to_string()).or_default().insert(key.to_string(), toml::Value::String(value.to_string()));
+    }
+    Ok(out)
+}
+
+pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<SocketAddr>)> {
+    let mut file = match &a.plan {
+        Some(p) => PlanFile::load(&resolve(p, root))?,
+        None => {
+            let path = a.path.clone().unwrap_or_else(|| "/plaintext".into());
+            let name: String = path.trim_start_matches('/').chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+            PlanFile {
+                name: Some("adhoc".into()),
+                scenarios: vec![ScenarioFile { name: if name.is_empty() { "root".into() } else { name }, path: Some(path), mix: None, pipeline: false, warmup: None, load: load_file(&a.load), downstream: None, events: Vec::new(), overload: None }],
+                warmup: Some(if a.load.url.is_some() { "0s".into() } else { plan::DEFAULT_WARMUP.into() }),
+                runs: Some(1),
+                ..PlanFile::default()
+            }
+        }
+    };
+    let mut external = None;
+    if let Some(url) = &a.load.url {
+        let (addr, path) = parse_url(url, a.load.allow_remote)?;
+        external = Some(addr);
+        file.scenarios[0].path = Some(path);
+        file.contenders = vec!["external".into()];
+    } else if a.plan.is_none() {
+        if a.contenders.is_empty() {
+            bail!("--contender is required for an ad hoc run (e.g. -c spring-mvc,spring-webflux), or give --plan FILE or --url URL");
+        }
+        file.contenders = a.contenders.clone();
+    } else if !a.contenders.is_empty() {
+        for c in &a.contenders {
+            if !file.contenders.contains(c) {
+                bail!("--contender {c}: not in the plan's contenders ({})", file.contenders.join(", "));
+            }
+        }
+        file.contenders = a.contenders.clone();
+        file.tunables.retain(|k, _| a.contenders.contains(k));
+    }
+    if let Some(w) = &a.warmup {
+        file.warmup = Some(w.clone());
+        for s in &mut file.scenarios {
+            s.warmup = None;
+        }
+    }
+    file.runs = a.runs.or(file.runs);
+    if a.heap.is_some() {
+        file.jvm = JvmFile { heap: a.heap.clone(), flags: file.jvm.flags.clone() };
+    }
+    file.cpus = CpusFile { contender: a.contender_cpus.clone().or(file.cpus.contender), driver: a.driver_cpus.clone().or(file.cpus.driver) };
+    file.driver_threads = a.driver_threads.map(|n| n as usize).or(file.driver_threads);
+    for (name, kv) in parse_sets(&a.sets)? {
+        file.tunables.entry(name).or_default().extend(kv);
+    }
+    let plan = file.validate()?;
+    let overlap: Vec<_> = plan.contender_cpus.iter().filter(|c| plan.driver_cpus.contains(c)).collect();
+    if !overlap.is_empty() && util::online_cpus() > 1 {
+        eprintln!("iobound: warning: contender and driver share CPU(s) {overlap:?}: they will compete and figures will mix both costs");
+    }
+    Ok((plan, external))
+}
+
+pub fn resolve(p: &Path, root: &Path) -> PathBuf {
+    if p.exists() || p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        root.join(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remote_targets_need_allow_remote() {
+        assert!(parse_url("http://127.0.0.1:8080/plaintext", false).is_ok());
+        assert_eq!(parse_url("http://127.0.0.1:8080/x?y=1", false).unwrap().1, "/x?y=1");
+        assert_eq!(parse_url("http://[::1]:81", false).unwrap().0.port(), 81);
+        let e = parse_url("http://192.0.2.1:80/", false).unwrap_err().to_string();
+        assert!(e.contains("--allow-remote"), "{e}");
+        assert!(parse_url("http://192.0.2.1:80/", true).is_ok());
+        assert!(parse_url("https://127.0.0.1/", false).unwrap_err().to_string().contains("only http://"));
+    }
+
+    #[test]
+    fn sets_parse_into_tunables() {
+        let t = parse_sets(&["spring-mvc.threads=500".into()]).unwrap();
+        assert_eq!(t["spring-mvc"]["threads"], toml::Value::String("500".into()));
+        assert!(parse_sets(&["threads=5".into()]).unwrap_err().to_string().contains("NAME.KEY=VALUE"));
+    }
+}

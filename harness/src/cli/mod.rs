@@ -1,0 +1,73 @@
+//! The command line: arguments -> plan -> run -> report. The entry of the program; the one
+//! folder that may use every stage.
+//!
+//! Holds: `args` (subcommands and flags), `flags` (flags -> plan), `commands` (the command
+//! bodies), `bench` (the driver benchmark against wrk).
+
+mod args;
+mod bench;
+mod commands;
+mod flags;
+
+use crate::plan::PlanFile;
+use crate::services::ServiceChoice;
+use anyhow::Result;
+use args::{dur, BenchCmd, Cli, Cmd};
+use clap::Parser;
+use std::path::{Path, PathBuf};
+
+/// The repository root: $IOBOUND_HOME, else the ancestor of the binary holding contenders/.
+fn root() -> PathBuf {
+    if let Ok(h) = std::env::var("IOBOUND_HOME") {
+        return PathBuf::from(h);
+    }
+    let exe = std::env::current_exe().ok();
+    let found = exe.as_deref().and_then(|e| e.ancestors().find(|a| a.join("contenders").is_dir() && a.join("contract").is_dir()));
+    found.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+}
+
+pub fn main() -> Result<i32> {
+    let cli = Cli::parse();
+    let root = root();
+    match cli.cmd {
+        Cmd::Run(a) => {
+            let (plan, external) = flags::build_plan(&a, &root)?;
+            commands::run(&plan, &root, &a.out, external, ServiceChoice { url: a.db_url.clone(), allow_remote: a.load.allow_remote, kafka_bootstrap: a.kafka_bootstrap.clone() })
+        }
+        Cmd::Demo { out } => {
+            let plan = PlanFile::load(&root.join("plans/demo.toml"))?.validate()?;
+            commands::run(&plan, &root, &out, None, Default::default())
+        }
+        Cmd::Verify { contenders, fuzz, seed, db_url, allow_remote, kafka_bootstrap } => commands::verify_cmd(&root, contenders, fuzz, seed, &ServiceChoice { url: db_url, allow_remote, kafka_bootstrap }),
+        Cmd::List => commands::list(&root),
+        Cmd::Table { path, markdown } => {
+            let (dir, res) = commands::results_at(&path)?;
+            println!("{}", if markdown { crate::report::markdown::render_markdown(&res) } else { crate::report::table::render(&res, &dir) });
+            Ok(0)
+        }
+        Cmd::Report { path } => {
+            let (dir, res) = commands::results_at(&path)?;
+            println!("{}", commands::write_outputs(&dir, &res)?);
+            Ok(0)
+        }
+        Cmd::Compare { a, b } => {
+            let (da, ra) = commands::results_at(&a)?;
+            let (db, rb) = commands::results_at(&b)?;
+            println!("{}", crate::report::compare::render(&ra, &da, &rb, &db)?);
+            Ok(0)
+        }
+        Cmd::Bench { what: BenchCmd::Driver { connections, duration, repeats, path, json } } => commands::bench_driver(connections, &duration, repeats, &path, json),
+        Cmd::Serve(a) => {
+            crate::services::contender::ensure_port_free(a.port)?;
+            crate::services::test_server::serve(crate::services::test_server::ServeConfig { port: a.port, stall_at: a.stall_at.as_deref().map(dur), stall_for: dur(&a.stall_for) })?;
+            Ok(0)
+        }
+        Cmd::Load(a) => commands::load_cmd(&a),
+        Cmd::Downstream(a) => {
+            crate::services::contender::ensure_port_free(a.port)?;
+            let b = crate::plan::downstream::Behaviour::new(&a.latency, &a.error_rate, &a.stall_prob, &a.stall_for)?;
+            crate::services::test_server::downstream(a.port, b, a.seed)?;
+            Ok(0)
+        }
+    }
+}

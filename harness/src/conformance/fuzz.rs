@@ -1,0 +1,344 @@
+//! Hostile inputs for the contract's endpoints: huge and negative numbers, non-ASCII, encoded
+//! and raw path traversal, oversized values. Every one must get a 4xx (never a 5xx, never a
+//! 2xx that accepted garbage, never a hang), and the contender must keep serving afterwards.
+
+use crate::util::http1;
+use crate::conformance::CaseResult;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// A small deterministic generator (xorshift64*), so a failing case can be reproduced by seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn digits(&mut self, min: usize, max: usize) -> String {
+        let len = min + self.below(max - min + 1);
+        (0..len).map(|_| char::from(b'0' + self.below(10) as u8)).collect()
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+}
+
+const TRAVERSALS: &[&str] = &[
+    "../../etc/passwd",
+    "..%2f..%2fetc%2fpasswd",
+    "%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+    "%252e%252e%252fetc%252fpasswd",
+    "....//....//etc/passwd",
+    "/etc/passwd",
+    "%00",
+    "..\\..\\windows\\win.ini",
+];
+
+const ODD: &[&str] = &[
+    "1.5", "1e3", "0x10", "+5", " 5", "%205", "5%20", "NaN", "Infinity", "-0", "true", "null", "[]", "{}", "%C3%A9", "%EF%BC%95", "%F0%9F%98%80",
+    "\u{00e9}", "%FF%FE", "5%00", "%",
+];
+
+/// One invalid value for `ms`.
+fn bad_ms(rng: &mut Rng) -> String {
+    match rng.below(6) {
+        0 => rng.digits(7, 40),                                         // too large, up to far beyond 64 bits
+        1 => format!("-{}", rng.digits(1, 25)),                         // negative
+        2 => format!("{}", 60_001 + rng.below(1_000_000)),              // just above the limit
+        3 => rng.pick(ODD).to_string(),                                  // not a decimal integer
+        4 => rng.pick(TRAVERSALS).to_string(),                           // path-like
+        _ => "9".repeat(1000 + rng.below(4000)),                         // oversized
+    }
+}
+
+/// A path that is not an endpoint of the contract (traversal, encoded, odd bytes).
+fn bad_path(rng: &mut Rng) -> String {
+    match rng.below(4) {
+        0 => format!("/{}", rng.pick(TRAVERSALS)),
+        1 => format!("/plaintext/{}", rng.pick(TRAVERSALS)),
+        2 => format!("/hash/{}", rng.pick(TRAVERSALS)),
+        _ => format!("/{}", rng.pick(ODD)),
+    }
+}
+
+pub struct FuzzCase {
+    pub method: &'static str,
+    pub path: String,
+    /// A JSON request body (POST).
+    pub body: Option<String>,
+    /// Some(body) when the input is valid and must be answered 200 with that body.
+    pub valid: Option<String>,
+    /// When not empty: the input is valid and one of these statuses is the right answer
+    /// (201 for a create; 200 or 404 for an id that may or may not exist).
+    pub accept: &'static [u16],
+}
+
+impl FuzzCase {
+    fn get(path: String, valid: Option<String>) -> FuzzCase {
+        FuzzCase { method: "GET", path, body: None, valid, accept: &[] }
+    }
+}
+
+/// An invalid /messages id: zero, negative, beyond 64 bits, not a decimal, path-like.
+fn bad_message_id(rng: &mut Rng) -> String {
+    match rng.below(5) {
+        0 => format!("{}{}", 9_223_372_036_854_775_808u64 + rng.below(1000) as u64, rng.digits(0, 20)),
+        1 => format!("-{}", rng.digits(1, 20)),
+        2 => "0".repeat(1 + rng.below(19)),
+        3 => rng.pick(ODD).to_string(),
+        _ => rng.pick(TRAVERSALS).to_string(),
+    }
+}
+
+/// Characters valid texts are made of: ASCII, JSON escapes, accents, CJK, emoji.
+const TEXT_CHARS: &[char] = &['a', 'Z', '7', ' ', '"', '\\', '/', '\n', '\t', '\u{e9}', '\u{df}', '\u{65e5}', '\u{672c}', '\u{1f600}', '\u{2713}', '<', '&', '\''];
+
+fn text(rng: &mut Rng, len: usize) -> String {
+    (0..len).map(|_| TEXT_CHARS[rng.below(TEXT_CHARS.len())]).collect()
+}
+
+/// An invalid create body: not JSON, not an object, text missing, of the wrong type, empty,
+/// too long, holding U+0000 (PostgreSQL text cannot), deeply nested, or over 64 KiB.
+fn bad_body(rng: &mut Rng) -> String {
+    let quoted = |t: &str| serde_json::Value::String(t.to_string()).to_string();
+    match rng.below(10) {
+        0 => rng.pick(&["", "{", "}", "{\"text\":", "{\"text\":\"a", "{text:\"a\"}", "{'text':'a'}", "nul", "{\"text\":\"a\",}", "{\"text\" \"a\"}"]).to_string(),
+        1 => rng.pick(&["[]", "[\"text\"]", "\"text\"", "42", "null", "true", "[{\"text\":\"a\"}]"]).to_string(),
+        2 => format!("{{\"{}\":{}}}", rng.pick(&["Text", "message", "body", "txt", ""]), quoted("hello")),
+        3 => format!("{{\"text\":{}}}", rng.pick(&["42", "null", "true", "[\"a\"]", "{\"a\":1}", "1e400", "-0"])),
+        4 => "{\"text\":\"\"}".to_string(),
+        5 => {
+            let len = 1001 + rng.below(3000);
+            format!("{{\"text\":{}}}", quoted(&text(rng, len)))
+        }
+        6 => format!("{{\"text\":{}}}", quoted(&format!("a{}b", "\u{0}".repeat(1 + rng.below(3))))),
+        7 => {
+            let depth = 2000 + rng.below(8000);
+            format!("{{\"text\":{}{}}}", "[".repeat(depth), "]".repeat(depth))
+        }
+        8 => format!("{{\"text\":{}}}", quoted(&"x".repeat(70_000 + rng.below(200_000)))),
+        _ => format!("{{\"text\":{},\"text\":{}}}", quoted(""), quoted("")),
+    }
+}
+
+/// An invalid /hash id for a corpus of `files` files.
+fn bad_id(rng: &mut Rng, files: u32) -> String {
+    match rng.below(4) {
+        0 => (u64::from(files) + rng.below(1_000_000) as u64).to_string(), // past the corpus
+        1 => format!("{}.bin", rng.below(files.max(1) as usize)),           // a file name, not an id
+        2 => format!("{}/../{}", rng.below(10), rng.pick(TRAVERSALS)),
+        _ => bad_ms(rng).replace("60001", "-60001"),
+    }
+}
+
+/// An invalid /enrich key: outside A-Z a-z 0-9 - _, empty, or longer than 64.
+fn bad_key(rng: &mut Rng) -> String {
+    match rng.below(5) {
+        0 => rng.pick(TRAVERSALS).to_string(),
+        1 => format!("{}.", rng.pick(ODD)), // '.' is never part of a key
+        2 => "k".repeat(65 + rng.below(5000)),
+        3 => format!("ok{}", rng.pick(&["%20", "%2F", ".", "~", "%00", "%C3%A9", "!", "*", "%22"])),
+        _ => String::new(),
+    }
+}
+
+fn good_key(rng: &mut Rng) -> String {
+    const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
+    let len = 1 + rng.below(40);
+    format!("fast-{}", (0..len).map(|_| char::from(CHARS[rng.below(CHARS.len())])).collect::<String>())
+}
+
+/// For each endpoint (/delay, /hash, /enrich, GET /messages/{id}, POST /messages) `n` cases,
+/// nine in ten invalid (plus as many paths that are not endpoints); the valid tenth must be
+/// answered as the contract says.
+/// `vectors[i]` is the SHA-512 of corpus file i.
+pub fn cases(n: usize, seed: u64, vectors: &[String]) -> Vec<FuzzCase> {
+    let mut rng = Rng(seed.max(1));
+    let files = vectors.len() as u32;
+    let mut out = Vec::with_capacity(6 * n);
+    for i in 0..n {
+        let valid = i % 10 == 0;
+        out.push(if valid {
+            let ms = rng.below(4);
+            FuzzCase::get(format!("/delay?ms={ms}"), Some(ms.to_string()))
+        } else {
+            FuzzCase::get(format!("/delay?ms={}", bad_ms(&mut rng)), None)
+        });
+        out.push(if valid && files > 0 {
+            let id = rng.below(files as usize);
+            FuzzCase::get(format!("/hash?id={id}"), Some(vectors[id].clone()))
+        } else if i % 7 == 0 {
+            FuzzCase::get(format!("/hash?id={}&delayMs={}", rng.below(files.max(1) as usize), bad_ms(&mut rng)), None)
+        } else {
+            FuzzCase::get(format!("/hash?id={}", bad_id(&mut rng, files)), None)
+        });
+        out.push(if valid {
+            let key = good_key(&mut rng);
+            FuzzCase::get(format!("/enrich?key={key}"), Some(format!("{key}=value-{key}")))
+        } else {
+            FuzzCase::get(format!("/enrich?key={}", bad_key(&mut rng)), None)
+        });
+        out.push(if valid {
+            FuzzCase { accept: &[200, 404], ..FuzzCase::get(format!("/messages/{}", 1 + rng.below(crate::services::database::SEED_ROWS as usize)), None) }
+        } else {
+            FuzzCase::get(format!("/messages/{}", bad_message_id(&mut rng)), None)
+        });
+        let body = if valid {
+            let len = 1 + rng.below(crate::services::database::MAX_TEXT);
+            serde_json::json!({ "text": text(&mut rng, len) }).to_string()
+        } else {
+            bad_body(&mut rng)
+        };
+        out.push(FuzzCase { method: "POST", path: "/messages".into(), body: Some(body), valid: None, accept: if valid { &[201] } else { &[] } });
+        out.push(FuzzCase::get(bad_path(&mut rng), None));
+    }
+    out
+}
+
+/// Judges one answer; `Err` says what was wrong.
+pub fn judge(case: &FuzzCase, status: u16, body: &[u8]) -> Result<(), String> {
+    let what = || match &case.body {
+        Some(b) => format!("{} {} {:.60?}", case.method, case.path, b),
+        None => format!("{} {}", case.method, case.path),
+    };
+    match &case.valid {
+        Some(want) if status == 200 && body == want.as_bytes() => Ok(()),
+        Some(want) => Err(format!("{} -> {status} (want 200 {want:?})", what())),
+        None if !case.accept.is_empty() && case.accept.contains(&status) => Ok(()),
+        None if !case.accept.is_empty() => Err(format!("{} -> {status} (want {:?})", what(), case.accept)),
+        None if (400..500).contains(&status) => Ok(()),
+        None => Err(format!("{} -> {status} (want 4xx)", what())),
+    }
+}
+
+pub async fn run(addr: SocketAddr, n: usize, seed: u64, vectors: &[String]) -> CaseResult {
+    let all = cases(n, seed, vectors);
+    let mut failures = Vec::new();
+    for chunk in all.chunks(16) {
+        let handles: Vec<_> = chunk
+            .iter()
+            .map(|c| {
+                let (method, path, body) = (c.method, c.path.clone(), c.body.clone());
+                tokio::spawn(async move {
+                    let body = body.as_deref().map(|b| ("application/json", b.as_bytes()));
+                    tokio::time::timeout(Duration::from_secs(10), http1::fetch(addr, method, &path, body)).await
+                })
+            })
+            .collect();
+        for (c, h) in chunk.iter().zip(handles) {
+            match h.await {
+                Ok(Ok(Ok(r))) => {
+                    if let Err(e) = judge(c, r.status, &r.body) {
+                        failures.push(e);
+                    }
+                }
+                // A server may refuse a request line it cannot parse by closing: that is not an
+                // answer, but it is not a 5xx or a leak either; it still must keep serving.
+                Ok(Ok(Err(http1::HttpError::Closed))) => {}
+                Ok(Ok(Err(e))) => failures.push(format!("{}: {e}", c.path)),
+                Ok(Err(_)) => failures.push(format!("{}: no answer within 10 s", c.path)),
+                Err(e) => failures.push(format!("{}: {e}", c.path)),
+            }
+        }
+    }
+    let alive = matches!(
+        tokio::time::timeout(Duration::from_secs(5), http1::fetch(addr, "GET", "/plaintext", None)).await,
+        Ok(Ok(ref r)) if r.status == 200
+    );
+    if !alive {
+        failures.push("stopped serving /plaintext after the fuzz cases".into());
+    }
+    let shown: Vec<String> = failures.iter().take(5).cloned().collect();
+    CaseResult {
+        name: format!("fuzz: {n} generated inputs per endpoint (seed {seed}) get 4xx, valid ones 200"),
+        passed: failures.is_empty(),
+        detail: if failures.is_empty() {
+            format!("{} cases (/delay, /hash, /enrich, GET /messages/{{id}}, POST /messages, non-endpoints), all answered as the contract says; still serving", all.len())
+        } else {
+            format!("{} of {} wrong, e.g. {}", failures.len(), all.len(), shown.join(" | "))
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_are_deterministic_and_varied() {
+        let vectors: Vec<String> = (0..50).map(|i| format!("h{i}")).collect();
+        let a = cases(1000, 7, &vectors);
+        let b = cases(1000, 7, &vectors);
+        assert_eq!(a.iter().map(|c| &c.path).collect::<Vec<_>>(), b.iter().map(|c| &c.path).collect::<Vec<_>>());
+        for route in ["/delay?", "/hash?", "/enrich?", "/messages/"] {
+            let of: Vec<&FuzzCase> = a.iter().filter(|c| c.path.starts_with(route)).collect();
+            assert_eq!(of.len(), 1000, "{route}");
+            assert_eq!(of.iter().filter(|c| c.valid.is_some() || !c.accept.is_empty()).count(), 100, "{route}");
+        }
+        assert!(a.iter().any(|c| c.path.contains("etc")));
+        assert!(a.iter().any(|c| c.path.contains("ms=-")));
+        assert!(a.iter().any(|c| c.path.len() > 1000));
+        assert!(a.iter().any(|c| c.path.contains("%EF%BC%95") || c.path.contains('\u{00e9}')));
+        assert!(a.iter().any(|c| c.path.starts_with("/hash?id=") && c.path.ends_with(".bin")));
+        let posts: Vec<&FuzzCase> = a.iter().filter(|c| c.method == "POST").collect();
+        assert_eq!((posts.len(), posts.iter().filter(|c| c.accept == [201]).count()), (1000, 100));
+        let bodies: Vec<&str> = posts.iter().map(|c| c.body.as_deref().unwrap()).collect();
+        assert!(bodies.iter().any(|b| b.len() > 64 * 1024), "oversized bodies");
+        assert!(bodies.iter().any(|b| b.contains("\\u0000")), "NUL characters");
+        assert!(bodies.iter().any(|b| b.starts_with("{\"text\":[[[[")), "deep nesting");
+        assert!(bodies.iter().any(|b| serde_json::from_str::<serde_json::Value>(b).is_err()), "invalid JSON");
+        for c in &posts {
+            let parsed: Option<serde_json::Value> = serde_json::from_str(c.body.as_deref().unwrap()).ok();
+            let text = parsed.as_ref().and_then(|v| v.get("text")).and_then(|t| t.as_str());
+            let valid = text.is_some_and(|t| (1..=1000).contains(&t.chars().count()) && !t.contains('\u{0}'));
+            assert_eq!(valid, c.accept == [201], "{:.80}", c.body.as_deref().unwrap());
+        }
+        for c in a.iter().filter(|c| c.path.starts_with("/messages/") && c.accept.is_empty()) {
+            let id = &c.path["/messages/".len()..];
+            let ok = !id.is_empty() && id.len() <= 19 && id.bytes().all(|b| b.is_ascii_digit()) && id.parse::<i64>().is_ok_and(|n| n >= 1);
+            assert!(!ok, "{id}");
+        }
+        let h = a.iter().find(|c| c.path.starts_with("/hash?id=") && c.valid.is_some()).unwrap();
+        let id: usize = h.path["/hash?id=".len()..].parse().unwrap();
+        assert_eq!(h.valid.as_deref(), Some(vectors[id].as_str()));
+        // No invalid case is accidentally valid.
+        for c in a.iter().filter(|c| c.valid.is_none()) {
+            if let Some(v) = c.path.strip_prefix("/delay?ms=") {
+                assert!(!(v.chars().all(|ch| ch.is_ascii_digit()) && !v.is_empty() && v.len() <= 6 && v.parse::<u32>().unwrap() <= 60_000), "{v}");
+            }
+            if let Some(v) = c.path.strip_prefix("/hash?id=") {
+                let digits = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+                assert!(!digits || v.len() > 10 || v.parse::<u64>().unwrap() >= 50, "{v}");
+            }
+            if let Some(k) = c.path.strip_prefix("/enrich?key=") {
+                let ok = !k.is_empty() && k.len() <= 64 && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+                assert!(!ok, "{k}");
+            }
+        }
+    }
+
+    #[test]
+    fn judging() {
+        let bad = FuzzCase::get("/delay?ms=-1".into(), None);
+        assert!(judge(&bad, 400, b"").is_ok());
+        assert!(judge(&bad, 500, b"").unwrap_err().contains("want 4xx"));
+        assert!(judge(&bad, 200, b"-1").is_err());
+        let good = FuzzCase::get("/delay?ms=2".into(), Some("2".into()));
+        assert!(judge(&good, 200, b"2").is_ok());
+        assert!(judge(&good, 400, b"").is_err());
+        let create = FuzzCase { method: "POST", path: "/messages".into(), body: Some("{\"text\":\"a\"}".into()), valid: None, accept: &[201] };
+        assert!(judge(&create, 201, b"{}").is_ok());
+        assert!(judge(&create, 400, b"").unwrap_err().contains("want [201]"));
+    }
+}

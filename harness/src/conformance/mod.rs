@@ -1,0 +1,392 @@
+//! Conformance: checks a running contender against contract/cases.toml before it is measured.
+//!
+//! Holds: the contract's cases and their checks (here), `fuzz` (generated hostile inputs),
+//! `pipeline` (the Kafka pipeline's delivery check).
+//! Uses: util, plan, services.
+
+pub mod fuzz;
+pub mod pipeline;
+
+use crate::util::http1;
+use anyhow::{Context as _, Result};
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+const CASES: &str = include_str!("../../../contract/cases.toml");
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Case {
+    pub name: String,
+    pub path: String,
+    pub status: u16,
+    pub body: Option<String>,
+    pub content_type: Option<String>,
+    pub min_ms: Option<u64>,
+    pub max_ms: Option<u64>,
+    pub concurrency: Option<usize>,
+    #[serde(default)]
+    pub timeout_bounds: bool,
+    /// Request method (default GET) and body (sent as application/json).
+    pub method: Option<String>,
+    pub request_body: Option<String>,
+    /// Other statuses that also pass (e.g. 413 beside 400 for an oversized body).
+    #[serde(default)]
+    pub also_status: Vec<u16>,
+    /// Expected JSON: every field given must match (objects may have more; arrays must have
+    /// the same length).
+    pub json: Option<String>,
+    /// The response is a JSON array of this many elements.
+    pub json_count: Option<usize>,
+}
+
+/// What the run gives the contract's placeholders: the corpus and the downstream timeout.
+pub struct Context<'a> {
+    pub corpus: &'a crate::services::corpus::Corpus,
+    pub downstream_timeout: Duration,
+    /// Reset before the cases, so that the /messages cases see the seed rows.
+    pub database: Option<&'a crate::services::database::Database>,
+}
+
+impl Context<'_> {
+    /// A case with its placeholders filled and its timeout bounds set.
+    fn resolve(&self, c: &Case) -> Result<Case> {
+        let files = self.corpus.spec.files;
+        let last = files.saturating_sub(1);
+        let mut out = c.clone();
+        out.path = c.path.replace("{files}", &files.to_string()).replace("{last}", &last.to_string());
+        if let Some(b) = &c.body {
+            if let Some(id) = b.strip_prefix("{sha512:").and_then(|r| r.strip_suffix('}')) {
+                let id = if id == "last" { last } else { id.parse().with_context(|| format!("case {:?}: bad placeholder {b}", c.name))? };
+                out.body = Some(self.corpus.vector(id)?);
+            }
+        }
+        if let Some(b) = &c.request_body {
+            out.request_body = Some(expand_repeats(b).with_context(|| format!("case {:?}", c.name))?);
+        }
+        if c.timeout_bounds {
+            let t = self.downstream_timeout.as_millis() as u64;
+            out.min_ms = Some(t.saturating_sub(100));
+            out.max_ms = Some(t + 1500);
+        }
+        Ok(out)
+    }
+}
+
+/// `{repeat:N:TEXT}` in a request body becomes TEXT N times (long and oversized bodies).
+fn expand_repeats(body: &str) -> Result<String> {
+    let mut out = body.to_string();
+    while let Some(at) = out.find("{repeat:") {
+        let end = at + out[at..].find('}').context("unclosed {repeat:N:TEXT}")?;
+        let (n, text) = out[at + 8..end].split_once(':').context("write {repeat:N:TEXT}")?;
+        let n: usize = n.parse().context("{repeat:N:TEXT} needs a number N")?;
+        out.replace_range(at..=end, &text.repeat(n));
+    }
+    Ok(out)
+}
+
+/// Whether `got` has every field of `want` (recursively; arrays element by element).
+pub fn json_matches(want: &serde_json::Value, got: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (want, got) {
+        (Value::Object(w), Value::Object(g)) => w.iter().all(|(k, v)| g.get(k).is_some_and(|x| json_matches(v, x))),
+        (Value::Array(w), Value::Array(g)) => w.len() == g.len() && w.iter().zip(g).all(|(a, b)| json_matches(a, b)),
+        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        _ => want == got,
+    }
+}
+
+#[derive(Deserialize)]
+struct CaseFile {
+    case: Vec<Case>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CaseResult {
+    pub name: String,
+    pub passed: bool,
+    /// What was wrong, or what was seen when it passed.
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Verification {
+    pub passed: bool,
+    pub cases: Vec<CaseResult>,
+}
+
+pub fn cases() -> Result<Vec<Case>> {
+    Ok(toml::from_str::<CaseFile>(CASES).context("contract/cases.toml")?.case)
+}
+
+/// Judges one response against a case; `Err` holds what differs.
+pub fn judge(case: &Case, resp: &http1::Response, elapsed: Duration) -> std::result::Result<(), String> {
+    let mut wrong = Vec::new();
+    if resp.status != case.status && !case.also_status.contains(&resp.status) {
+        wrong.push(format!("status {} (want {})", resp.status, case.status));
+    }
+    if case.json.is_some() || case.json_count.is_some() {
+        match serde_json::from_slice::<serde_json::Value>(&resp.body) {
+            Err(e) => wrong.push(format!("body is not JSON ({e})")),
+            Ok(got) => {
+                if let Some(want) = &case.json {
+                    let want: serde_json::Value = serde_json::from_str(want).unwrap_or(serde_json::Value::Null);
+                    if !json_matches(&want, &got) {
+                        let shown: String = got.to_string().chars().take(120).collect();
+                        wrong.push(format!("JSON {shown} (want {want})"));
+                    }
+                }
+                if let Some(n) = case.json_count {
+                    let len = got.as_array().map(Vec::len);
+                    if len != Some(n) {
+                        wrong.push(format!("{} elements (want an array of {n})", len.map_or("not an array".into(), |l| l.to_string())));
+                    }
+                }
+            }
+        }
+    }
+    if let Some(body) = &case.body {
+        if resp.body != body.as_bytes() {
+            let got = String::from_utf8_lossy(&resp.body);
+            let shown: String = got.chars().take(80).collect();
+            wrong.push(format!("body {shown:?} (want {body:?})"));
+        }
+    }
+    if let Some(ct) = &case.content_type {
+        let got = resp.header("content-type").unwrap_or("");
+        if !got.to_ascii_lowercase().starts_with(&ct.to_ascii_lowercase()) {
+            wrong.push(format!("content-type {got:?} (want {ct})"));
+        }
+    }
+    let ms = elapsed.as_millis() as u64;
+    if case.min_ms.is_some_and(|min| ms < min) {
+        wrong.push(format!("answered after {ms} ms, before the {} ms it must wait", case.min_ms.unwrap_or(0)));
+    }
+    if case.max_ms.is_some_and(|max| ms > max) {
+        wrong.push(format!("took {ms} ms (limit {} ms)", case.max_ms.unwrap_or(0)));
+    }
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(wrong.join("; "))
+    }
+}
+
+async fn run_case(addr: SocketAddr, case: &Case) -> CaseResult {
+    let n = case.concurrency.unwrap_or(1).max(1);
+    let t0 = Instant::now();
+    let method = case.method.clone().unwrap_or_else(|| "GET".into());
+    let handles: Vec<_> = (0..n)
+        .map(|_| {
+            let (path, method, body) = (case.path.clone(), method.clone(), case.request_body.clone());
+            tokio::spawn(async move {
+                let body = body.as_deref().map(|b| ("application/json", b.as_bytes()));
+                let r = tokio::time::timeout(Duration::from_secs(75), http1::fetch(addr, &method, &path, body)).await;
+                (r, t0.elapsed())
+            })
+        })
+        .collect();
+    let mut failures = Vec::new();
+    let mut slowest = Duration::ZERO;
+    for h in handles {
+        let Ok((r, elapsed)) = h.await else {
+            failures.push("check task failed".to_string());
+            continue;
+        };
+        slowest = slowest.max(elapsed);
+        match r {
+            Ok(Ok(resp)) => {
+                if let Err(e) = judge(case, &resp, elapsed) {
+                    failures.push(e);
+                }
+            }
+            Ok(Err(e)) => failures.push(format!("request failed: {e}")),
+            Err(_) => failures.push("no response within 75 s".into()),
+        }
+    }
+    failures.dedup();
+    CaseResult {
+        name: case.name.clone(),
+        passed: failures.is_empty(),
+        detail: if failures.is_empty() {
+            format!("{method} {} -> {} in {} ms", case.path, case.status, slowest.as_millis())
+        } else {
+            format!("{method} {}: {}", case.path, failures.join(" | "))
+        },
+    }
+}
+
+/// A message's life through the API, checking what each step returns: create (201, new id,
+/// the text as sent), read it back, see it first in the list, update, delete, and 404 after.
+async fn message_round_trip(addr: SocketAddr) -> CaseResult {
+    let name = "messages: create, read, list, update, delete round trip".to_string();
+    let text = "h\u{e9}llo \u{2713} \u{65e5}\u{672c} \u{1f600} \\ \"quoted\"";
+    let detail = match round_trip_steps(addr, text).await {
+        Ok(id) => format!("POST, GET, list, PUT, DELETE of id {id} as the contract says (text with non-ASCII, emoji, quotes)"),
+        Err(e) => return CaseResult { name, passed: false, detail: e },
+    };
+    CaseResult { name, passed: true, detail }
+}
+
+async fn round_trip_steps(addr: SocketAddr, text: &str) -> std::result::Result<i64, String> {
+    let call = |method: &'static str, path: String, body: Option<String>| async move {
+        let b = body.as_deref().map(|b| ("application/json", b.as_bytes()));
+        let r = tokio::time::timeout(Duration::from_secs(10), http1::fetch(addr, method, &path, b)).await;
+        match r {
+            Ok(Ok(resp)) => Ok(resp),
+            Ok(Err(e)) => Err(format!("{method} {path}: {e}")),
+            Err(_) => Err(format!("{method} {path}: no answer within 10 s")),
+        }
+    };
+    let as_json = |what: &str, resp: &http1::Response| -> std::result::Result<serde_json::Value, String> {
+        serde_json::from_slice(&resp.body).map_err(|e| format!("{what}: body is not JSON ({e}): {:?}", String::from_utf8_lossy(&resp.body)))
+    };
+    let body = serde_json::json!({ "text": text }).to_string();
+    let created = call("POST", "/messages".into(), Some(body)).await?;
+    if created.status != 201 {
+        return Err(format!("POST /messages -> {} (want 201)", created.status));
+    }
+    let c = as_json("POST /messages", &created)?;
+    let id = c["id"].as_i64().filter(|id| *id > i64::from(crate::services::database::SEED_ROWS)).ok_or_else(|| format!("POST /messages: no new numeric id in {c}"))?;
+    if c["text"] != text {
+        return Err(format!("POST /messages: text came back as {} (sent {text:?})", c["text"]));
+    }
+    let got = call("GET", format!("/messages/{id}"), None).await?;
+    let g = as_json("GET", &got)?;
+    if got.status != 200 || g["id"] != id || g["text"] != text {
+        return Err(format!("GET /messages/{id} -> {} {g} (want 200 with the text as created)", got.status));
+    }
+    let list = call("GET", "/messages?limit=1".into(), None).await?;
+    let l = as_json("GET /messages?limit=1", &list)?;
+    if list.status != 200 || l.as_array().map(Vec::len) != Some(1) || l[0]["id"] != id {
+        return Err(format!("GET /messages?limit=1 -> {} {l} (want the new message first)", list.status));
+    }
+    let put = call("PUT", format!("/messages/{id}"), Some(r#"{"text":"changed"}"#.into())).await?;
+    let p = as_json("PUT", &put)?;
+    if put.status != 200 || p["id"] != id || p["text"] != "changed" {
+        return Err(format!("PUT /messages/{id} -> {} {p} (want 200 with the new text)", put.status));
+    }
+    let again = call("GET", format!("/messages/{id}"), None).await?;
+    if as_json("GET after PUT", &again)?["text"] != "changed" {
+        return Err(format!("GET /messages/{id} after PUT still has the old text"));
+    }
+    let del = call("DELETE", format!("/messages/{id}"), None).await?;
+    if del.status != 204 {
+        return Err(format!("DELETE /messages/{id} -> {} (want 204)", del.status));
+    }
+    for (method, body) in [("GET", None), ("DELETE", None), ("PUT", Some(r#"{"text":"x"}"#.to_string()))] {
+        let r = call(method, format!("/messages/{id}"), body).await?;
+        if r.status != 404 {
+            return Err(format!("{method} /messages/{id} after DELETE -> {} (want 404)", r.status));
+        }
+    }
+    Ok(id)
+}
+
+pub fn verify(rt: &tokio::runtime::Runtime, addr: SocketAddr, ctx: &Context) -> Result<Verification> {
+    let cases = cases()?.iter().map(|c| ctx.resolve(c)).collect::<Result<Vec<_>>>()?;
+    if let Some(db) = ctx.database {
+        db.reset(rt)?;
+    }
+    let results: Vec<CaseResult> = rt.block_on(async {
+        let mut out = Vec::new();
+        for c in &cases {
+            // Ctrl-C ends verification at once (the stall cases wait seconds each).
+            let stopped = async {
+                while !crate::util::interrupt::stopped() {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            };
+            tokio::select! {
+                r = run_case(addr, c) => out.push(r),
+                () = stopped => {
+                    out.push(CaseResult { name: c.name.clone(), passed: false, detail: "interrupted".into() });
+                    break;
+                }
+            }
+        }
+        if !crate::util::interrupt::stopped() {
+            out.push(message_round_trip(addr).await);
+        }
+        out
+    });
+    Ok(Verification { passed: results.iter().all(|r| r.passed), cases: results })
+}
+
+pub fn print(name: &str, v: &Verification) {
+    for c in &v.cases {
+        eprintln!("  {} {:<58} {}", if c.passed { "PASS" } else { "FAIL" }, c.name, c.detail);
+    }
+    let failed = v.cases.iter().filter(|c| !c.passed).count();
+    if v.passed {
+        eprintln!("  {name}: all {} contract cases pass", v.cases.len());
+    } else {
+        eprintln!("  {name}: {failed} of {} contract cases FAIL: it will not be measured", v.cases.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resp(status: u16, body: &str, ct: &str) -> http1::Response {
+        http1::Response { status, headers: vec![("Content-Type".into(), ct.into())], body: body.as_bytes().to_vec(), close: false }
+    }
+
+    #[test]
+    fn contract_file_parses_and_covers_bad_input() {
+        let cs = cases().unwrap();
+        assert!(cs.len() >= 10);
+        assert!(cs.iter().filter(|c| c.status == 400).count() >= 6);
+        assert!(cs.iter().any(|c| c.concurrency.unwrap_or(1) > 1));
+        for route in ["/plaintext", "/delay", "/hash", "/enrich", "/messages"] {
+            assert!(cs.iter().any(|c| c.path.starts_with(route) && c.status == 200), "{route} has a success case");
+        }
+    }
+
+    #[test]
+    fn placeholders_take_the_runs_corpus_and_timeout() {
+        let cache = tempfile::tempdir().unwrap();
+        let corpus = crate::services::corpus::Corpus::ensure(cache.path(), &crate::plan::CorpusSpec { files: 3, size: 100, seed: 1 }).unwrap();
+        let ctx = Context { corpus: &corpus, downstream_timeout: Duration::from_millis(2000), database: None };
+        let all: Vec<Case> = cases().unwrap().iter().map(|c| ctx.resolve(c).unwrap()).collect();
+        let last = all.iter().find(|c| c.name == "hash of the last file is its SHA-512").unwrap();
+        assert_eq!(last.path, "/hash?id=2");
+        assert_eq!(last.body.as_deref(), Some(corpus.vector(2).unwrap().as_str()));
+        assert_eq!(all.iter().find(|c| c.name == "hash id past the corpus is rejected").unwrap().path, "/hash?id=3");
+        let stall = all.iter().find(|c| c.name == "enrich gives up at its timeout with 504").unwrap();
+        assert_eq!((stall.min_ms, stall.max_ms), (Some(1900), Some(3500)));
+        assert!(all.iter().all(|c| !c.path.contains('{') && !c.body.as_deref().unwrap_or("").contains('{')));
+        let long = all.iter().find(|c| c.name == "messages: 1,000 characters (2,000 bytes of UTF-8) are accepted").unwrap();
+        assert_eq!(long.request_body.as_deref().unwrap().chars().count(), 1000 + r#"{"text":""}"#.len());
+    }
+
+    #[test]
+    fn json_expectations_match_fields_not_formatting() {
+        let want: serde_json::Value = serde_json::from_str(r#"{"id":1,"text":"seed message 1"}"#).unwrap();
+        assert!(json_matches(&want, &serde_json::from_str(r#"{ "text" : "seed message 1", "id": 1.0, "extra": true }"#).unwrap()));
+        assert!(!json_matches(&want, &serde_json::from_str(r#"{"id":"1","text":"seed message 1"}"#).unwrap()));
+        assert!(!json_matches(&want, &serde_json::from_str(r#"{"id":1}"#).unwrap()));
+        let list: serde_json::Value = serde_json::from_str(r#"[{"id":2},{"id":1}]"#).unwrap();
+        assert!(!json_matches(&list, &serde_json::from_str(r#"[{"id":2}]"#).unwrap()));
+        let c = cases().unwrap().into_iter().find(|c| c.json_count == Some(20)).unwrap();
+        let twenty = format!("[{}]", vec!["{}"; 20].join(","));
+        assert!(judge(&c, &resp(200, &twenty, "application/json"), Duration::ZERO).is_ok());
+        assert!(judge(&c, &resp(200, "[{}]", "application/json"), Duration::ZERO).unwrap_err().contains("1 elements"));
+        assert!(judge(&c, &resp(200, "[{", "application/json"), Duration::ZERO).unwrap_err().contains("not JSON"));
+        assert_eq!(expand_repeats("{\"t\":\"{repeat:3:ab}\"}").unwrap(), "{\"t\":\"ababab\"}");
+    }
+
+    #[test]
+    fn judge_catches_each_kind_of_difference() {
+        let c = cases().unwrap().into_iter().find(|c| c.path == "/delay?ms=300").unwrap();
+        let ok = resp(200, "300", "text/plain;charset=UTF-8");
+        assert!(judge(&c, &ok, Duration::from_millis(320)).is_ok());
+        assert!(judge(&c, &ok, Duration::from_millis(10)).unwrap_err().contains("before the 300 ms"));
+        assert!(judge(&c, &resp(500, "300", "text/plain"), Duration::from_millis(320)).unwrap_err().contains("status 500"));
+        assert!(judge(&c, &resp(200, "30", "text/plain"), Duration::from_millis(320)).unwrap_err().contains("body \"30\""));
+        assert!(judge(&c, &resp(200, "300", "application/json"), Duration::from_millis(320)).unwrap_err().contains("content-type"));
+        assert!(judge(&c, &ok, Duration::from_secs(5)).unwrap_err().contains("limit 3000 ms"));
+    }
+}

@@ -1,0 +1,30 @@
+//! iobound: runs the same I/O-bound service work on each concurrency model, side by side,
+//! under the same load, and reports what each one delivers and costs.
+//!
+//! One folder per stage, in the order data flows; a stage uses the stages above it (and
+//! `util`), never one below:
+//!
+//! ```text
+//! util         shared: durations, CPUs, clocks, median, atomic writes, Ctrl-C, HTTP/1.1, progress
+//! plan         the experiment: TOML shapes -> validated model (scenarios, load, workload)
+//! services     what contenders need and are: corpus, downstream, PostgreSQL, Kafka, JDK,
+//!              contender processes and manifests, the built-in test server
+//! conformance  the contract: cases, fuzzing, the pipeline's delivery check
+//! driver       load (closed, open), recording, the run's summary, the driver's self-report
+//! sampler      the contender's threads, memory, CPU, sockets from /proc
+//! run          one contender round after another; results.json
+//! stats        estimates over repeats, intervals, differences
+//! report       terminal table, Markdown, CSV, HTML, charts, compare
+//! cli          the command line: arguments -> plan -> run -> report (uses every stage)
+//! ```
+
+pub mod util;
+pub mod plan;
+pub mod services;
+pub mod conformance;
+pub mod driver;
+pub mod sampler;
+pub mod run;
+pub mod stats;
+pub mod report;
+pub mod cli;

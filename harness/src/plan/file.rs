@@ -1,0 +1,160 @@
+//! The plan as written in TOML (or built from `iobound run` flags): every section's shape, with
+//! unknown keys rejected so that typos surface. `validate` turns it into the model in mod.rs.
+
+use super::workload::MixEntry;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The plan as written in TOML. Unknown keys are rejected so that typos surface.
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PlanFile {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    #[serde(default)]
+    pub contenders: Vec<String>,
+    pub runs: Option<u32>,
+    pub warmup: Option<String>,
+    #[serde(default)]
+    pub jvm: JvmFile,
+    #[serde(default)]
+    pub cpus: CpusFile,
+    pub driver_threads: Option<usize>,
+    /// Per contender: tunable name -> value, e.g. `[tunables.spring-mvc] threads = 500`.
+    #[serde(default)]
+    pub tunables: BTreeMap<String, BTreeMap<String, toml::Value>>,
+    #[serde(default, rename = "scenario")]
+    pub scenarios: Vec<ScenarioFile>,
+    #[serde(default)]
+    pub corpus: CorpusFile,
+    #[serde(default)]
+    pub downstream: DownstreamFile,
+    #[serde(default)]
+    pub database: DatabaseFile,
+    #[serde(default)]
+    pub kafka: KafkaFile,
+}
+
+/// `[kafka]`: the broker behind pipeline scenarios.
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct KafkaFile {
+    /// Partitions of `input` and `output` (default 8).
+    pub partitions: Option<i64>,
+}
+
+/// `[database]`: the PostgreSQL behind /messages.
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseFile {
+    /// Connections in each contender's pool (IOBOUND_DB_POOL).
+    pub pool: Option<i64>,
+}
+
+/// `[corpus]`: the files behind /hash.
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CorpusFile {
+    pub files: Option<i64>,
+    pub size_kb: Option<i64>,
+    pub seed: Option<u64>,
+}
+
+/// `[downstream]`: the service behind /enrich, and the contenders' timeout calling it.
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DownstreamFile {
+    pub latency: Option<String>,
+    pub error_rate: Option<f64>,
+    pub stall_prob: Option<f64>,
+    pub stall_for: Option<String>,
+    pub timeout: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct JvmFile {
+    pub heap: Option<String>,
+    pub flags: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CpusFile {
+    pub contender: Option<String>,
+    pub driver: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    pub name: String,
+    /// One path, requested with GET...
+    #[serde(default)]
+    pub path: Option<String>,
+    /// ...or a weighted mix of requests: `{ weight, method, path, body }`...
+    #[serde(default)]
+    pub mix: Option<Vec<MixEntry>>,
+    /// ...or, with `pipeline = true`, records through Kafka: `input` -> contender -> `output`.
+    #[serde(default)]
+    pub pipeline: bool,
+    pub warmup: Option<String>,
+    pub load: LoadFile,
+    /// How the downstream service behaves during this scenario (unset fields: the plan's).
+    #[serde(default)]
+    pub downstream: Option<DownstreamFile>,
+    /// Changes of the downstream service at set times of the measured phase, e.g. a latency
+    /// spike and its end: `[[scenario.event]] at = "10s"` with `downstream = { ... }`.
+    #[serde(default, rename = "event")]
+    pub events: Vec<EventFile>,
+    /// Overload: the load above is a closed-model probe of the contender's capacity; then an
+    /// open model runs at half of it, at `factor` times it, and at half again.
+    #[serde(default)]
+    pub overload: Option<OverloadFile>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct EventFile {
+    pub at: String,
+    pub downstream: DownstreamFile,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct OverloadFile {
+    /// Times the probed capacity (default 5).
+    pub factor: Option<f64>,
+    /// Length of the overload phase (default 20s).
+    pub duration: Option<String>,
+    /// Length of the half-capacity phases before and after it (default 15s).
+    pub calm: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LoadFile {
+    /// "closed" (users) or "open" (arrival rate).
+    pub model: String,
+    pub users: Option<i64>,
+    pub step_users: Option<i64>,
+    pub steps: Option<i64>,
+    pub step_duration: Option<String>,
+    pub think_time: Option<String>,
+    pub rate: Option<f64>,
+    pub ramp_to: Option<f64>,
+    pub max_connections: Option<i64>,
+    pub duration: Option<String>,
+    pub timeout: Option<String>,
+    pub connection_close: Option<bool>,
+}
+
+impl PlanFile {
+    pub fn load(path: &Path) -> Result<PlanFile> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read plan {}", path.display()))?;
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("plan {}: {}", path.display(), e.to_string().trim_end()))
+    }
+}

@@ -1,0 +1,77 @@
+//! `[scenario.load]`: the closed model (users, steps, think time) or the open model (arrival
+//! rate, ramp, connection limit), checked field by field with the fix in every error.
+
+use super::file::LoadFile;
+use super::validate::{field_duration, positive_u32};
+use super::{Load, Profile, DEFAULT_TIMEOUT};
+use anyhow::{bail, Context, Result};
+
+impl LoadFile {
+    pub fn validate(&self, at: &str) -> Result<Load> {
+        let timeout = field_duration(&format!("{at}.timeout"), self.timeout.as_deref().unwrap_or(DEFAULT_TIMEOUT))?;
+        if timeout.is_zero() {
+            bail!("{at}.timeout must be above zero; e.g. timeout = \"10s\"");
+        }
+        let profile = match self.model.as_str() {
+            "closed" => self.closed(at)?,
+            "open" => self.open(at)?,
+            "" => bail!("{at}.model is missing; set model = \"closed\" (users) or \"open\" (arrival rate)"),
+            other => bail!("{at}.model = {other:?} is unknown; use \"closed\" (users) or \"open\" (arrival rate)"),
+        };
+        Ok(Load { profile, timeout, connection_close: self.connection_close.unwrap_or(false) })
+    }
+
+    fn closed(&self, at: &str) -> Result<Profile> {
+        for (set, name) in [(self.rate.is_some(), "rate"), (self.ramp_to.is_some(), "ramp_to"), (self.max_connections.is_some(), "max_connections")] {
+            if set {
+                bail!("{at}.{name} applies to the open model only; remove it or set model = \"open\"");
+            }
+        }
+        let users = positive_u32(&format!("{at}.users"), self.users, None, "set the number of concurrent users, e.g. users = 64")?;
+        let step_users = positive_u32(&format!("{at}.step_users"), self.step_users, Some(0), "users added at each step")?;
+        let steps = positive_u32(&format!("{at}.steps"), self.steps, Some(0), "number of steps after the first level")?;
+        if users == 0 && step_users == 0 {
+            bail!("{at}.users is 0 and no step_users are added: nothing would be sent; set users >= 1");
+        }
+        let level = match (steps, &self.step_duration, &self.duration) {
+            (0, None, Some(d)) | (0, Some(d), None) => field_duration(&format!("{at}.duration"), d)?,
+            (0, Some(_), Some(_)) => bail!("{at}: give either duration or step_duration, not both"),
+            (_, Some(d), None) => field_duration(&format!("{at}.step_duration"), d)?,
+            (_, _, Some(_)) => bail!("{at}.duration conflicts with steps: the run lasts (steps + 1) x step_duration; remove duration"),
+            (_, None, None) => bail!("{at}.step_duration is missing; e.g. step_duration = \"10s\""),
+        };
+        if level.is_zero() {
+            bail!("{at}: each level must last more than 0 s");
+        }
+        let think = field_duration(&format!("{at}.think_time"), self.think_time.as_deref().unwrap_or("0s"))?;
+        Ok(Profile::Closed { users, step_users, steps, level, think })
+    }
+
+    fn open(&self, at: &str) -> Result<Profile> {
+        for (set, name) in [(self.users.is_some(), "users"), (self.step_users.is_some(), "step_users"), (self.steps.is_some(), "steps"), (self.think_time.is_some(), "think_time")] {
+            if set {
+                bail!("{at}.{name} applies to the closed model only; remove it or set model = \"closed\"");
+            }
+        }
+        let rate = self.rate.with_context(|| format!("{at}.rate is missing; set the arrival rate in requests per second, e.g. rate = 1000"))?;
+        if !(rate.is_finite() && rate > 0.0) {
+            bail!("{at}.rate must be a positive number of requests per second (got {rate})");
+        }
+        let ramp_to = self.ramp_to.unwrap_or(rate);
+        if !(ramp_to.is_finite() && ramp_to > 0.0) {
+            bail!("{at}.ramp_to must be a positive rate (got {ramp_to}); it is the rate reached at the end of the run");
+        }
+        let duration = field_duration(
+            &format!("{at}.duration"),
+            self.duration.as_deref().with_context(|| format!("{at}.duration is missing; e.g. duration = \"30s\""))?,
+        )?;
+        if duration.is_zero() {
+            bail!("{at}.duration must be above zero");
+        }
+        let max_connections = positive_u32(&format!("{at}.max_connections"), self.max_connections, Some(10_000), "connections the driver may open")?;
+        if max_connections == 0 {
+            bail!("{at}.max_connections must be at least 1");
+        }
+        Ok(Profile::Open { rate, ramp_to, duration, max_connections })
+    }
+}

@@ -1,0 +1,257 @@
+//! Experiment plans: which contenders, which scenarios, which load. Parsed from TOML (or built
+//! from `iobound run` flags) and validated before anything starts, so that a typo costs one
+//! clear error instead of a half-finished run.
+//!
+//! Holds: `file` (the TOML shapes), `validate` and `load` (the checks, per section), `workload`
+//! (requests of a scenario: paths, `{seq}` templates, mixes), `downstream` (the downstream
+//! service's behaviour) and, here, the validated model every later stage reads.
+//! Uses: util only.
+
+pub mod downstream;
+pub mod file;
+mod load;
+mod validate;
+pub mod workload;
+
+pub use file::*;
+pub use workload::MixEntry;
+
+use anyhow::Result;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+pub const DEFAULT_TIMEOUT: &str = "10s";
+pub const DEFAULT_PLAN_RUNS: u32 = 3;
+pub const DEFAULT_WARMUP: &str = "5s";
+pub const DEFAULT_HEAP: &str = "512m";
+
+/// Connections per contender pool unless the plan says otherwise: HikariCP's default, and the
+/// same for every driver so that the pool is not what differs.
+pub const DEFAULT_DB_POOL: usize = 10;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DownstreamPlan {
+    pub latency: String,
+    pub error_rate: f64,
+    pub stall_prob: f64,
+    pub stall_for: String,
+    #[serde(with = "secs")]
+    pub timeout: Duration,
+}
+
+impl DownstreamPlan {
+    pub fn behaviour(&self) -> Result<downstream::Behaviour> {
+        downstream::Behaviour::new(&self.latency, &self.error_rate.to_string(), &self.stall_prob.to_string(), &self.stall_for)
+    }
+
+    /// These settings with the fields `over` sets replaced (a scenario's or an event's changes).
+    pub fn with(&self, over: &DownstreamFile) -> DownstreamPlan {
+        DownstreamPlan {
+            latency: over.latency.clone().unwrap_or_else(|| self.latency.clone()),
+            error_rate: over.error_rate.unwrap_or(self.error_rate),
+            stall_prob: over.stall_prob.unwrap_or(self.stall_prob),
+            stall_for: over.stall_for.clone().unwrap_or_else(|| self.stall_for.clone()),
+            timeout: self.timeout,
+        }
+    }
+
+    /// The settings as a query for the downstream's /_control.
+    pub fn control_query(&self) -> String {
+        format!("latency={}&error_rate={}&stall_prob={}&stall_for={}", self.latency, self.error_rate, self.stall_prob, self.stall_for)
+    }
+}
+
+/// A downstream change at a time of the measured phase.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Event {
+    #[serde(with = "secs")]
+    pub at: Duration,
+    /// The /_control query.
+    pub downstream: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Overload {
+    pub factor: f64,
+    #[serde(with = "secs")]
+    pub duration: Duration,
+    #[serde(with = "secs")]
+    pub calm: Duration,
+}
+
+/// How load is offered.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "model", rename_all = "lowercase")]
+pub enum Profile {
+    /// `users` concurrent users, plus `step_users` more at each of `steps` further levels;
+    /// every level lasts `level` (Gatling's incrementConcurrentUsers).
+    Closed { users: u32, step_users: u32, steps: u32, #[serde(with = "secs")] level: Duration, #[serde(with = "secs")] think: Duration },
+    /// Arrivals per second rising linearly from `rate` to `ramp_to` (constant when equal);
+    /// latency counts from each request's intended send time.
+    Open { rate: f64, ramp_to: f64, #[serde(with = "secs")] duration: Duration, max_connections: u32 },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Load {
+    #[serde(flatten)]
+    pub profile: Profile,
+    #[serde(with = "secs")]
+    pub timeout: Duration,
+    pub connection_close: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Scenario {
+    pub name: String,
+    /// The path, or for a mix a description of it ("mix: 80 GET /messages/{seq:1..10000}, ...").
+    pub path: String,
+    /// The mix's entries; empty for a single path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<MixEntry>,
+    /// Records through Kafka instead of HTTP requests.
+    #[serde(default)]
+    pub pipeline: bool,
+    #[serde(with = "secs")]
+    pub warmup: Duration,
+    pub load: Load,
+    /// The downstream service's settings for this scenario, as its /_control query; sent before
+    /// the warm-up, so every scenario starts from a known behaviour.
+    pub downstream: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<Event>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overload: Option<Overload>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub name: String,
+    pub description: String,
+    pub contenders: Vec<String>,
+    pub runs: u32,
+    pub jvm_heap: String,
+    pub jvm_flags: Vec<String>,
+    pub contender_cpus: Vec<usize>,
+    pub driver_cpus: Vec<usize>,
+    pub driver_threads: usize,
+    pub tunables: BTreeMap<String, BTreeMap<String, String>>,
+    pub scenarios: Vec<Scenario>,
+    /// The /hash corpus: the plan's when a scenario requests /hash, else the small
+    /// conformance corpus.
+    pub corpus: CorpusSpec,
+    pub downstream: DownstreamPlan,
+    /// Connections in each contender's database pool.
+    pub db_pool: usize,
+    /// Partitions of the pipeline topics.
+    pub kafka_partitions: u32,
+}
+
+impl Plan {
+    /// Whether a Kafka broker is needed.
+    pub fn has_pipeline(&self) -> bool {
+        self.scenarios.iter().any(|s| s.pipeline)
+    }
+}
+
+pub mod secs {
+    use serde::Serializer;
+    use std::time::Duration;
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+}
+
+/// JVM flags every Java contender gets, so that heap and GC never differ between them. A JVM
+/// out of memory exits (and the run is reported failed) instead of limping on unanswered.
+pub fn default_jvm_flags() -> Vec<String> {
+    ["-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError", "--enable-native-access=ALL-UNNAMED"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+}
+
+impl Profile {
+    /// Length of the measured phase.
+    pub fn duration(&self) -> Duration {
+        match self {
+            Profile::Closed { steps, level, .. } => *level * (steps + 1),
+            Profile::Open { duration, .. } => *duration,
+        }
+    }
+
+    /// Users (closed) or arrival rate per second (open) at time `t` into the run.
+    pub fn target_at(&self, t: Duration) -> f64 {
+        match self {
+            Profile::Closed { users, step_users, steps, level, .. } => {
+                let k = ((t.as_secs_f64() / level.as_secs_f64()) as u32).min(*steps);
+                f64::from(users + k * step_users)
+            }
+            Profile::Open { rate, ramp_to, duration, .. } => {
+                let f = (t.as_secs_f64() / duration.as_secs_f64()).min(1.0);
+                rate + (ramp_to - rate) * f
+            }
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Profile::Closed { users, step_users, steps, level, think } => {
+                let mut s = if *steps == 0 {
+                    format!("closed, {users} users for {}s", level.as_secs_f64())
+                } else {
+                    format!(
+                        "closed, {users} -> {} users (+{step_users} every {}s)",
+                        users + step_users * steps,
+                        level.as_secs_f64()
+                    )
+                };
+                if !think.is_zero() {
+                    s.push_str(&format!(", think {}ms", think.as_millis()));
+                }
+                s
+            }
+            Profile::Open { rate, ramp_to, duration, .. } => {
+                if rate == ramp_to {
+                    format!("open, {rate} req/s for {}s", duration.as_secs_f64())
+                } else {
+                    format!("open, {rate} -> {ramp_to} req/s over {}s", duration.as_secs_f64())
+                }
+            }
+        }
+    }
+}
+
+/// The /hash corpus: `files` files of `size` bytes generated from `seed`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CorpusSpec {
+    pub files: u32,
+    pub size: usize,
+    pub seed: u64,
+}
+
+impl CorpusSpec {
+    /// What the contract's conformance checks use when a plan measures no /hash scenario.
+    pub const CONFORMANCE_FILES: u32 = 64;
+    pub const DEFAULT_FILES: u32 = 4_000;
+    pub const DEFAULT_SIZE: usize = 200 * 1024;
+    pub const DEFAULT_SEED: u64 = 1;
+}
+
+impl Default for CorpusSpec {
+    fn default() -> CorpusSpec {
+        CorpusSpec { files: Self::DEFAULT_FILES, size: Self::DEFAULT_SIZE, seed: Self::DEFAULT_SEED }
+    }
+}
+
+impl Plan {
+    /// Heap and flags of every JVM contender: the same for all of them.
+    pub fn jvm_flags(&self) -> Vec<String> {
+        let mut f = vec![format!("-Xms{}", self.jvm_heap), format!("-Xmx{}", self.jvm_heap)];
+        f.extend(self.jvm_flags.iter().cloned());
+        f
+    }
+}
+
+#[cfg(test)]
+mod tests;

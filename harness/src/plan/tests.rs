@@ -1,0 +1,183 @@
+//! Plans: what validates, and what is rejected with which message.
+
+use super::*;
+use std::time::Duration;
+
+fn plan(text: &str) -> Result<Plan> {
+    toml::from_str::<PlanFile>(text).map_err(anyhow::Error::from)?.validate()
+}
+
+const GOOD: &str = r#"
+    contenders = ["a"]
+    [[scenario]]
+    name = "delay"
+    path = "/delay?ms=100"
+    [scenario.load]
+    model = "closed"
+    users = 256
+    step_users = 256
+    steps = 3
+    step_duration = "10s"
+"#;
+
+#[test]
+fn closed_steps_define_duration_and_levels() {
+    let p = plan(GOOD).unwrap();
+    let prof = &p.scenarios[0].load.profile;
+    assert_eq!(prof.duration(), Duration::from_secs(40));
+    assert_eq!(prof.target_at(Duration::from_secs(0)), 256.0);
+    assert_eq!(prof.target_at(Duration::from_secs(25)), 768.0);
+    assert_eq!(prof.target_at(Duration::from_secs(99)), 1024.0);
+    assert_eq!(p.scenarios[0].load.timeout, Duration::from_secs(10));
+}
+
+#[test]
+fn corpus_and_downstream_are_checked() {
+    let p = plan(GOOD).unwrap();
+    assert_eq!(p.corpus.files, CorpusSpec::CONFORMANCE_FILES, "no /hash scenario: the small corpus");
+    assert_eq!(p.downstream.timeout, Duration::from_secs(2));
+    let hash = GOOD.replace("/delay?ms=100", "/hash?id=1");
+    assert_eq!(plan(&hash).unwrap().corpus.files, CorpusSpec::DEFAULT_FILES);
+    let e = plan(&format!("{GOOD}\n[downstream]\nlatency = \"soon\"")).unwrap_err().to_string();
+    assert!(e.starts_with("downstream: latency \"soon\"") && e.contains("fixed:100ms"), "{e}");
+    let e = plan(&format!("{GOOD}\n[corpus]\nfiles = 0")).unwrap_err().to_string();
+    assert!(e.contains("corpus.files = 0"), "{e}");
+    let e = plan(&format!("{GOOD}\n[downstream]\nerror_rate = 1.5")).unwrap_err().to_string();
+    assert!(e.contains("error_rate") && e.contains("0..1"), "{e}");
+}
+
+#[test]
+fn scenarios_may_change_the_downstream() {
+    let text = format!("{GOOD}\n[downstream]\nlatency = \"fixed:50ms\"\n[scenario.downstream]\nerror_rate = 0.5");
+    let p = plan(&text).unwrap();
+    assert_eq!(p.scenarios[0].downstream, "latency=fixed:50ms&error_rate=0.5&stall_prob=0&stall_for=10s");
+    assert_eq!(plan(GOOD).unwrap().scenarios[0].downstream, "latency=fixed:100ms&error_rate=0&stall_prob=0&stall_for=10s");
+    let e = plan(&format!("{GOOD}\n[scenario.downstream]\nstall_prob = 2.0")).unwrap_err().to_string();
+    assert!(e.contains("scenario[0] \"delay\".downstream: stall_prob"), "{e}");
+    let e = plan(&format!("{GOOD}\n[scenario.downstream]\ntimeout = \"1s\"")).unwrap_err().to_string();
+    assert!(e.contains("set once, in the plan's [downstream]"), "{e}");
+}
+
+#[test]
+fn events_mixes_and_overload_are_checked() {
+    let base = r#"
+        contenders = ["a"]
+        [[scenario]]
+        name = "s"
+        path = "/enrich?key=k"
+        [scenario.load]
+        model = "open"
+        rate = 100
+        duration = "30s"
+    "#;
+    let p = plan(&format!("{base}\n[[scenario.event]]\nat = \"10s\"\ndownstream = {{ latency = \"fixed:1500ms\" }}\n[[scenario.event]]\nat = \"20s\"\ndownstream = {{ latency = \"fixed:100ms\" }}")).unwrap();
+    let e = &p.scenarios[0].events;
+    assert_eq!((e[0].at, e[1].at), (Duration::from_secs(10), Duration::from_secs(20)));
+    assert!(e[0].downstream.starts_with("latency=fixed:1500ms&error_rate=0"), "{}", e[0].downstream);
+    for (extra, says) in [
+        ("[[scenario.event]]\nat = \"40s\"\ndownstream = {}", "not inside the measured phase"),
+        ("[[scenario.event]]\nat = \"10s\"\ndownstream = {}\n[[scenario.event]]\nat = \"5s\"\ndownstream = {}", "must come after"),
+        ("[[scenario.event]]\nat = \"10s\"\ndownstream = { latency = \"sometimes\" }", "event[0].downstream"),
+        ("[scenario.overload]\nfactor = 5", "closed model"),
+    ] {
+        let e = plan(&format!("{base}\n{extra}")).unwrap_err().to_string();
+        assert!(e.contains(says), "{extra}: {e}");
+    }
+    let over = GOOD.replace("step_users = 256\n    steps = 3\n    step_duration = \"10s\"", "duration = \"10s\"");
+    let p = plan(&format!("{over}\n[scenario.overload]\nfactor = 4")).unwrap();
+    assert_eq!(p.scenarios[0].overload.as_ref().map(|o| (o.factor, o.duration, o.calm)), Some((4.0, Duration::from_secs(20), Duration::from_secs(15))));
+    assert!(plan(&format!("{over}\n[scenario.overload]\nfactor = 0.5")).unwrap_err().to_string().contains("overload.factor"));
+    let mix = r#"
+        contenders = ["a"]
+        [[scenario]]
+        name = "m"
+        mix = [{ weight = 9, method = "GET", path = "/messages/{seq:1..10}" }, { weight = 1, method = "FETCH", path = "/messages" }]
+        [scenario.load]
+        model = "closed"
+        users = 1
+        duration = "1s"
+    "#;
+    assert!(plan(mix).unwrap_err().to_string().contains("mix[1].method = \"FETCH\""));
+    let ok = plan(&mix.replace("FETCH", "POST")).unwrap();
+    assert_eq!(ok.scenarios[0].path, "mix: 9 GET /messages/{seq:1..10}, 1 POST /messages");
+    assert!(plan(&mix.replace("name = \"m\"", "name = \"m\"\npath = \"/x\"")).unwrap_err().to_string().contains("either path or mix"));
+}
+
+#[test]
+fn plans_repeat_three_times_unless_they_say() {
+    assert_eq!(plan(GOOD).unwrap().runs, 3);
+    assert_eq!(plan(&format!("runs = 5\n{GOOD}")).unwrap().runs, 5);
+}
+
+#[test]
+fn open_ramp_is_linear() {
+    let p = plan(r#"
+        contenders = ["a"]
+        [[scenario]]
+        name = "ramp"
+        path = "/x"
+        [scenario.load]
+        model = "open"
+        rate = 10
+        ramp_to = 300
+        duration = "60s"
+    "#).unwrap();
+    let prof = &p.scenarios[0].load.profile;
+    assert_eq!(prof.target_at(Duration::from_secs(30)), 155.0);
+    assert_eq!(prof.target_at(Duration::from_secs(60)), 300.0);
+}
+
+fn err(text: &str) -> String {
+    format!("{:#}", plan(text).unwrap_err())
+}
+
+#[test]
+fn errors_name_the_field_and_the_fix() {
+    let e = err(&GOOD.replace("users = 256\n", "users = -5\n"));
+    assert!(e.contains("load.users must not be negative"), "{e}");
+    let e = err(&GOOD.replace("model = \"closed\"", "model = \"clsoed\""));
+    assert!(e.contains("load.model = \"clsoed\" is unknown") && e.contains("\"open\""), "{e}");
+    let e = err(&GOOD.replace("step_users = 256", "stepusers = 256"));
+    assert!(e.contains("unknown field `stepusers`"), "{e}");
+    let e = err(&GOOD.replace("\"/delay?ms=100\"", "\"delay\""));
+    assert!(e.contains("path = \"delay\" must start with '/'"), "{e}");
+    let e = err(&GOOD.replace("contenders = [\"a\"]", "contenders = []"));
+    assert!(e.contains("plan.contenders is empty"), "{e}");
+    let e = err(&GOOD.replace("\"10s\"", "\"ten\""));
+    assert!(e.contains("step_duration: invalid duration"), "{e}");
+    let e = err(&GOOD.replace("step_users = 256", "rate = 5"));
+    assert!(e.contains("load.rate applies to the open model only"), "{e}");
+    let e = err("contenders = [\"a\"]\n[[scenario]\nname = 1");
+    assert!(e.contains("TOML parse error") || e.contains("expected"), "{e}");
+}
+
+#[test]
+fn open_rate_must_be_positive() {
+    let text = r#"
+        contenders = ["a"]
+        [[scenario]]
+        name = "r"
+        path = "/x"
+        [scenario.load]
+        model = "open"
+        rate = -3
+        duration = "5s"
+    "#;
+    assert!(err(text).contains("rate must be a positive number"));
+    assert!(err(&text.replace("rate = -3", "rate = 5\nramp_to = 0")).contains("ramp_to must be a positive rate"));
+    assert!(err(&text.replace("rate = -3", "rate = 5").replace("duration = \"5s\"", "")).contains("duration is missing"));
+}
+
+#[test]
+fn every_plan_in_plans_is_accepted() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../plans");
+    let mut seen = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            PlanFile::load(&p).and_then(|f| f.validate()).unwrap_or_else(|e| panic!("{}: {e:#}", p.display()));
+            seen += 1;
+        }
+    }
+    assert!(seen >= 10, "only {seen} plans in {}", dir.display());
+}

@@ -1,0 +1,238 @@
+//! `PlanFile::validate`: every section checked in the order it is written (contenders,
+//! runs, downstream, scenarios with their events and overload, CPUs, JVM, tunables, corpus,
+//! database, Kafka), each error naming the field and the fix.
+
+use super::file::{PlanFile, ScenarioFile};
+use super::workload::{check_mix, check_path, MixEntry};
+use super::{default_jvm_flags, CorpusSpec, DownstreamPlan, Event, Overload, Plan, Profile, Scenario, DEFAULT_DB_POOL, DEFAULT_HEAP, DEFAULT_PLAN_RUNS, DEFAULT_WARMUP};
+use crate::util::{parse_cpu_list, parse_duration};
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+pub(super) fn field_duration(what: &str, text: &str) -> Result<Duration> {
+    parse_duration(text).with_context(|| format!("{what}: invalid duration"))
+}
+
+pub(super) fn positive_u32(what: &str, v: Option<i64>, default: Option<u32>, fix: &str) -> Result<u32> {
+    match (v, default) {
+        (None, Some(d)) => Ok(d),
+        (None, None) => bail!("{what} is missing; {fix}"),
+        (Some(n), _) if n < 0 => bail!("{what} must not be negative (got {n}); {fix}"),
+        (Some(n), _) if n > 1_000_000 => bail!("{what} = {n} is beyond 1,000,000; {fix}"),
+        (Some(n), _) => Ok(n as u32),
+    }
+}
+
+impl PlanFile {
+    pub fn validate(&self) -> Result<Plan> {
+        if self.contenders.is_empty() {
+            bail!("plan.contenders is empty; list at least one, e.g. contenders = [\"spring-mvc\"] (see `iobound list`)");
+        }
+        if self.scenarios.is_empty() {
+            bail!("the plan has no [[scenario]]; add one with name, path and [scenario.load]");
+        }
+        // Plans repeat each contender x scenario three times unless they say otherwise; ad hoc
+        // runs from flags set one.
+        let runs = self.runs.unwrap_or(DEFAULT_PLAN_RUNS);
+        if runs == 0 || runs > 100 {
+            bail!("plan.runs = {runs} is out of range; use 1..=100");
+        }
+        let downstream = self.downstream_plan()?;
+        let default_warmup = field_duration("plan.warmup", self.warmup.as_deref().unwrap_or(DEFAULT_WARMUP))?;
+        let mut scenarios: Vec<Scenario> = Vec::new();
+        for (i, s) in self.scenarios.iter().enumerate() {
+            let at = format!("scenario[{i}] {:?}", s.name);
+            if scenarios.iter().any(|x| x.name == s.name) && valid_name(&s.name) {
+                bail!("{at}: duplicate scenario name; give each scenario its own name");
+            }
+            scenarios.push(scenario(&at, s, &downstream, default_warmup)?);
+        }
+        let contender_cpus = parse_cpu_list(self.cpus.contender.as_deref().unwrap_or("0")).context("plan.cpus.contender")?;
+        let default_driver = if crate::util::online_cpus() > 1 { "1" } else { "0" };
+        let driver_cpus = parse_cpu_list(self.cpus.driver.as_deref().unwrap_or(default_driver)).context("plan.cpus.driver")?;
+        let driver_threads = self.driver_threads.unwrap_or(driver_cpus.len());
+        if driver_threads == 0 || driver_threads > 64 {
+            bail!("plan.driver_threads = {driver_threads} is out of range; use 1..=64 (one per driver CPU is usual)");
+        }
+        let heap = self.jvm.heap.clone().unwrap_or_else(|| DEFAULT_HEAP.to_string());
+        if !heap.trim_end_matches(['m', 'g', 'M', 'G']).parse::<u64>().is_ok_and(|n| n > 0) {
+            bail!("plan.jvm.heap = {heap:?} is not a heap size; write e.g. \"512m\" or \"2g\"");
+        }
+        let tunables = self.tunable_texts()?;
+        let (corpus, db_pool) = self.corpus_and_pool()?;
+        let partitions = self.kafka.partitions.unwrap_or(8);
+        if !(1..=1000).contains(&partitions) {
+            bail!("kafka.partitions = {partitions} is out of range; use 1..=1000 (default 8)");
+        }
+        Ok(Plan {
+            corpus,
+            downstream,
+            db_pool,
+            kafka_partitions: partitions as u32,
+            name: self.name.clone().unwrap_or_else(|| "adhoc".into()),
+            description: self.description.clone().unwrap_or_default(),
+            contenders: self.contenders.clone(),
+            runs,
+            jvm_heap: heap,
+            jvm_flags: self.jvm.flags.clone().unwrap_or_else(default_jvm_flags),
+            contender_cpus,
+            driver_cpus,
+            driver_threads,
+            tunables,
+            scenarios,
+        })
+    }
+
+    /// `[downstream]`, with the defaults a scenario's changes start from.
+    fn downstream_plan(&self) -> Result<DownstreamPlan> {
+        let d = &self.downstream;
+        let downstream = DownstreamPlan {
+            latency: d.latency.clone().unwrap_or_else(|| "fixed:100ms".into()),
+            error_rate: d.error_rate.unwrap_or(0.0),
+            stall_prob: d.stall_prob.unwrap_or(0.0),
+            stall_for: d.stall_for.clone().unwrap_or_else(|| "10s".into()),
+            timeout: field_duration("downstream.timeout", d.timeout.as_deref().unwrap_or("2s"))?,
+        };
+        downstream.behaviour().map_err(|e| anyhow::anyhow!("downstream: {e:#}"))?;
+        if downstream.timeout.is_zero() || downstream.timeout > Duration::from_secs(60) {
+            bail!("downstream.timeout must be between 1ms and 60s (default 2s)");
+        }
+        Ok(downstream)
+    }
+
+    /// `[tunables.NAME]` values as the text the manifests substitute.
+    fn tunable_texts(&self) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
+        let mut tunables = BTreeMap::new();
+        for (contender, values) in &self.tunables {
+            let mut m = BTreeMap::new();
+            for (k, v) in values {
+                let text = match v {
+                    toml::Value::String(s) => s.clone(),
+                    toml::Value::Integer(i) => i.to_string(),
+                    toml::Value::Float(f) => f.to_string(),
+                    toml::Value::Boolean(b) => b.to_string(),
+                    _ => bail!("tunables.{contender}.{k} must be a string, number or boolean"),
+                };
+                m.insert(k.clone(), text);
+            }
+            tunables.insert(contender.clone(), m);
+        }
+        Ok(tunables)
+    }
+
+    /// `[corpus]` (the plan's when a scenario requests /hash, else the small conformance
+    /// corpus) and `[database] pool`.
+    fn corpus_and_pool(&self) -> Result<(CorpusSpec, usize)> {
+        let c = &self.corpus;
+        let files = c.files.unwrap_or(i64::from(CorpusSpec::DEFAULT_FILES));
+        if !(1..=1_000_000).contains(&files) {
+            bail!("corpus.files = {files} is out of range; use 1..=1000000 (default {})", CorpusSpec::DEFAULT_FILES);
+        }
+        let size_kb = c.size_kb.unwrap_or((CorpusSpec::DEFAULT_SIZE / 1024) as i64);
+        if !(1..=65_536).contains(&size_kb) {
+            bail!("corpus.size_kb = {size_kb} is out of range; use 1..=65536 (default 200)");
+        }
+        let hashing = self.scenarios.iter().filter_map(|s| s.path.as_deref()).any(|p| p == "/hash" || p.starts_with("/hash?"));
+        let db_pool = self.database.pool.unwrap_or(DEFAULT_DB_POOL as i64);
+        if !(1..=100).contains(&db_pool) {
+            bail!("database.pool = {db_pool} is out of range; use 1..=100 connections per contender (default {DEFAULT_DB_POOL})");
+        }
+        let corpus = CorpusSpec {
+            files: if hashing { files as u32 } else { CorpusSpec::CONFORMANCE_FILES },
+            size: size_kb as usize * 1024,
+            seed: c.seed.unwrap_or(CorpusSpec::DEFAULT_SEED),
+        };
+        Ok((corpus, db_pool as usize))
+    }
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.trim().is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// One `[[scenario]]`: what it requests, its warm-up and load, the downstream's behaviour
+/// during it, and its events or overload phases.
+fn scenario(at: &str, s: &ScenarioFile, downstream: &DownstreamPlan, default_warmup: Duration) -> Result<Scenario> {
+    if !valid_name(&s.name) {
+        bail!("{at}: name must be non-empty and use only letters, digits, '-' and '_'");
+    }
+    let (path, mix) = requests(at, s)?;
+    let warmup = match &s.warmup {
+        Some(w) => field_duration(&format!("{at}.warmup"), w)?,
+        None => default_warmup,
+    };
+    let load = s.load.validate(&format!("{at}.load"))?;
+    if s.pipeline && !matches!(load.profile, Profile::Open { rate, ramp_to, .. } if rate == ramp_to) {
+        bail!("{at}.load: a pipeline scenario produces records at a fixed rate: model = \"open\" with rate (and no ramp_to)");
+    }
+    let over = s.downstream.clone().unwrap_or_default();
+    if over.timeout.is_some() {
+        bail!("{at}.downstream.timeout: the contenders' timeout is set once, in the plan's [downstream]");
+    }
+    let merged = downstream.with(&over);
+    merged.behaviour().map_err(|e| anyhow::anyhow!("{at}.downstream: {e:#}"))?;
+    let events = events(at, s, &merged, load.profile.duration())?;
+    let overload = overload(at, s, &load.profile)?;
+    if overload.is_some() && !events.is_empty() {
+        bail!("{at}: give either events or overload, not both");
+    }
+    if s.pipeline && overload.is_some() {
+        bail!("{at}.overload: not available for pipeline scenarios");
+    }
+    Ok(Scenario { name: s.name.clone(), path, mix, pipeline: s.pipeline, warmup, load, downstream: merged.control_query(), events, overload })
+}
+
+/// The scenario's path (or a mix's description) and the mix's entries.
+fn requests(at: &str, s: &ScenarioFile) -> Result<(String, Vec<MixEntry>)> {
+    Ok(match (&s.path, &s.mix) {
+        _ if s.pipeline && (s.path.is_some() || s.mix.is_some()) => bail!("{at}: a pipeline scenario has no path or mix (records go through Kafka)"),
+        _ if s.pipeline => ("kafka: input -> enrich -> output".to_string(), Vec::new()),
+        (Some(p), None) => {
+            check_path(&format!("{at}.path"), p)?;
+            (p.clone(), Vec::new())
+        }
+        (None, Some(mix)) => (check_mix(at, mix)?, mix.clone()),
+        (Some(_), Some(_)) => bail!("{at}: give either path or mix, not both"),
+        (None, None) => bail!("{at}: no path; add path = \"/delay?ms=100\" (or a mix = [{{ weight, method, path, body }}, ...])"),
+    })
+}
+
+/// `[[scenario.event]]`: downstream changes at increasing times inside the measured phase.
+fn events(at: &str, s: &ScenarioFile, merged: &DownstreamPlan, measured: Duration) -> Result<Vec<Event>> {
+    let mut events: Vec<Event> = Vec::new();
+    for (k, e) in s.events.iter().enumerate() {
+        let here = format!("{at}.event[{k}]");
+        let when = field_duration(&format!("{here}.at"), &e.at)?;
+        if when >= measured {
+            bail!("{here}.at = {:?} is not inside the measured phase ({}s); choose a time before its end", e.at, measured.as_secs());
+        }
+        if events.last().is_some_and(|p| p.at >= when) {
+            bail!("{here}.at = {:?} must come after the event before it", e.at);
+        }
+        if e.downstream.timeout.is_some() {
+            bail!("{here}.downstream.timeout: the contenders' timeout is set once, in the plan's [downstream]");
+        }
+        let changed = merged.with(&e.downstream);
+        changed.behaviour().map_err(|e| anyhow::anyhow!("{here}.downstream: {e:#}"))?;
+        events.push(Event { at: when, downstream: changed.control_query() });
+    }
+    Ok(events)
+}
+
+/// `[scenario.overload]`: the scenario's load must be a closed probe without steps.
+fn overload(at: &str, s: &ScenarioFile, profile: &Profile) -> Result<Option<Overload>> {
+    let Some(o) = &s.overload else { return Ok(None) };
+    if !matches!(profile, Profile::Closed { step_users: 0, .. }) {
+        bail!("{at}.overload: the scenario's load is the capacity probe and must be a closed model without steps, e.g. model = \"closed\", users = 256, duration = \"10s\"");
+    }
+    let factor = o.factor.unwrap_or(5.0);
+    if !(1.0..=100.0).contains(&factor) {
+        bail!("{at}.overload.factor = {factor} is out of range; use 1..=100 (times the probed capacity, default 5)");
+    }
+    Ok(Some(Overload {
+        factor,
+        duration: field_duration(&format!("{at}.overload.duration"), o.duration.as_deref().unwrap_or("20s"))?,
+        calm: field_duration(&format!("{at}.overload.calm"), o.calm.as_deref().unwrap_or("15s"))?,
+    }))
+}

@@ -1,0 +1,129 @@
+//! `iobound compare A B`: two result sets (e.g. before and after a tuning change) side by side,
+//! with the rules of the reports: medians over runs, merged-histogram percentiles, 95%
+//! intervals, and a change called significant only when the intervals are apart.
+
+use super::fmt_estimate;
+use crate::run::results::Results;
+use crate::stats::{self, Cell, Difference, METRICS};
+use anyhow::{bail, Result};
+use std::path::Path;
+
+/// Pairs of (scenario, contender in A, contender in B) present in both result sets. When the
+/// sets share no contender name but each has exactly one, those two are paired.
+fn pairs(a: &Results, b: &Results) -> Vec<(String, String, String)> {
+    let names_a: Vec<&str> = a.contenders.iter().map(|c| c.name.as_str()).collect();
+    let names_b: Vec<&str> = b.contenders.iter().map(|c| c.name.as_str()).collect();
+    let mut same: Vec<(String, String)> = names_a.iter().filter(|n| names_b.contains(n)).map(|n| (n.to_string(), n.to_string())).collect();
+    if same.is_empty() && names_a.len() == 1 && names_b.len() == 1 {
+        same.push((names_a[0].to_string(), names_b[0].to_string()));
+    }
+    let sb = stats::scenarios(b);
+    let mut out = Vec::new();
+    for s in stats::scenarios(a).into_iter().filter(|s| sb.contains(s)) {
+        for (ca, cb) in &same {
+            out.push((s.clone(), ca.clone(), cb.clone()));
+        }
+    }
+    out
+}
+
+pub fn render(a: &Results, dir_a: &Path, b: &Results, dir_b: &Path) -> Result<String> {
+    let pairs = pairs(a, b);
+    if pairs.is_empty() {
+        bail!(
+            "the two result sets share no scenario with the same contender (A: {} / {}; B: {} / {}); compare runs of the same plan",
+            stats::scenarios(a).join(", "),
+            a.contenders.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", "),
+            stats::scenarios(b).join(", "),
+            b.contenders.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
+        );
+    }
+    let mut out = String::new();
+    out.push_str(&format!("A: {} ({})\nB: {} ({})\n", dir_a.display(), a.started_at, dir_b.display(), b.started_at));
+    for (scenario, ca, cb) in pairs {
+        let (Some(x), Some(y)) = (stats::cell(a, dir_a, &scenario, &ca), stats::cell(b, dir_b, &scenario, &cb)) else {
+            out.push_str(&format!("\n{scenario} / {ca}: not measured in both\n"));
+            continue;
+        };
+        let who = if ca == cb { ca.clone() } else { format!("{ca} -> {cb}") };
+        out.push_str(&format!("\n{scenario} / {who}\n"));
+        out.push_str(&table(&x, &y));
+        out.push_str(&format!("  A: {}\n  B: {}\n", x.method, y.method));
+        for (tag, c) in [("A", &x), ("B", &y)] {
+            if let Some(n) = &c.noisy {
+                out.push_str(&format!("  noisy ({tag}): {n}\n"));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn table(x: &Cell, y: &Cell) -> String {
+    let rows: Vec<(String, String, String, String)> = METRICS
+        .iter()
+        .map(|m| {
+            let d = Difference::of(m, x, y);
+            let verdict = match (d.significant, d.better) {
+                (Some(true), Some(true)) => "better",
+                (Some(true), Some(false)) => "worse",
+                (Some(false), _) => "same (intervals overlap)",
+                _ => "",
+            };
+            (m.label.to_string(), fmt_estimate(&(m.get)(x), m.decimals), fmt_estimate(&(m.get)(y), m.decimals), format!("{} {verdict}", d.describe().split(',').next().unwrap_or("-")))
+        })
+        .collect();
+    let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(1).max(1);
+    let w2 = rows.iter().map(|r| r.2.len()).max().unwrap_or(1).max(1);
+    let mut out = format!("{:<22} {:>w1$} {:>w2$}  change B vs A\n", "metric", "A", "B");
+    for (l, a, b, d) in rows {
+        out.push_str(&format!("{l:<22} {a:>w1$} {b:>w2$}  {d}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::results::test_support::{blank_results, blank_run};
+    use crate::run::results::RunStatus;
+
+    fn set(name: &str, rps: &[f64]) -> Results {
+        let mut r = blank_results(&[name]);
+        for (i, v) in rps.iter().enumerate() {
+            let mut run = blank_run(name, "s", i as u32 + 1);
+            run.status = RunStatus::Ok;
+            run.summary.rps = *v;
+            run.summary.ok = (*v * 10.0) as u64;
+            run.summary.duration_s = 10.0;
+            r.runs.push(run);
+        }
+        r
+    }
+
+    #[test]
+    fn a_real_change_is_called_and_noise_is_not() {
+        let before = set("spring-mvc", &[1980.0, 1990.0, 2000.0]);
+        let after = set("spring-mvc", &[4950.0, 5000.0, 5020.0]);
+        let t = render(&before, Path::new("a"), &after, Path::new("b")).unwrap();
+        assert!(t.contains("s / spring-mvc"), "{t}");
+        assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("+151.3% better")), "{t}");
+        let same = set("spring-mvc", &[1985.0, 2005.0, 1995.0]);
+        let t = render(&before, Path::new("a"), &same, Path::new("b")).unwrap();
+        assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("same (intervals overlap)")), "{t}");
+    }
+
+    #[test]
+    fn unrelated_sets_are_refused_with_the_reason() {
+        let mut a = set("x", &[1.0]);
+        a.runs[0].scenario = "plaintext".into();
+        let b = set("y", &[1.0]);
+        let e = render(&a, Path::new("a"), &b, Path::new("b")).unwrap_err().to_string();
+        assert!(e.contains("share no scenario") && e.contains("plaintext"), "{e}");
+    }
+
+    #[test]
+    fn one_contender_each_is_paired_across_names() {
+        let t = render(&set("jetty", &[100.0, 101.0]), Path::new("a"), &set("jetty-virtual", &[200.0, 201.0]), Path::new("b")).unwrap();
+        assert!(t.contains("s / jetty -> jetty-virtual"), "{t}");
+    }
+}

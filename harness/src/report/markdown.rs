@@ -1,0 +1,142 @@
+//! Markdown: report.md (every metric with its interval, notes, charts, contenders), the
+//! one-row-per-contender tables of `iobound table --markdown`, and the one table writer both use.
+
+use super::{fmt_num, notes, slug, summary_rows, ScenarioView};
+use crate::run::results::{ContenderInfo, Results, Run, RunStatus};
+use crate::stats::{representative, scenarios};
+use std::fmt::Write;
+use std::path::PathBuf;
+
+/// A Markdown table: the first `left` columns aligned left, the rest right (numbers).
+pub fn table(header: &[String], left: usize, rows: &[Vec<String>]) -> String {
+    let row = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
+    let mut out = row(header);
+    out.push('|');
+    for i in 0..header.len() {
+        out.push_str(if i < left { "---|" } else { "---:|" });
+    }
+    out.push('\n');
+    for r in rows {
+        out.push_str(&row(r));
+    }
+    out
+}
+
+pub fn report(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> String {
+    let mut md = String::new();
+    let plan = results.plan.get("name").and_then(|v| v.as_str()).unwrap_or("plan");
+    let _ = writeln!(md, "# iobound report: {plan}\n");
+    let env = &results.environment;
+    let _ = writeln!(md, "{} on {} ({} CPUs, {:.0} GiB), {}; {}.\n", results.started_at, env.cpu_model, env.cpus_online, env.memory_gib, env.kernel, env.pinning);
+    if !env.database.is_empty() {
+        let _ = writeln!(md, "Database: {}.\n", env.database);
+    }
+    if !results.complete {
+        let _ = writeln!(md, "**Incomplete results**: {}.\n", results.incomplete_reason.as_deref().unwrap_or("the plan did not finish"));
+    }
+    for v in views {
+        let _ = writeln!(md, "## {} `{}`\n\n{}\n", v.name, v.path, v.load);
+        let mut header = vec!["metric".to_string()];
+        header.extend(v.cells.iter().map(|(n, _)| n.clone()));
+        let rows: Vec<Vec<String>> = summary_rows(v).into_iter().map(|(label, cells)| std::iter::once(label).chain(cells).collect()).collect();
+        md.push_str(&table(&header, 1, &rows));
+        md.push('\n');
+        for n in notes(v, results) {
+            let _ = writeln!(md, "- {}", n.replace('\n', " "));
+        }
+        for p in png.iter().filter(|p| p.file_name().and_then(|f| f.to_str()).is_some_and(|f| f.starts_with(&format!("{}-", slug(&v.name))))) {
+            let f = p.file_name().unwrap().to_string_lossy();
+            let _ = writeln!(md, "\n![{f}](charts/{f})");
+        }
+        md.push('\n');
+    }
+    let _ = writeln!(md, "## Contenders\n");
+    let rows: Vec<Vec<String>> = results
+        .contenders
+        .iter()
+        .map(|c| {
+            let t: Vec<String> = c.tunables.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            vec![c.name.clone(), c.model.clone(), c.framework.clone(), c.config.replace('\n', " "), t.join(", ")]
+        })
+        .collect();
+    md.push_str(&table(&["contender", "model", "framework", "configuration", "tunables"].map(String::from), 5, &rows));
+    let _ = writeln!(md, "\nJVM flags (every Java contender): `{}`", env.jvm_flags.join(" "));
+    md
+}
+
+/// Each contender with the run shown for it in `scenario` (the median-throughput run).
+pub(super) fn columns<'a>(results: &'a Results, scenario: &str) -> Vec<(&'a ContenderInfo, Option<&'a Run>)> {
+    results.contenders.iter().map(|c| (c, representative(results, scenario, &c.name))).collect()
+}
+
+/// A closed-model run with more than one level of users: its per-level rows are worth showing.
+pub(super) fn stepped(run: &Run) -> bool {
+    run.load["model"] == "closed" && run.summary.levels.len() > 1
+}
+
+/// Markdown, one row per contender (for many contenders, and for READMEs and pull requests).
+pub fn render_markdown(results: &Results) -> String {
+    let mut out = String::new();
+    for scenario in scenarios(results) {
+        let picked = columns(results, &scenario);
+        let Some(first) = picked.iter().find_map(|(_, r)| *r) else { continue };
+        out.push_str(&format!("\n**{}** `{}`: {}\n\n", first.scenario, first.path, first.load_description));
+        let header = ["contender", "model", "req/s", "p50 ms", "p99 ms", "max ms", "errors", "peak threads", "peak RSS MB", "CPU ms / 1k req"].map(String::from);
+        let mut rows = Vec::new();
+        for (c, run) in &picked {
+            match run {
+                Some(r) if r.status != RunStatus::Failed => {
+                    let s = &r.summary;
+                    rows.push(vec![
+                        c.name.clone(),
+                        c.model.clone(),
+                        fmt_num(s.rps, 0),
+                        fmt_num(s.latency.p50, 1),
+                        fmt_num(s.latency.p99, 1),
+                        fmt_num(s.latency.max, 1),
+                        fmt_num(s.errors.total() as f64, 0),
+                        r.resources.peak_threads.to_string(),
+                        fmt_num(r.resources.peak_rss_mb, 0),
+                        fmt_num(r.resources.cpu_ms_per_1k_requests, 1),
+                    ]);
+                }
+                Some(r) => {
+                    let mut row = vec![c.name.clone(), c.model.clone(), format!("failed: {}", r.failure.as_deref().unwrap_or("").lines().next().unwrap_or(""))];
+                    row.resize(header.len(), String::new());
+                    rows.push(row);
+                }
+                None => {}
+            }
+        }
+        out.push_str(&table(&header, 2, &rows));
+        if picked.iter().filter_map(|(_, r)| *r).any(stepped) {
+            let mut rows = Vec::new();
+            for (c, run) in &picked {
+                for l in run.map(|r| r.summary.levels.as_slice()).unwrap_or(&[]) {
+                    rows.push(vec![
+                        c.name.clone(),
+                        l.target.to_string(),
+                        fmt_num(l.rps, 0),
+                        fmt_num(l.latency.p99, 1),
+                        l.peak_threads.to_string(),
+                        fmt_num(l.peak_rss_mb, 0),
+                    ]);
+                }
+            }
+            out.push('\n');
+            out.push_str(&table(&["contender", "users", "req/s", "p99 ms", "threads", "RSS MB"].map(String::from), 1, &rows));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_align_text_left_and_numbers_right() {
+        let t = table(&["name".into(), "req/s".into()], 1, &[vec!["a".into(), "1,000".into()]]);
+        assert_eq!(t, "| name | req/s |\n|---|---:|\n| a | 1,000 |\n");
+    }
+}

@@ -1,0 +1,228 @@
+//! The terminal comparison: per scenario, metrics as rows and contenders as columns, with the
+//! change of each contender against the first one.
+
+use super::fmt_num;
+use super::markdown::{columns, stepped};
+use crate::run::results::{Results, Run, RunStatus};
+use crate::stats::{self, relative_change, scenarios, Cell, Difference, METRICS};
+use std::path::Path;
+
+/// Metrics of the terminal table (the reports show all of `stats::METRICS`).
+const SHOWN: &[&str] = &[
+    "throughput (req/s)",
+    "latency p50 (ms)",
+    "latency p90 (ms)",
+    "latency p99 (ms)",
+    "latency p99.9 (ms)",
+    "latency max (ms)",
+    "errors (%)",
+    "peak threads",
+    "peak RSS (MB)",
+    "CPU (ms per 1k req)",
+    "peak sockets",
+    "peak downstream conns",
+    "ctx switches / req",
+];
+
+/// The comparison for the terminal: per scenario, each metric's median over runs (latency
+/// from merged histograms) per contender, the change against the first contender ("~" when
+/// the 95% intervals overlap: not significant), then per-level rows of the median run.
+pub fn render(results: &Results, dir: &Path) -> String {
+    let mut out = String::new();
+    for scenario in scenarios(results) {
+        let cols: Vec<(&str, Option<&Run>)> = columns(results, &scenario).into_iter().map(|(c, r)| (c.name.as_str(), r)).collect();
+        let cells: Vec<Option<Cell>> = cols.iter().map(|(n, _)| stats::cell(results, dir, &scenario, n)).collect();
+        let first = results.runs.iter().find(|r| r.scenario == scenario);
+        let header = first.map(|r| format!("{} {}: {}", r.scenario, r.path, r.load_description)).unwrap_or_default();
+        out.push_str(&format!("\n{header}\n"));
+        let intervals: Vec<String> = cells
+            .iter()
+            .map(|c| match c.as_ref().map(|c| (c.rps.lo, c.rps.hi)) {
+                Some((Some(lo), Some(hi))) => format!("{}..{}", fmt_num(lo, 0), fmt_num(hi, 0)),
+                _ => "-".into(),
+            })
+            .collect();
+        let width = cols.iter().map(|(n, _)| n.len()).chain(intervals.iter().map(String::len)).max().unwrap_or(8).max(12);
+        let grid = Grid { cols: &cols, width, show_diff: cols.len() >= 2 };
+        grid.header(&mut out);
+        grid.metric_rows(&mut out, &cells, &intervals);
+        if cols.iter().filter_map(|(_, r)| *r).any(stepped) {
+            grid.level_rows(&mut out);
+        }
+        grid.run_notes(&mut out);
+    }
+    if !results.complete {
+        out.push_str(&format!("\nresults are INCOMPLETE: {}\n", results.incomplete_reason.as_deref().unwrap_or("the plan did not finish")));
+    }
+    out
+}
+
+/// One scenario's table: its columns (contender, run shown) and their width.
+struct Grid<'a> {
+    cols: &'a [(&'a str, Option<&'a Run>)],
+    width: usize,
+    show_diff: bool,
+}
+
+impl Grid<'_> {
+    fn row(&self, out: &mut String, label: &str, values: &[String], diffs: &[String]) {
+        push_row(out, label, values, diffs, self.width, self.show_diff);
+    }
+
+    fn header(&self, out: &mut String) {
+        out.push_str(&format!("{:<22}", "metric"));
+        for (i, (n, _)) in self.cols.iter().enumerate() {
+            out.push_str(&format!(" {:>width$}", n, width = self.width));
+            if self.show_diff && i > 0 {
+                out.push_str(&format!(" {:>8}", "diff"));
+            }
+        }
+        out.push('\n');
+        let n = self.cols.len();
+        out.push_str(&"-".repeat(22 + n * (self.width + 1) + if self.show_diff { 9 * (n - 1) } else { 0 }));
+        out.push('\n');
+    }
+
+    /// Runs, then every shown metric with its change against the first contender.
+    fn metric_rows(&self, out: &mut String, cells: &[Option<Cell>], intervals: &[String]) {
+        let blank = vec![String::new(); self.cols.len()];
+        let runs_row: Vec<String> = self
+            .cols
+            .iter()
+            .zip(cells)
+            .map(|((_, r), c)| match (r, c) {
+                (Some(r), None) if r.status == RunStatus::Failed => "FAILED".into(),
+                (_, Some(c)) => format!("{}{}", c.runs, if c.partial { " incomplete" } else { "" }),
+                _ => "-".into(),
+            })
+            .collect();
+        self.row(out, "runs", &runs_row, &blank);
+        for m in METRICS.iter().filter(|m| SHOWN.contains(&m.label)) {
+            let values: Vec<String> = cells.iter().zip(&runs_row).map(|(c, r)| c.as_ref().map(|c| fmt_num((m.get)(c).value, m.decimals)).unwrap_or_else(|| r.clone())).collect();
+            let diffs: Vec<String> = cells
+                .iter()
+                .map(|c| match (cells[0].as_ref(), c.as_ref()) {
+                    (Some(a), Some(b)) => short_diff(&Difference::of(m, a, b)),
+                    _ => "-".into(),
+                })
+                .collect();
+            self.row(out, m.label, &values, &diffs);
+            if m.label == "throughput (req/s)" && intervals.iter().any(|i| i != "-") {
+                self.row(out, "  95% interval", intervals, &blank);
+            }
+        }
+        if let Some(method) = cells.iter().flatten().map(|c| c.method.as_str()).next() {
+            out.push_str(&format!("  {method}; ~ = intervals overlap (not significant)\n"));
+        }
+        for (n, c) in self.cols.iter().zip(cells) {
+            if let Some(why) = c.as_ref().and_then(|c| c.noisy.as_ref()) {
+                out.push_str(&format!("  noisy ({}): {why}\n", n.0));
+            }
+        }
+    }
+
+    /// Stepped closed runs: throughput, tail and resources at each level of users (median run).
+    fn level_rows(&self, out: &mut String) {
+        let mut targets: Vec<f64> = Vec::new();
+        for (_, r) in self.cols {
+            for l in r.map(|r| r.summary.levels.as_slice()).unwrap_or(&[]) {
+                if !targets.contains(&l.target) {
+                    targets.push(l.target);
+                }
+            }
+        }
+        let level_row = |out: &mut String, label: &str, value: &dyn Fn(&Run) -> Option<f64>, decimals: usize| {
+            let base = self.cols.first().and_then(|(_, r)| r.and_then(value));
+            let vals: Vec<Option<f64>> = self.cols.iter().map(|(_, r)| r.filter(|r| r.status != RunStatus::Failed).and_then(value)).collect();
+            let values: Vec<String> = vals.iter().map(|v| v.map(|v| fmt_num(v, decimals)).unwrap_or_else(|| "-".into())).collect();
+            let diffs: Vec<String> = vals.iter().map(|v| base.zip(*v).and_then(|(a, b)| relative_change(a, b)).map(|d| format!("{d:+.0}%")).unwrap_or_else(|| "-".into())).collect();
+            self.row(out, label, &values, &diffs);
+        };
+        for t in targets {
+            let level = move |r: &Run| r.summary.levels.iter().find(|l| l.target == t).cloned();
+            level_row(out, &format!("req/s @ {t} users"), &|r: &Run| level(r).map(|l| l.rps), 0);
+            level_row(out, &format!("p99 ms @ {t} users"), &|r: &Run| level(r).map(|l| l.latency.p99), 1);
+            level_row(out, &format!("threads @ {t} users"), &|r: &Run| level(r).map(|l| l.peak_threads as f64), 0);
+            level_row(out, &format!("RSS MB @ {t} users"), &|r: &Run| level(r).map(|l| l.peak_rss_mb), 0);
+        }
+    }
+
+    /// Failures, warnings and interruptions of the runs shown.
+    fn run_notes(&self, out: &mut String) {
+        for (n, run) in self.cols {
+            let Some(r) = run else { continue };
+            if let Some(f) = &r.failure {
+                out.push_str(&format!("  {n}: {f}\n"));
+            }
+            for w in &r.driver.warnings {
+                out.push_str(&format!("  warning ({n}): {w}\n"));
+            }
+            if r.status == RunStatus::Incomplete {
+                out.push_str(&format!("  {n}: INCOMPLETE (interrupted), figures cover {:.1}s\n", r.summary.duration_s));
+            }
+        }
+    }
+}
+
+/// "+12%", or "+3%~" when the intervals overlap (not significant).
+fn short_diff(d: &Difference) -> String {
+    match d.change_pct {
+        None => "-".into(),
+        Some(p) => format!("{p:+.0}%{}", if d.significant == Some(false) { "~" } else { "" }),
+    }
+}
+
+fn push_row(out: &mut String, label: &str, values: &[String], diffs: &[String], width: usize, show_diff: bool) {
+    out.push_str(&format!("{label:<22}"));
+    for (i, v) in values.iter().enumerate() {
+        out.push_str(&format!(" {v:>width$}"));
+        if show_diff && i > 0 {
+            out.push_str(&format!(" {:>8}", diffs[i]));
+        }
+    }
+    out.push('\n');
+}
+
+
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn results_with(rps: &[(&str, f64)]) -> Results {
+        let mut names: Vec<&str> = rps.iter().map(|(c, _)| *c).collect();
+        names.dedup();
+        let mut res = crate::run::results::test_support::blank_results(&names);
+        for (c, r) in rps {
+            let mut run = crate::run::results::test_support::blank_run(c, "s", 1);
+            run.status = RunStatus::Ok;
+            run.load = serde_json::json!({"model": "closed", "steps": 0});
+            run.summary.rps = *r;
+            res.runs.push(run);
+        }
+        res
+    }
+
+    #[test]
+    fn repeats_show_the_median_its_interval_and_significance() {
+        let r = results_with(&[("a", 1000.0), ("a", 1300.0), ("a", 1010.0), ("b", 2000.0), ("b", 2010.0), ("b", 1990.0)]);
+        let t = render(&r, Path::new("/nonexistent"));
+        // Median over runs, not an average; b's interval is far from a's: significant.
+        assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("1,010") && l.contains("2,000") && l.contains("+98%") && !l.contains("+98%~")), "{t}");
+        assert!(t.lines().any(|l| l.starts_with("  95% interval") && l.contains("1,990..2,010")), "{t}");
+        assert!(t.contains("bootstrap over runs"), "{t}");
+        assert!(t.contains("noisy (a): throughput varies"), "{t}");
+        assert!(!t.contains("noisy (b)"), "{t}");
+        let close = render(&results_with(&[("a", 1000.0), ("a", 1020.0), ("a", 990.0), ("b", 1010.0), ("b", 995.0), ("b", 1025.0)]), Path::new("/x"));
+        assert!(close.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("%~")), "{close}");
+    }
+
+    #[test]
+    fn numbers_are_grouped() {
+        assert_eq!(fmt_num(1234567.891, 1), "1,234,567.9");
+        assert_eq!(fmt_num(999.0, 0), "999");
+        assert_eq!(fmt_num(-12345.0, 0), "-12,345");
+        assert_eq!(fmt_num(0.5, 2), "0.50");
+    }
+}

@@ -1,0 +1,63 @@
+//! The one way every run ends, HTTP or pipeline: CPU steal over the run, the contender's
+//! resources from its samples (and per load level), the mid-run events and the recovery after
+//! them, and the status: failed on a crash or a failed check, incomplete when cut short.
+
+use super::faults::{self, EventRecord};
+use super::results::{Run, RunStatus};
+use crate::sampler::{self, Resources, Sample, STEAL_LIMIT_PCT};
+use crate::services::contender::{log_tail, Running};
+
+/// What a run's measuring hands over once its load has ended.
+pub(super) struct Ended {
+    pub samples: Vec<Sample>,
+    /// /proc/stat steal before the load began.
+    pub steal_before: Option<(u64, u64)>,
+    pub fired: Vec<EventRecord>,
+    /// How the contender exited, when it did during the run.
+    pub crash: Option<String>,
+    /// The load stopped early (Ctrl-C).
+    pub cancelled: bool,
+    /// Requests (or records) the contender's CPU per request is counted over.
+    pub requests: u64,
+}
+
+/// Completes `r` from what the run left; `r.failure` set by a check (lost writes, lost
+/// records) makes the run failed.
+pub(super) fn finish(mut r: Run, e: Ended, proc: Option<&Running>) -> Run {
+    r.driver.cpu_steal_pct = sampler::steal_pct(e.steal_before, sampler::cpu_steal());
+    if r.driver.cpu_steal_pct > STEAL_LIMIT_PCT {
+        r.driver.warnings.push(format!("the hypervisor stole {:.1}% of this machine's CPU time during the run: figures may be low", r.driver.cpu_steal_pct));
+    }
+    sampler::level_peaks(&mut r.summary.levels, &e.samples);
+    r.resources = Resources::from_samples(e.samples, e.requests);
+    r.status = if e.crash.is_some() || r.failure.is_some() {
+        RunStatus::Failed
+    } else if e.cancelled {
+        RunStatus::Incomplete
+    } else {
+        RunStatus::Ok
+    };
+    if let (Some(why), Some(p)) = (&e.crash, proc) {
+        r.failure = Some(format!("the contender exited during the run ({why}); last log lines:\n{}", log_tail(&p.log, 12)));
+    }
+    finish_events(&mut r, e.fired);
+    r
+}
+
+/// Keeps a run's mid-run events and, when a fault began and cleared (two events or more), the
+/// recovery after it, from the run's per-second rows.
+fn finish_events(r: &mut Run, fired: Vec<EventRecord>) {
+    if let (Some(first), Some(last), true) = (fired.first(), fired.last(), fired.len() >= 2) {
+        r.recovery = faults::recovery(&r.intervals, first.at_s, last.at_s);
+        if let Some(rc) = &r.recovery {
+            match rc.recovered_after_s {
+                Some(s) => eprintln!("  recovery: back within {:.0} ms p99 {s:.0} s after the fault cleared (worst p99 {:.0} ms, {} errors)", rc.limit_ms, rc.worst_p99_ms, rc.errors),
+                None => eprintln!("  recovery: not back within {:.0} ms p99 by the end of the run (worst p99 {:.0} ms, {} errors)", rc.limit_ms, rc.worst_p99_ms, rc.errors),
+            }
+        }
+    }
+    if fired.iter().any(|e| !e.applied) {
+        r.driver.warnings.push("the downstream did not accept a mid-run change; see events".into());
+    }
+    r.events = fired;
+}

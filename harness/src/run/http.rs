@@ -1,0 +1,203 @@
+//! An HTTP scenario: the downstream and database set up for it, a warm-up at its starting load
+//! (not recorded), then the measured run with the sampler beside the driver; the run gets its
+//! summary, per-second rows, histograms, driver report and, for mixes that write, the write check.
+
+use super::finish::{finish, Ended};
+use super::results::{EntryResult, Run};
+use super::round::{failed_run, new_run, RunCtx};
+use super::writes::check_writes;
+use crate::driver::{self, assess::driver_report, summary, Target};
+use crate::plan::{Load, Profile, Scenario};
+use crate::sampler::{self, Sampler};
+use crate::services::contender::Running;
+use crate::util::interrupt;
+use crate::util::progress::Progress;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant, SystemTime};
+
+impl RunCtx<'_> {
+    /// Warm-up then measured run of one scenario; the run is appended to the results.
+    pub(super) fn measure_scenario(&mut self, name: &str, mut proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, run: u32) {
+        if let Err(why) = self.set_up(s) {
+            self.res.runs.push(failed_run(name, s, run, &why));
+            return;
+        }
+        if s.pipeline {
+            return self.measure_pipeline(name, proc, s, run);
+        }
+        let warm_left = match self.warm_up(name, proc.as_deref_mut(), addr, s, run) {
+            Ok(left) => left,
+            Err(why) => {
+                self.res.runs.push(failed_run(name, s, run, &why));
+                return;
+            }
+        };
+        if interrupt::stopped() {
+            return;
+        }
+        let r = self.measured(name, proc, addr, s, run, warm_left);
+        self.res.runs.push(r);
+    }
+
+    /// The downstream's behaviour for the scenario, and fresh rows when it uses the database.
+    fn set_up(&self, s: &Scenario) -> Result<(), String> {
+        self.set_downstream(&s.downstream).map_err(|why| format!("could not set the downstream service ({}): {why}", s.downstream))?;
+        let uses_db = !s.mix.is_empty() || s.path.starts_with("/messages");
+        if let (Some(sv), true) = (self.services, uses_db) {
+            sv.database.reset(self.rt).map_err(|e| format!("could not reset the database: {e:#}"))?;
+        }
+        Ok(())
+    }
+
+    /// The warm-up; returns how many of its requests were left unanswered.
+    fn warm_up(&self, name: &str, proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, run: u32) -> Result<Option<u64>, String> {
+        if s.warmup.is_zero() {
+            return Ok(None);
+        }
+        let warm = warmup_load(&s.load, s.warmup);
+        let target = scenario_target(addr, s, warm.connection_close, &format!("iobound {name} {} r{run} warm ", s.name));
+        let bar = Progress::new(&format!("{name} {} warm-up", s.name), s.warmup);
+        let outcome = self.drive(&target, &warm, proc, &bar, None, &[], &mut Vec::new());
+        bar.finish();
+        match outcome {
+            Err(e) => Err(format!("warm-up failed: {e:#}")),
+            Ok((o, _)) => Ok((o.abandoned > 0).then_some(o.abandoned)),
+        }
+    }
+
+    /// The measured run, sampled and watched.
+    fn measured(&mut self, name: &str, mut proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, run: u32, warm_left: Option<u64>) -> Run {
+        let started_at = crate::util::now();
+        let wall_start = SystemTime::now();
+        let target = scenario_target(addr, s, s.load.connection_close, &format!("iobound {name} {} r{run} run ", s.name));
+        let bar = Progress::new(&format!("{name} {}", s.name), s.load.profile.duration());
+        // Reading /proc/net/tcp costs the harness's CPU (10,000 lines at C10K, four times a
+        // second): only where the scenario calls the downstream service.
+        let calls_downstream = s.path == "/enrich" || s.path.starts_with("/enrich?");
+        let downstream_port = self.services.filter(|_| calls_downstream).map(|sv| sv.downstream.addr.port());
+        let sampler = proc.as_ref().map(|p| Sampler::new(p.pid, Instant::now(), downstream_port));
+        let mut samples = Vec::new();
+        let steal_before = sampler::cpu_steal();
+        let mut fired = Vec::new();
+        let outcome = self.drive(&target, &s.load, proc.as_deref_mut(), &bar, sampler.as_ref().map(|sm| (sm, &mut samples)), &s.events, &mut fired);
+        bar.finish();
+        let mut r = new_run(name, s, run);
+        r.started_at = started_at;
+        let (outcome, crash) = match outcome {
+            Ok(v) => v,
+            Err(e) => {
+                r.failure = Some(format!("driver failed: {e:#}"));
+                return r;
+            }
+        };
+        let (mut summary, intervals) = summary::summarize(&outcome.recorder, outcome.duration, &s.load.profile);
+        summary.abandoned = outcome.abandoned;
+        let requests = summary.ok + summary.drained;
+        r.driver = driver_report(&outcome, &self.plan.driver_cpus, requests);
+        self.record(&mut r, &outcome, &target, s, warm_left, wall_start);
+        r.summary = summary;
+        r.intervals = intervals;
+        let ended = Ended { samples, steal_before, fired, crash, cancelled: outcome.cancelled, requests };
+        let r = finish(r, ended, proc.as_deref());
+        print_run(&r);
+        r
+    }
+
+    /// Histograms, warnings, per-entry counts and the write check of a measured run.
+    fn record(&self, r: &mut Run, outcome: &driver::Outcome, target: &Target, s: &Scenario, warm_left: Option<u64>, wall_start: SystemTime) {
+        match summary::encode_histogram(&outcome.recorder.overall().0) {
+            Ok(h) => r.histogram = Some(h),
+            Err(e) => r.driver.warnings.push(format!("histogram not kept: {e:#}")),
+        }
+        if let Some(n) = warm_left {
+            r.driver.warnings.push(format!("the warm-up left {n} requests unanswered: the server may still have been busy with them when measurement began"));
+        }
+        if outcome.abandoned > 0 {
+            r.driver.warnings.push(format!("{} requests were still unanswered {}s after the run and were abandoned", outcome.abandoned, driver::drain_window(&s.load).as_secs()));
+        }
+        r.entries = target
+            .entries
+            .iter()
+            .zip(&outcome.entries)
+            .map(|(e, c)| EntryResult { method: e.method.clone(), path: e.path.clone(), weight: e.weight, sent: c.sent, ok: c.ok })
+            .collect();
+        if let (Some(sv), true) = (self.services, target.entries.iter().any(|e| e.is_write())) {
+            match check_writes(self.rt, &sv.database, target, &outcome.acks) {
+                Ok(w) => {
+                    if w.lost > 0 {
+                        r.failure = Some(format!("{} acknowledged writes are not in the database, e.g. {}", w.lost, w.lost_examples.join("; ")));
+                    }
+                    r.writes = Some(w);
+                }
+                Err(e) => r.driver.warnings.push(format!("the write check could not run: {e:#}")),
+            }
+        }
+        let hlog = format!("histograms/{}.{}.run{}.hlog", r.contender, s.name, r.run);
+        match summary::write_hlog(&outcome.recorder, &self.dir.join(&hlog), wall_start, &format!("{}.{}", r.contender, s.name)) {
+            Ok(()) => r.histogram_log = Some(hlog),
+            Err(e) => r.driver.warnings.push(format!("histogram log not written: {e:#}")),
+        }
+    }
+}
+
+/// The run's line on the terminal, with its writes and warnings.
+fn print_run(r: &Run) {
+    let (s, res) = (&r.summary, &r.resources);
+    eprintln!(
+        "  {:.0} req/s, p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms, {} errors, peak {} threads, {:.0} MB RSS",
+        s.rps, s.latency.p50, s.latency.p99, s.latency.max, s.errors.total(), res.peak_threads, res.peak_rss_mb
+    );
+    if let Some(w) = &r.writes {
+        eprintln!(
+            "  writes: {} creates, {} updates, {} deletes acknowledged; {} lost{}",
+            w.creates_acknowledged,
+            w.updates_acknowledged,
+            w.deletes_acknowledged,
+            w.lost,
+            if w.creates_unacknowledged > 0 { format!(" ({} rows committed without an answer)", w.creates_unacknowledged) } else { String::new() }
+        );
+    }
+    for w in &r.driver.warnings {
+        eprintln!("  warning: {w}");
+    }
+}
+
+/// Warm-up offers the scenario's starting load (first level, or the starting rate): more
+/// would leave a queue behind in a saturated server that the measured run would inherit.
+fn warmup_load(load: &Load, length: Duration) -> Load {
+    let profile = match load.profile {
+        Profile::Closed { users, step_users, think, .. } => {
+            let first = if users > 0 { users } else { step_users.max(1) };
+            Profile::Closed { users: first, step_users: 0, steps: 0, level: length, think }
+        }
+        Profile::Open { rate, max_connections, .. } => Profile::Open { rate, ramp_to: rate, duration: length, max_connections },
+    };
+    Load { profile, ..load.clone() }
+}
+
+/// The scenario's requests; a mix's write tokens start with `tag`.
+fn scenario_target(addr: SocketAddr, s: &Scenario, close: bool, tag: &str) -> Target {
+    if s.mix.is_empty() {
+        Target::new(addr, &s.path, close)
+    } else {
+        Target::mix(addr, &s.mix, close, tag)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warmup_offers_the_first_level_only() {
+        let load = Load {
+            profile: Profile::Closed { users: 250, step_users: 2250, steps: 1, level: Duration::from_secs(12), think: Duration::ZERO },
+            timeout: Duration::from_secs(20),
+            connection_close: false,
+        };
+        let w = warmup_load(&load, Duration::from_secs(2));
+        assert_eq!(w.profile, Profile::Closed { users: 250, step_users: 0, steps: 0, level: Duration::from_secs(2), think: Duration::ZERO });
+        let ramp = Load { profile: Profile::Open { rate: 10.0, ramp_to: 300.0, duration: Duration::from_secs(60), max_connections: 100 }, ..load };
+        assert_eq!(warmup_load(&ramp, Duration::from_secs(5)).profile, Profile::Open { rate: 10.0, ramp_to: 10.0, duration: Duration::from_secs(5), max_connections: 100 });
+    }
+}

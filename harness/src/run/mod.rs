@@ -1,0 +1,238 @@
+//! Runs a plan: for each repeat, for each contender: start (pinned) -> wait ready -> verify ->
+//! for each scenario: warm-up (not recorded) -> measured run (driver + sampler) -> stop.
+//! Results are saved after every run; Ctrl-C or a crashing contender leaves partial results
+//! marked as such, and every process started here is stopped.
+//!
+//! Holds: `results` (the results model, results.json), `environment` (where a run happened),
+//! `launch` (start a contender and check it), `round` (one contender's round), `http`,
+//! `pipeline` and `overload` (measuring each kind of scenario), `watch` (the loop beside the
+//! driver: sampling, events, crashes, Ctrl-C), `finish` (the one way every run ends), `faults`
+//! (recovery after a mid-run fault, overload verdicts), `writes` (the database write check).
+//! Uses: util, plan, services, conformance, driver, sampler.
+
+pub mod environment;
+pub mod faults;
+mod finish;
+mod http;
+pub mod launch;
+mod overload;
+pub mod pipeline;
+pub mod results;
+mod round;
+mod watch;
+mod writes;
+
+use crate::plan::Plan;
+use crate::services::manifest::{self, Manifest};
+use crate::services::{contender, ServiceChoice, Services};
+use crate::util::interrupt;
+use anyhow::{bail, Context, Result};
+use results::{ContenderInfo, Results};
+use round::RunCtx;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+pub use launch::{launch, Launched, STOP_GRACE};
+
+struct Prepared {
+    manifest: Manifest,
+    tunables: BTreeMap<String, String>,
+}
+
+pub struct Options {
+    pub root: PathBuf,
+    /// Parent of the timestamped results directory.
+    pub out: PathBuf,
+    /// Drive an already running server instead of starting contenders.
+    pub external: Option<SocketAddr>,
+    pub services: ServiceChoice,
+}
+
+/// Everything that can be checked before a process starts: contenders exist, tunables are
+/// known, artifacts are built, a JDK is there, the results directory is writable.
+fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf>)> {
+    if opts.external.is_some() {
+        return Ok((Vec::new(), None));
+    }
+    let all = manifest::discover(&opts.root)?;
+    let mut out = Vec::new();
+    for name in &plan.contenders {
+        let m = manifest::find(&all, name)?;
+        let tunables = m.resolve_tunables(plan.tunables.get(name))?;
+        for s in &plan.scenarios {
+            if s.pipeline != m.is_pipeline() {
+                let (what, fits) = if m.is_pipeline() { ("a Kafka pipeline", "pipeline = true scenarios") } else { ("an HTTP server", "HTTP scenarios (path or mix)") };
+                bail!("scenario {:?} cannot run on {name}: it is {what} and runs only {fits}; split the plan or pick other contenders (`iobound list`)", s.name);
+            }
+        }
+        if !m.artifact_path().exists() {
+            bail!("{name} is not built ({} is missing); run `./iobound build` (it runs: {})", m.artifact_path().display(), m.build);
+        }
+        out.push(Prepared { manifest: m, tunables });
+    }
+    for key in plan.tunables.keys() {
+        if !plan.contenders.contains(key) {
+            bail!("tunables.{key}: {key} is not among the plan's contenders ({})", plan.contenders.join(", "));
+        }
+    }
+    let java = if out.iter().any(|p| p.manifest.is_jvm()) {
+        Some(crate::services::jdk::find_java().context(
+            "no JDK >= 21 found (looked at $JAVA_HOME and /usr/lib/jvm/*); install one, e.g. `apt-get install temurin-25-jdk` or `openjdk-21-jdk`, or set JAVA_HOME",
+        )?)
+    } else {
+        None
+    };
+    Ok((out, java))
+}
+
+fn results_dir(base: &Path, plan: &Plan) -> Result<PathBuf> {
+    let dir = base.join(format!("{}-{}", crate::util::stamp(SystemTime::now()), plan.name));
+    std::fs::create_dir_all(dir.join("histograms"))
+        .and_then(|_| std::fs::create_dir_all(dir.join("logs")))
+        .and_then(|_| std::fs::write(dir.join(".write-test"), b""))
+        .and_then(|_| std::fs::remove_file(dir.join(".write-test")))
+        .with_context(|| format!("results directory {} is not writable; choose another with --out DIR", dir.display()))?;
+    Ok(dir)
+}
+
+/// The results of a plan before anything has run: its contenders, the machine, "running".
+fn new_results(plan: &Plan, opts: &Options, prepared: &[Prepared], java: Option<&Path>) -> Result<Results> {
+    let mut contenders: Vec<ContenderInfo> = prepared.iter().map(|p| ContenderInfo::of(&p.manifest, &p.tunables)).collect();
+    if opts.external.is_some() {
+        contenders.push(ContenderInfo::external());
+    }
+    Ok(Results {
+        schema_version: results::SCHEMA_VERSION,
+        tool: format!("iobound {}", env!("CARGO_PKG_VERSION")),
+        started_at: crate::util::now(),
+        finished_at: None,
+        complete: false,
+        incomplete_reason: Some("running".into()),
+        plan: serde_json::to_value(plan)?,
+        environment: environment::collect(&opts.root, java, plan),
+        contenders,
+        runs: Vec::new(),
+    })
+}
+
+/// Starts the services and records them in the results; Ok(None) when the user interrupted
+/// the start (the results then say so and nothing is measured).
+fn start_services(plan: &Plan, opts: &Options, rt: &tokio::runtime::Runtime, dir: &Path, res: &mut Results) -> Result<Option<Services>> {
+    match Services::start(&opts.root, plan, rt, &dir.join("logs"), &opts.services, plan.has_pipeline()) {
+        Ok(s) => {
+            res.environment.database = format!("{}; pool of {} connections per contender (IOBOUND_DB_POOL)", s.database.description, s.database.pool);
+            if let Some(k) = &s.kafka {
+                res.environment.kafka = k.description.clone();
+            }
+            res.save(dir)?;
+            Ok(Some(s))
+        }
+        Err(e) if interrupt::stopped() => {
+            res.incomplete_reason = Some(format!("interrupted by the user while the services started ({e:#}); nothing was measured"));
+            res.finished_at = Some(crate::util::now());
+            res.save(dir)?;
+            Ok(None)
+        }
+        Err(e) => {
+            res.incomplete_reason = Some(format!("services did not start: {e:#}"));
+            res.save(dir)?;
+            Err(e)
+        }
+    }
+}
+
+/// Runs the plan; returns the results directory and the results.
+pub fn run_plan(plan: &Plan, opts: &Options) -> Result<(PathBuf, Results)> {
+    let (prepared, java) = prepare(plan, opts)?;
+    let dir = results_dir(&opts.out, plan)?;
+    // The harness itself (driver, sampler) stays off the contender's CPUs.
+    crate::util::pin_current_thread(&plan.driver_cpus).context("pinning the harness to the driver CPUs")?;
+    // C10K: the driver needs a socket per user.
+    contender::raise_nofile();
+    interrupt::install();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let mut res = new_results(plan, opts, &prepared, java.as_deref())?;
+    res.save(&dir)?;
+    eprintln!("iobound: plan {:?}: {} contender(s) x {} scenario(s) x {} run(s); results in {}", plan.name, res.contenders.len(), plan.scenarios.len(), plan.runs, dir.display());
+    eprintln!("iobound: {}", res.environment.pinning);
+
+    let mut services = None;
+    if opts.external.is_none() {
+        match start_services(plan, opts, &rt, &dir, &mut res)? {
+            Some(s) => services = Some(s),
+            None => return Ok((dir, res)),
+        }
+    }
+    let outcome = run_rounds(plan, opts, &dir, &rt, &mut res, services.as_ref(), &prepared, java.as_deref());
+    if let Some(s) = services.as_mut() {
+        s.stop();
+    }
+    outcome?;
+    let interrupted = interrupt::stopped();
+    res.complete = !interrupted;
+    res.incomplete_reason = interrupted.then(|| "interrupted by the user; runs measured so far are kept".to_string());
+    res.finished_at = Some(crate::util::now());
+    res.save(&dir)?;
+    Ok((dir, res))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_rounds(
+    plan: &Plan,
+    opts: &Options,
+    dir: &Path,
+    rt: &tokio::runtime::Runtime,
+    res: &mut Results,
+    services: Option<&Services>,
+    prepared: &[Prepared],
+    java: Option<&Path>,
+) -> Result<()> {
+    let mut ctx = RunCtx { plan, services, dir, rt, res };
+    'repeats: for run in 1..=plan.runs {
+        if let Some(addr) = opts.external {
+            for s in &plan.scenarios {
+                if interrupt::stopped() {
+                    break 'repeats;
+                }
+                ctx.scenario("external", None, addr, s, run);
+            }
+            continue;
+        }
+        for (i, p) in prepared.iter().enumerate() {
+            if interrupt::stopped() {
+                break 'repeats;
+            }
+            ctx.contender_round(i, &p.manifest, &p.tunables, java, run)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unwritable_results_directory_is_named_with_the_fix() {
+        let plan = crate::plan::PlanFile {
+            contenders: vec!["x".into()],
+            scenarios: vec![crate::plan::ScenarioFile {
+                name: "s".into(),
+                path: Some("/".into()),
+                mix: None,
+                warmup: None,
+                load: crate::plan::LoadFile { model: "closed".into(), users: Some(1), duration: Some("1s".into()), ..Default::default() },
+                downstream: None,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
+        // /proc refuses new directories even to root.
+        let e = format!("{:#}", results_dir(Path::new("/proc/iobound-results"), &plan).unwrap_err());
+        assert!(e.contains("/proc/iobound-results/") && e.contains("is not writable; choose another with --out DIR"), "{e}");
+    }
+}

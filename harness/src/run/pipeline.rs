@@ -1,0 +1,149 @@
+//! A pipeline scenario: records through Kafka instead of HTTP requests. The Kafka load tool's
+//! report becomes a run like any other (latency from each record's intended send time to its
+//! arrival in `output`, per-second rows, the contender's resources) plus the delivery check:
+//! every record sent must arrive.
+
+use super::finish::{finish, Ended};
+use super::round::{failed_run, new_run, RunCtx};
+use crate::driver::summary::{decode_histogram, IntervalRow, Latency};
+use crate::plan::{Profile, Scenario};
+use crate::sampler::{self, Sampler};
+use crate::services::contender::{describe_exit, log_tail, Running};
+use crate::services::kafka::{run_load, LoadReport};
+use crate::util::interrupt;
+use super::results::{Run, RunStatus};
+use std::time::Instant;
+
+impl RunCtx<'_> {
+    /// A pipeline scenario: warm-up and measured load through Kafka, sampled and watched like
+    /// an HTTP run; the run gets the delivery check.
+    pub(super) fn measure_pipeline(&mut self, name: &str, mut proc: Option<&mut Running>, s: &Scenario, run: u32) {
+        let Some(kafka) = self.services.and_then(|sv| sv.kafka.as_ref()) else {
+            self.res.runs.push(failed_run(name, s, run, "no Kafka broker (pipeline scenarios need one)"));
+            return;
+        };
+        let Profile::Open { rate, duration, .. } = s.load.profile else {
+            self.res.runs.push(failed_run(name, s, run, "a pipeline scenario needs an open-model load"));
+            return;
+        };
+        let logs = self.dir.join("logs");
+        let (cpus, drain) = (self.plan.driver_cpus.clone(), s.load.timeout.as_secs_f64() + 5.0);
+        if !s.warmup.is_zero() {
+            eprintln!("  {name} {} warm-up: {rate} records/s for {}s", s.name, s.warmup.as_secs());
+            let tag = format!("{name}-{}-r{run}-warm", s.name);
+            if let Err(e) = run_load(kafka, &cpus, &logs, rate, s.warmup.as_secs_f64(), drain, &tag, |_| !interrupt::stopped()) {
+                self.res.runs.push(failed_run(name, s, run, &format!("warm-up failed: {e:#}")));
+                return;
+            }
+        }
+        if interrupt::stopped() {
+            return;
+        }
+        let mut r = new_run(name, s, run);
+        let sampler = proc.as_ref().map(|p| Sampler::new(p.pid, Instant::now(), None));
+        let mut samples = Vec::new();
+        let mut fired = Vec::new();
+        let mut crash = None;
+        let steal_before = sampler::cpu_steal();
+        eprintln!("  {name} {}: {rate} records/s for {}s (then up to {drain:.0}s for the last records)", s.name, duration.as_secs());
+        let tag = format!("{name}-{}-r{run}", s.name);
+        let report = run_load(kafka, &cpus, &logs, rate, duration.as_secs_f64(), drain, &tag, |elapsed| {
+            if let Some(sm) = sampler.as_ref() {
+                samples.push(sm.sample());
+            }
+            self.fire_due_event(&s.events, &mut fired, elapsed);
+            if let Some(st) = proc.as_mut().and_then(|p| p.exited()) {
+                crash = Some(describe_exit(st));
+                return false;
+            }
+            !interrupt::stopped()
+        });
+        let report = match report {
+            Ok(x) => x,
+            Err(e) => {
+                r.status = if crash.is_some() { RunStatus::Failed } else { RunStatus::Incomplete };
+                r.failure = Some(match (&crash, proc.as_ref()) {
+                    (Some(why), Some(p)) => format!("the contender exited during the run ({why}); last log lines:\n{}", log_tail(&p.log, 12)),
+                    _ => format!("pipeline load: {e:#}"),
+                });
+                self.res.runs.push(r);
+                return;
+            }
+        };
+        let delivered = delivered(&mut r, &report, rate, duration.as_secs_f64());
+        r.driver.cpus = cpus;
+        let ended = Ended { samples, steal_before, fired, crash, cancelled: false, requests: delivered };
+        let r = finish(r, ended, proc.as_deref());
+        if let Some(check) = &r.delivery {
+            eprintln!(
+                "  {:.0} records/s, p50 {:.1} ms, p99 {:.1} ms, {} lost, {} duplicates, {} failed enrichments, peak lag {}, peak {} threads, {:.0} MB RSS",
+                r.summary.rps, r.summary.latency.p50, r.summary.latency.p99, check.lost, check.duplicates, check.failed_enrichments, check.peak_lag, r.resources.peak_threads, r.resources.peak_rss_mb
+            );
+        }
+        self.res.runs.push(r);
+    }
+}
+
+/// Fills a pipeline run's figures and delivery check from the load tool's report; returns the
+/// records delivered (the population of CPU per record).
+fn delivered(r: &mut Run, report: &LoadReport, rate: f64, seconds: f64) -> u64 {
+    let check = report.check();
+    let ok = report.received.saturating_sub(report.failed);
+    r.intervals = intervals(report, rate, seconds);
+    // Throughput counts records that arrived inside the measured phase, as for HTTP runs;
+    // the ones that arrived while draining count in latency, not in throughput.
+    let inside: u64 = r.intervals.iter().filter(|i| !i.drain).map(|i| i.ok).sum();
+    r.summary.duration_s = seconds;
+    r.summary.ok = inside;
+    r.summary.drained = ok.saturating_sub(inside);
+    r.summary.rps = inside as f64 / seconds;
+    r.summary.errors.status = report.failed;
+    r.summary.errors.timeout = report.lost;
+    match decode_histogram(&report.histogram) {
+        Ok(h) => {
+            r.summary.latency = Latency::from_histogram(&h);
+            r.summary.littles_law_concurrency = r.summary.rps * r.summary.latency.mean / 1000.0;
+            r.histogram = Some(report.histogram.clone());
+        }
+        Err(e) => r.driver.warnings.push(format!("latency histogram unreadable: {e:#}")),
+    }
+    if check.lost > 0 {
+        r.failure = Some(format!("{} of {} records never arrived in output, e.g. sequence numbers {:?}", check.lost, check.sent, check.lost_examples));
+    }
+    r.delivery = Some(check);
+    ok
+}
+
+/// Per-second rows of a load report; seconds past `seconds` are the drain.
+pub fn intervals(r: &LoadReport, rate: f64, seconds: f64) -> Vec<IntervalRow> {
+    let last = r.intervals.iter().rposition(|i| i.ok > 0 || i.errors > 0).map_or(0, |p| p + 1);
+    r.intervals[..last]
+        .iter()
+        .map(|i| IntervalRow {
+            t: i.t,
+            target: rate,
+            ok: i.ok,
+            errors: i.errors,
+            latency: Latency { p50: i.p50, p90: i.p90, p99: i.p99, max: i.max, ..Latency::default() },
+            drain: f64::from(i.t) >= seconds,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_stop_at_the_last_record_and_mark_the_drain() {
+        let r: LoadReport = serde_json::from_str(
+            r#"{"sent":3,"received":3,"duplicates":0,"failed":0,"malformed":0,"lost":0,"lost_examples":[],"histogram":"","intervals":[
+            {"t":0,"ok":1,"errors":0,"lag":0,"p50":5,"p90":6,"p99":7,"max":8},{"t":1,"ok":1,"errors":0,"lag":0,"p50":5,"p90":6,"p99":7,"max":8},
+            {"t":2,"ok":1,"errors":0,"lag":0,"p50":5,"p90":6,"p99":9,"max":9},{"t":3,"ok":0,"errors":0,"lag":0,"p50":0,"p90":0,"p99":0,"max":0}]}"#,
+        )
+        .unwrap();
+        let rows = intervals(&r, 1.0, 2.0);
+        assert_eq!(rows.len(), 3);
+        assert_eq!((rows[1].drain, rows[2].drain, rows[2].latency.p99), (false, true, 9.0));
+    }
+}

@@ -1,0 +1,245 @@
+//! The results model (results.json) and how it is written: atomically (temp file + rename),
+//! after every run, so an interrupted or crashed plan leaves valid partial results.
+
+use super::environment::Environment;
+use super::faults::{EventRecord, OverloadVerdict, Recovery};
+use crate::conformance::Verification;
+use crate::driver::assess::DriverReport;
+use crate::driver::summary::{IntervalRow, Summary};
+use crate::sampler::Resources;
+use crate::services::database::WriteCheck;
+use crate::services::kafka::DeliveryCheck;
+use crate::services::manifest::Manifest;
+use crate::util::{now, write_atomic};
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Results {
+    pub schema_version: u32,
+    pub tool: String,
+    pub started_at: String,
+    pub finished_at: Option<String>,
+    /// False until every planned run has ended; stays false when interrupted.
+    pub complete: bool,
+    pub incomplete_reason: Option<String>,
+    pub plan: serde_json::Value,
+    pub environment: Environment,
+    pub contenders: Vec<ContenderInfo>,
+    pub runs: Vec<Run>,
+}
+
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ContenderInfo {
+    pub name: String,
+    pub model: String,
+    pub language: String,
+    pub framework: String,
+    pub config: String,
+    pub tunables: BTreeMap<String, String>,
+    pub command: Vec<String>,
+    pub startup_s: Option<f64>,
+    pub verification: Option<Verification>,
+    /// Why the contender was not measured, when it was not.
+    pub failure: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Ok,
+    /// Stopped early by the user; its figures cover only the part that ran.
+    Incomplete,
+    /// The contender crashed, stopped answering, or failed start-up or verification.
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Run {
+    pub contender: String,
+    pub scenario: String,
+    /// 1-based repeat index.
+    pub run: u32,
+    pub status: RunStatus,
+    pub failure: Option<String>,
+    pub path: String,
+    pub load: serde_json::Value,
+    pub load_description: String,
+    pub started_at: String,
+    pub summary: Summary,
+    pub driver: DriverReport,
+    pub intervals: Vec<IntervalRow>,
+    pub resources: Resources,
+    /// HdrHistogram interval log of this run, relative to the results directory.
+    pub histogram_log: Option<String>,
+    /// The run's whole latency histogram (µs; HdrHistogram V2 + deflate, base64), so that
+    /// percentiles over repeats come from merged histograms with results.json alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
+    /// A mix's requests per entry, sent and answered 2xx.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entries: Vec<EntryResult>,
+    /// For mixes that write: the check that every acknowledged write is in the database.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writes: Option<WriteCheck>,
+    /// Downstream changes made during the measured phase.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventRecord>,
+    /// How the contender came back after the fault those changes made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<Recovery>,
+    /// Overload phases: shed, queued or absorbed, and the recovery after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overload: Option<OverloadVerdict>,
+    /// Pipeline scenarios: every record sent must arrive in `output`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivery: Option<DeliveryCheck>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct EntryResult {
+    pub method: String,
+    pub path: String,
+    pub weight: u32,
+    pub sent: u64,
+    pub ok: u64,
+}
+
+
+
+
+
+
+
+
+
+
+
+
+impl Results {
+    pub fn save(&self, dir: &Path) -> Result<()> {
+        let json = serde_json::to_vec_pretty(self)?;
+        write_atomic(&dir.join("results.json"), &json)
+    }
+
+    pub fn load(path: &Path) -> Result<Results> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let r: Results = serde_json::from_str(&text).with_context(|| format!("{} is not an iobound results file", path.display()))?;
+        anyhow::ensure!(
+            r.schema_version == SCHEMA_VERSION,
+            "{} has schema_version {}; this iobound reads {SCHEMA_VERSION}",
+            path.display(),
+            r.schema_version
+        );
+        Ok(r)
+    }
+}
+
+impl ContenderInfo {
+    /// A contender of the plan, before it has started.
+    pub fn of(m: &Manifest, tunables: &BTreeMap<String, String>) -> ContenderInfo {
+        ContenderInfo {
+            name: m.name.clone(),
+            model: m.model.clone(),
+            language: m.language.clone(),
+            framework: m.framework.clone(),
+            config: m.config.clone(),
+            tunables: tunables.clone(),
+            command: Vec::new(),
+            startup_s: None,
+            verification: None,
+            failure: None,
+        }
+    }
+
+    /// The server behind --url, which iobound neither starts nor verifies.
+    pub fn external() -> ContenderInfo {
+        ContenderInfo {
+            name: "external".into(),
+            model: "unknown".into(),
+            language: "unknown".into(),
+            framework: "an already running server (not started, verified or sampled by iobound)".into(),
+            config: String::new(),
+            tunables: BTreeMap::new(),
+            command: Vec::new(),
+            startup_s: None,
+            verification: None,
+            failure: None,
+        }
+    }
+}
+
+impl Run {
+    /// A run with nothing measured yet: status failed until the measurement says otherwise, no
+    /// failure given, started now.
+    pub fn new(contender: &str, scenario: &str, run: u32, path: &str, load: serde_json::Value, load_description: &str) -> Run {
+        Run {
+            contender: contender.into(),
+            scenario: scenario.into(),
+            run,
+            status: RunStatus::Failed,
+            failure: None,
+            path: path.into(),
+            load,
+            load_description: load_description.into(),
+            started_at: now(),
+            summary: Summary::default(),
+            driver: DriverReport::default(),
+            intervals: Vec::new(),
+            resources: Resources::default(),
+            histogram_log: None,
+            histogram: None,
+            entries: Vec::new(),
+            writes: None,
+            events: Vec::new(),
+            recovery: None,
+            overload: None,
+            delivery: None,
+        }
+    }
+}
+
+
+#[cfg(test)]
+pub mod test_support {
+    use super::*;
+
+    pub fn blank_run(contender: &str, scenario: &str, run: u32) -> Run {
+        Run::new(contender, scenario, run, "/plaintext", serde_json::Value::Null, "closed, 1 user")
+    }
+
+
+    pub fn blank_results(contenders: &[&str]) -> Results {
+        Results {
+            schema_version: SCHEMA_VERSION,
+            tool: "iobound test".into(),
+            started_at: now(),
+            finished_at: None,
+            complete: true,
+            incomplete_reason: None,
+            plan: serde_json::Value::Null,
+            environment: Environment::default(),
+            contenders: contenders
+                .iter()
+                .map(|n| ContenderInfo {
+                    name: n.to_string(),
+                    model: "event-loop".into(),
+                    language: "java".into(),
+                    framework: "test".into(),
+                    config: String::new(),
+                    tunables: BTreeMap::new(),
+                    command: Vec::new(),
+                    startup_s: None,
+                    verification: None,
+                    failure: None,
+                })
+                .collect(),
+            runs: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! One contender, one repeat: start, verify, every scenario, stop; and what every kind of
+//! scenario shares: the context it runs in and the runs it appends.
+
+use super::launch::{launch, verify_contender, Launched, STOP_GRACE};
+use super::results::{Results, Run};
+use crate::plan::{Plan, Scenario};
+use crate::services::contender::{describe_exit, Running};
+use crate::services::manifest::Manifest;
+use crate::services::Services;
+use crate::util::interrupt;
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+
+pub(super) struct RunCtx<'a> {
+    pub plan: &'a Plan,
+    /// None when driving an external server.
+    pub services: Option<&'a Services>,
+    pub dir: &'a Path,
+    pub rt: &'a tokio::runtime::Runtime,
+    pub res: &'a mut Results,
+}
+
+/// A run of scenario `s` with nothing measured yet (see Run::new).
+pub(super) fn new_run(name: &str, s: &Scenario, run: u32) -> Run {
+    Run::new(name, &s.name, run, &s.path, serde_json::to_value(&s.load).unwrap_or_default(), &s.load.profile.describe())
+}
+
+pub(super) fn failed_run(name: &str, s: &Scenario, run: u32, why: &str) -> Run {
+    Run { failure: Some(why.to_string()), ..new_run(name, s, run) }
+}
+
+impl RunCtx<'_> {
+    fn fail_all(&mut self, name: &str, run: u32, why: &str) -> Result<()> {
+        for s in &self.plan.scenarios {
+            self.res.runs.push(failed_run(name, s, run, why));
+        }
+        self.res.save(self.dir)
+    }
+
+    /// One contender, one repeat: start, verify, every scenario, stop.
+    pub fn contender_round(&mut self, index: usize, m: &Manifest, tunables: &BTreeMap<String, String>, java: Option<&Path>, run: u32) -> Result<()> {
+        let log = self.dir.join("logs").join(format!("{}.run{run}.log", m.name));
+        eprintln!("\n[{}] run {run}/{}", m.name, self.plan.runs);
+        let services = self.services.context("contenders need the harness's services")?;
+        let Launched { mut proc, argv, startup_timeout } = launch(m, tunables, self.plan, java, &log, &services.env())?;
+        self.res.contenders[index].command = argv;
+        match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
+            Ok(t) => {
+                eprintln!("[{}] ready in {:.1}s", m.name, t.as_secs_f64());
+                self.res.contenders[index].startup_s = Some(t.as_secs_f64());
+                self.res.save(self.dir)?;
+            }
+            Err(e) => {
+                let why = format!("start-up failed: {e:#}");
+                eprintln!("[{}] {why}", m.name);
+                self.res.contenders[index].failure = Some(why.clone());
+                proc.stop(STOP_GRACE);
+                return self.fail_all(&m.name, run, &why);
+            }
+        }
+        eprintln!("[{}] verifying against the contract", m.name);
+        let v = verify_contender(self.rt, &proc, m, services, &self.plan.driver_cpus, &self.dir.join("logs"), None)?;
+        crate::conformance::print(&m.name, &v);
+        let passed = v.passed;
+        self.res.contenders[index].verification = Some(v);
+        self.res.save(self.dir)?;
+        if interrupt::stopped() {
+            proc.stop(STOP_GRACE);
+            return self.res.save(self.dir);
+        }
+        if !passed {
+            let why = "failed the contract checks (see verification); not measured".to_string();
+            self.res.contenders[index].failure = Some(why.clone());
+            proc.stop(STOP_GRACE);
+            return self.fail_all(&m.name, run, &why);
+        }
+        let addr = proc.addr;
+        for (si, s) in self.plan.scenarios.iter().enumerate() {
+            if interrupt::stopped() {
+                break;
+            }
+            if let Some(status) = proc.exited() {
+                let why = format!("not run: the contender had exited ({})", describe_exit(status));
+                for rest in &self.plan.scenarios[si..] {
+                    self.res.runs.push(failed_run(&m.name, rest, run, &why));
+                }
+                break;
+            }
+            self.scenario(&m.name, Some(&mut proc), addr, s, run);
+            self.res.save(self.dir)?;
+        }
+        let status = proc.stop(STOP_GRACE);
+        eprintln!("[{}] stopped ({})", m.name, describe_exit(status));
+        self.res.save(self.dir)
+    }
+
+    /// One scenario: overload phases, or one measured run.
+    pub fn scenario(&mut self, name: &str, proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, run: u32) {
+        match &s.overload {
+            Some(o) => self.overload_round(name, proc, addr, s, o, run),
+            None => self.measure_scenario(name, proc, addr, s, run),
+        }
+    }
+}

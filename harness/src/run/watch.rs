@@ -1,0 +1,87 @@
+//! The loop beside a run's load: every 250 ms it samples the contender, updates the progress
+//! bar, fires the scenario's due downstream events, and watches for Ctrl-C and a crashed
+//! contender (either cancels the load).
+
+use super::faults::EventRecord;
+use super::round::RunCtx;
+use crate::driver::{self, record::Live, DriverConfig, Target};
+use crate::plan::{Event, Load};
+use crate::sampler::{Sample, Sampler};
+use crate::services::contender::{describe_exit, Running};
+use crate::util::interrupt;
+use crate::util::progress::Progress;
+use anyhow::Result;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+impl RunCtx<'_> {
+    /// Sends a /_control query to the downstream service (none when driving an external server).
+    pub(super) fn set_downstream(&self, query: &str) -> std::result::Result<(), String> {
+        let Some(sv) = self.services else { return Ok(()) };
+        match self.rt.block_on(crate::util::http1::fetch(sv.downstream.addr, "GET", &format!("/_control?{query}"), None)) {
+            Ok(r) if r.status == 200 => Ok(()),
+            Ok(r) => Err(format!("status {}: {}", r.status, String::from_utf8_lossy(&r.body))),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Applies the next of a scenario's mid-run events once its time has come (called every
+    /// 250 ms while a run goes on) and records it in `fired`.
+    pub(super) fn fire_due_event(&self, events: &[Event], fired: &mut Vec<EventRecord>, elapsed: Duration) {
+        if let (Some(e), Some(_)) = (events.get(fired.len()), self.services) {
+            if elapsed >= e.at {
+                let applied = self.set_downstream(&e.downstream).is_ok();
+                fired.push(EventRecord { at_s: elapsed.as_secs_f64(), downstream: e.downstream.clone(), applied });
+            }
+        }
+    }
+
+    /// Runs the driver in its own thread while this thread samples the contender every
+    /// 250 ms, updates the progress bar and watches for Ctrl-C and crashes.
+    pub(super) fn drive(
+        &self,
+        target: &Target,
+        load: &Load,
+        mut proc: Option<&mut Running>,
+        bar: &Progress,
+        mut sampling: Option<(&Sampler, &mut Vec<Sample>)>,
+        events: &[Event],
+        fired: &mut Vec<EventRecord>,
+    ) -> Result<(driver::Outcome, Option<String>)> {
+        let live = Arc::new(Live::default());
+        let cancel = Arc::new(AtomicBool::new(false));
+        let cfg = DriverConfig { threads: self.plan.driver_threads, cpus: self.plan.driver_cpus.clone() };
+        let (t, l, lv, c) = (target.clone(), load.clone(), live.clone(), cancel.clone());
+        let handle = std::thread::spawn(move || driver::run(&t, &l, &cfg, lv, c));
+        let mut crash = None;
+        let t0 = Instant::now();
+        let mut tick = 0u32;
+        loop {
+            if let Some((sampler, samples)) = sampling.as_mut() {
+                samples.push(sampler.sample());
+            }
+            bar.update(live.ok.load(Ordering::Relaxed), live.errors.load(Ordering::Relaxed), load.profile.target_at(t0.elapsed()), t0.elapsed());
+            self.fire_due_event(events, fired, t0.elapsed());
+            if interrupt::stopped() {
+                cancel.store(true, Ordering::SeqCst);
+            }
+            if let Some(p) = proc.as_mut() {
+                if let Some(status) = p.exited() {
+                    crash.get_or_insert_with(|| describe_exit(status));
+                    cancel.store(true, Ordering::SeqCst);
+                }
+            }
+            if handle.is_finished() {
+                break;
+            }
+            tick += 1;
+            let next = t0 + Duration::from_millis(250) * tick;
+            while Instant::now() < next && !handle.is_finished() {
+                std::thread::sleep(Duration::from_millis(10).min(next.saturating_duration_since(Instant::now())));
+            }
+        }
+        let outcome = handle.join().map_err(|_| anyhow::anyhow!("the driver thread panicked"))??;
+        Ok((outcome, crash))
+    }
+}

@@ -1,0 +1,221 @@
+//! Starting and stopping a contender: its own process group (so that stopping it stops every
+//! process it forked), pinned to the contender CPUs, killed if the harness dies, file limit
+//! raised for C10K runs, output captured to a log file.
+
+use crate::util::interrupt;
+use anyhow::{bail, Context, Result};
+use std::fs::{self, File};
+use std::net::{SocketAddr, TcpListener};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Running {
+    child: Child,
+    pub pid: i32,
+    pub addr: SocketAddr,
+    pub log: PathBuf,
+    exited: Option<ExitStatus>,
+}
+
+/// A free loopback port, found by binding port 0.
+pub fn free_port() -> Result<u16> {
+    let l = TcpListener::bind("127.0.0.1:0").context("cannot bind a loopback port")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// Fails with a clear message when something already listens on `port`.
+pub fn ensure_port_free(port: u16) -> Result<()> {
+    match TcpListener::bind(("127.0.0.1", port)) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            bail!("port {port} on 127.0.0.1 is already in use; stop what listens there (`ss -ltnp 'sport = :{port}'`) or choose another port")
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot bind 127.0.0.1:{port}")),
+    }
+}
+
+pub fn start(argv: &[String], dir: &Path, cpus: &[usize], port: u16, log: &Path, env: &[(String, String)]) -> Result<Running> {
+    let out = File::create(log).with_context(|| format!("cannot create log {}", log.display()))?;
+    let err = out.try_clone()?;
+    let cpus = cpus.to_vec();
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..]).current_dir(dir).stdin(Stdio::null()).stdout(out).stderr(err);
+    cmd.envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // Dies with the harness even on SIGKILL: no orphans holding ports.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for c in &cpus {
+                libc::CPU_SET(*c, &mut set);
+            }
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            raise_nofile();
+            Ok(())
+        });
+    }
+    let child = cmd.spawn().with_context(|| format!("cannot start {:?} in {}", argv[0], dir.display()))?;
+    let pid = child.id() as i32;
+    interrupt::register(pid);
+    Ok(Running { child, pid, addr: SocketAddr::from(([127, 0, 0, 1], port)), log: log.to_path_buf(), exited: None })
+}
+
+/// Raises the soft open-files limit to the hard limit (C10K needs more than the usual 1024).
+pub fn raise_nofile() {
+    // SAFETY: getrlimit/setrlimit on a stack value.
+    unsafe {
+        let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
+impl Running {
+    /// The exit status once the process has ended.
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        if self.exited.is_none() {
+            self.exited = self.child.try_wait().ok().flatten();
+        }
+        self.exited
+    }
+
+    /// Polls `path` until it answers 200, the process dies, the timeout passes or the user
+    /// interrupts. Returns the time it took.
+    pub fn wait_ready(&mut self, rt: &tokio::runtime::Runtime, path: &str, timeout: Duration) -> Result<Duration> {
+        let t0 = Instant::now();
+        loop {
+            if let Some(status) = self.exited() {
+                bail!("exited during start-up ({}); last log lines:\n{}", describe_exit(status), log_tail(&self.log, 15));
+            }
+            if interrupt::stopped() {
+                bail!("interrupted during start-up");
+            }
+            let ok = rt.block_on(async {
+                tokio::time::timeout(Duration::from_secs(2), crate::util::http1::fetch(self.addr, "GET", path, None)).await
+            });
+            if let Ok(Ok(r)) = ok {
+                if r.status == 200 {
+                    return Ok(t0.elapsed());
+                }
+            }
+            if t0.elapsed() > timeout {
+                bail!("not ready after {}s (GET {path} on {}); last log lines:\n{}", timeout.as_secs(), self.addr, log_tail(&self.log, 15));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// SIGTERM to the whole group, SIGKILL after `grace`; waits until the leader is reaped.
+    pub fn stop(&mut self, grace: Duration) -> ExitStatus {
+        if let Some(s) = self.exited() {
+            self.kill_group(libc::SIGKILL);
+            interrupt::unregister(self.pid);
+            return s;
+        }
+        self.kill_group(libc::SIGTERM);
+        let t0 = Instant::now();
+        while t0.elapsed() < grace {
+            if let Some(s) = self.exited() {
+                // Children the leader left behind go too.
+                self.kill_group(libc::SIGKILL);
+                interrupt::unregister(self.pid);
+                return s;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        self.kill_group(libc::SIGKILL);
+        let status = self.child.wait().unwrap_or_else(|_| ExitStatus::from_raw(libc::SIGKILL));
+        interrupt::unregister(self.pid);
+        self.exited = Some(status);
+        status
+    }
+
+    fn kill_group(&self, signal: i32) {
+        // SAFETY: signals the process group this harness created for the contender.
+        unsafe { libc::kill(-self.pid, signal) };
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.exited.is_none() {
+            self.stop(Duration::from_secs(3));
+        }
+    }
+}
+
+pub fn describe_exit(s: ExitStatus) -> String {
+    match (s.code(), s.signal()) {
+        (Some(c), _) => format!("exit status {c}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        _ => "unknown exit".into(),
+    }
+}
+
+/// The last `n` lines of a log file, for error messages.
+pub fn log_tail(path: &Path, n: usize) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].iter().map(|l| format!("  | {l}")).collect::<Vec<_>>().join("\n")
+}
+
+/// Live members of process group `pgid`, found by scanning /proc (zombies excluded: they
+/// hold no resources and wait only to be reaped).
+pub fn group_pids(pgid: i32) -> Vec<i32> {
+    let Ok(dir) = fs::read_dir("/proc") else { return Vec::new() };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            stat_fields(*pid).is_some_and(|f| f.first().map(String::as_str) != Some("Z") && f.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid))
+        })
+        .collect()
+}
+
+/// Fields of /proc/<pid>/stat after the command name: index 0 is the state (field 3).
+pub fn stat_fields(pid: i32) -> Option<Vec<String>> {
+    let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &text[text.rfind(')')? + 2..];
+    Some(rest.split_whitespace().map(str::to_string).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_kills_the_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        // The shell forks a grandchild; stopping must take both.
+        let argv: Vec<String> = ["sh", "-c", "sleep 300 & echo started; wait"].iter().map(|s| s.to_string()).collect();
+        let mut r = start(&argv, dir.path(), &[0], 1, &log, &[]).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let members = || group_pids(r.pid).len();
+        assert_eq!(members(), 2);
+        let t0 = Instant::now();
+        r.stop(Duration::from_secs(2));
+        assert!(t0.elapsed() < Duration::from_secs(4));
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(group_pids(r.pid).len(), 0);
+        assert!(log_tail(&log, 5).contains("started"));
+    }
+
+    #[test]
+    fn port_in_use_is_named() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let e = ensure_port_free(port).unwrap_err().to_string();
+        assert!(e.contains(&format!("port {port} on 127.0.0.1 is already in use")), "{e}");
+        drop(l);
+        assert!(ensure_port_free(port).is_ok());
+    }
+}

@@ -1,0 +1,414 @@
+//! The PostgreSQL server behind /messages: an embedded one started by the harness (zonky's
+//! PostgreSQL 18.6 binaries, fetched by `./iobound build`, or a Debian PostgreSQL), or an
+//! external one given by `--db-url`. The harness owns the schema and the seed data, resets them
+//! before every contender and scenario, and checks after a run that every write a contender
+//! acknowledged is in the database.
+
+use crate::services::contender::{self, Running};
+use anyhow::{bail, Context, Result};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Where the server is and how to log in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DbConfig {
+    pub host: String,
+    pub port: u16,
+    pub name: String,
+    pub user: String,
+    pub password: String,
+}
+
+/// Rows the seed creates: ids 1..=SEED_ROWS, text "seed message <id>".
+pub const SEED_ROWS: u32 = 10_000;
+/// Longest message text, in characters.
+pub const MAX_TEXT: usize = 1000;
+
+impl DbConfig {
+    /// Parses `postgresql://user[:password]@host[:port]/database`. The host must be loopback
+    /// unless `allow_remote`: contenders put load on it.
+    pub fn parse(url: &str, allow_remote: bool) -> Result<DbConfig> {
+        let fix = "give it as postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE";
+        let rest = url
+            .strip_prefix("postgresql://")
+            .or_else(|| url.strip_prefix("postgres://"))
+            .with_context(|| format!("--db-url {url:?}: not a PostgreSQL URL; {fix}"))?;
+        let (auth, hostpart) = rest.rsplit_once('@').with_context(|| format!("--db-url {url:?}: no user; {fix}"))?;
+        let (user, password) = auth.split_once(':').unwrap_or((auth, ""));
+        let (hostport, name) = hostpart.split_once('/').with_context(|| format!("--db-url {url:?}: no database name; {fix}"))?;
+        let (host, port) = match hostport.rsplit_once(':') {
+            Some((h, p)) if !h.ends_with(']') || hostport.starts_with('[') => {
+                (h, p.parse::<u16>().with_context(|| format!("--db-url {url:?}: port {p:?} is not a number in 1..65535"))?)
+            }
+            _ => (hostport, 5432),
+        };
+        let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
+        if user.is_empty() || name.is_empty() || host.is_empty() || name.contains(['?', '/']) {
+            bail!("--db-url {url:?}: user, host and database must all be given, without options; {fix}");
+        }
+        let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().map(|ip| ip.is_loopback()).unwrap_or(false);
+        if !loopback && !allow_remote {
+            bail!("--db-url {url:?}: {host} is not a loopback address; the contenders would put load on it. Pass --allow-remote if that server is yours to load");
+        }
+        Ok(DbConfig { host, port, name: name.to_string(), user: user.to_string(), password: password.to_string() })
+    }
+
+    fn pg_config(&self) -> tokio_postgres::Config {
+        let mut c = tokio_postgres::Config::new();
+        c.host(&self.host).port(self.port).dbname(&self.name).user(&self.user).connect_timeout(Duration::from_secs(5));
+        if !self.password.is_empty() {
+            c.password(&self.password);
+        }
+        c
+    }
+
+    /// A connection; its driver task runs on `rt`.
+    pub async fn connect(&self) -> Result<tokio_postgres::Client> {
+        let (client, conn) = self.pg_config().connect(tokio_postgres::NoTls).await.with_context(|| format!("cannot connect to PostgreSQL at {}:{}", self.host, self.port))?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        Ok(client)
+    }
+}
+
+/// A running (or external) database, ready for contenders.
+pub struct Database {
+    pub cfg: DbConfig,
+    /// Connections each contender's pool may open (IOBOUND_DB_POOL).
+    pub pool: usize,
+    /// "PostgreSQL 18.6 (embedded, ...)" or "external ...", for the report.
+    pub description: String,
+    server: Option<Running>,
+    data_dir: Option<PathBuf>,
+}
+
+/// Server binaries: $IOBOUND_PG_BIN, then the ones `./iobound build` unpacked under
+/// .cache/postgres, then Debian's newest.
+pub fn find_binaries(root: &Path) -> Result<PathBuf> {
+    let has = |d: &Path| d.join("postgres").is_file() && d.join("initdb").is_file();
+    if let Ok(dir) = std::env::var("IOBOUND_PG_BIN") {
+        let dir = PathBuf::from(dir);
+        if has(&dir) {
+            return Ok(dir);
+        }
+        bail!("IOBOUND_PG_BIN={} holds no postgres and initdb; point it at a PostgreSQL bin directory or unset it", dir.display());
+    }
+    let cached = root.join(".cache/postgres/bin");
+    if has(&cached) {
+        return Ok(cached);
+    }
+    let mut debian: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path().join("bin"))))
+        .filter(|(_, d)| has(d))
+        .collect();
+    debian.sort();
+    debian.pop().map(|(_, d)| d).context(
+        "no PostgreSQL server binaries found: run './iobound build' (it fetches PostgreSQL 18.6 from Maven Central), or 'apt-get install postgresql', or set IOBOUND_PG_BIN, or use an external server with --db-url",
+    )
+}
+
+fn version_of(bin: &Path) -> String {
+    std::process::Command::new(bin.join("postgres"))
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().replace("postgres (PostgreSQL) ", "PostgreSQL "))
+        .unwrap_or_else(|| "PostgreSQL (version unknown)".into())
+}
+
+/// PostgreSQL refuses to run as root; as root it runs in a user namespace of its own, where
+/// it is not root (what zonky's embedded-postgres does too).
+fn as_unprivileged(mut argv: Vec<String>) -> Vec<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        argv.splice(0..0, ["unshare".to_string(), "-U".to_string()]);
+    }
+    argv
+}
+
+impl Database {
+    /// initdb in a fresh directory under `<root>/.cache`, then a server on a free loopback port,
+    /// pinned to `cpus`, logging to `log`.
+    pub fn start_embedded(root: &Path, cpus: &[usize], log: &Path, rt: &tokio::runtime::Runtime, pool: usize) -> Result<Database> {
+        let bin = find_binaries(root)?;
+        let data = root.join(".cache").join(format!("pgdata-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&data);
+        std::fs::create_dir_all(&data).with_context(|| format!("cannot create {}", data.display()))?;
+        let s = |p: &Path| p.display().to_string();
+        let initdb = as_unprivileged(vec![s(&bin.join("initdb")), "-A".into(), "trust".into(), "-U".into(), "iobound".into(), "-D".into(), s(&data), "-E".into(), "UTF8".into(), "--no-locale".into(), "--no-sync".into()]);
+        let out = std::process::Command::new(&initdb[0]).args(&initdb[1..]).output().with_context(|| format!("cannot run {}", initdb.join(" ")))?;
+        if !out.status.success() {
+            let _ = std::fs::remove_dir_all(&data);
+            bail!("initdb failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+        }
+        let port = contender::free_port()?;
+        let argv = as_unprivileged(vec![
+            s(&bin.join("postgres")),
+            "-D".into(),
+            s(&data),
+            "-p".into(),
+            port.to_string(),
+            "-k".into(),
+            s(&data),
+            "-c".into(),
+            "listen_addresses=127.0.0.1".into(),
+            // Nine contenders' pools in turn, node-cluster's workers each with a pool.
+            "-c".into(),
+            "max_connections=300".into(),
+        ]);
+        let mut server = contender::start(&argv, &data, cpus, port, log, &[])?;
+        let cfg = DbConfig { host: "127.0.0.1".into(), port, name: "postgres".into(), user: "iobound".into(), password: String::new() };
+        let t0 = Instant::now();
+        loop {
+            if let Some(st) = server.exited() {
+                let _ = std::fs::remove_dir_all(&data);
+                bail!("PostgreSQL exited during start-up ({}); last log lines:\n{}", contender::describe_exit(st), contender::log_tail(log, 15));
+            }
+            if rt.block_on(cfg.connect()).is_ok() {
+                break;
+            }
+            if t0.elapsed() > Duration::from_secs(30) || crate::util::interrupt::stopped() {
+                server.stop(Duration::from_secs(2));
+                let _ = std::fs::remove_dir_all(&data);
+                bail!("PostgreSQL did not accept connections within 30 s; last log lines:\n{}", contender::log_tail(log, 15));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        rt.block_on(async {
+            let c = cfg.connect().await?;
+            c.batch_execute("CREATE DATABASE iobound").await.context("creating the iobound database")
+        })?;
+        let cfg = DbConfig { name: "iobound".into(), ..cfg };
+        let description = format!("{} (embedded, started by iobound from {}; default settings, fsync on), pinned to CPU {}", version_of(&bin), bin.display(), crate::util::format_cpus(cpus));
+        let db = Database { cfg, pool, description, server: Some(server), data_dir: Some(data) };
+        db.reset(rt)?;
+        Ok(db)
+    }
+
+    /// A server someone else runs; the harness still owns the `messages` table in it.
+    pub fn external(url: &str, allow_remote: bool, rt: &tokio::runtime::Runtime, pool: usize) -> Result<Database> {
+        let cfg = DbConfig::parse(url, allow_remote)?;
+        let version = rt.block_on(async {
+            let c = cfg.connect().await?;
+            let row = c.query_one("SHOW server_version", &[]).await?;
+            anyhow::Ok(row.get::<_, String>(0))
+        })?;
+        let description = format!("PostgreSQL {version} (external, {}:{}/{})", cfg.host, cfg.port, cfg.name);
+        let db = Database { cfg, pool, description, server: None, data_dir: None };
+        db.reset(rt)?;
+        Ok(db)
+    }
+
+    /// Drops and recreates `messages` with the seed rows, so that every contender and every
+    /// scenario starts from the same data.
+    pub fn reset(&self, rt: &tokio::runtime::Runtime) -> Result<()> {
+        rt.block_on(async {
+            let c = self.cfg.connect().await?;
+            c.batch_execute(&format!(
+                "DROP TABLE IF EXISTS messages;
+                 CREATE TABLE messages (id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, text varchar({MAX_TEXT}) NOT NULL);
+                 INSERT INTO messages (id, text) SELECT i, 'seed message ' || i FROM generate_series(1, {SEED_ROWS}) i;
+                 SELECT setval(pg_get_serial_sequence('messages', 'id'), {SEED_ROWS});"
+            ))
+            .await
+            .context("creating and seeding the messages table")?;
+            c.batch_execute("ANALYZE messages").await?;
+            anyhow::Ok(())
+        })
+    }
+
+    /// What contenders are told (IOBOUND_DB_*).
+    pub fn env(&self) -> Vec<(String, String)> {
+        vec![
+            ("IOBOUND_DB_HOST".into(), self.cfg.host.clone()),
+            ("IOBOUND_DB_PORT".into(), self.cfg.port.to_string()),
+            ("IOBOUND_DB_NAME".into(), self.cfg.name.clone()),
+            ("IOBOUND_DB_USER".into(), self.cfg.user.clone()),
+            ("IOBOUND_DB_PASSWORD".into(), self.cfg.password.clone()),
+            ("IOBOUND_DB_POOL".into(), self.pool.to_string()),
+        ]
+    }
+
+    /// Texts of the rows whose text starts with `prefix`.
+    pub fn texts_with_prefix(&self, rt: &tokio::runtime::Runtime, prefix: &str) -> Result<Vec<String>> {
+        rt.block_on(async {
+            let c = self.cfg.connect().await?;
+            let pattern = format!("{}%", prefix.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
+            let rows = c.query("SELECT text FROM messages WHERE text LIKE $1", &[&pattern]).await?;
+            anyhow::Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
+        })
+    }
+
+    /// The text of each of `ids` that exists.
+    pub fn texts_of(&self, rt: &tokio::runtime::Runtime, ids: &[i64]) -> Result<BTreeMap<i64, String>> {
+        rt.block_on(async {
+            let c = self.cfg.connect().await?;
+            let rows = c.query("SELECT id, text FROM messages WHERE id = ANY($1)", &[&ids]).await?;
+            anyhow::Ok(rows.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1))).collect())
+        })
+    }
+
+    /// Stops the embedded server (fast shutdown: open sessions are ended) and removes its data.
+    pub fn stop(&mut self) {
+        if let Some(mut s) = self.server.take() {
+            // SAFETY: signals the server process this harness started.
+            unsafe { libc::kill(s.pid, libc::SIGINT) };
+            s.stop(Duration::from_secs(5));
+        }
+        if let Some(d) = self.data_dir.take() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// What the check after a run found: every write the server acknowledged must be in the
+/// database.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct WriteCheck {
+    pub creates_acknowledged: u64,
+    pub creates_found: u64,
+    /// Created rows of this run that no response acknowledged (the request timed out or its
+    /// answer was lost): committed, but the client could not know.
+    pub creates_unacknowledged: u64,
+    pub updates_acknowledged: u64,
+    /// Rows with at least one acknowledged update.
+    pub updated_rows: u64,
+    pub deletes_acknowledged: u64,
+    /// Acknowledged writes not in the database: must be 0.
+    pub lost: u64,
+    /// The first few lost writes, for the report.
+    pub lost_examples: Vec<String>,
+}
+
+/// One acknowledged write: the request's method, the row id in its path (PUT/DELETE) and the
+/// unique token in its body (POST/PUT).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ack {
+    pub method: String,
+    pub id: Option<i64>,
+    pub token: Option<String>,
+}
+
+/// Judges acknowledged writes against the rows found: `tagged` are the texts starting with the
+/// run's tag prefix, `rows` the current text of every id an acknowledged PUT or DELETE named.
+pub fn judge_writes(acks: &[Ack], tag_prefix: &str, tagged: &[String], rows: &BTreeMap<i64, String>) -> WriteCheck {
+    let mut w = WriteCheck::default();
+    let present: BTreeSet<&str> = tagged.iter().map(String::as_str).collect();
+    let mut acked_creates = BTreeSet::new();
+    let lose = |w: &mut WriteCheck, what: String| {
+        w.lost += 1;
+        if w.lost_examples.len() < 5 {
+            w.lost_examples.push(what);
+        }
+    };
+    let mut updated = BTreeSet::new();
+    let mut deleted = BTreeSet::new();
+    for a in acks {
+        match (a.method.as_str(), a.id, &a.token) {
+            ("POST", _, Some(t)) => {
+                w.creates_acknowledged += 1;
+                acked_creates.insert(t.as_str());
+                if present.contains(t.as_str()) {
+                    w.creates_found += 1;
+                } else {
+                    lose(&mut w, format!("created {t:?} is missing"));
+                }
+            }
+            ("PUT", Some(id), Some(_)) => {
+                w.updates_acknowledged += 1;
+                updated.insert(id);
+            }
+            ("DELETE", Some(id), _) => {
+                w.deletes_acknowledged += 1;
+                deleted.insert(id);
+            }
+            _ => {}
+        }
+    }
+    w.updated_rows = updated.len() as u64;
+    for id in &updated {
+        if deleted.contains(id) {
+            continue;
+        }
+        // Concurrent updates of one row commit in either order; any of this run's updates
+        // may be the last, but the row must hold one of them.
+        match rows.get(id) {
+            Some(text) if text.starts_with(tag_prefix) => {}
+            Some(text) => lose(&mut w, format!("row {id} still reads {text:?} after an acknowledged update")),
+            None => lose(&mut w, format!("row {id} is gone after an acknowledged update")),
+        }
+    }
+    for id in &deleted {
+        if rows.contains_key(id) {
+            lose(&mut w, format!("row {id} is still there after an acknowledged delete"));
+        }
+    }
+    // Rows holding a token no create acknowledged: creates that committed without an answer
+    // (or unacknowledged updates, which cannot be told apart by text alone; counted here too).
+    let acked_updates: BTreeSet<&str> = acks.iter().filter(|a| a.method == "PUT").filter_map(|a| a.token.as_deref()).collect();
+    w.creates_unacknowledged = present.iter().filter(|t| !acked_creates.contains(**t) && !acked_updates.contains(**t)).count() as u64;
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn db_urls_parse_and_bad_ones_say_how_to_fix_them() {
+        let c = DbConfig::parse("postgresql://app:secret@127.0.0.1:5433/shop", false).unwrap();
+        assert_eq!(c, DbConfig { host: "127.0.0.1".into(), port: 5433, name: "shop".into(), user: "app".into(), password: "secret".into() });
+        assert_eq!(DbConfig::parse("postgres://app@localhost/shop", false).unwrap().port, 5432);
+        for (url, says) in [
+            ("mysql://a@127.0.0.1/x", "not a PostgreSQL URL"),
+            ("postgresql://127.0.0.1/x", "no user"),
+            ("postgresql://a@127.0.0.1", "no database"),
+            ("postgresql://a@127.0.0.1:http/x", "port \"http\""),
+            ("postgresql://a@10.1.2.3/x", "--allow-remote"),
+        ] {
+            let e = DbConfig::parse(url, false).unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("--db-url"), "{url}: {e}");
+        }
+        assert!(DbConfig::parse("postgresql://a@10.1.2.3/x", true).is_ok());
+    }
+
+    fn ack(method: &str, id: Option<i64>, token: Option<&str>) -> Ack {
+        Ack { method: method.into(), id, token: token.map(String::from) }
+    }
+
+    #[test]
+    fn a_missing_acknowledged_write_is_counted_as_lost() {
+        let p = "iobound r1s0m ";
+        let acks = vec![
+            ack("POST", None, Some("iobound r1s0m 000000000001")),
+            ack("POST", None, Some("iobound r1s0m 000000000002")),
+            ack("PUT", Some(7), Some("iobound r1s0m 000000000003")),
+            ack("PUT", Some(8), Some("iobound r1s0m 000000000004")),
+            ack("DELETE", Some(9), None),
+            ack("DELETE", Some(10), None),
+        ];
+        // Token 2 was acknowledged but is missing; 5 was committed without an answer.
+        let tagged = vec!["iobound r1s0m 000000000001".to_string(), "iobound r1s0m 000000000003".into(), "iobound r1s0m 000000000005".into()];
+        let rows: BTreeMap<i64, String> = [(7, "iobound r1s0m 000000000003".to_string()), (8, "seed message 8".into()), (10, "seed message 10".into())].into();
+        let w = judge_writes(&acks, p, &tagged, &rows);
+        assert_eq!((w.creates_acknowledged, w.creates_found, w.creates_unacknowledged), (2, 1, 1));
+        assert_eq!((w.updates_acknowledged, w.updated_rows, w.deletes_acknowledged), (2, 2, 2));
+        assert_eq!(w.lost, 3, "{:?}", w.lost_examples);
+        assert!(w.lost_examples.iter().any(|e| e.contains("000000000002")));
+        assert!(w.lost_examples.iter().any(|e| e.contains("row 8 still reads")));
+        assert!(w.lost_examples.iter().any(|e| e.contains("row 10 is still there")));
+        let all_there = judge_writes(&acks[..1], p, &tagged[..1], &BTreeMap::new());
+        assert_eq!(all_there.lost, 0);
+    }
+}

@@ -1,0 +1,310 @@
+//! The Kafka broker behind pipeline scenarios: a real single-node Apache Kafka 4.4.0 in KRaft
+//! mode (broker and controller in one process) started from the jars `./iobound build` copies
+//! into .cache/kafka/libs, on loopback, pinned to the driver's CPUs, with its data in a
+//! temporary directory removed afterwards; or an external cluster given by --kafka-bootstrap.
+//! Topics `input` and `output` are created by the harness; the load (produce on a schedule,
+//! consume `output`, check every record arrived) is the pipeline jar's LoadTool.
+
+use crate::services::contender::{self, Running};
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub struct Kafka {
+    pub bootstrap: String,
+    pub partitions: u32,
+    pub description: String,
+    java: PathBuf,
+    /// The jar holding dev.iobound.pipeline.LoadTool.
+    tool: PathBuf,
+    server: Option<Running>,
+    data: Option<PathBuf>,
+}
+
+/// The pipeline jar (contenders and load tool).
+pub fn tool_jar(root: &Path) -> PathBuf {
+    root.join("contenders/pipeline/target/pipeline.jar")
+}
+
+/// A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (22 characters).
+fn cluster_id() -> String {
+    use base64::Engine;
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) ^ u64::from(std::process::id());
+    let mut rng = crate::util::SplitMix64::new(seed);
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&rng.next_u64().to_le_bytes());
+    bytes[8..].copy_from_slice(&rng.next_u64().to_le_bytes());
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+fn server_properties(data: &Path, port: u16, controller: u16) -> String {
+    format!(
+        "process.roles=broker,controller\n\
+         node.id=1\n\
+         controller.quorum.voters=1@127.0.0.1:{controller}\n\
+         listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}\n\
+         advertised.listeners=PLAINTEXT://127.0.0.1:{port}\n\
+         controller.listener.names=CONTROLLER\n\
+         listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n\
+         inter.broker.listener.name=PLAINTEXT\n\
+         log.dirs={}\n\
+         offsets.topic.replication.factor=1\n\
+         transaction.state.log.replication.factor=1\n\
+         transaction.state.log.min.isr=1\n\
+         group.initial.rebalance.delay.ms=0\n",
+        data.join("logs").display()
+    )
+}
+
+impl Kafka {
+    /// Formats a fresh data directory and starts the broker; then creates the topics.
+    pub fn start(root: &Path, java: &Path, cpus: &[usize], log: &Path, partitions: u32) -> Result<Kafka> {
+        let libs = root.join(".cache/kafka/libs");
+        if !libs.join("kafka_2.13-4.4.0.jar").exists() {
+            bail!("Kafka 4.4.0 is not in {}: run './iobound build' (it copies the broker's jars from Maven Central), or give an external cluster with --kafka-bootstrap", libs.display());
+        }
+        let tool = tool_jar(root);
+        if !tool.exists() {
+            bail!("{} is missing: run './iobound build'", tool.display());
+        }
+        let data = root.join(".cache").join(format!("kafka-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&data);
+        std::fs::create_dir_all(&data).with_context(|| format!("cannot create {}", data.display()))?;
+        let (port, controller) = (contender::free_port()?, contender::free_port()?);
+        let props = data.join("server.properties");
+        std::fs::write(&props, server_properties(&data, port, controller))?;
+        let cp = format!("{}/*", libs.display());
+        let out = std::process::Command::new(java)
+            .args(["-cp", &cp, "kafka.tools.StorageTool", "format", "-t", &cluster_id(), "-c"])
+            .arg(&props)
+            .output()
+            .context("cannot run Kafka's StorageTool")?;
+        if !out.status.success() {
+            let _ = std::fs::remove_dir_all(&data);
+            bail!("formatting Kafka's storage failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+        }
+        let argv = vec![java.display().to_string(), "-Xms512m".into(), "-Xmx512m".into(), "-cp".into(), cp, "kafka.Kafka".into(), props.display().to_string()];
+        let mut server = contender::start(&argv, &data, cpus, port, log, &[])?;
+        let t0 = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(st) = server.exited() {
+                let _ = std::fs::remove_dir_all(&data);
+                bail!("Kafka exited during start-up ({}); last log lines:\n{}", contender::describe_exit(st), contender::log_tail(log, 15));
+            }
+            if t0.elapsed() > Duration::from_secs(60) || crate::util::interrupt::stopped() {
+                server.stop(Duration::from_secs(2));
+                let _ = std::fs::remove_dir_all(&data);
+                bail!("Kafka did not listen on 127.0.0.1:{port} within 60 s; last log lines:\n{}", contender::log_tail(log, 15));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let description = format!(
+            "Apache Kafka 4.4.0, single node in KRaft mode (broker and controller), started by iobound on 127.0.0.1:{port} with a 512 MB heap, pinned to CPU {}; topics input and output with {partitions} partitions, replication 1",
+            crate::util::format_cpus(cpus)
+        );
+        let k = Kafka { bootstrap: format!("127.0.0.1:{port}"), partitions, description, java: java.to_path_buf(), tool, server: Some(server), data: Some(data) };
+        k.create_topics()?;
+        Ok(k)
+    }
+
+    /// A cluster someone else runs; the topics are created if missing.
+    pub fn external(root: &Path, java: &Path, bootstrap: &str, allow_remote: bool, partitions: u32) -> Result<Kafka> {
+        let host = bootstrap.rsplit_once(':').map(|(h, _)| h).with_context(|| format!("--kafka-bootstrap {bootstrap:?}: write it as HOST:PORT, e.g. 127.0.0.1:9092"))?;
+        let loopback = host == "localhost" || host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+        if !loopback && !allow_remote {
+            bail!("--kafka-bootstrap {bootstrap:?}: {host} is not a loopback address; pass --allow-remote if that cluster is yours to load");
+        }
+        let k = Kafka {
+            bootstrap: bootstrap.to_string(),
+            partitions,
+            description: format!("external Kafka at {bootstrap}; topics input and output ({partitions} partitions when created by iobound)"),
+            java: java.to_path_buf(),
+            tool: tool_jar(root),
+            server: None,
+            data: None,
+        };
+        k.create_topics()?;
+        Ok(k)
+    }
+
+    fn create_topics(&self) -> Result<()> {
+        let out = self.tool_command().args(["--bootstrap", &self.bootstrap, "--create-topics", &self.partitions.to_string()]).output().context("cannot run the pipeline load tool")?;
+        if !out.status.success() {
+            bail!("creating the topics failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr).lines().rev().take(8).collect::<Vec<_>>().join("\n"));
+        }
+        Ok(())
+    }
+
+    /// `java -cp pipeline.jar dev.iobound.pipeline.LoadTool`, quiet.
+    pub fn tool_command(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(&self.java);
+        c.args(["-Xmx512m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp"]).arg(&self.tool).arg("dev.iobound.pipeline.LoadTool");
+        c
+    }
+
+    /// The argv of a load run (for contender::start, which pins and supervises it).
+    pub fn load_argv(&self, rate: f64, seconds: f64, drain: f64, tag: &str, out: &Path) -> Vec<String> {
+        vec![
+            self.java.display().to_string(),
+            "-Xmx512m".into(),
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn".into(),
+            "-cp".into(),
+            self.tool.display().to_string(),
+            "dev.iobound.pipeline.LoadTool".into(),
+            "--bootstrap".into(),
+            self.bootstrap.clone(),
+            "--rate".into(),
+            rate.to_string(),
+            "--duration".into(),
+            seconds.to_string(),
+            "--drain".into(),
+            drain.to_string(),
+            "--tag".into(),
+            tag.to_string(),
+            "--out".into(),
+            out.display().to_string(),
+        ]
+    }
+
+    pub fn env(&self) -> Vec<(String, String)> {
+        vec![("IOBOUND_KAFKA_BOOTSTRAP".into(), self.bootstrap.clone())]
+    }
+
+    pub fn stop(&mut self) {
+        if let Some(mut s) = self.server.take() {
+            // Its data is thrown away: no need to wait long for a controlled shutdown, and none
+            // at all after Ctrl-C (everything must be gone within 5 s).
+            s.stop(if crate::util::interrupt::stopped() { Duration::ZERO } else { Duration::from_secs(3) });
+        }
+        if let Some(d) = self.data.take() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+impl Drop for Kafka {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// What the load tool reports for one run.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct LoadReport {
+    pub sent: u64,
+    pub received: u64,
+    pub duplicates: u64,
+    pub failed: u64,
+    pub malformed: u64,
+    pub lost: u64,
+    pub lost_examples: Vec<u64>,
+    pub histogram: String,
+    pub intervals: Vec<LoadInterval>,
+}
+
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct LoadInterval {
+    pub t: u32,
+    pub ok: u64,
+    pub errors: u64,
+    pub lag: u64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// The delivery check of a pipeline run, kept in results.json.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DeliveryCheck {
+    pub sent: u64,
+    /// Distinct records that arrived in `output`.
+    pub received: u64,
+    /// Records that arrived more than once (allowed: the pipelines are at-least-once).
+    pub duplicates: u64,
+    /// Records whose enrichment failed (the downstream failed or timed out): delivered, marked.
+    pub failed_enrichments: u64,
+    /// Records with content that is not the input plus its enrichment.
+    pub malformed: u64,
+    /// Records sent that never arrived within the drain window: must be 0.
+    pub lost: u64,
+    pub lost_examples: Vec<u64>,
+    /// Most records sent but not yet seen in `output`, sampled once a second.
+    pub peak_lag: u64,
+}
+
+impl LoadReport {
+    pub fn check(&self) -> DeliveryCheck {
+        DeliveryCheck {
+            sent: self.sent,
+            received: self.received,
+            duplicates: self.duplicates,
+            failed_enrichments: self.failed,
+            malformed: self.malformed,
+            lost: self.lost,
+            lost_examples: self.lost_examples.clone(),
+            peak_lag: self.intervals.iter().map(|i| i.lag).max().unwrap_or(0),
+        }
+    }
+}
+
+/// Runs the load tool for `seconds` at `rate` records/s (pinned to `cpus`, supervised like any
+/// child, killed on Ctrl-C); `tick` is called every 250 ms with the time since start and stops
+/// the load when it returns false.
+pub fn run_load(kafka: &Kafka, cpus: &[usize], dir: &Path, rate: f64, seconds: f64, drain: f64, tag: &str, mut tick: impl FnMut(Duration) -> bool) -> Result<LoadReport> {
+    // The load tool runs in `dir`: give it absolute paths (results directories may be relative).
+    let dir = &std::path::absolute(dir).with_context(|| format!("cannot resolve {}", dir.display()))?;
+    let out = dir.join(format!("{tag}.json"));
+    let log = dir.join(format!("{tag}.log"));
+    let argv = kafka.load_argv(rate, seconds, drain, tag, &out);
+    let mut proc = super::contender::start(&argv, dir, cpus, 0, &log, &[])?;
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = proc.exited() {
+            break s;
+        }
+        if !tick(t0.elapsed()) {
+            proc.stop(Duration::from_secs(2));
+            bail!("stopped before the load finished");
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    proc.stop(Duration::from_secs(1));
+    if !status.success() {
+        bail!("the pipeline load tool failed ({}); last log lines:\n{}", super::contender::describe_exit(status), super::contender::log_tail(&log, 12));
+    }
+    let text = std::fs::read_to_string(&out).with_context(|| format!("the load tool wrote no report to {}", out.display()))?;
+    let _ = std::fs::remove_file(&out);
+    let _ = std::fs::remove_file(&log);
+    serde_json::from_str(&text).context("the load tool's report is not what iobound expects")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_ids_are_kraft_shaped() {
+        let id = cluster_id();
+        assert_eq!(id.len(), 22);
+        assert!(id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'), "{id}");
+    }
+
+    #[test]
+    fn the_broker_listens_on_loopback_only() {
+        let p = server_properties(Path::new("/d"), 9092, 9093);
+        assert!(p.contains("listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\n"));
+        assert!(p.contains("log.dirs=/d/logs\n") && p.contains("offsets.topic.replication.factor=1\n"));
+        assert!(!p.contains("0.0.0.0"));
+    }
+
+    #[test]
+    fn a_load_report_says_what_was_lost() {
+        let r: LoadReport = serde_json::from_str(
+            r#"{"sent":10,"received":8,"duplicates":1,"failed":1,"malformed":0,"lost":2,"lost_examples":[3, 7],"histogram":"","intervals":[{"t":0,"ok":5,"errors":0,"lag":4,"p50":1,"p90":2,"p99":3,"max":4},{"t":1,"ok":3,"errors":1,"lag":2,"p50":1,"p90":2,"p99":3,"max":4}]}"#,
+        )
+        .unwrap();
+        let c = r.check();
+        assert_eq!((c.lost, c.lost_examples.clone(), c.peak_lag, c.duplicates, c.failed_enrichments), (2, vec![3, 7], 4, 1, 1));
+    }
+}

@@ -1,0 +1,123 @@
+//! What contenders depend on, set up by the harness before the first contender starts: the
+//! /hash corpus, the downstream service of /enrich and the PostgreSQL of /messages (both pinned to
+//! the driver's CPUs, so that the contender's CPUs are its own). Contenders learn where they are
+//! from environment variables.
+//!
+//! Holds: `corpus`, `downstream`, `database`, `kafka` (the broker and the Kafka load tool), `jdk`,
+//! `contender` (starting, supervising and stopping processes), `manifest` (contender.toml),
+//! `test_server` (the built-in server used by tests and benchmarks).
+//! Uses: util, plan.
+
+pub mod contender;
+pub mod corpus;
+pub mod database;
+pub mod downstream;
+pub mod jdk;
+pub mod kafka;
+pub mod manifest;
+pub mod test_server;
+
+use contender::Running;
+use corpus::Corpus;
+use database::Database;
+use crate::plan::Plan;
+use anyhow::{Context, Result};
+use std::path::Path;
+use std::time::Duration;
+
+pub struct Services {
+    pub corpus: Corpus,
+    pub downstream: Running,
+    pub downstream_timeout: Duration,
+    pub database: Database,
+    /// Started only when a scenario or contender needs it.
+    pub kafka: Option<crate::services::kafka::Kafka>,
+}
+
+/// External services given on the command line instead of the embedded ones.
+#[derive(Debug, Clone, Default)]
+pub struct ServiceChoice {
+    /// The PostgreSQL at this URL instead of an embedded one.
+    pub url: Option<String>,
+    /// Whether those may be off this machine.
+    pub allow_remote: bool,
+    /// An external Kafka cluster instead of the embedded broker.
+    pub kafka_bootstrap: Option<String>,
+}
+
+impl Services {
+    /// Generates (or reuses) the corpus under `<root>/.cache`, starts the downstream service and
+    /// the database (or connects to the given one), logging into `logs`.
+    pub fn start(root: &Path, plan: &Plan, rt: &tokio::runtime::Runtime, logs: &Path, choice: &ServiceChoice, need_kafka: bool) -> Result<Services> {
+        let corpus = Corpus::ensure(&root.join(".cache"), &plan.corpus)?;
+        let database = match &choice.url {
+            Some(url) => Database::external(url, choice.allow_remote, rt, plan.db_pool)?,
+            None => Database::start_embedded(root, &plan.driver_cpus, &logs.join("postgres.log"), rt, plan.db_pool).context("the embedded PostgreSQL did not start")?,
+        };
+        eprintln!("iobound: database {}; pool of {} connections per contender", database.description, database.pool);
+        let kafka = if need_kafka {
+            let java = crate::services::jdk::find_java().context("the Kafka broker and the pipeline load need a JDK >= 21 (set JAVA_HOME)")?;
+            let k = match &choice.kafka_bootstrap {
+                Some(b) => crate::services::kafka::Kafka::external(root, &java, b, choice.allow_remote, plan.kafka_partitions)?,
+                None => crate::services::kafka::Kafka::start(root, &java, &plan.driver_cpus, &logs.join("kafka.log"), plan.kafka_partitions).context("the embedded Kafka broker did not start")?,
+            };
+            eprintln!("iobound: kafka {}", k.description);
+            Some(k)
+        } else {
+            None
+        };
+        let log = logs.join("downstream.log");
+        let log = log.as_path();
+        let exe = std::env::current_exe().context("cannot find the iobound binary")?;
+        let port = contender::free_port()?;
+        let d = &plan.downstream;
+        let argv: Vec<String> = vec![
+            exe.display().to_string(),
+            "downstream".into(),
+            "--port".into(),
+            port.to_string(),
+            "--latency".into(),
+            d.latency.clone(),
+            "--error-rate".into(),
+            d.error_rate.to_string(),
+            "--stall-prob".into(),
+            d.stall_prob.to_string(),
+            "--stall-for".into(),
+            d.stall_for.clone(),
+        ];
+        let mut downstream = contender::start(&argv, root, &plan.driver_cpus, port, log, &[])?;
+        downstream.wait_ready(rt, "/plaintext", Duration::from_secs(10)).context("the downstream service did not start")?;
+        eprintln!(
+            "iobound: downstream service on {} (latency {}, error rate {}, stall probability {}), CPU {}; corpus {} ({} files of {} KB)",
+            downstream.addr,
+            d.latency,
+            d.error_rate,
+            d.stall_prob,
+            crate::util::format_cpus(&plan.driver_cpus),
+            corpus.dir.display(),
+            corpus.spec.files,
+            corpus.spec.size / 1024
+        );
+        Ok(Services { corpus, downstream, downstream_timeout: d.timeout, database, kafka })
+    }
+
+    /// The environment every contender is started with.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let mut e = self.corpus.env();
+        e.push(("IOBOUND_DOWNSTREAM_URL".into(), format!("http://{}", self.downstream.addr)));
+        e.push(("IOBOUND_DOWNSTREAM_TIMEOUT_MS".into(), self.downstream_timeout.as_millis().to_string()));
+        e.extend(self.database.env());
+        if let Some(k) = &self.kafka {
+            e.extend(k.env());
+        }
+        e
+    }
+
+    pub fn stop(&mut self) {
+        self.downstream.stop(Duration::from_secs(2));
+        self.database.stop();
+        if let Some(k) = self.kafka.as_mut() {
+            k.stop();
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! A small built-in HTTP server: the reference target for the driver benchmark (it costs
+//! little CPU, so the driver's own cost shows) and for the coordinated-omission test (it can
+//! stall once, like a GC pause, to show which tools see the stall).
+
+use anyhow::{Context, Result};
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+#[derive(Clone, Debug, Default)]
+pub struct ServeConfig {
+    pub port: u16,
+    /// Stall once, this long after the first request...
+    pub stall_at: Option<Duration>,
+    /// ...for this long: requests that arrive meanwhile are answered when it ends.
+    pub stall_for: Duration,
+}
+
+struct Stall {
+    first: Cell<Option<Instant>>,
+    cfg: ServeConfig,
+}
+
+impl Stall {
+    /// When the stall ends, if a request arriving now falls inside it.
+    fn hold_until(&self) -> Option<Instant> {
+        let now = Instant::now();
+        let first = *self.first.get().get_or_insert(now);
+        self.first.set(Some(first));
+        let at = first + self.cfg.stall_at?;
+        let end = at + self.cfg.stall_for;
+        (now >= at && now < end).then_some(end)
+    }
+}
+
+/// What a server built here answers.
+enum App {
+    /// The built-in test server (the whole contract), optionally stalling once.
+    Test(Stall, Messages),
+    /// The downstream service of /enrich.
+    Downstream(crate::services::downstream::Downstream),
+}
+
+pub fn serve(cfg: ServeConfig) -> Result<()> {
+    let port = cfg.port;
+    run(port, App::Test(Stall { first: Cell::new(None), cfg }, Messages::default()), "iobound serve")
+}
+
+pub fn downstream(port: u16, behaviour: crate::plan::downstream::Behaviour, seed: u64) -> Result<()> {
+    eprintln!("iobound downstream: {behaviour:?}");
+    run(port, App::Downstream(crate::services::downstream::Downstream::new(behaviour, seed)), "iobound downstream")
+}
+
+fn run(port: u16, app: App, what: &str) -> Result<()> {
+    crate::services::contender::raise_nofile();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async move {
+        let listener = bind(port)?;
+        eprintln!("{what}: listening on {}", listener.local_addr()?);
+        let app = Rc::new(app);
+        loop {
+            let (sock, _) = listener.accept().await?;
+            let _ = sock.set_nodelay(true);
+            tokio::task::spawn_local(connection(sock, app.clone()));
+        }
+    })
+}
+
+fn bind(port: u16) -> Result<TcpListener> {
+    let sock = tokio::net::TcpSocket::new_v4()?;
+    sock.set_reuseaddr(true)?;
+    sock.bind(([127, 0, 0, 1], port).into()).with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
+    // An explicit backlog: C10K connects faster than a default backlog drains.
+    Ok(sock.listen(4096)?)
+}
+
+async fn connection(mut sock: TcpStream, app: Rc<App>) {
+    let mut buf = vec![0u8; 8192];
+    let mut end = 0;
+    let mut out = Vec::with_capacity(256);
+    loop {
+        let (head_len, method, path, close, length) = loop {
+            let mut headers = [httparse::EMPTY_HEADER; 32];
+            let mut req = httparse::Request::new(&mut headers);
+            match req.parse(&buf[..end]) {
+                Ok(httparse::Status::Complete(n)) => {
+                    let close = req.headers.iter().any(|h| h.name.eq_ignore_ascii_case("connection") && h.value.eq_ignore_ascii_case(b"close"));
+                    let length = req
+                        .headers
+                        .iter()
+                        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+                        .and_then(|h| std::str::from_utf8(h.value).ok()?.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    break (n, req.method.unwrap_or("GET").to_string(), req.path.unwrap_or("/").to_string(), close, length);
+                }
+                Ok(httparse::Status::Partial) if end < buf.len() => match sock.read(&mut buf[end..]).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => end += n,
+                },
+                _ => return,
+            }
+        };
+        buf.copy_within(head_len..end, 0);
+        end -= head_len;
+        // The body: kept up to MAX_BODY, read and dropped beyond (so the client sees the 413).
+        let mut body = Vec::new();
+        let mut left = length;
+        while left > 0 {
+            if end == 0 {
+                match sock.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => end = n,
+                }
+            }
+            let take = left.min(end);
+            if length <= MAX_BODY {
+                body.extend_from_slice(&buf[..take]);
+            }
+            buf.copy_within(take..end, 0);
+            end -= take;
+            left -= take;
+        }
+        let (status, content_type, body) = answer(&app, &method, &path, &body, length).await;
+        out.clear();
+        out.extend_from_slice(
+            format!(
+                "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{}\r\n",
+                body.len(),
+                if close { "Connection: close\r\n" } else { "" }
+            )
+            .as_bytes(),
+        );
+        out.extend_from_slice(body.as_bytes());
+        if sock.write_all(&out).await.is_err() || close {
+            return;
+        }
+    }
+}
+
+/// What the test server or the downstream service answers to one request.
+async fn answer(app: &App, method: &str, path: &str, body: &[u8], length: usize) -> (&'static str, &'static str, String) {
+    match app {
+        App::Test(stall, messages) => {
+            if let Some(until) = stall.hold_until() {
+                tokio::time::sleep_until(until.into()).await;
+            }
+            if path == "/messages" || path.starts_with("/messages?") || path.starts_with("/messages/") {
+                if length > MAX_BODY {
+                    ("413 Payload Too Large", "text/plain", "body over 64 KiB".to_string())
+                } else {
+                    messages.respond(method, path, body).await
+                }
+            } else {
+                let (s, b) = respond(path).await;
+                (s, "text/plain", b)
+            }
+        }
+        App::Downstream(d) => {
+            let a = d.answer(path);
+            if !a.wait.is_zero() {
+                tokio::time::sleep(a.wait).await;
+            }
+            (a.status, "text/plain", a.body)
+        }
+    }
+}
+
+/// A decimal integer of at most 10 digits, no sign, no more than `max` (the contract's rule).
+fn decimal(v: &str, max: u64) -> Option<u64> {
+    (!v.is_empty() && v.len() <= 10 && v.bytes().all(|b| b.is_ascii_digit())).then(|| v.parse().ok()).flatten().filter(|n| *n <= max)
+}
+
+fn param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
+    query.split('&').find_map(|kv| kv.strip_prefix(name).and_then(|r| r.strip_prefix('=')))
+}
+
+const BAD: &str = "400 Bad Request";
+
+/// The test server serves the whole contract, so that tests can run plans on it: /hash reads
+/// the corpus named by the environment, /enrich calls the downstream named by it.
+async fn respond(path: &str) -> (&'static str, String) {
+    let (route, query) = path.split_once('?').unwrap_or((path, ""));
+    match route {
+        "/plaintext" => ("200 OK", "Hello, World!".into()),
+        "/delay" => match param(query, "ms").and_then(|v| decimal(v, 60_000)) {
+            Some(ms) => {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                ("200 OK", ms.to_string())
+            }
+            None => (BAD, "ms must be an integer between 0 and 60000".into()),
+        },
+        "/hash" => {
+            let files: u64 = std::env::var("IOBOUND_CORPUS_FILES").ok().and_then(|f| f.parse().ok()).unwrap_or(0);
+            let id = param(query, "id").and_then(|v| decimal(v, files.saturating_sub(1)).filter(|_| files > 0));
+            let wait = match param(query, "delayMs") {
+                None => Some(0),
+                Some(v) => decimal(v, 60_000),
+            };
+            let (Some(id), Some(wait)) = (id, wait) else { return (BAD, "id must name a corpus file; delayMs 0..60000".into()) };
+            tokio::time::sleep(Duration::from_millis(wait)).await;
+            let file = std::path::Path::new(&std::env::var("IOBOUND_CORPUS_DIR").unwrap_or_default()).join(format!("{id}.bin"));
+            match std::fs::read(&file) {
+                Ok(bytes) => ("200 OK", crate::services::corpus::sha512_hex(&bytes)),
+                Err(_) => ("500 Internal Server Error", format!("cannot read file {id}")),
+            }
+        }
+        "/enrich" => {
+            let key = param(query, "key").unwrap_or("");
+            if !crate::services::downstream::valid_key(key) {
+                return (BAD, "key must be 1..64 characters of A-Z a-z 0-9 - _".into());
+            }
+            let url = std::env::var("IOBOUND_DOWNSTREAM_URL").unwrap_or_default();
+            let timeout: u64 = std::env::var("IOBOUND_DOWNSTREAM_TIMEOUT_MS").ok().and_then(|t| t.parse().ok()).unwrap_or(2000);
+            let Some(addr) = url.strip_prefix("http://").and_then(|a| a.parse().ok()) else {
+                return ("502 Bad Gateway", "no downstream configured".into());
+            };
+            let value_path = format!("/value?key={key}");
+            let call = crate::util::http1::fetch(addr, "GET", &value_path, None);
+            match tokio::time::timeout(Duration::from_millis(timeout), call).await {
+                Ok(Ok(r)) if (200..300).contains(&r.status) => ("200 OK", format!("{key}={}", String::from_utf8_lossy(&r.body))),
+                Ok(Ok(r)) => ("502 Bad Gateway", format!("downstream answered {}", r.status)),
+                Ok(Err(e)) => ("502 Bad Gateway", format!("downstream failed: {e}")),
+                Err(_) => ("504 Gateway Timeout", format!("downstream did not answer within {timeout} ms")),
+            }
+        }
+        _ => ("404 Not Found", "not found".into()),
+    }
+}
+
+/// Largest request body the test server reads.
+const MAX_BODY: usize = 64 * 1024;
+
+/// /messages of the test server, on the PostgreSQL named by IOBOUND_DB_* (one connection,
+/// opened on first use; tokio-postgres pipelines concurrent queries on it).
+#[derive(Default)]
+struct Messages {
+    client: tokio::sync::OnceCell<tokio_postgres::Client>,
+}
+
+type Answer = (&'static str, &'static str, String);
+
+fn json_answer(status: &'static str, v: serde_json::Value) -> Answer {
+    (status, "application/json", v.to_string())
+}
+
+/// A message id: 1..=19 digits, no sign, at least 1, within 64 bits.
+fn message_id(v: &str) -> Option<i64> {
+    (!v.is_empty() && v.len() <= 19 && v.bytes().all(|b| b.is_ascii_digit())).then(|| v.parse::<i64>().ok()).flatten().filter(|id| *id >= 1)
+}
+
+/// The text of a create or update body: a JSON object whose "text" is a string of
+/// 1..=1000 characters.
+fn message_text(body: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let t = v.as_object()?.get("text")?.as_str()?;
+    // PostgreSQL text cannot hold U+0000: refused like any other invalid text.
+    ((1..=crate::services::database::MAX_TEXT).contains(&t.chars().count()) && !t.contains('\u{0}')).then(|| t.to_string())
+}
+
+impl Messages {
+    async fn respond(&self, method: &str, path: &str, body: &[u8]) -> Answer {
+        let client = match self
+            .client
+            .get_or_try_init(|| async {
+                let env = |k: &str| std::env::var(k).unwrap_or_default();
+                let cfg = crate::services::database::DbConfig {
+                    host: env("IOBOUND_DB_HOST"),
+                    port: env("IOBOUND_DB_PORT").parse().unwrap_or(5432),
+                    name: env("IOBOUND_DB_NAME"),
+                    user: env("IOBOUND_DB_USER"),
+                    password: env("IOBOUND_DB_PASSWORD"),
+                };
+                cfg.connect().await
+            })
+            .await
+        {
+            Ok(c) => c,
+            Err(e) => return ("503 Service Unavailable", "text/plain", format!("no database: {e:#}")),
+        };
+        match self.query(client, method, path, body).await {
+            Ok(a) => a,
+            Err(e) => ("500 Internal Server Error", "text/plain", format!("database error: {e}")),
+        }
+    }
+
+    async fn query(&self, c: &tokio_postgres::Client, method: &str, path: &str, body: &[u8]) -> Result<Answer, tokio_postgres::Error> {
+        let (route, query) = path.split_once('?').unwrap_or((path, ""));
+        let row = |r: &tokio_postgres::Row| serde_json::json!({ "id": r.get::<_, i64>(0), "text": r.get::<_, String>(1) });
+        let bad = |why: &str| ("400 Bad Request", "text/plain", why.to_string());
+        let missing = ("404 Not Found", "text/plain", "no such message".to_string());
+        if route == "/messages" {
+            return Ok(match method {
+                "GET" => {
+                    let limit = match param(query, "limit") {
+                        None => Some(20),
+                        Some(v) => decimal(v, 100).filter(|n| *n >= 1),
+                    };
+                    let Some(limit) = limit else { return Ok(bad("limit must be an integer 1..100")) };
+                    let rows = c.query("SELECT id, text FROM messages ORDER BY id DESC LIMIT $1", &[&(limit as i64)]).await?;
+                    json_answer("200 OK", rows.iter().map(row).collect())
+                }
+                "POST" => match message_text(body) {
+                    Some(t) => json_answer("201 Created", row(&c.query_one("INSERT INTO messages (text) VALUES ($1) RETURNING id, text", &[&t]).await?)),
+                    None => bad("body must be a JSON object with text of 1..1000 characters"),
+                },
+                _ => ("405 Method Not Allowed", "text/plain", "use GET or POST".into()),
+            });
+        }
+        let Some(id) = route.strip_prefix("/messages/").and_then(message_id) else { return Ok(bad("id must be a positive integer")) };
+        let found = |r: Option<tokio_postgres::Row>, status| r.map_or(missing.clone(), |r| json_answer(status, row(&r)));
+        Ok(match method {
+            "GET" => found(c.query_opt("SELECT id, text FROM messages WHERE id = $1", &[&id]).await?, "200 OK"),
+            "PUT" => match message_text(body) {
+                Some(t) => found(c.query_opt("UPDATE messages SET text = $2 WHERE id = $1 RETURNING id, text", &[&id, &t]).await?, "200 OK"),
+                None => bad("body must be a JSON object with text of 1..1000 characters"),
+            },
+            "DELETE" => match c.execute("DELETE FROM messages WHERE id = $1", &[&id]).await? {
+                0 => missing,
+                _ => ("204 No Content", "text/plain", String::new()),
+            },
+            _ => ("405 Method Not Allowed", "text/plain", "use GET, PUT or DELETE".into()),
+        })
+    }
+}

@@ -1,0 +1,421 @@
+//! Statistics over repeats: for each contender x scenario, the median over runs of every metric
+//! with a 95% bootstrap interval, latency percentiles from histograms merged across runs, and
+//! the rules that say when a difference is real (intervals apart) and when runs are noisy.
+//!
+//! With several runs the bootstrap resamples runs; with one run it resamples that run's
+//! one-second intervals (throughput, errors and latency; resource peaks then get no interval).
+
+use super::resample::{bootstrap, over_runs, run_unit, seconds_of, seed_of, Merger, Unit};
+use super::{relative_change, Estimate};
+use crate::driver::record::new_histogram;
+use crate::driver::summary::decode_histogram;
+use crate::run::results::{Results, Run, RunStatus};
+use crate::sampler::STEAL_LIMIT_PCT;
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::path::Path;
+
+/// Coefficient of variation of throughput over runs above which a cell is flagged noisy.
+pub const NOISY_CV: f64 = 0.10;
+
+/// Everything measured for one contender in one scenario, over its runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    pub contender: String,
+    pub scenario: String,
+    /// Runs the figures come from.
+    pub runs: usize,
+    pub failed_runs: usize,
+    /// True when only incomplete (interrupted) runs were available.
+    pub partial: bool,
+    /// How the intervals were obtained, in words.
+    pub method: String,
+    pub ok: u64,
+    pub ko: u64,
+    pub rps: Estimate,
+    pub error_pct: Estimate,
+    pub min: Estimate,
+    pub p50: Estimate,
+    pub p75: Estimate,
+    pub p90: Estimate,
+    pub p95: Estimate,
+    pub p99: Estimate,
+    pub p999: Estimate,
+    pub max: Estimate,
+    pub mean: Estimate,
+    pub stdev: Estimate,
+    pub peak_threads: Estimate,
+    pub peak_rss_mb: Estimate,
+    pub cpu_ms_per_1k: Estimate,
+    pub peak_sockets: Estimate,
+    pub peak_downstream_conns: Estimate,
+    pub ctx_per_req: Estimate,
+    /// Coefficient of variation of throughput over runs (two runs or more).
+    pub rps_cv: Option<f64>,
+    /// Why these figures should be read with care, when they should.
+    pub noisy: Option<String>,
+}
+
+/// A metric of a cell, for tables and comparisons.
+pub struct Metric {
+    pub label: &'static str,
+    pub decimals: usize,
+    pub higher_is_better: bool,
+    pub get: fn(&Cell) -> Estimate,
+}
+
+pub const METRICS: &[Metric] = &[
+    Metric { label: "throughput (req/s)", decimals: 0, higher_is_better: true, get: |c| c.rps },
+    Metric { label: "errors (%)", decimals: 2, higher_is_better: false, get: |c| c.error_pct },
+    Metric { label: "latency min (ms)", decimals: 1, higher_is_better: false, get: |c| c.min },
+    Metric { label: "latency p50 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p50 },
+    Metric { label: "latency p75 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p75 },
+    Metric { label: "latency p90 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p90 },
+    Metric { label: "latency p95 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p95 },
+    Metric { label: "latency p99 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p99 },
+    Metric { label: "latency p99.9 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p999 },
+    Metric { label: "latency max (ms)", decimals: 1, higher_is_better: false, get: |c| c.max },
+    Metric { label: "latency mean (ms)", decimals: 1, higher_is_better: false, get: |c| c.mean },
+    Metric { label: "latency stdev (ms)", decimals: 1, higher_is_better: false, get: |c| c.stdev },
+    Metric { label: "peak threads", decimals: 0, higher_is_better: false, get: |c| c.peak_threads },
+    Metric { label: "peak RSS (MB)", decimals: 0, higher_is_better: false, get: |c| c.peak_rss_mb },
+    Metric { label: "CPU (ms per 1k req)", decimals: 1, higher_is_better: false, get: |c| c.cpu_ms_per_1k },
+    Metric { label: "peak sockets", decimals: 0, higher_is_better: false, get: |c| c.peak_sockets },
+    Metric { label: "peak downstream conns", decimals: 0, higher_is_better: false, get: |c| c.peak_downstream_conns },
+    Metric { label: "ctx switches / req", decimals: 2, higher_is_better: false, get: |c| c.ctx_per_req },
+];
+
+/// How `b` differs from baseline `a` on one metric.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Difference {
+    /// Signed percentage of `b` against `a`; None when `a` is zero.
+    pub change_pct: Option<f64>,
+    /// Some(true): intervals apart; Some(false): they overlap ("not significant"); None: no intervals.
+    pub significant: Option<bool>,
+    pub better: Option<bool>,
+}
+
+impl Difference {
+    pub fn of(m: &Metric, a: &Cell, b: &Cell) -> Difference {
+        let (ea, eb) = ((m.get)(a), (m.get)(b));
+        let change_pct = relative_change(ea.value, eb.value);
+        let significant = ea.differs(&eb);
+        let better = (ea.value != eb.value).then(|| (eb.value > ea.value) == m.higher_is_better);
+        Difference { change_pct, significant, better }
+    }
+
+    /// "+12.3%", "-4.0%, not significant", "+1.0%, no interval".
+    pub fn describe(&self) -> String {
+        let Some(p) = self.change_pct else { return "-".into() };
+        let base = format!("{p:+.1}%");
+        match self.significant {
+            Some(true) => base,
+            Some(false) => format!("{base}, not significant"),
+            None => format!("{base}, no interval"),
+        }
+    }
+}
+
+pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> Option<Cell> {
+    let of_pair: Vec<&Run> = results.runs.iter().filter(|r| r.scenario == scenario && r.contender == contender).collect();
+    let failed_runs = of_pair.iter().filter(|r| r.status == RunStatus::Failed).count();
+    let mut runs: Vec<&Run> = of_pair.iter().copied().filter(|r| r.status == RunStatus::Ok).collect();
+    let partial = runs.is_empty();
+    if partial {
+        runs = of_pair.iter().copied().filter(|r| r.status == RunStatus::Incomplete).collect();
+    }
+    if runs.is_empty() {
+        return None;
+    }
+    let seed = seed_of(scenario, contender);
+    // Point estimates merge whole runs; intervals resample runs, or one run's seconds.
+    let whole: Vec<Unit> = runs.iter().filter_map(|r| run_unit(r)).collect();
+    let merged = Merger::new(&whole);
+    let seconds = if runs.len() >= 2 { None } else { seconds_of(runs[0], dir) };
+    let by_second = seconds.as_deref().map(Merger::new);
+    let (units, merger) = match (&seconds, &by_second) {
+        (Some(secs), Some(m)) => (secs.as_slice(), m),
+        _ => (whole.as_slice(), &merged),
+    };
+    let method = method(runs.len(), seconds.as_ref().map(Vec::len));
+    let merged_all = merged.merge(&(0..whole.len()).collect::<Vec<_>>());
+    // Point estimates: percentiles of the histogram merged over all runs (the summary's own
+    // figures when a results file carries no histograms).
+    let fallback = &runs[runs.len() / 2].summary.latency;
+    let lat = |q: f64, old: f64| -> Estimate {
+        let value = merged_all.as_ref().map(|acc| merged.quantile(acc, q)).unwrap_or(old);
+        let (lo, hi) = bootstrap(units.len(), seed ^ q.to_bits(), |pick| merger.merge(pick).map(|acc| merger.quantile(&acc, q)));
+        Estimate { value, lo, hi }
+    };
+    let latency_of = |f: fn(&Merger, &[u64]) -> f64, old: f64, salt: u64| -> Estimate {
+        let value = merged_all.as_ref().map(|acc| f(&merged, acc)).unwrap_or(old);
+        let (lo, hi) = bootstrap(units.len(), seed ^ salt, |pick| merger.merge(pick).map(|acc| f(&merger, &acc)));
+        Estimate { value, lo, hi }
+    };
+    let ok: u64 = runs.iter().map(|r| r.summary.ok).sum();
+    let ko: u64 = runs.iter().map(|r| r.summary.errors.total()).sum();
+    let rps_values: Vec<f64> = runs.iter().map(|r| r.summary.rps).collect();
+    let (rps, error_pct) = throughput_and_errors(&rps_values, units, ok, ko, seed);
+    let resource = |f: fn(&Run) -> f64, salt: u64| -> Estimate {
+        let v: Vec<f64> = runs.iter().map(|r| f(r)).collect();
+        if v.len() >= 2 { over_runs(&v, seed ^ salt) } else { Estimate::point(v[0]) }
+    };
+    let rps_cv = coefficient_of_variation(&rps_values);
+    Some(Cell {
+        contender: contender.to_string(),
+        scenario: scenario.to_string(),
+        runs: runs.len(),
+        failed_runs,
+        partial,
+        method,
+        ok,
+        ko,
+        rps,
+        error_pct,
+        min: lat(0.0, fallback.min),
+        p50: lat(0.50, fallback.p50),
+        p75: lat(0.75, fallback.p75),
+        p90: lat(0.90, fallback.p90),
+        p95: lat(0.95, fallback.p95),
+        p99: lat(0.99, fallback.p99),
+        p999: lat(0.999, fallback.p999),
+        max: lat(1.0, fallback.max),
+        mean: latency_of(Merger::mean, fallback.mean, 3),
+        stdev: latency_of(Merger::stdev, fallback.stdev, 4),
+        peak_threads: resource(|r| r.resources.peak_threads as f64, 5),
+        peak_rss_mb: resource(|r| r.resources.peak_rss_mb, 6),
+        cpu_ms_per_1k: resource(|r| r.resources.cpu_ms_per_1k_requests, 7),
+        peak_sockets: resource(|r| r.resources.peak_sockets as f64, 8),
+        peak_downstream_conns: resource(|r| r.resources.peak_downstream_conns as f64, 10),
+        ctx_per_req: resource(|r| if r.summary.ok > 0 { (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64 / r.summary.ok as f64 } else { 0.0 }, 9),
+        noisy: noise(&runs, rps_cv),
+        rps_cv,
+    })
+}
+
+/// How a cell's intervals were obtained, in words: over `runs` runs, or over the one run's
+/// `seconds` one-second intervals.
+fn method(runs: usize, seconds: Option<usize>) -> String {
+    match (runs, seconds) {
+        (2.., _) => format!("median of {runs} runs; 95% interval by bootstrap over runs"),
+        (_, Some(n)) => format!("one run; 95% interval by bootstrap over its {n} one-second intervals (resource peaks: no interval)"),
+        _ => "one run; no interval".to_string(),
+    }
+}
+
+/// Standard deviation over mean of two values or more.
+fn coefficient_of_variation(values: &[f64]) -> Option<f64> {
+    (values.len() >= 2).then(|| {
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (values.len() - 1) as f64;
+        if mean > 0.0 { var.sqrt() / mean } else { 0.0 }
+    })
+}
+
+/// Throughput (median over runs, or one run's with its seconds resampled) and error share.
+fn throughput_and_errors(rps_values: &[f64], units: &[Unit], ok: u64, ko: u64, seed: u64) -> (Estimate, Estimate) {
+    let rps = if rps_values.len() >= 2 {
+        over_runs(rps_values, seed ^ 1)
+    } else {
+        let (lo, hi) = bootstrap(units.len(), seed ^ 1, |pick| {
+            let secs: f64 = pick.iter().map(|&i| units[i].secs).sum();
+            (secs > 0.0).then(|| pick.iter().map(|&i| units[i].ok).sum::<u64>() as f64 / secs)
+        });
+        Estimate { value: rps_values[0], lo, hi }
+    };
+    let pct = |ok: u64, ko: u64| if ok + ko > 0 { ko as f64 * 100.0 / (ok + ko) as f64 } else { 0.0 };
+    let (lo, hi) = bootstrap(units.len(), seed ^ 2, |pick| Some(pct(pick.iter().map(|&i| units[i].ok).sum(), pick.iter().map(|&i| units[i].ko).sum())));
+    (rps, Estimate { value: pct(ok, ko), lo, hi })
+}
+
+/// Why a cell's runs may not be trusted at face value: spread over runs and its known causes.
+fn noise(runs: &[&Run], cv: Option<f64>) -> Option<String> {
+    let mut causes = Vec::new();
+    for r in runs {
+        if r.driver.saturated {
+            causes.push(format!("run {}: the driver was saturated", r.run));
+        }
+        if r.driver.cpu_steal_pct > STEAL_LIMIT_PCT {
+            causes.push(format!("run {}: {:.1}% CPU steal", r.run, r.driver.cpu_steal_pct));
+        }
+    }
+    let spread = cv.filter(|c| *c > NOISY_CV);
+    if spread.is_none() && causes.is_empty() {
+        return None;
+    }
+    let mut out = match spread {
+        Some(c) => format!("throughput varies {:.0}% between runs (CV above {:.0}%)", c * 100.0, NOISY_CV * 100.0),
+        None => "suspect measurement".to_string(),
+    };
+    if causes.is_empty() {
+        out.push_str("; no recorded cause (machine drift, JIT or GC differences between runs)");
+    } else {
+        out.push_str(": ");
+        out.push_str(&causes.join("; "));
+    }
+    Some(out)
+}
+
+/// Scenario names in the order they were first run.
+pub fn scenarios(results: &Results) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in &results.runs {
+        if !out.contains(&r.scenario) {
+            out.push(r.scenario.clone());
+        }
+    }
+    out
+}
+
+/// Every cell of a result set, scenario by scenario, contenders in plan order.
+pub fn cells(results: &Results, dir: &Path) -> Vec<(String, Vec<Option<Cell>>)> {
+    scenarios(results)
+        .into_iter()
+        .map(|s| {
+            let row = results.contenders.iter().map(|c| cell(results, dir, &s, &c.name)).collect();
+            (s, row)
+        })
+        .collect()
+}
+
+/// The latency histogram of every measured run of a cell, merged.
+pub fn merged_histogram(results: &Results, scenario: &str, contender: &str) -> Option<Histogram<u64>> {
+    let mut acc = new_histogram();
+    for r in results.runs.iter().filter(|r| r.scenario == scenario && r.contender == contender && r.status != RunStatus::Failed) {
+        if let Some(h) = r.histogram.as_deref().and_then(|s| decode_histogram(s).ok()) {
+            acc.add(&h).ok()?;
+        }
+    }
+    (!acc.is_empty()).then_some(acc)
+}
+
+/// The run whose figures stand for a contender in charts over time: of its measured runs, the
+/// one with the median throughput.
+pub fn representative<'a>(results: &'a Results, scenario: &str, contender: &str) -> Option<&'a Run> {
+    let all: Vec<&Run> = results.runs.iter().filter(|r| r.scenario == scenario && r.contender == contender).collect();
+    let mut ok: Vec<&Run> = all.iter().copied().filter(|r| r.status != RunStatus::Failed).collect();
+    ok.sort_by(|a, b| a.summary.rps.total_cmp(&b.summary.rps));
+    ok.get(ok.len() / 2).copied().or_else(|| all.first().copied())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::summary::{encode_histogram, Latency, Summary};
+
+    fn run_with(contender: &str, n: u32, rps: f64, latencies_ms: &[u64]) -> Run {
+        let mut h = new_histogram();
+        for ms in latencies_ms {
+            h.record(ms * 1000).unwrap();
+        }
+        let mut r = crate::run::results::test_support::blank_run(contender, "s", n);
+        r.status = RunStatus::Ok;
+        r.summary = Summary { duration_s: 10.0, ok: (rps * 10.0) as u64, rps, latency: Latency::from_histogram(&h), ..Summary::default() };
+        r.histogram = Some(encode_histogram(&h).unwrap());
+        r
+    }
+
+    fn results(runs: Vec<Run>) -> Results {
+        let mut r = crate::run::results::test_support::blank_results(&["a", "b"]);
+        r.runs = runs;
+        r
+    }
+
+    #[test]
+    fn percentiles_come_from_merged_histograms_not_averages() {
+        // Run 1: all 10 ms. Run 2: 95 x 10 ms and 5 x 1000 ms. Averaging the runs' p99s would
+        // give (10 + 1000) / 2 = 505 ms; the merged 200 responses have p99 = 1000 ms (5 of 200
+        // are slow) and p95 = 10 ms.
+        let fast = vec![10; 100];
+        let mut slow = vec![10; 95];
+        slow.extend([1000; 5]);
+        let res = results(vec![run_with("a", 1, 100.0, &fast), run_with("a", 2, 100.0, &slow)]);
+        let c = cell(&res, Path::new("/nonexistent"), "s", "a").unwrap();
+        assert!((c.p99.value - 1000.0).abs() < 1.0, "{:?}", c.p99);
+        assert!((c.p95.value - 10.0).abs() < 0.1, "{:?}", c.p95);
+        assert_eq!(c.runs, 2);
+        assert_eq!(c.ok, 2000);
+    }
+
+    #[test]
+    fn median_and_interval_over_runs() {
+        let lat = vec![5; 50];
+        let res = results(vec![
+            run_with("a", 1, 1000.0, &lat),
+            run_with("a", 2, 1100.0, &lat),
+            run_with("a", 3, 1050.0, &lat),
+            run_with("a", 4, 990.0, &lat),
+            run_with("a", 5, 1020.0, &lat),
+        ]);
+        let c = cell(&res, Path::new("/x"), "s", "a").unwrap();
+        assert_eq!(c.rps.value, 1020.0);
+        let (lo, hi) = (c.rps.lo.unwrap(), c.rps.hi.unwrap());
+        assert!(lo >= 990.0 && lo <= 1020.0 && hi >= 1020.0 && hi <= 1100.0, "{lo}..{hi}");
+        assert!(c.method.contains("bootstrap over runs"));
+        assert!(c.noisy.is_none(), "{:?}", c.noisy);
+        // Deterministic: the same results give the same interval.
+        assert_eq!(cell(&res, Path::new("/x"), "s", "a").unwrap().rps, c.rps);
+    }
+
+    #[test]
+    fn overlapping_intervals_are_not_significant() {
+        let lat = vec![5; 20];
+        let a: Vec<Run> = [1000.0, 1010.0, 990.0].iter().enumerate().map(|(i, v)| run_with("a", i as u32 + 1, *v, &lat)).collect();
+        let close: Vec<Run> = [1005.0, 995.0, 1012.0].iter().enumerate().map(|(i, v)| run_with("b", i as u32 + 1, *v, &lat)).collect();
+        let res = results(a.iter().cloned().chain(close).collect());
+        let (ca, cb) = (cell(&res, Path::new("/x"), "s", "a").unwrap(), cell(&res, Path::new("/x"), "s", "b").unwrap());
+        let d = Difference::of(&METRICS[0], &ca, &cb);
+        assert_eq!(d.significant, Some(false));
+        assert!(d.describe().ends_with("%, not significant"), "{}", d.describe());
+        let far: Vec<Run> = [2000.0, 2010.0, 1990.0].iter().enumerate().map(|(i, v)| run_with("b", i as u32 + 1, *v, &lat)).collect();
+        let res = results(a.into_iter().chain(far).collect());
+        let cb = cell(&res, Path::new("/x"), "s", "b").unwrap();
+        let d = Difference::of(&METRICS[0], &ca, &cb);
+        assert_eq!((d.significant, d.better), (Some(true), Some(true)));
+        assert_eq!(d.describe(), "+100.0%");
+    }
+
+    #[test]
+    fn noisy_runs_are_flagged_with_their_cause() {
+        let lat = vec![5; 20];
+        let mut runs: Vec<Run> = [1000.0, 1500.0, 700.0].iter().enumerate().map(|(i, v)| run_with("a", i as u32 + 1, *v, &lat)).collect();
+        let res = results(runs.clone());
+        let why = cell(&res, Path::new("/x"), "s", "a").unwrap().noisy.unwrap();
+        assert!(why.contains("varies") && why.contains("no recorded cause"), "{why}");
+        runs[2].driver.saturated = true;
+        runs[1].driver.cpu_steal_pct = 9.0;
+        let why = cell(&results(runs), Path::new("/x"), "s", "a").unwrap().noisy.unwrap();
+        assert!(why.contains("run 3: the driver was saturated") && why.contains("run 2: 9.0% CPU steal"), "{why}");
+    }
+
+    #[test]
+    fn single_run_resamples_its_seconds() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("histograms")).unwrap();
+        let start = std::time::Instant::now();
+        let live = crate::driver::record::Live::default();
+        let mut rec = crate::driver::record::Recorder::new(start);
+        for s in 0..6u64 {
+            for i in 0..(100 + s * 10) {
+                rec.ok(start + std::time::Duration::from_millis(s * 1000 + i % 900), std::time::Duration::from_millis(2 + s), &live);
+            }
+        }
+        let path = "histograms/a.s.run1.hlog";
+        crate::driver::summary::write_hlog(&rec, &dir.path().join(path), std::time::SystemTime::now(), "a.s").unwrap();
+        let profile = crate::plan::Profile::Closed { users: 1, step_users: 0, steps: 0, level: std::time::Duration::from_secs(6), think: std::time::Duration::ZERO };
+        let (summary, intervals) = crate::driver::summary::summarize(&rec, std::time::Duration::from_secs(6), &profile);
+        let mut r = crate::run::results::test_support::blank_run("a", "s", 1);
+        r.status = RunStatus::Ok;
+        r.histogram = Some(encode_histogram(&rec.overall().0).unwrap());
+        r.histogram_log = Some(path.into());
+        r.summary = summary;
+        r.intervals = intervals;
+        let c = cell(&results(vec![r]), dir.path(), "s", "a").unwrap();
+        assert!(c.method.contains("6 one-second intervals"), "{}", c.method);
+        let (lo, hi) = (c.rps.lo.unwrap(), c.rps.hi.unwrap());
+        assert!(lo < c.rps.value && c.rps.value < hi && lo >= 100.0 && hi <= 150.0, "{lo} {} {hi}", c.rps.value);
+        let (plo, phi) = (c.p50.lo.unwrap(), c.p50.hi.unwrap());
+        assert!(plo >= 2.0 && phi <= 7.1 && plo < phi, "{plo}..{phi}");
+        assert_eq!(c.peak_threads.lo, None, "no interval for a single run's peaks");
+    }
+}
