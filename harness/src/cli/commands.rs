@@ -6,7 +6,6 @@ use super::bench;
 use crate::conformance;
 use crate::driver;
 use crate::plan::{LoadFile, Plan, PlanFile, ScenarioFile};
-use crate::report::table;
 use crate::run::{self, results::{Results, RunStatus}};
 use crate::services::{manifest, ServiceChoice, Services};
 use crate::util::{interrupt, median};
@@ -21,19 +20,10 @@ pub fn results_at(path: &Path) -> Result<(PathBuf, Results)> {
     Ok((dir, Results::load(&file)?))
 }
 
-/// summary.txt and the reports; returns the terminal table.
-pub fn write_outputs(dir: &Path, res: &Results) -> Result<String> {
-    let text = table::render(res, dir);
-    crate::util::write_atomic(&dir.join("summary.txt"), text.as_bytes())?;
-    let files = crate::report::write_all(res, dir)?;
-    eprintln!("report: {} ({} files: report.md, CSV, {} PNG charts)", dir.join("report.html").display(), files.len() + 1, files.iter().filter(|f| f.extension().is_some_and(|e| e == "png")).count());
-    Ok(text)
-}
-
 pub fn run(plan: &Plan, root: &Path, out: &Path, external: Option<SocketAddr>, choice: ServiceChoice) -> Result<i32> {
     let opts = run::Options { root: root.to_path_buf(), out: out.to_path_buf(), external, services: choice };
     let (dir, res) = run::run_plan(plan, &opts)?;
-    let text = write_outputs(&dir, &res)?;
+    let text = crate::report::write_outputs(&dir, &res)?;
     println!("{text}");
     eprintln!("results: {}", dir.join("results.json").display());
     Ok(if !res.complete {

@@ -47,7 +47,7 @@ pub fn main() -> Result<i32> {
         }
         Cmd::Report { path } => {
             let (dir, res) = commands::results_at(&path)?;
-            println!("{}", commands::write_outputs(&dir, &res)?);
+            println!("{}", crate::report::write_outputs(&dir, &res)?);
             Ok(0)
         }
         Cmd::Compare { a, b } => {

@@ -355,6 +355,16 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
 /// Charts worth a PNG for a README: throughput, latency, scaling, threads, memory.
 const PNG_CHARTS: &[&str] = &["throughput", "latency", "percentiles", "scaling", "threads", "rss"];
 
+/// Every output of a results directory: summary.txt (the terminal table, returned) and the
+/// reports of `write_all`.
+pub fn write_outputs(dir: &Path, res: &Results) -> Result<String> {
+    let text = table::render(res, dir);
+    crate::util::write_atomic(&dir.join("summary.txt"), text.as_bytes())?;
+    let files = write_all(res, dir)?;
+    eprintln!("report: {} ({} files: report.md, CSV, {} PNG charts)", dir.join("report.html").display(), files.len() + 1, files.iter().filter(|f| f.extension().is_some_and(|e| e == "png")).count());
+    Ok(text)
+}
+
 /// Writes every output into `dir`; returns the files written.
 pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
     let views = views(results, dir);

@@ -3,7 +3,8 @@
 //! into .cache/kafka/libs, on loopback, pinned to the driver's CPUs, with its data in a
 //! temporary directory removed afterwards; or an external cluster given by --kafka-bootstrap.
 //! Topics `input` and `output` are created by the harness; the load (produce on a schedule,
-//! consume `output`, check every record arrived) is the pipeline jar's LoadTool.
+//! consume `output`, check every record arrived) is the harness's own Kafka load tool
+//! (services/kafka-load, a Java program: Kafka's client is Java).
 
 use crate::services::contender::{self, Running};
 use anyhow::{bail, Context, Result};
@@ -15,15 +16,15 @@ pub struct Kafka {
     pub partitions: u32,
     pub description: String,
     java: PathBuf,
-    /// The jar holding dev.iobound.pipeline.LoadTool.
+    /// The jar of the Kafka load tool (dev.iobound.kafkaload.LoadTool).
     tool: PathBuf,
     server: Option<Running>,
     data: Option<PathBuf>,
 }
 
-/// The pipeline jar (contenders and load tool).
+/// The Kafka load tool's jar, built with the Java contenders.
 pub fn tool_jar(root: &Path) -> PathBuf {
-    root.join("contenders/pipeline/target/pipeline.jar")
+    root.join("services/kafka-load/target/kafka-load.jar")
 }
 
 /// A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (22 characters).
@@ -135,10 +136,10 @@ impl Kafka {
         Ok(())
     }
 
-    /// `java -cp pipeline.jar dev.iobound.pipeline.LoadTool`, quiet.
+    /// `java -cp kafka-load.jar dev.iobound.kafkaload.LoadTool`, quiet.
     pub fn tool_command(&self) -> std::process::Command {
         let mut c = std::process::Command::new(&self.java);
-        c.args(["-Xmx512m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp"]).arg(&self.tool).arg("dev.iobound.pipeline.LoadTool");
+        c.args(["-Xmx512m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp"]).arg(&self.tool).arg("dev.iobound.kafkaload.LoadTool");
         c
     }
 
@@ -150,7 +151,7 @@ impl Kafka {
             "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn".into(),
             "-cp".into(),
             self.tool.display().to_string(),
-            "dev.iobound.pipeline.LoadTool".into(),
+            "dev.iobound.kafkaload.LoadTool".into(),
             "--bootstrap".into(),
             self.bootstrap.clone(),
             "--rate".into(),

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -80,3 +80,71 @@ ready = "/plaintext"
     )
     .unwrap();
 }
+
+pub fn results_dir(out: &Path) -> PathBuf {
+    let dirs: Vec<_> = std::fs::read_dir(out).expect("results parent exists").flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    assert_eq!(dirs.len(), 1, "one results directory expected in {}", out.display());
+    dirs[0].clone()
+}
+
+pub fn load_results(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).expect("results.json exists")).expect("results.json is JSON")
+}
+
+/// Processes whose command line contains `needle` (other than this test).
+pub fn processes_with(needle: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).replace('\0', " ").contains(needle)))
+        .collect()
+}
+
+/// Sends Ctrl-C (SIGINT) to `child` and waits for it to exit, failing after `limit`.
+pub fn interrupt_and_wait(child: &mut std::process::Child, limit: Duration, phase: &str) -> std::process::ExitStatus {
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(t0.elapsed() < limit, "{phase}: not stopped within {limit:?} of Ctrl-C");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// Processes whose working directory is inside `dir` (contenders run in their own folder).
+pub fn processes_in(dir: &Path) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c.starts_with(dir)))
+        .collect()
+}
+
+/// A contender folder whose server is iobound's own test server, killed by `timeout` after
+/// `lifetime` seconds: it passes the contract, then crashes mid-run.
+pub fn crashing_contender_home(lifetime: u32) -> tempfile::TempDir {
+    fake_contender_home(&format!(r#""timeout", "{lifetime}", "{}", "serve", "--port", "{{port}}""#, exe()), &format!("killed after {lifetime} s"))
+}
+
+/// A contender folder named "crasher" whose start command is `argv` (TOML array items).
+pub fn fake_contender_home(argv: &str, what: &str) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    add_fake_contender(home.path(), "crasher", argv, what);
+    home
+}
+
+/// A plan of one pipeline scenario at 200 records/s on 2 partitions, written into `dir`.
+pub fn pipeline_plan(dir: &Path, contender: &str, warmup: &str, duration: &str) -> PathBuf {
+    let plan = dir.join("plan.toml");
+    let text = format!(
+        "contenders = [\"{contender}\"]\nruns = 1\nwarmup = \"{warmup}\"\n[kafka]\npartitions = 2\n[[scenario]]\nname = \"records\"\npipeline = true\n[scenario.load]\nmodel = \"open\"\nrate = 200\nduration = \"{duration}\"\n"
+    );
+    std::fs::write(&plan, text).unwrap();
+    plan
+}
+

@@ -1,5 +1,6 @@
 package dev.iobound.pipeline;
 
+import dev.iobound.common.KafkaPipeline;
 import com.sun.net.httpserver.HttpServer;
 import dev.iobound.common.Args;
 import dev.iobound.common.Contract;
@@ -47,9 +48,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * output value is the input value, a comma and the downstream's answer (or "!failed").
  */
 public final class Pipeline {
-    static final String IN = "input";
-    static final String OUT = "output";
-    static final String FAILED = "!failed";
+    static final String IN = KafkaPipeline.IN;
+    static final String OUT = KafkaPipeline.OUT;
+    static final String FAILED = KafkaPipeline.FAILED;
 
     private final String mode;
     private final Downstream downstream = Downstream.fromEnvironment();
@@ -83,13 +84,7 @@ public final class Pipeline {
 
     /** A String producer that waits for every replica (acks=all), batching up to `lingerMs`. */
     static Properties producerProperties(String bootstrap, int lingerMs) {
-        Properties p = new Properties();
-        p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        p.put(ProducerConfig.ACKS_CONFIG, "all");
-        p.put(ProducerConfig.LINGER_MS_CONFIG, Integer.toString(lingerMs));
-        p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        return p;
+        return KafkaPipeline.producerProperties(bootstrap, lingerMs);
     }
 
     /** Blocking: the calling thread waits for the downstream and for the broker. */

@@ -1,6 +1,7 @@
-package dev.iobound.pipeline;
+package dev.iobound.kafkaload;
 
 import dev.iobound.common.Args;
+import dev.iobound.common.KafkaPipeline;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -60,7 +61,7 @@ public final class LoadTool {
         p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         try (Admin admin = Admin.create(p)) {
             try {
-                admin.createTopics(List.of(new NewTopic(Pipeline.IN, partitions, (short) 1), new NewTopic(Pipeline.OUT, partitions, (short) 1))).all().get();
+                admin.createTopics(List.of(new NewTopic(KafkaPipeline.IN, partitions, (short) 1), new NewTopic(KafkaPipeline.OUT, partitions, (short) 1))).all().get();
             } catch (java.util.concurrent.ExecutionException e) {
                 if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
                     throw e;
@@ -100,10 +101,10 @@ public final class LoadTool {
         c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
         c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
         c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        Properties p = Pipeline.producerProperties(bootstrap, 1);
+        Properties p = KafkaPipeline.producerProperties(bootstrap, 1);
         try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c); KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
             List<TopicPartition> parts = new ArrayList<>();
-            for (PartitionInfo info : consumer.partitionsFor(Pipeline.OUT)) {
+            for (PartitionInfo info : consumer.partitionsFor(KafkaPipeline.OUT)) {
                 parts.add(new TopicPartition(info.topic(), info.partition()));
             }
             consumer.assign(parts);
@@ -117,7 +118,7 @@ public final class LoadTool {
                     while ((wait = intended - System.nanoTime()) > 0) {
                         LockSupport.parkNanos(Math.min(wait, 1_000_000L));
                     }
-                    producer.send(new ProducerRecord<>(Pipeline.IN, "k" + i, tag + "," + i + "," + intended));
+                    producer.send(new ProducerRecord<>(KafkaPipeline.IN, "k" + i, tag + "," + i + "," + intended));
                     sent.incrementAndGet();
                 }
                 producer.flush();
@@ -152,7 +153,7 @@ public final class LoadTool {
                     seen.set(seq);
                     received++;
                     int second = (int) Math.max(0, Math.min(secondsCount - 1, (now - start) / 1_000_000_000L));
-                    if (f[3].equals(Pipeline.FAILED)) {
+                    if (f[3].equals(KafkaPipeline.FAILED)) {
                         failed++;
                         failedPerSecond[second]++;
                         continue;
