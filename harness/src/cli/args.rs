@@ -29,7 +29,7 @@ Examples:
   iobound run -c spring-mvc --path '/delay?ms=100' --users 250 --step-users 250 --steps 3 --step-duration 10s
   iobound run -c spring-webflux --path '/delay?ms=100' --rate 10 --ramp-to 3000 --duration 60s
   iobound run -c spring-mvc --set spring-mvc.threads=500 --path '/delay?ms=100' --users 1000
-  iobound run --plan plans/demo.toml --runs 3
+  iobound run --plan plans/demo.toml --runs 4
   iobound run --url http://127.0.0.1:8080/plaintext --users 64 --duration 10s";
 
 #[derive(Parser)]
@@ -194,7 +194,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "D", value_parser = duration_arg)]
     pub warmup: Option<String>,
     /// Repeats of each contender x scenario, interleaved (A B A B ...); default: the plan's
-    /// `runs` (3 when a plan does not say), 1 for an ad hoc run
+    /// `runs` (4 when a plan does not say: the fewest for a tested difference), 1 for an ad hoc run
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
     pub runs: Option<u32>,
     /// Heap for every JVM contender (-Xms = -Xmx), e.g. 512m

@@ -22,7 +22,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 pub const DEFAULT_TIMEOUT: &str = "10s";
-pub const DEFAULT_PLAN_RUNS: u32 = 3;
+/// Runs of each contender x scenario when a plan does not say: the fewest with which a
+/// difference can be tested (Mann-Whitney, 4 vs 4).
+pub const DEFAULT_PLAN_RUNS: u32 = 4;
 pub const DEFAULT_WARMUP: &str = "5s";
 pub const DEFAULT_HEAP: &str = "512m";
 

@@ -104,8 +104,8 @@ fn events_mixes_and_overload_are_checked() {
 }
 
 #[test]
-fn plans_repeat_three_times_unless_they_say() {
-    assert_eq!(plan(GOOD).unwrap().runs, 3);
+fn plans_repeat_four_times_unless_they_say() {
+    assert_eq!(plan(GOOD).unwrap().runs, 4);
     assert_eq!(plan(&format!("runs = 5\n{GOOD}")).unwrap().runs, 5);
 }
 

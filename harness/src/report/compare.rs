@@ -1,6 +1,7 @@
 //! `iobound compare A B`: two result sets (e.g. before and after a tuning change) side by side,
-//! with the rules of the reports: medians over runs, merged-histogram percentiles, 95%
-//! intervals, and a change called significant only when the intervals are apart.
+//! with the rules of the reports: medians over runs, merged-histogram percentiles, labelled
+//! intervals, and a change called significant only by a Mann-Whitney test over runs (>= 4
+//! runs on each side; fewer: "not tested").
 
 use super::fmt_estimate;
 use crate::run::results::Results;
@@ -66,7 +67,8 @@ fn table(x: &Cell, y: &Cell) -> String {
             let verdict = match (d.significant, d.better) {
                 (Some(true), Some(true)) => "better",
                 (Some(true), Some(false)) => "worse",
-                (Some(false), _) => "same (intervals overlap)",
+                (Some(false), _) => "no significant change",
+                (None, _) if d.change_pct.is_some() => "not tested (a test needs >= 4 runs each)",
                 _ => "",
             };
             (m.label.to_string(), fmt_estimate(&(m.get)(x), m.decimals), fmt_estimate(&(m.get)(y), m.decimals), format!("{} {verdict}", d.describe().split(',').next().unwrap_or("-")))
@@ -102,14 +104,17 @@ mod tests {
 
     #[test]
     fn a_real_change_is_called_and_noise_is_not() {
-        let before = set("spring-mvc", &[1980.0, 1990.0, 2000.0]);
-        let after = set("spring-mvc", &[4950.0, 5000.0, 5020.0]);
+        let before = set("spring-mvc", &[1980.0, 1990.0, 2000.0, 1995.0]);
+        let after = set("spring-mvc", &[4950.0, 5000.0, 5020.0, 4990.0]);
         let t = render(&before, Path::new("a"), &after, Path::new("b")).unwrap();
         assert!(t.contains("s / spring-mvc"), "{t}");
-        assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("+151.3% better")), "{t}");
-        let same = set("spring-mvc", &[1985.0, 2005.0, 1995.0]);
+        assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("better")), "{t}");
+        let same = set("spring-mvc", &[1985.0, 2005.0, 1995.0, 1990.0]);
         let t = render(&before, Path::new("a"), &same, Path::new("b")).unwrap();
-        assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("same (intervals overlap)")), "{t}");
+        assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("no significant change")), "{t}");
+        // Three runs a side cannot be tested, however large the change.
+        let t = render(&set("spring-mvc", &[1980.0, 1990.0, 2000.0]), Path::new("a"), &set("spring-mvc", &[4950.0, 5000.0, 5020.0]), Path::new("b")).unwrap();
+        assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("not tested")), "{t}");
     }
 
     #[test]

@@ -287,7 +287,7 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
     let methods: Vec<&str> = view.cells.iter().filter_map(|(_, c)| c.as_ref().map(|c| c.method.as_str())).collect();
     if let Some(m) = methods.first() {
         if methods.iter().all(|x| x == m) {
-            out.push(format!("Intervals: {m}. Latency percentiles from the histograms of all runs merged. A difference whose intervals overlap is marked not significant."));
+            out.push(format!("Intervals: {m}. Latency percentiles from the histograms of all runs merged. A difference is called significant only by a two-sided Mann-Whitney test over runs (p <= 0.05, both sides with >= 4 runs); otherwise it is marked not significant, or not tested."));
         } else {
             for (n, c) in view.cells.iter().filter_map(|(n, c)| c.as_ref().map(|c| (n, c))) {
                 out.push(format!("{n}: {}", c.method));

@@ -26,7 +26,8 @@ const SHOWN: &[&str] = &[
 
 /// The comparison for the terminal: per scenario, each metric's median over runs (latency
 /// from merged histograms) per contender, the change against the first contender ("~" when
-/// the 95% intervals overlap: not significant), then per-level rows of the median run.
+/// a test over runs finds no significant difference, "?" when there were too few runs to test),
+/// then per-level rows of the median run.
 pub fn render(results: &Results, dir: &Path) -> String {
     let mut out = String::new();
     for scenario in scenarios(results) {
@@ -108,11 +109,11 @@ impl Grid<'_> {
                 .collect();
             self.row(out, m.label, &values, &diffs);
             if m.label == "throughput (req/s)" && intervals.iter().any(|i| i != "-") {
-                self.row(out, "  95% interval", intervals, &blank);
+                self.row(out, "  interval", intervals, &blank);
             }
         }
         if let Some(method) = cells.iter().flatten().map(|c| c.method.as_str()).next() {
-            out.push_str(&format!("  {method}; ~ = intervals overlap (not significant)\n"));
+            out.push_str(&format!("  {method}\n  diff: ~ = not significant (Mann-Whitney over runs, p > 0.05), ? = not tested\n"));
         }
         for (n, c) in self.cols.iter().zip(cells) {
             if let Some(why) = c.as_ref().and_then(|c| c.noisy.as_ref()) {
@@ -164,12 +165,14 @@ impl Grid<'_> {
     }
 }
 
-/// "+12%", or "+3%~" when the intervals overlap (not significant).
+/// "+12%" (significant), "+3%~" (tested, not significant) or "+3%?" (not tested).
 fn short_diff(d: &Difference) -> String {
-    match d.change_pct {
-        None => "-".into(),
-        Some(p) => format!("{p:+.0}%{}", if d.significant == Some(false) { "~" } else { "" }),
-    }
+    let mark = match d.significant {
+        Some(true) => "",
+        Some(false) => "~",
+        None => "?",
+    };
+    d.change_pct.map_or_else(|| "-".into(), |p| format!("{p:+.0}%{mark}"))
 }
 
 fn push_row(out: &mut String, label: &str, values: &[String], diffs: &[String], width: usize, show_diff: bool) {
@@ -206,15 +209,19 @@ mod tests {
 
     #[test]
     fn repeats_show_the_median_its_interval_and_significance() {
+        // Three runs each: a median and the runs' range, labelled as the 75% interval it is;
+        // however far apart, the difference is not tested.
         let r = results_with(&[("a", 1000.0), ("a", 1300.0), ("a", 1010.0), ("b", 2000.0), ("b", 2010.0), ("b", 1990.0)]);
         let t = render(&r, Path::new("/nonexistent"));
-        // Median over runs, not an average; b's interval is far from a's: significant.
-        assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("1,010") && l.contains("2,000") && l.contains("+98%") && !l.contains("+98%~")), "{t}");
-        assert!(t.lines().any(|l| l.starts_with("  95% interval") && l.contains("1,990..2,010")), "{t}");
-        assert!(t.contains("bootstrap over runs"), "{t}");
+        assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("1,010") && l.contains("2,000") && l.contains("+98%?")), "{t}");
+        assert!(t.lines().any(|l| l.starts_with("  interval") && l.contains("1,990..2,010")), "{t}");
+        assert!(t.contains("min..max, a 75% confidence interval for the median; differences not tested"), "{t}");
         assert!(t.contains("noisy (a): throughput varies"), "{t}");
         assert!(!t.contains("noisy (b)"), "{t}");
-        let close = render(&results_with(&[("a", 1000.0), ("a", 1020.0), ("a", 990.0), ("b", 1010.0), ("b", 995.0), ("b", 1025.0)]), Path::new("/x"));
+        // Four runs each: tested. Far apart: significant (no mark); close: "~".
+        let far = render(&results_with(&[("a", 1000.0), ("a", 1020.0), ("a", 990.0), ("a", 1005.0), ("b", 2000.0), ("b", 2010.0), ("b", 1990.0), ("b", 2005.0)]), Path::new("/x"));
+        assert!(far.lines().any(|l| l.starts_with("throughput (req/s)") && l.trim_end().ends_with("+100%")), "{far}");
+        let close = render(&results_with(&[("a", 1000.0), ("a", 1020.0), ("a", 990.0), ("a", 1005.0), ("b", 1010.0), ("b", 995.0), ("b", 1025.0), ("b", 1000.0)]), Path::new("/x"));
         assert!(close.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("%~")), "{close}");
     }
 

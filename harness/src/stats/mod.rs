@@ -2,33 +2,33 @@
 //! run, and how two of them differ. Percentiles are read from merged histograms only; nothing
 //! here averages percentiles.
 //!
-//! Holds: `resample` (bootstrap units and merged histogram counts), `repeats` (one cell per
-//! contender x scenario: every metric with its interval; differences; noise).
+//! Holds: `resample` (intervals: order statistics over runs, block bootstrap within a run;
+//! merged histogram counts), `significance` (the Mann-Whitney test over runs), `repeats` (one
+//! cell per contender x scenario: every metric with its interval; differences; noise).
 //! Uses: util, driver (summaries, histogram codec), sampler, run (the results model).
 
 pub mod repeats;
 mod resample;
+pub mod significance;
 
 pub use repeats::{cell, cells, merged_histogram, representative, scenarios, Cell, Difference, Metric, METRICS};
 use serde::Serialize;
 
-/// A point value with its 95% interval (absent when there is nothing to resample).
-#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+/// A point value with its interval (absent when there is nothing to take one from; what kind
+/// of interval it is, the cell's `method` says) and the per-run values differences are tested on.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct Estimate {
     pub value: f64,
     pub lo: Option<f64>,
     pub hi: Option<f64>,
+    /// One value per run (empty when the runs carry no histogram to take it from).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_run: Vec<f64>,
 }
 
 impl Estimate {
     pub(crate) fn point(value: f64) -> Estimate {
-        Estimate { value, lo: None, hi: None }
-    }
-
-    /// Whether the two intervals are apart; None when either has no interval.
-    pub fn differs(&self, other: &Estimate) -> Option<bool> {
-        let (alo, ahi, blo, bhi) = (self.lo?, self.hi?, other.lo?, other.hi?);
-        Some(ahi < blo || bhi < alo)
+        Estimate { value, lo: None, hi: None, per_run: vec![value] }
     }
 }
 

@@ -5,7 +5,9 @@
 //! With several runs the bootstrap resamples runs; with one run it resamples that run's
 //! one-second intervals (throughput, errors and latency; resource peaks then get no interval).
 
-use super::resample::{bootstrap, over_runs, run_unit, seconds_of, seed_of, Merger, Unit};
+use super::resample::{block_bootstrap, block_len, median_interval, run_unit, seconds_of, seed_of, Merger, Unit};
+use super::significance::{mann_whitney, MIN_RUNS};
+use crate::util::median;
 use super::{relative_change, Estimate};
 use crate::driver::record::new_histogram;
 use crate::driver::summary::decode_histogram;
@@ -61,28 +63,28 @@ pub struct Metric {
     pub label: &'static str,
     pub decimals: usize,
     pub higher_is_better: bool,
-    pub get: fn(&Cell) -> Estimate,
+    pub get: fn(&Cell) -> &Estimate,
 }
 
 pub const METRICS: &[Metric] = &[
-    Metric { label: "throughput (req/s)", decimals: 0, higher_is_better: true, get: |c| c.rps },
-    Metric { label: "errors (%)", decimals: 2, higher_is_better: false, get: |c| c.error_pct },
-    Metric { label: "latency min (ms)", decimals: 1, higher_is_better: false, get: |c| c.min },
-    Metric { label: "latency p50 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p50 },
-    Metric { label: "latency p75 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p75 },
-    Metric { label: "latency p90 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p90 },
-    Metric { label: "latency p95 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p95 },
-    Metric { label: "latency p99 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p99 },
-    Metric { label: "latency p99.9 (ms)", decimals: 1, higher_is_better: false, get: |c| c.p999 },
-    Metric { label: "latency max (ms)", decimals: 1, higher_is_better: false, get: |c| c.max },
-    Metric { label: "latency mean (ms)", decimals: 1, higher_is_better: false, get: |c| c.mean },
-    Metric { label: "latency stdev (ms)", decimals: 1, higher_is_better: false, get: |c| c.stdev },
-    Metric { label: "peak threads", decimals: 0, higher_is_better: false, get: |c| c.peak_threads },
-    Metric { label: "peak RSS (MB)", decimals: 0, higher_is_better: false, get: |c| c.peak_rss_mb },
-    Metric { label: "CPU (ms per 1k req)", decimals: 1, higher_is_better: false, get: |c| c.cpu_ms_per_1k },
-    Metric { label: "peak sockets", decimals: 0, higher_is_better: false, get: |c| c.peak_sockets },
-    Metric { label: "peak downstream conns", decimals: 0, higher_is_better: false, get: |c| c.peak_downstream_conns },
-    Metric { label: "ctx switches / req", decimals: 2, higher_is_better: false, get: |c| c.ctx_per_req },
+    Metric { label: "throughput (req/s)", decimals: 0, higher_is_better: true, get: |c| &c.rps },
+    Metric { label: "errors (%)", decimals: 2, higher_is_better: false, get: |c| &c.error_pct },
+    Metric { label: "latency min (ms)", decimals: 1, higher_is_better: false, get: |c| &c.min },
+    Metric { label: "latency p50 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p50 },
+    Metric { label: "latency p75 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p75 },
+    Metric { label: "latency p90 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p90 },
+    Metric { label: "latency p95 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p95 },
+    Metric { label: "latency p99 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p99 },
+    Metric { label: "latency p99.9 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p999 },
+    Metric { label: "latency max (ms)", decimals: 1, higher_is_better: false, get: |c| &c.max },
+    Metric { label: "latency mean (ms)", decimals: 1, higher_is_better: false, get: |c| &c.mean },
+    Metric { label: "latency stdev (ms)", decimals: 1, higher_is_better: false, get: |c| &c.stdev },
+    Metric { label: "peak threads", decimals: 0, higher_is_better: false, get: |c| &c.peak_threads },
+    Metric { label: "peak RSS (MB)", decimals: 0, higher_is_better: false, get: |c| &c.peak_rss_mb },
+    Metric { label: "CPU (ms per 1k req)", decimals: 1, higher_is_better: false, get: |c| &c.cpu_ms_per_1k },
+    Metric { label: "peak sockets", decimals: 0, higher_is_better: false, get: |c| &c.peak_sockets },
+    Metric { label: "peak downstream conns", decimals: 0, higher_is_better: false, get: |c| &c.peak_downstream_conns },
+    Metric { label: "ctx switches / req", decimals: 2, higher_is_better: false, get: |c| &c.ctx_per_req },
 ];
 
 /// How `b` differs from baseline `a` on one metric.
@@ -90,7 +92,8 @@ pub const METRICS: &[Metric] = &[
 pub struct Difference {
     /// Signed percentage of `b` against `a`; None when `a` is zero.
     pub change_pct: Option<f64>,
-    /// Some(true): intervals apart; Some(false): they overlap ("not significant"); None: no intervals.
+    /// Some(true): significant by the Mann-Whitney test over runs; Some(false): tested and not
+    /// significant; None: not tested (fewer than MIN_RUNS runs on a side).
     pub significant: Option<bool>,
     pub better: Option<bool>,
 }
@@ -99,19 +102,19 @@ impl Difference {
     pub fn of(m: &Metric, a: &Cell, b: &Cell) -> Difference {
         let (ea, eb) = ((m.get)(a), (m.get)(b));
         let change_pct = relative_change(ea.value, eb.value);
-        let significant = ea.differs(&eb);
+        let significant = mann_whitney(&ea.per_run, &eb.per_run).significant();
         let better = (ea.value != eb.value).then(|| (eb.value > ea.value) == m.higher_is_better);
         Difference { change_pct, significant, better }
     }
 
-    /// "+12.3%", "-4.0%, not significant", "+1.0%, no interval".
+    /// "+12.3%", "-4.0%, not significant", "+1.0%, not tested".
     pub fn describe(&self) -> String {
         let Some(p) = self.change_pct else { return "-".into() };
         let base = format!("{p:+.1}%");
         match self.significant {
             Some(true) => base,
             Some(false) => format!("{base}, not significant"),
-            None => format!("{base}, no interval"),
+            None => format!("{base}, not tested"),
         }
     }
 }
@@ -128,37 +131,30 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
         return None;
     }
     let seed = seed_of(scenario, contender);
-    // Point estimates merge whole runs; intervals resample runs, or one run's seconds.
+    // Point estimates merge whole runs; intervals come from the runs' values, or from one
+    // run's seconds.
     let whole: Vec<Unit> = runs.iter().filter_map(|r| run_unit(r)).collect();
     let merged = Merger::new(&whole);
     let seconds = if runs.len() >= 2 { None } else { seconds_of(runs[0], dir) };
-    let by_second = seconds.as_deref().map(Merger::new);
-    let (units, merger) = match (&seconds, &by_second) {
-        (Some(secs), Some(m)) => (secs.as_slice(), m),
-        _ => (whole.as_slice(), &merged),
-    };
+    let units = seconds.as_deref().unwrap_or(&[]);
+    let by_second = Merger::new(units);
     let method = method(runs.len(), seconds.as_ref().map(Vec::len));
     let merged_all = merged.merge(&(0..whole.len()).collect::<Vec<_>>());
     // Point estimates: percentiles of the histogram merged over all runs (the summary's own
-    // figures when a results file carries no histograms).
+    // figures when a results file carries no histograms); per run, each run's own.
     let fallback = &runs[runs.len() / 2].summary.latency;
-    let lat = |q: f64, old: f64| -> Estimate {
-        let value = merged_all.as_ref().map(|acc| merged.quantile(acc, q)).unwrap_or(old);
-        let (lo, hi) = bootstrap(units.len(), seed ^ q.to_bits(), |pick| merger.merge(pick).map(|acc| merger.quantile(&acc, q)));
-        Estimate { value, lo, hi }
-    };
-    let latency_of = |f: fn(&Merger, &[u64]) -> f64, old: f64, salt: u64| -> Estimate {
+    let latency = |f: &dyn Fn(&Merger, &[u64]) -> f64, old: f64, salt: u64| -> Estimate {
         let value = merged_all.as_ref().map(|acc| f(&merged, acc)).unwrap_or(old);
-        let (lo, hi) = bootstrap(units.len(), seed ^ salt, |pick| merger.merge(pick).map(|acc| f(&merger, &acc)));
-        Estimate { value, lo, hi }
+        let per_run = if whole.len() == runs.len() { (0..whole.len()).filter_map(|i| merged.merge(&[i]).map(|acc| f(&merged, &acc))).collect() } else { Vec::new() };
+        estimate(value, per_run, units.len(), &|pick| by_second.merge(pick).map(|acc| f(&by_second, &acc)), seed ^ salt)
     };
+    let lat = |q: f64, old: f64| latency(&|m, acc| m.quantile(acc, q), old, q.to_bits());
     let ok: u64 = runs.iter().map(|r| r.summary.ok).sum();
     let ko: u64 = runs.iter().map(|r| r.summary.errors.total()).sum();
     let rps_values: Vec<f64> = runs.iter().map(|r| r.summary.rps).collect();
-    let (rps, error_pct) = throughput_and_errors(&rps_values, units, ok, ko, seed);
-    let resource = |f: fn(&Run) -> f64, salt: u64| -> Estimate {
+    let resource = |f: fn(&Run) -> f64| -> Estimate {
         let v: Vec<f64> = runs.iter().map(|r| f(r)).collect();
-        if v.len() >= 2 { over_runs(&v, seed ^ salt) } else { Estimate::point(v[0]) }
+        if v.len() >= 2 { estimate(median(v.clone()), v, 0, &|_| None, 0) } else { Estimate::point(v[0]) }
     };
     let rps_cv = coefficient_of_variation(&rps_values);
     Some(Cell {
@@ -170,8 +166,8 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
         method,
         ok,
         ko,
-        rps,
-        error_pct,
+        rps: throughput(&rps_values, units, seed),
+        error_pct: errors(&runs, units, ok, ko, seed),
         min: lat(0.0, fallback.min),
         p50: lat(0.50, fallback.p50),
         p75: lat(0.75, fallback.p75),
@@ -180,26 +176,42 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
         p99: lat(0.99, fallback.p99),
         p999: lat(0.999, fallback.p999),
         max: lat(1.0, fallback.max),
-        mean: latency_of(Merger::mean, fallback.mean, 3),
-        stdev: latency_of(Merger::stdev, fallback.stdev, 4),
-        peak_threads: resource(|r| r.resources.peak_threads as f64, 5),
-        peak_rss_mb: resource(|r| r.resources.peak_rss_mb, 6),
-        cpu_ms_per_1k: resource(|r| r.resources.cpu_ms_per_1k_requests, 7),
-        peak_sockets: resource(|r| r.resources.peak_sockets as f64, 8),
-        peak_downstream_conns: resource(|r| r.resources.peak_downstream_conns as f64, 10),
-        ctx_per_req: resource(|r| if r.summary.ok > 0 { (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64 / r.summary.ok as f64 } else { 0.0 }, 9),
+        mean: latency(&Merger::mean, fallback.mean, 3),
+        stdev: latency(&Merger::stdev, fallback.stdev, 4),
+        peak_threads: resource(|r| r.resources.peak_threads as f64),
+        peak_rss_mb: resource(|r| r.resources.peak_rss_mb),
+        cpu_ms_per_1k: resource(|r| r.resources.cpu_ms_per_1k_requests),
+        peak_sockets: resource(|r| r.resources.peak_sockets as f64),
+        peak_downstream_conns: resource(|r| r.resources.peak_downstream_conns as f64),
+        ctx_per_req: resource(|r| if r.summary.ok > 0 { (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64 / r.summary.ok as f64 } else { 0.0 }),
         noisy: noise(&runs, rps_cv),
         rps_cv,
     })
 }
 
+/// An estimate with its interval: over two runs or more, from the runs' values (order
+/// statistics, see `median_interval`); for one run, a block bootstrap of `within` over its
+/// `seconds` one-second intervals; with neither, no interval.
+fn estimate(value: f64, per_run: Vec<f64>, seconds: usize, within: &dyn Fn(&[usize]) -> Option<f64>, seed: u64) -> Estimate {
+    if per_run.len() >= 2 {
+        let (lo, hi, _) = median_interval(&per_run);
+        return Estimate { value, lo: Some(lo), hi: Some(hi), per_run };
+    }
+    let (lo, hi) = block_bootstrap(seconds, seed, within);
+    Estimate { value, lo, hi, per_run }
+}
+
 /// How a cell's intervals were obtained, in words: over `runs` runs, or over the one run's
-/// `seconds` one-second intervals.
+/// `seconds` one-second intervals; and how its differences are judged.
 fn method(runs: usize, seconds: Option<usize>) -> String {
     match (runs, seconds) {
-        (2.., _) => format!("median of {runs} runs; 95% interval by bootstrap over runs"),
-        (_, Some(n)) => format!("one run; 95% interval by bootstrap over its {n} one-second intervals (resource peaks: no interval)"),
-        _ => "one run; no interval".to_string(),
+        (2.., _) => {
+            let (_, _, coverage) = median_interval(&vec![0.0; runs]);
+            let test = if runs >= MIN_RUNS { "differences by Mann-Whitney over runs (p <= 0.05)".to_string() } else { format!("differences not tested (a test needs >= {MIN_RUNS} runs each)") };
+            format!("median of {runs} runs; interval: the runs' {}, a {:.0}% confidence interval for the median; {test}", if coverage < 0.95 { "min..max" } else { "order statistics" }, coverage * 100.0)
+        }
+        (_, Some(n)) => format!("one run; within-run 95% interval by block bootstrap over its {n} one-second intervals (blocks of {}s): run-to-run variation not measured; differences not tested", block_len(n)),
+        _ => "one run; no interval; differences not tested".to_string(),
     }
 }
 
@@ -212,20 +224,20 @@ fn coefficient_of_variation(values: &[f64]) -> Option<f64> {
     })
 }
 
-/// Throughput (median over runs, or one run's with its seconds resampled) and error share.
-fn throughput_and_errors(rps_values: &[f64], units: &[Unit], ok: u64, ko: u64, seed: u64) -> (Estimate, Estimate) {
-    let rps = if rps_values.len() >= 2 {
-        over_runs(rps_values, seed ^ 1)
-    } else {
-        let (lo, hi) = bootstrap(units.len(), seed ^ 1, |pick| {
-            let secs: f64 = pick.iter().map(|&i| units[i].secs).sum();
-            (secs > 0.0).then(|| pick.iter().map(|&i| units[i].ok).sum::<u64>() as f64 / secs)
-        });
-        Estimate { value: rps_values[0], lo, hi }
-    };
+/// Throughput: the median over runs, or one run's with its seconds resampled.
+fn throughput(rps_values: &[f64], units: &[Unit], seed: u64) -> Estimate {
+    let value = if rps_values.len() >= 2 { median(rps_values.to_vec()) } else { rps_values[0] };
+    estimate(value, rps_values.to_vec(), units.len(), &|pick| {
+        let secs: f64 = pick.iter().map(|&i| units[i].secs).sum();
+        (secs > 0.0).then(|| pick.iter().map(|&i| units[i].ok).sum::<u64>() as f64 / secs)
+    }, seed ^ 1)
+}
+
+/// The share of requests that failed, over all runs; per run for the interval and the test.
+fn errors(runs: &[&Run], units: &[Unit], ok: u64, ko: u64, seed: u64) -> Estimate {
     let pct = |ok: u64, ko: u64| if ok + ko > 0 { ko as f64 * 100.0 / (ok + ko) as f64 } else { 0.0 };
-    let (lo, hi) = bootstrap(units.len(), seed ^ 2, |pick| Some(pct(pick.iter().map(|&i| units[i].ok).sum(), pick.iter().map(|&i| units[i].ko).sum())));
-    (rps, Estimate { value: pct(ok, ko), lo, hi })
+    let per_run = runs.iter().map(|r| pct(r.summary.ok, r.summary.errors.total())).collect();
+    estimate(pct(ok, ko), per_run, units.len(), &|pick| Some(pct(pick.iter().map(|&i| units[i].ok).sum(), pick.iter().map(|&i| units[i].ko).sum())), seed ^ 2)
 }
 
 /// Why a cell's runs may not be trusted at face value: spread over runs and its known causes.
@@ -350,29 +362,36 @@ mod tests {
         let c = cell(&res, Path::new("/x"), "s", "a").unwrap();
         assert_eq!(c.rps.value, 1020.0);
         let (lo, hi) = (c.rps.lo.unwrap(), c.rps.hi.unwrap());
-        assert!(lo >= 990.0 && lo <= 1020.0 && hi >= 1020.0 && hi <= 1100.0, "{lo}..{hi}");
-        assert!(c.method.contains("bootstrap over runs"));
+        // Five runs: min..max, which covers the median 94% of the time, and says so.
+        assert_eq!((lo, hi), (990.0, 1100.0));
+        assert!(c.method.contains("min..max, a 94% confidence interval for the median; differences by Mann-Whitney"), "{}", c.method);
         assert!(c.noisy.is_none(), "{:?}", c.noisy);
         // Deterministic: the same results give the same interval.
         assert_eq!(cell(&res, Path::new("/x"), "s", "a").unwrap().rps, c.rps);
     }
 
     #[test]
-    fn overlapping_intervals_are_not_significant() {
+    fn differences_are_tested_over_runs() {
         let lat = vec![5; 20];
-        let a: Vec<Run> = [1000.0, 1010.0, 990.0].iter().enumerate().map(|(i, v)| run_with("a", i as u32 + 1, *v, &lat)).collect();
-        let close: Vec<Run> = [1005.0, 995.0, 1012.0].iter().enumerate().map(|(i, v)| run_with("b", i as u32 + 1, *v, &lat)).collect();
+        let a: Vec<Run> = [1000.0, 1010.0, 990.0, 1003.0].iter().enumerate().map(|(i, v)| run_with("a", i as u32 + 1, *v, &lat)).collect();
+        let close: Vec<Run> = [1005.0, 995.0, 1012.0, 998.0].iter().enumerate().map(|(i, v)| run_with("b", i as u32 + 1, *v, &lat)).collect();
         let res = results(a.iter().cloned().chain(close).collect());
         let (ca, cb) = (cell(&res, Path::new("/x"), "s", "a").unwrap(), cell(&res, Path::new("/x"), "s", "b").unwrap());
         let d = Difference::of(&METRICS[0], &ca, &cb);
         assert_eq!(d.significant, Some(false));
         assert!(d.describe().ends_with("%, not significant"), "{}", d.describe());
-        let far: Vec<Run> = [2000.0, 2010.0, 1990.0].iter().enumerate().map(|(i, v)| run_with("b", i as u32 + 1, *v, &lat)).collect();
-        let res = results(a.into_iter().chain(far).collect());
+        let far: Vec<Run> = [2000.0, 2010.0, 1990.0, 2006.0].iter().enumerate().map(|(i, v)| run_with("b", i as u32 + 1, *v, &lat)).collect();
+        let res = results(a.clone().into_iter().chain(far.clone()).collect());
         let cb = cell(&res, Path::new("/x"), "s", "b").unwrap();
         let d = Difference::of(&METRICS[0], &ca, &cb);
         assert_eq!((d.significant, d.better), (Some(true), Some(true)));
         assert_eq!(d.describe(), "+100.0%");
+        // Three runs of each, however far apart: not tested (no split of 3 vs 3 reaches p 0.05).
+        let res = results(a[..3].iter().cloned().chain(far[..3].iter().cloned()).collect());
+        let (ca, cb) = (cell(&res, Path::new("/x"), "s", "a").unwrap(), cell(&res, Path::new("/x"), "s", "b").unwrap());
+        let d = Difference::of(&METRICS[0], &ca, &cb);
+        assert_eq!(d.significant, None);
+        assert!(d.describe().ends_with(", not tested"), "{}", d.describe());
     }
 
     #[test]

@@ -2,10 +2,8 @@
 //! run), the percentile bootstrap itself (seeded, so the same results give the same report),
 //! and latency statistics of merged histogram counts.
 
-use super::Estimate;
 use crate::driver::summary::decode_histogram;
 use crate::run::results::Run;
-use crate::util::median;
 use hdrhistogram::Histogram;
 use std::path::Path;
 
@@ -25,18 +23,29 @@ fn sparse(h: &Histogram<u64>) -> Vec<(u64, u64)> {
     h.iter_recorded().map(|v| (h.highest_equivalent(v.value_iterated_to()), v.count_at_value())).collect()
 }
 
-/// Percentile interval (2.5%, 97.5%) of `stat` over bootstrap resamples of `n` units.
-pub(super) fn bootstrap(n: usize, seed: u64, mut stat: impl FnMut(&[usize]) -> Option<f64>) -> (Option<f64>, Option<f64>) {
-    if n < 2 {
+/// Length of the blocks a run of `n` seconds is resampled in: neighbouring seconds are not
+/// independent (a GC pause, a queue draining), so they are drawn together.
+pub(super) fn block_len(n: usize) -> usize {
+    (n / 4).clamp(1, 5)
+}
+
+/// Percentile interval (2.5%, 97.5%) of `stat` over moving-block bootstrap resamples of `n`
+/// units in order (blocks of `block_len(n)`); none below 4 units.
+pub(super) fn block_bootstrap(n: usize, seed: u64, stat: &dyn Fn(&[usize]) -> Option<f64>) -> (Option<f64>, Option<f64>) {
+    if n < 4 {
         return (None, None);
     }
+    let block = block_len(n);
     let mut rng = crate::util::SplitMix64::new(seed);
-    let mut pick = vec![0usize; n];
+    let mut pick = Vec::with_capacity(n + block);
     let mut values = Vec::with_capacity(BOOTSTRAP_SAMPLES);
     for _ in 0..BOOTSTRAP_SAMPLES {
-        for p in pick.iter_mut() {
-            *p = rng.below(n);
+        pick.clear();
+        while pick.len() < n {
+            let start = rng.below(n - block + 1);
+            pick.extend(start..start + block);
         }
+        pick.truncate(n);
         if let Some(v) = stat(&pick) {
             values.push(v);
         }
@@ -47,6 +56,29 @@ pub(super) fn bootstrap(n: usize, seed: u64, mut stat: impl FnMut(&[usize]) -> O
     values.sort_by(f64::total_cmp);
     let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
     (Some(at(0.025)), Some(at(0.975)))
+}
+
+/// A distribution-free confidence interval for the median of per-run values: the k-th lowest
+/// to the k-th highest, with k the largest whose coverage 1 - 2 P(Binomial(n, 1/2) < k) is at
+/// least 95%; with 5 values or fewer none reaches it, and min..max is returned. Returns (lo,
+/// hi, coverage).
+pub(super) fn median_interval(values: &[f64]) -> (f64, f64, f64) {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let coverage = |k: usize| {
+        let below: f64 = (0..k).map(|i| binomial(n, i)).sum::<f64>() / 2f64.powi(n as i32);
+        1.0 - 2.0 * below
+    };
+    let mut k = 1;
+    while k < n / 2 && coverage(k + 1) >= 0.95 {
+        k += 1;
+    }
+    (v[k - 1], v[n - k], coverage(k))
+}
+
+fn binomial(n: usize, k: usize) -> f64 {
+    (0..k).fold(1.0, |acc, i| acc * (n - i) as f64 / (i + 1) as f64)
 }
 
 /// Latency statistics of resampled units, from their merged counts.
@@ -144,8 +176,33 @@ pub(super) fn seed_of(a: &str, b: &str) -> u64 {
     a.bytes().chain(b.bytes()).fold(0xcbf2_9ce4_8422_2325, |h, c| (h ^ u64::from(c)).wrapping_mul(0x100_0000_01b3))
 }
 
-/// Median over runs with its bootstrap interval (resampling runs).
-pub(super) fn over_runs(values: &[f64], seed: u64) -> Estimate {
-    let (lo, hi) = bootstrap(values.len(), seed, |pick| Some(median(pick.iter().map(|&i| values[i]).collect())));
-    Estimate { value: median(values.to_vec()), lo, hi }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_intervals_state_their_coverage() {
+        // 3 runs: min..max covers the median 75% of the time (1 - 2/8), not 95%.
+        let (lo, hi, c) = median_interval(&[2010.0, 1990.0, 2000.0]);
+        assert_eq!((lo, hi), (1990.0, 2010.0));
+        assert!((c - 0.75).abs() < 1e-12);
+        assert!((median_interval(&[1.0; 5]).2 - 0.9375).abs() < 1e-12);
+        // 10 runs: the 2nd lowest..2nd highest covers 97.9%; the 3rd would cover only 89%.
+        let ten: Vec<f64> = (1..=10).map(f64::from).collect();
+        let (lo, hi, c) = median_interval(&ten);
+        assert_eq!((lo, hi), (2.0, 9.0));
+        assert!((0.95..0.99).contains(&c), "{c}");
+    }
+
+    #[test]
+    fn block_bootstrap_needs_a_few_seconds_and_keeps_blocks_together() {
+        assert_eq!(block_bootstrap(3, 1, &|_| Some(1.0)), (None, None));
+        assert_eq!(block_len(20), 5);
+        // A run whose first half is slow and second half fast: the interval of the mean stays
+        // inside the data's range and around the true mean.
+        let v: Vec<f64> = (0..20).map(|i| if i < 10 { 100.0 } else { 200.0 }).collect();
+        let (lo, hi) = block_bootstrap(20, 3, &|pick| Some(pick.iter().map(|&i| v[i]).sum::<f64>() / pick.len() as f64));
+        let (lo, hi) = (lo.unwrap(), hi.unwrap());
+        assert!(lo >= 100.0 && hi <= 200.0 && lo < 150.0 && hi > 150.0, "{lo}..{hi}");
+    }
 }
