@@ -121,3 +121,27 @@ fn a_driver_that_cannot_keep_up_says_so() {
     let warnings = v["warnings"].to_string();
     assert!(warnings.contains("fell behind its schedule"), "{warnings}");
 }
+
+/// The case: 200 req/s for 5 s (1,000 requests due) against a server that answers
+/// about 300 and then hangs, 100 connections at most, timeout 2 s. Every request due must end
+/// as answered or as an error by kind (timed out, or unanswered when the drain window closed),
+/// and the latency of all requests must show the hang (censored values >= 2 s), beside the
+/// latency of the successful ones.
+#[test]
+fn every_request_due_is_accounted_for_when_the_server_hangs() {
+    let (_s, port) = serve(&["--stall-at", "1500ms", "--stall-for", "120s"]);
+    let out = json(&run(&["load", "--url", &format!("http://127.0.0.1:{port}/plaintext"), "--rate", "200", "--duration", "5s", "--max-connections", "100", "--timeout", "2s"]));
+    let n = |k: &str| out[k].as_u64().unwrap_or_else(|| panic!("{k} in {out}"));
+    let e = &out["error_kinds"];
+    let kind = |k: &str| e[k].as_u64().unwrap_or_else(|| panic!("{k} in {e}"));
+    assert_eq!(n("due"), 1000, "{out}");
+    assert_eq!(n("ok") + n("drained") + n("errors"), 1000, "ok + errors = due: {out}");
+    assert_eq!(n("accounted"), 1000, "{out}");
+    assert!((250..=350).contains(&(n("ok") + n("drained"))), "about 300 answered before the hang: {out}");
+    assert!(kind("timeout") >= 100 && kind("unanswered") >= 100, "timed out and given up: {e}");
+    assert_eq!(kind("timeout") + kind("unanswered") + kind("connect") + kind("io") + kind("status"), n("errors"));
+    let all_p99 = out["latency_all_ms"]["p99"].as_f64().unwrap();
+    let ok_p99 = out["latency_ms"]["p99"].as_f64().unwrap();
+    assert!(all_p99 >= 2000.0, "a hung server is not a fast one: all-requests p99 {all_p99} ms");
+    assert!(ok_p99 < 100.0, "the successful ones were fast: {ok_p99} ms");
+}

@@ -118,7 +118,7 @@ pub fn load_cmd(a: &LoadArgs) -> Result<i32> {
     let report = crate::driver::assess::driver_report(&o, &[], s.ok + s.drained);
     let v = serde_json::json!({
         "ok": s.ok, "errors": s.errors.total(), "error_kinds": s.errors, "drained": s.drained,
-        "abandoned": o.abandoned, "rps": s.rps, "duration_s": s.duration_s, "latency_ms": s.latency,
+        "due": o.due, "accounted": s.ok + s.drained + s.errors.total(), "latency_all_ms": s.latency_all, "rps": s.rps, "duration_s": s.duration_s, "latency_ms": s.latency,
         "driver_cpu_s": o.cpu.as_secs_f64(), "schedule_lag_ms": report.schedule_lag,
         "saturated": report.saturated, "warnings": report.warnings,
     });

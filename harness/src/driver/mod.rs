@@ -154,8 +154,9 @@ pub struct Outcome {
     pub cpu: Duration,
     pub threads: usize,
     pub cancelled: bool,
-    /// Requests still in flight or queued when the drain window closed (not counted anywhere else).
-    pub abandoned: u64,
+    /// Requests due: open model, arrivals scheduled; closed model, requests started. Each ends
+    /// answered, failed, or unanswered at the end (an error too): ok + errors = due.
+    pub due: u64,
     /// Open model: requests that had to wait because every allowed connection was busy.
     pub pool_waits: u64,
     /// Per mix entry (empty for a single path).
@@ -171,9 +172,12 @@ pub(crate) struct Ctx {
     pub rec: RefCell<Recorder>,
     pub live: Arc<Live>,
     pub start: Instant,
-    pub inflight: std::cell::Cell<u64>,
-    /// Open model: requests due but not yet picked up by a connection.
-    pub queued: std::cell::Cell<u64>,
+    /// Send times of the requests in flight, so that those still unanswered at the end count.
+    pub inflight: RefCell<InFlight>,
+    /// Open model: intended send times of requests due but not yet picked up by a connection.
+    pub queue: RefCell<std::collections::VecDeque<Instant>>,
+    /// Requests due so far (see Outcome::due).
+    pub due: std::cell::Cell<u64>,
     /// Open model: requests that found every allowed connection busy.
     pub pool_waits: std::cell::Cell<u64>,
     /// Which of the target's requests goes next.
@@ -186,9 +190,9 @@ impl Ctx {
     /// Sends one request on `conn` (connecting first if needed) and records the outcome with
     /// latency counted from `since`. Returns whether the connection may be reused.
     pub async fn exchange(&self, conn: &mut Option<Conn>, since: Instant) -> bool {
-        self.inflight.set(self.inflight.get() + 1);
+        let slot = self.inflight.borrow_mut().insert(since);
         let reusable = self.exchange_inner(conn, since).await;
-        self.inflight.set(self.inflight.get() - 1);
+        self.inflight.borrow_mut().remove(slot);
         if !reusable {
             *conn = None;
         }
@@ -201,11 +205,11 @@ impl Ctx {
             match tokio::time::timeout_at(deadline, Conn::connect(self.target.addr)).await {
                 Ok(Ok(c)) => *conn = Some(c),
                 Ok(Err(_)) => {
-                    self.rec.borrow_mut().error(Instant::now(), ErrorKind::Connect, &self.live);
+                    self.rec.borrow_mut().error(Instant::now(), ErrorKind::Connect, since.elapsed(), &self.live);
                     return false;
                 }
                 Err(_) => {
-                    self.rec.borrow_mut().error(Instant::now(), ErrorKind::Timeout, &self.live);
+                    self.rec.borrow_mut().error(Instant::now(), ErrorKind::Timeout, since.elapsed(), &self.live);
                     return false;
                 }
             }
@@ -244,23 +248,67 @@ impl Ctx {
                         }
                     }
                 } else {
-                    rec.error(now, ErrorKind::Status(resp.status), &self.live);
+                    rec.error(now, ErrorKind::Status(resp.status), now.saturating_duration_since(since), &self.live);
                 }
                 !resp.close && !self.load.connection_close
             }
             Ok(Err(HttpError::Io(_) | HttpError::Closed | HttpError::Malformed(_))) => {
-                rec.error(now, ErrorKind::Io, &self.live);
+                rec.error(now, ErrorKind::Io, now.saturating_duration_since(since), &self.live);
                 false
             }
             Err(_) => {
-                rec.error(now, ErrorKind::Timeout, &self.live);
+                rec.error(now, ErrorKind::Timeout, now.saturating_duration_since(since), &self.live);
                 false
             }
         }
     }
+
+    /// Every request still queued or in flight is given up now: an "unanswered" error, with
+    /// its latency censored at this moment.
+    fn give_up_the_rest(&self) {
+        let now = Instant::now();
+        let mut rec = self.rec.borrow_mut();
+        let queued: Vec<Instant> = self.queue.borrow_mut().drain(..).collect();
+        for since in queued.into_iter().chain(self.inflight.borrow_mut().drain()) {
+            rec.error(now, ErrorKind::Unanswered, now.saturating_duration_since(since), &self.live);
+        }
+    }
 }
 
-/// What one driver thread hands back: recorder, CPU time, abandoned, pool waits, per-entry
+/// The send times of requests in flight: a slab, so that entering and leaving cost O(1) at
+/// 10,000 connections.
+#[derive(Default)]
+pub(crate) struct InFlight {
+    slots: Vec<Option<Instant>>,
+    free: Vec<usize>,
+}
+
+impl InFlight {
+    fn insert(&mut self, since: Instant) -> usize {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i] = Some(since);
+                i
+            }
+            None => {
+                self.slots.push(Some(since));
+                self.slots.len() - 1
+            }
+        }
+    }
+
+    fn remove(&mut self, i: usize) {
+        self.slots[i] = None;
+        self.free.push(i);
+    }
+
+    fn drain(&mut self) -> Vec<Instant> {
+        self.free.clear();
+        self.slots.drain(..).flatten().collect()
+    }
+}
+
+/// What one driver thread hands back: recorder, CPU time, requests due, pool waits, per-entry
 /// counts, acknowledged writes.
 type ThreadOutcome = (Recorder, Duration, u64, u64, Vec<EntryCount>, Vec<(u32, u64)>);
 
@@ -291,8 +339,9 @@ pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, ca
                     rec: RefCell::new(Recorder::new(start)),
                     live,
                     start,
-                    inflight: std::cell::Cell::new(0),
-                    queued: std::cell::Cell::new(0),
+                    inflight: RefCell::new(InFlight::default()),
+                    queue: RefCell::new(std::collections::VecDeque::new()),
+                    due: std::cell::Cell::new(0),
                     pool_waits: std::cell::Cell::new(0),
                     // Threads start at different places of a template's sequence.
                     next: std::cell::Cell::new(index * 7919 % target_len),
@@ -314,23 +363,24 @@ pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, ca
                     }
                 });
                 drop(local);
-                let abandoned = ctx.inflight.get() + ctx.queued.get();
+                ctx.give_up_the_rest();
+                let due = ctx.due.get();
                 let pool_waits = ctx.pool_waits.get();
                 let cpu = crate::util::thread_cpu_time().saturating_sub(cpu0);
                 let ctx = Rc::try_unwrap(ctx).map_err(|_| anyhow::anyhow!("driver tasks outlived their runtime"))?;
-                Ok((ctx.rec.into_inner(), cpu, abandoned, pool_waits, ctx.entries.into_inner(), ctx.acks.into_inner()))
+                Ok((ctx.rec.into_inner(), cpu, due, pool_waits, ctx.entries.into_inner(), ctx.acks.into_inner()))
             })?;
         handles.push(h);
     }
     let mut recorder = Recorder::new(start);
-    let (mut cpu, mut abandoned, mut pool_waits) = (Duration::ZERO, 0, 0);
+    let (mut cpu, mut due, mut pool_waits) = (Duration::ZERO, 0, 0);
     let mut entries = vec![EntryCount::default(); target.entries.len()];
     let mut acks = Vec::new();
     for h in handles {
         let (r, c, a, w, e, k) = h.join().map_err(|_| anyhow::anyhow!("a driver thread panicked"))??;
         recorder.merge(r);
         cpu += c;
-        abandoned += a;
+        due += a;
         pool_waits += w;
         for (sum, x) in entries.iter_mut().zip(e) {
             sum.sent += x.sent;
@@ -341,7 +391,7 @@ pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, ca
     let wall = start.elapsed();
     let cancelled = cancel.load(Ordering::SeqCst);
     let duration = load.profile.duration().min(wall);
-    Ok(Outcome { recorder, duration, wall, cpu, threads: cfg.threads, cancelled, abandoned, pool_waits, entries, acks })
+    Ok(Outcome { recorder, duration, wall, cpu, threads: cfg.threads, cancelled, due, pool_waits, entries, acks })
 }
 
 /// Writes `n` as zero-padded decimal digits over `out`.

@@ -7,8 +7,7 @@
 use super::{drain_window, Ctx};
 use crate::util::http1::Conn;
 use crate::plan::Profile;
-use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
@@ -28,7 +27,6 @@ pub(crate) fn arrival_offset(i: u64, a: f64, b: f64, d: Duration) -> f64 {
 }
 
 struct Pool {
-    queue: RefCell<VecDeque<Instant>>,
     /// Connection tasks parked waiting for work, not yet claimed by the scheduler.
     idle: Cell<u32>,
     conns: Cell<u32>,
@@ -42,7 +40,6 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
     };
     let max_conns = (max_connections / threads as u32).max(1);
     let pool = Rc::new(Pool {
-        queue: RefCell::new(VecDeque::new()),
         idle: Cell::new(0),
         conns: Cell::new(0),
         done: Cell::new(false),
@@ -59,8 +56,8 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
         if intended > Instant::now() {
             tokio::time::sleep_until(TokioInstant::from_std(intended)).await;
         }
-        pool.queue.borrow_mut().push_back(intended);
-        ctx.queued.set(ctx.queued.get() + 1);
+        ctx.queue.borrow_mut().push_back(intended);
+        ctx.due.set(ctx.due.get() + 1);
         if pool.idle.get() > 0 {
             pool.idle.set(pool.idle.get() - 1);
             pool.notify.notify_one();
@@ -86,10 +83,9 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
 async fn worker(ctx: Rc<Ctx>, pool: Rc<Pool>) {
     let mut conn: Option<Conn> = None;
     loop {
-        let next = pool.queue.borrow_mut().pop_front();
+        let next = ctx.queue.borrow_mut().pop_front();
         match next {
             Some(intended) => {
-                ctx.queued.set(ctx.queued.get() - 1);
                 // How late the request leaves against its schedule: scheduler lateness plus any
                 // wait for a free connection. Latency still counts from `intended`.
                 ctx.rec.borrow_mut().lag(Instant::now().saturating_duration_since(intended));

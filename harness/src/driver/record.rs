@@ -1,5 +1,6 @@
-//! Where every response goes: one HdrHistogram per 1-second interval (by completion time),
-//! plus error counts by kind. Overall figures are derived later by merging intervals, never
+//! Where every request ends: one HdrHistogram per 1-second interval (by completion time) of
+//! successful responses, one of failed requests (at the time they failed, or were given up as
+//! unanswered at the end), plus error counts by kind. Overall figures are derived later by merging intervals, never
 //! by averaging their percentiles.
 
 use hdrhistogram::Histogram;
@@ -26,6 +27,8 @@ pub enum ErrorKind {
     Status(u16),
     /// The connection broke or the response was malformed.
     Io,
+    /// Still queued or in flight when the run's drain window closed: given up, never answered.
+    Unanswered,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -34,13 +37,16 @@ pub struct Errors {
     pub timeout: u64,
     pub status: u64,
     pub io: u64,
+    /// Requests due that were still queued or in flight when the drain window closed.
+    #[serde(default)]
+    pub unanswered: u64,
     /// Non-2xx responses by status code.
     pub by_status: BTreeMap<u16, u64>,
 }
 
 impl Errors {
     pub fn total(&self) -> u64 {
-        self.connect + self.timeout + self.status + self.io
+        self.connect + self.timeout + self.status + self.io + self.unanswered
     }
 
     pub fn add(&mut self, kind: ErrorKind) {
@@ -48,6 +54,7 @@ impl Errors {
             ErrorKind::Connect => self.connect += 1,
             ErrorKind::Timeout => self.timeout += 1,
             ErrorKind::Io => self.io += 1,
+            ErrorKind::Unanswered => self.unanswered += 1,
             ErrorKind::Status(code) => {
                 self.status += 1;
                 *self.by_status.entry(code).or_default() += 1;
@@ -60,6 +67,7 @@ impl Errors {
         self.timeout += o.timeout;
         self.status += o.status;
         self.io += o.io;
+        self.unanswered += o.unanswered;
         for (k, v) in &o.by_status {
             *self.by_status.entry(*k).or_default() += v;
         }
@@ -67,13 +75,16 @@ impl Errors {
 }
 
 pub struct Interval {
+    /// Latency of successful responses completed in this second.
     pub hist: Histogram<u64>,
+    /// Latency of requests that failed in this second, at the time they failed (censored).
+    pub failed: Histogram<u64>,
     pub errors: Errors,
 }
 
 impl Interval {
     fn new() -> Interval {
-        Interval { hist: new_histogram(), errors: Errors::default() }
+        Interval { hist: new_histogram(), failed: new_histogram(), errors: Errors::default() }
     }
 }
 
@@ -110,8 +121,11 @@ impl Recorder {
         live.ok.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn error(&mut self, at: Instant, kind: ErrorKind, live: &Live) {
-        self.slot(at).errors.add(kind);
+    /// A request that failed at `at`, `latency` after its (intended) send time.
+    pub fn error(&mut self, at: Instant, kind: ErrorKind, latency: Duration, live: &Live) {
+        let slot = self.slot(at);
+        slot.errors.add(kind);
+        slot.failed.saturating_record((latency.as_micros() as u64).max(1));
         live.errors.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -126,9 +140,20 @@ impl Recorder {
                 self.intervals.push(Interval::new());
             }
             self.intervals[i].hist.add(&iv.hist).expect("same histogram bounds");
+            self.intervals[i].failed.add(&iv.failed).expect("same histogram bounds");
             self.intervals[i].errors.merge(&iv.errors);
         }
         self.lag.add(&other.lag).expect("same histogram bounds");
+    }
+
+    /// Latency of every request, successful or not (failed ones at the time they failed).
+    pub fn overall_all(&self) -> Histogram<u64> {
+        let mut h = new_histogram();
+        for iv in &self.intervals {
+            h.add(&iv.hist).expect("same histogram bounds");
+            h.add(&iv.failed).expect("same histogram bounds");
+        }
+        h
     }
 
     pub fn overall(&self) -> (Histogram<u64>, Errors) {
@@ -156,8 +181,8 @@ mod tests {
             a.ok(start + Duration::from_millis(10 * ms), Duration::from_millis(ms), &live);
         }
         b.ok(start + Duration::from_millis(2500), Duration::from_secs(2), &live);
-        b.error(start + Duration::from_millis(2600), ErrorKind::Status(503), &live);
-        b.error(start, ErrorKind::Timeout, &live);
+        b.error(start + Duration::from_millis(2600), ErrorKind::Status(503), Duration::from_millis(3), &live);
+        b.error(start, ErrorKind::Timeout, Duration::from_secs(2), &live);
         a.merge(b);
         assert_eq!(a.intervals.len(), 3);
         assert_eq!(a.intervals[0].hist.len(), 99);
@@ -169,6 +194,8 @@ mod tests {
         assert_eq!(e.by_status.get(&503), Some(&1));
         // The merged p99 sees the 2 s outlier's neighbourhood, not an average of per-interval p99s.
         assert!(h.value_at_quantile(1.0) >= 1_990_000);
+        // All requests: the failed ones count at the time they failed.
+        assert_eq!(a.overall_all().len(), 103);
         assert_eq!(live.ok.load(Ordering::Relaxed), 101);
         assert_eq!(live.errors.load(Ordering::Relaxed), 2);
     }

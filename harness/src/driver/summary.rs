@@ -62,17 +62,24 @@ pub struct Summary {
     pub duration_s: f64,
     /// Successful (2xx) responses completed inside the measured phase.
     pub ok: u64,
-    /// Errors of requests sent in the measured phase (including those failing while draining).
+    /// Requests due in the measured phase (open: scheduled arrivals; closed: requests started).
+    /// Every one is accounted: ok + drained + errors.total() = due.
+    #[serde(default)]
+    pub due: u64,
+    /// Errors of requests due in the measured phase (including those failing while draining,
+    /// and those still unanswered when the drain window closed).
     pub errors: Errors,
     /// Successful responses per second inside the measured phase.
     pub rps: f64,
     /// Responses to requests sent in the measured phase that completed after it (counted in
     /// latency, not in throughput).
     pub drained: u64,
-    /// Requests still unanswered when the drain window closed.
-    pub abandoned: u64,
     /// Latency of every successful response, from one merged histogram.
     pub latency: Latency,
+    /// Latency of every request due, failed and unanswered ones included at the time they
+    /// failed or were given up (censored values).
+    #[serde(default)]
+    pub latency_all: Latency,
     /// Little's law: mean concurrency = throughput x mean latency (closed model sanity line).
     pub littles_law_concurrency: f64,
     /// One row per load level: each step of a closed model (an open ramp gives one per second).
@@ -140,13 +147,15 @@ pub fn summarize(rec: &Recorder, measured: Duration, profile: &crate::plan::Prof
     let latency = Latency::from_histogram(&all);
     let secs = measured.as_secs_f64();
     let rps = if secs > 0.0 { ok_in as f64 / secs } else { 0.0 };
+    let due = ok_in + drained + errors_in.total();
     let summary = Summary {
         duration_s: secs,
         ok: ok_in,
         errors: errors_in,
         rps,
         drained,
-        abandoned: 0,
+        due,
+        latency_all: Latency::from_histogram(&rec.overall_all()),
         littles_law_concurrency: rps * latency.mean / 1000.0,
         latency,
         levels,
@@ -256,14 +265,14 @@ mod tests {
                 rec.ok(start + Duration::from_millis(s * 1000 + 10), Duration::from_millis(5), &live);
             }
         }
-        rec.error(start + Duration::from_millis(1500), ErrorKind::Timeout, &live);
+        rec.error(start + Duration::from_millis(1500), ErrorKind::Timeout, Duration::from_secs(1), &live);
         let profile = Profile::Closed { users: 10, step_users: 0, steps: 0, level: Duration::from_secs(2), think: Duration::ZERO };
         let (s, rows) = summarize(&rec, Duration::from_secs(2), &profile);
         assert_eq!(s.ok, 200);
         assert_eq!(s.drained, 100);
         assert_eq!(s.errors.timeout, 1);
         let mut late = Recorder::new(start);
-        late.error(start + Duration::from_millis(2500), ErrorKind::Io, &live);
+        late.error(start + Duration::from_millis(2500), ErrorKind::Io, Duration::from_millis(1), &live);
         assert_eq!(summarize(&late, Duration::from_secs(2), &profile).0.errors.io, 1, "drain errors count");
         assert!((s.rps - 100.0).abs() < 1e-9);
         assert_eq!(s.latency.count, 300);

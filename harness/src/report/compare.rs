@@ -62,6 +62,7 @@ pub fn render(a: &Results, dir_a: &Path, b: &Results, dir_b: &Path) -> Result<St
 fn table(x: &Cell, y: &Cell) -> String {
     let rows: Vec<(String, String, String, String)> = METRICS
         .iter()
+        .filter(|m| m.shown([x, y].into_iter()))
         .map(|m| {
             let d = Difference::of(m, x, y);
             let verdict = match (d.significant, d.better) {

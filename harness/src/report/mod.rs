@@ -249,7 +249,7 @@ pub fn summary_rows(view: &ScenarioView) -> Vec<(String, Vec<String>)> {
         ("OK (all runs)".to_string(), count(|c| c.ok)),
         ("KO (all runs)".to_string(), count(|c| c.ko)),
     ];
-    for m in METRICS {
+    for m in METRICS.iter().filter(|m| m.shown(view.cells.iter().filter_map(|(_, c)| c.as_ref()))) {
         let cells = view
             .cells
             .iter()
@@ -284,6 +284,9 @@ fn runs_label(c: &Cell) -> String {
 /// Notes under a scenario's table: how intervals were made, noisy cells, failures.
 pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
     let mut out = Vec::new();
+    if view.cells.iter().filter_map(|(_, c)| c.as_ref()).any(|c| c.p99_all.value.is_finite()) {
+        out.push("Latency rows count successful responses; \"p99 all requests\" counts every request due, failed ones at the time they failed and unanswered ones at the time they were given up (censored). OK + KO = requests due.".to_string());
+    }
     let methods: Vec<&str> = view.cells.iter().filter_map(|(_, c)| c.as_ref().map(|c| c.method.as_str())).collect();
     if let Some(m) = methods.first() {
         if methods.iter().all(|x| x == m) {

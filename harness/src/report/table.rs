@@ -13,6 +13,7 @@ const SHOWN: &[&str] = &[
     "latency p50 (ms)",
     "latency p90 (ms)",
     "latency p99 (ms)",
+    "p99 all requests (ms)",
     "latency p99.9 (ms)",
     "latency max (ms)",
     "errors (%)",
@@ -98,7 +99,7 @@ impl Grid<'_> {
             })
             .collect();
         self.row(out, "runs", &runs_row, &blank);
-        for m in METRICS.iter().filter(|m| SHOWN.contains(&m.label)) {
+        for m in METRICS.iter().filter(|m| SHOWN.contains(&m.label) && m.shown(cells.iter().flatten())) {
             let values: Vec<String> = cells.iter().zip(&runs_row).map(|(c, r)| c.as_ref().map(|c| fmt_num((m.get)(c).value, m.decimals)).unwrap_or_else(|| r.clone())).collect();
             let diffs: Vec<String> = cells
                 .iter()

@@ -61,7 +61,10 @@ impl RunCtx<'_> {
         bar.finish();
         match outcome {
             Err(e) => Err(format!("warm-up failed: {e:#}")),
-            Ok((o, _)) => Ok((o.abandoned > 0).then_some(o.abandoned)),
+            Ok((o, _)) => {
+                let left = o.recorder.overall().1.unanswered;
+                Ok((left > 0).then_some(left))
+            }
         }
     }
 
@@ -90,13 +93,12 @@ impl RunCtx<'_> {
                 return r;
             }
         };
-        let (mut summary, intervals) = summary::summarize(&outcome.recorder, outcome.duration, &s.load.profile);
-        summary.abandoned = outcome.abandoned;
+        let (summary, intervals) = summary::summarize(&outcome.recorder, outcome.duration, &s.load.profile);
         let requests = summary.ok + summary.drained;
         r.driver = driver_report(&outcome, &self.plan.driver_cpus, requests);
-        self.record(&mut r, &outcome, &target, s, warm_left, wall_start);
         r.summary = summary;
         r.intervals = intervals;
+        self.record(&mut r, &outcome, &target, s, warm_left, wall_start);
         let ended = Ended { samples, steal_before, fired, crash, cancelled: outcome.cancelled, requests };
         let r = finish(r, ended, proc.as_deref());
         print_run(&r);
@@ -105,15 +107,22 @@ impl RunCtx<'_> {
 
     /// Histograms, warnings, per-entry counts and the write check of a measured run.
     fn record(&self, r: &mut Run, outcome: &driver::Outcome, target: &Target, s: &Scenario, warm_left: Option<u64>, wall_start: SystemTime) {
-        match summary::encode_histogram(&outcome.recorder.overall().0) {
-            Ok(h) => r.histogram = Some(h),
-            Err(e) => r.driver.warnings.push(format!("histogram not kept: {e:#}")),
+        match (summary::encode_histogram(&outcome.recorder.overall().0), summary::encode_histogram(&outcome.recorder.overall_all())) {
+            (Ok(h), Ok(all)) => (r.histogram, r.histogram_all) = (Some(h), Some(all)),
+            (Err(e), _) | (_, Err(e)) => r.driver.warnings.push(format!("histogram not kept: {e:#}")),
         }
         if let Some(n) = warm_left {
             r.driver.warnings.push(format!("the warm-up left {n} requests unanswered: the server may still have been busy with them when measurement began"));
         }
-        if outcome.abandoned > 0 {
-            r.driver.warnings.push(format!("{} requests were still unanswered {}s after the run and were abandoned", outcome.abandoned, driver::drain_window(&s.load).as_secs()));
+        let unanswered = outcome.recorder.overall().1.unanswered;
+        if unanswered > 0 {
+            r.driver.warnings.push(format!(
+                "{unanswered} requests were still unanswered {}s after the run: counted as errors (unanswered), in the all-requests latency at the time they were given up",
+                driver::drain_window(&s.load).as_secs()
+            ));
+        }
+        if r.summary.due != outcome.due {
+            r.driver.warnings.push(format!("accounting: the driver had {} requests due but {} ended (ok, drained or errors); please report this", outcome.due, r.summary.due));
         }
         r.entries = target
             .entries

@@ -44,7 +44,7 @@ impl RunCtx<'_> {
         };
         let e = &over.summary.errors;
         let sent = over.summary.ok + over.summary.drained + e.total();
-        let v = verdict(capacity, o.factor, sent, over.summary.rps, e.status + e.connect + e.io, e.timeout, calm.summary.latency.p99, over.summary.latency.p99, &after.intervals, after.summary.latency.p99);
+        let v = verdict(capacity, o.factor, sent, over.summary.rps, e.status + e.connect + e.io, e.timeout + e.unanswered, calm.summary.latency.p99, over.summary.latency.p99, &after.intervals, after.summary.latency.p99);
         eprintln!("  overload: {} ({})", v.behaviour, v.explanation);
         let over_name = phases[1].name.clone();
         if let Some(r) = self.res.runs[first..].iter_mut().find(|r| r.scenario == over_name) {

@@ -81,6 +81,10 @@ pub struct Run {
     /// percentiles over repeats come from merged histograms with results.json alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histogram: Option<String>,
+    /// The same for every request due, failed and unanswered ones at the time they failed or
+    /// were given up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram_all: Option<String>,
     /// A mix's requests per entry, sent and answered 2xx.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub entries: Vec<EntryResult>,
@@ -194,6 +198,7 @@ impl Run {
             resources: Resources::default(),
             histogram_log: None,
             histogram: None,
+            histogram_all: None,
             entries: Vec::new(),
             writes: None,
             events: Vec::new(),

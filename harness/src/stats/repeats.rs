@@ -5,7 +5,7 @@
 //! With several runs the bootstrap resamples runs; with one run it resamples that run's
 //! one-second intervals (throughput, errors and latency; resource peaks then get no interval).
 
-use super::resample::{block_bootstrap, block_len, median_interval, run_unit, seconds_of, seed_of, Merger, Unit};
+use super::resample::{block_bootstrap, block_len, median_interval, run_unit, seconds_of, seed_of, sparse, Merger, Unit};
 use super::significance::{mann_whitney, MIN_RUNS};
 use crate::util::median;
 use super::{relative_change, Estimate};
@@ -42,6 +42,9 @@ pub struct Cell {
     pub p90: Estimate,
     pub p95: Estimate,
     pub p99: Estimate,
+    /// p99 of every request due: failed and unanswered ones at the time they failed or were
+    /// given up (NaN for results written before iobound kept that histogram).
+    pub p99_all: Estimate,
     pub p999: Estimate,
     pub max: Estimate,
     pub mean: Estimate,
@@ -75,6 +78,7 @@ pub const METRICS: &[Metric] = &[
     Metric { label: "latency p90 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p90 },
     Metric { label: "latency p95 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p95 },
     Metric { label: "latency p99 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p99 },
+    Metric { label: "p99 all requests (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p99_all },
     Metric { label: "latency p99.9 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p999 },
     Metric { label: "latency max (ms)", decimals: 1, higher_is_better: false, get: |c| &c.max },
     Metric { label: "latency mean (ms)", decimals: 1, higher_is_better: false, get: |c| &c.mean },
@@ -149,7 +153,9 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
         estimate(value, per_run, units.len(), &|pick| by_second.merge(pick).map(|acc| f(&by_second, &acc)), seed ^ salt)
     };
     let lat = |q: f64, old: f64| latency(&|m, acc| m.quantile(acc, q), old, q.to_bits());
-    let ok: u64 = runs.iter().map(|r| r.summary.ok).sum();
+    // OK and KO count the same population: every request due (answered after the measured
+    // phase too), so that OK + KO = due.
+    let ok: u64 = runs.iter().map(|r| r.summary.ok + r.summary.drained).sum();
     let ko: u64 = runs.iter().map(|r| r.summary.errors.total()).sum();
     let rps_values: Vec<f64> = runs.iter().map(|r| r.summary.rps).collect();
     let resource = |f: fn(&Run) -> f64| -> Estimate {
@@ -174,6 +180,7 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
         p90: lat(0.90, fallback.p90),
         p95: lat(0.95, fallback.p95),
         p99: lat(0.99, fallback.p99),
+        p99_all: p99_all(&runs),
         p999: lat(0.999, fallback.p999),
         max: lat(1.0, fallback.max),
         mean: latency(&Merger::mean, fallback.mean, 3),
@@ -215,6 +222,24 @@ fn method(runs: usize, seconds: Option<usize>) -> String {
     }
 }
 
+/// p99 of all requests due, from the runs' all-requests histograms merged; per run for the
+/// interval and the test. NaN when a run lacks that histogram (results of an older iobound).
+fn p99_all(runs: &[&Run]) -> Estimate {
+    let units: Option<Vec<Unit>> = runs.iter().map(|r| Some(Unit { counts: sparse(&decode_histogram(r.histogram_all.as_ref()?).ok()?), ..Unit::default() })).collect();
+    let Some(units) = units else { return Estimate::point(f64::NAN) };
+    let m = Merger::new(&units);
+    let all = m.merge(&(0..units.len()).collect::<Vec<_>>()).map_or(0.0, |acc| m.quantile(&acc, 0.99));
+    let per_run: Vec<f64> = (0..units.len()).map(|i| m.merge(&[i]).map_or(0.0, |acc| m.quantile(&acc, 0.99))).collect();
+    if per_run.len() >= 2 { estimate(all, per_run, 0, &|_| None, 0) } else { Estimate::point(all) }
+}
+
+impl Metric {
+    /// Whether any of `cells` has a value for this metric (not, e.g., for older results).
+    pub fn shown<'a>(&self, mut cells: impl Iterator<Item = &'a Cell>) -> bool {
+        cells.any(|c| (self.get)(c).value.is_finite())
+    }
+}
+
 /// Standard deviation over mean of two values or more.
 fn coefficient_of_variation(values: &[f64]) -> Option<f64> {
     (values.len() >= 2).then(|| {
@@ -236,7 +261,7 @@ fn throughput(rps_values: &[f64], units: &[Unit], seed: u64) -> Estimate {
 /// The share of requests that failed, over all runs; per run for the interval and the test.
 fn errors(runs: &[&Run], units: &[Unit], ok: u64, ko: u64, seed: u64) -> Estimate {
     let pct = |ok: u64, ko: u64| if ok + ko > 0 { ko as f64 * 100.0 / (ok + ko) as f64 } else { 0.0 };
-    let per_run = runs.iter().map(|r| pct(r.summary.ok, r.summary.errors.total())).collect();
+    let per_run = runs.iter().map(|r| pct(r.summary.ok + r.summary.drained, r.summary.errors.total())).collect();
     estimate(pct(ok, ko), per_run, units.len(), &|pick| Some(pct(pick.iter().map(|&i| units[i].ok).sum(), pick.iter().map(|&i| units[i].ko).sum())), seed ^ 2)
 }
 

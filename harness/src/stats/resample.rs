@@ -19,7 +19,7 @@ pub(super) struct Unit {
     pub counts: Vec<(u64, u64)>,
 }
 
-fn sparse(h: &Histogram<u64>) -> Vec<(u64, u64)> {
+pub(super) fn sparse(h: &Histogram<u64>) -> Vec<(u64, u64)> {
     h.iter_recorded().map(|v| (h.highest_equivalent(v.value_iterated_to()), v.count_at_value())).collect()
 }
 
