@@ -114,18 +114,24 @@ fn interrupting_a_pipeline_run_leaves_no_broker_behind() {
     let out = tempfile::tempdir().unwrap();
     let plan = pipeline_plan(out.path(), "pipeline-reactive", "0s", "60s");
     let results = out.path().join("results");
+    // The harness's stderr goes to a file, shown when the run does not get going.
+    let log = out.path().join("harness.stderr");
     let mut child = Command::new(exe())
         .args(["run", "--plan", plan.to_str().unwrap(), "--out", results.to_str().unwrap()])
         .env("IOBOUND_HOME", repo_root())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
     let harness = child.id();
     let t0 = Instant::now();
+    let stderr = || std::fs::read_to_string(&log).unwrap_or_default();
     // Wait until the contender passed its check (the measured load starts right after).
     loop {
-        assert!(t0.elapsed() < Duration::from_secs(90), "the pipeline run never got going");
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the harness exited ({status}) before the pipeline was measured; its stderr:\n{}", stderr());
+        }
+        assert!(t0.elapsed() < Duration::from_secs(90), "the pipeline run never got going in 90 s; the harness's stderr:\n{}", stderr());
         let verified = std::fs::read_dir(&results)
             .ok()
             .and_then(|mut r| r.next())

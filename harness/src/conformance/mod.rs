@@ -229,6 +229,36 @@ async fn message_round_trip(addr: SocketAddr) -> CaseResult {
     CaseResult { name, passed: true, detail }
 }
 
+/// Requests served on one keep-alive connection before the check passes: a server that closes
+/// connections after N requests (Tomcat's default is 100) makes its clients reconnect, which
+/// the other servers never ask of them.
+pub const KEEP_ALIVE_REQUESTS: usize = 1000;
+
+/// KEEP_ALIVE_REQUESTS requests on one connection, each answered 200 without the server
+/// closing the connection.
+async fn keep_alive(addr: SocketAddr) -> CaseResult {
+    let name = format!("keep-alive: {KEEP_ALIVE_REQUESTS} requests on one connection, none closed by the server");
+    let request = http1::build_request("GET", "/plaintext", &addr.to_string(), None, false);
+    let run = async {
+        let mut conn = http1::Conn::connect(addr).await.map_err(|e| format!("cannot connect: {e}"))?;
+        for i in 1..=KEEP_ALIVE_REQUESTS {
+            let r = conn.send(&request, false).await.map_err(|e| format!("request {i}: the connection failed ({e:?})"))?;
+            if r.status != 200 {
+                return Err(format!("request {i}: status {}", r.status));
+            }
+            if r.close && i < KEEP_ALIVE_REQUESTS {
+                return Err(format!("the server closed the connection after {i} requests (a per-connection request cap)"));
+            }
+        }
+        Ok(())
+    };
+    match tokio::time::timeout(Duration::from_secs(30), run).await {
+        Ok(Ok(())) => CaseResult { name, passed: true, detail: format!("{KEEP_ALIVE_REQUESTS} x 200 on one connection") },
+        Ok(Err(detail)) => CaseResult { name, passed: false, detail },
+        Err(_) => CaseResult { name, passed: false, detail: "not done within 30 s".into() },
+    }
+}
+
 async fn round_trip_steps(addr: SocketAddr, text: &str) -> std::result::Result<i64, String> {
     let call = |method: &'static str, path: String, body: Option<String>| async move {
         let b = body.as_deref().map(|b| ("application/json", b.as_bytes()));
@@ -308,6 +338,7 @@ pub fn verify(rt: &tokio::runtime::Runtime, addr: SocketAddr, ctx: &Context) -> 
         }
         if !crate::util::interrupt::stopped() {
             out.push(message_round_trip(addr).await);
+            out.push(keep_alive(addr).await);
         }
         out
     });

@@ -47,13 +47,21 @@ public final class JettyApp extends Handler.Abstract {
 
     private final Corpus corpus = Corpus.fromEnvironment();
     private final Downstream downstream = Downstream.fromEnvironment();
-    /** The JDK's HttpClient (keep-alive pool), called blocking from the request's thread. */
-    private final HttpClient client = HttpClient.newBuilder().connectTimeout(downstream.timeout()).build();
+    /**
+     * The JDK's HttpClient (keep-alive pool), called blocking from the request's thread; with
+     * virtual threads its own tasks run on virtual threads too, so the thread count shows the model.
+     */
+    private final HttpClient client;
     private static final JsonMapper JSON = JsonMapper.builder().build();
     /** /messages: blocking JDBC on the request's thread, connections from HikariCP. */
     private final HikariDataSource pool;
 
-    JettyApp(Database db) {
+    JettyApp(Database db, boolean virtual) {
+        HttpClient.Builder http = HttpClient.newBuilder().connectTimeout(downstream.timeout());
+        if (virtual) {
+            http.executor(Executors.newVirtualThreadPerTaskExecutor());
+        }
+        client = http.build();
         HikariConfig c = new HikariConfig();
         c.setJdbcUrl(db.jdbcUrl());
         c.setUsername(db.user());
@@ -246,7 +254,8 @@ public final class JettyApp extends Handler.Abstract {
         Args args = new Args(argv);
         QueuedThreadPool pool = new QueuedThreadPool(args.getInt("threads", 200));
         pool.setName("jetty");
-        if (Boolean.parseBoolean(args.get("virtual", "false"))) {
+        boolean virtual = Boolean.parseBoolean(args.get("virtual", "false"));
+        if (virtual) {
             pool.setVirtualThreadsExecutor(Executors.newVirtualThreadPerTaskExecutor());
         }
         Server server = new Server(pool);
@@ -255,7 +264,7 @@ public final class JettyApp extends Handler.Abstract {
         connector.setPort(args.getInt("port", 8080));
         connector.setAcceptQueueSize(args.getInt("backlog", 4096));
         server.addConnector(connector);
-        server.setHandler(new JettyApp(Database.fromEnvironment()));
+        server.setHandler(new JettyApp(Database.fromEnvironment(), virtual));
         server.start();
         server.join();
     }

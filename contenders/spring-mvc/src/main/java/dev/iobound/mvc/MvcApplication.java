@@ -10,6 +10,8 @@ import java.util.Map;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpTimeoutException;
+import java.util.concurrent.Executors;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.http.HttpStatus;
@@ -48,12 +50,17 @@ public class MvcApplication {
 
     private static final RowMapper<Message> ROW = (rs, n) -> new Message(rs.getLong(1), rs.getString(2));
 
-    public MvcApplication(JdbcClient jdbc) {
+    public MvcApplication(JdbcClient jdbc, @Value("${spring.threads.virtual.enabled:false}") boolean virtual) {
         // Blocking JDBC on the request's thread; HikariCP hands out the connections.
         this.jdbc = jdbc;
         // RestClient over the JDK HttpClient (keep-alive pool); the read timeout bounds the call.
-        JdkClientHttpRequestFactory factory = new JdkClientHttpRequestFactory(
-                HttpClient.newBuilder().connectTimeout(downstream.timeout()).build());
+        // On virtual threads the client's own tasks run on virtual threads too, so that the
+        // thread count shows the model rather than the client's default platform pool.
+        HttpClient.Builder http = HttpClient.newBuilder().connectTimeout(downstream.timeout());
+        if (virtual) {
+            http.executor(Executors.newVirtualThreadPerTaskExecutor());
+        }
+        JdkClientHttpRequestFactory factory = new JdkClientHttpRequestFactory(http.build());
         factory.setReadTimeout(downstream.timeout());
         client = RestClient.builder().requestFactory(factory).build();
     }

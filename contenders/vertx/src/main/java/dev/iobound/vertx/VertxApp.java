@@ -225,9 +225,10 @@ public final class VertxApp extends VerticleBase {
     public static void main(String[] argv) throws Exception {
         Args args = new Args(argv);
         int port = args.getInt("port", 8080);
-        // "auto": one per CPU this process may run on (the JVM honours the harness's pinning).
+        // "auto": Vert.x's own default, two per CPU this process may run on (the JVM honours
+        // the harness's pinning).
         int loops = "auto".equals(args.get("event-loops", "auto"))
-                ? Runtime.getRuntime().availableProcessors()
+                ? VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE
                 : args.getInt("event-loops", 1);
         Vertx vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(loops));
         Database db = Database.fromEnvironment();
