@@ -13,6 +13,8 @@ pub struct Sample {
     pub t: f64,
     pub processes: u32,
     pub threads: u64,
+    /// Resident memory (MB): RSS of one process, or the sum of PSS over several (shared pages
+    /// counted once).
     pub rss_mb: f64,
     /// Cumulative CPU seconds since the process started.
     pub cpu_user_s: f64,
@@ -25,6 +27,9 @@ pub struct Sample {
     /// Connections from the contender to the downstream service (its outbound pool).
     #[serde(default)]
     pub downstream_conns: u64,
+    /// CPU seconds the sampler has spent reading /proc so far in this run (its own cost).
+    #[serde(default)]
+    pub sampler_cpu_s: f64,
 }
 
 
@@ -58,20 +63,31 @@ fn page_size() -> u64 {
     if p > 0 { p as u64 } else { 4096 }
 }
 
-fn ctx_switches(pid: i32) -> (u64, u64) {
-    let (mut vol, mut invol) = (0, 0);
-    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else { return (0, 0) };
+/// Context switches of every live thread of `pid`, by thread id, into `seen`: a thread that
+/// exits keeps the counts it was last seen with, so its switches are not lost from the sum.
+fn ctx_switches(pid: i32, seen: &mut std::collections::HashMap<u64, (u64, u64)>) {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else { return };
     for t in tasks.flatten() {
+        let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<u64>().ok()) else { continue };
         let Ok(status) = fs::read_to_string(t.path().join("status")) else { continue };
+        let (mut vol, mut invol) = (0, 0);
         for line in status.lines() {
             if let Some(v) = line.strip_prefix("voluntary_ctxt_switches:") {
-                vol += v.trim().parse::<u64>().unwrap_or(0);
+                vol = v.trim().parse::<u64>().unwrap_or(0);
             } else if let Some(v) = line.strip_prefix("nonvoluntary_ctxt_switches:") {
-                invol += v.trim().parse::<u64>().unwrap_or(0);
+                invol = v.trim().parse::<u64>().unwrap_or(0);
             }
         }
+        seen.insert((pid as u64) << 32 | tid, (vol, invol));
     }
-    (vol, invol)
+}
+
+/// Proportional set size of `pid` (MB): its shared pages divided among the processes sharing
+/// them, so that the pages a cluster's workers share count once.
+fn pss_mb(pid: i32) -> Option<f64> {
+    let text = fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    let kb: f64 = text.lines().find_map(|l| l.strip_prefix("Pss:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kb / 1024.0)
 }
 
 /// Open fds of `pid`; the inodes of its sockets go into `inodes`.
@@ -111,14 +127,26 @@ pub struct Sampler {
     page: u64,
     /// Port of the downstream service, whose connections are counted apart.
     downstream_port: Option<u16>,
+    /// Last context-switch counts of every thread seen (see `ctx_switches`).
+    switches: std::cell::RefCell<std::collections::HashMap<u64, (u64, u64)>>,
+    /// CPU time the sampling itself has cost so far.
+    own_cpu: std::cell::Cell<std::time::Duration>,
 }
 
 impl Sampler {
     pub fn new(pgid: i32, start: Instant, downstream_port: Option<u16>) -> Sampler {
-        Sampler { pgid, start, ticks: clock_ticks(), page: page_size(), downstream_port }
+        Sampler { pgid, start, ticks: clock_ticks(), page: page_size(), downstream_port, switches: Default::default(), own_cpu: Default::default() }
     }
 
     pub fn sample(&self) -> Sample {
+        let cpu0 = crate::util::thread_cpu_time();
+        let mut s = self.read();
+        self.own_cpu.set(self.own_cpu.get() + crate::util::thread_cpu_time().saturating_sub(cpu0));
+        s.sampler_cpu_s = self.own_cpu.get().as_secs_f64();
+        s
+    }
+
+    fn read(&self) -> Sample {
         let mut s = Sample { t: self.start.elapsed().as_secs_f64(), ..Sample::default() };
         let mut inodes = std::collections::HashSet::new();
         let pids = group_pids(self.pgid);
@@ -131,10 +159,16 @@ impl Sampler {
             s.cpu_sys_s += num(12) as f64 / self.ticks;
             s.threads += num(17);
             s.rss_mb += (num(21) * self.page) as f64 / 1_048_576.0;
-            let (v, i) = ctx_switches(pid);
+            ctx_switches(pid, &mut self.switches.borrow_mut());
+            s.fds += fds(pid, &mut inodes);
+        }
+        // Several processes (a cluster's workers) share pages: count them once, by PSS.
+        if pids.len() > 1 {
+            s.rss_mb = pids.iter().filter_map(|&p| pss_mb(p)).sum();
+        }
+        for (v, i) in self.switches.borrow().values() {
             s.ctx_voluntary += v;
             s.ctx_involuntary += i;
-            s.fds += fds(pid, &mut inodes);
         }
         s.sockets = inodes.len() as u64;
         if let (Some(port), Some(pid)) = (self.downstream_port, pids.first()) {
@@ -164,6 +198,9 @@ pub struct Resources {
     pub cpu_ms_per_1k_requests: f64,
     pub ctx_voluntary: u64,
     pub ctx_involuntary: u64,
+    /// What sampling the contender cost the harness, as a share of one CPU (%).
+    #[serde(default)]
+    pub sampler_cpu_pct: f64,
 }
 
 /// Fills each level's resource peaks from the samples taken during it.
@@ -192,6 +229,7 @@ impl Resources {
             cpu_ms_per_1k_requests: if requests > 0 { cpu_s * 1e6 / requests as f64 } else { 0.0 },
             ctx_voluntary: last.ctx_voluntary.saturating_sub(first.ctx_voluntary),
             ctx_involuntary: last.ctx_involuntary.saturating_sub(first.ctx_involuntary),
+            sampler_cpu_pct: if last.t > first.t { (last.sampler_cpu_s - first.sampler_cpu_s) * 100.0 / (last.t - first.t) } else { 0.0 },
             samples,
         }
     }
@@ -253,5 +291,25 @@ mod tests {
         let sample = |t: f64, threads: u64| Sample { t, threads, rss_mb: threads as f64, ..Sample::default() };
         level_peaks(&mut levels, &[sample(0.5, 20), sample(1.9, 30), sample(2.1, 99)]);
         assert_eq!((levels[0].peak_threads, levels[0].peak_rss_mb), (30, 30.0));
+    }
+
+    #[test]
+    fn exited_threads_keep_their_context_switches_and_pss_is_read() {
+        // SAFETY: getpgrp has no preconditions.
+        let own = unsafe { libc::getpgrp() };
+        let sampler = Sampler::new(own, Instant::now(), None);
+        let worker = std::thread::spawn(|| {
+            for _ in 0..50 {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        });
+        std::thread::sleep(std::time::Duration::from_millis(150));
+        let during = sampler.sample();
+        worker.join().unwrap();
+        let after = sampler.sample();
+        assert!(after.ctx_voluntary >= during.ctx_voluntary, "switches of an exited thread are kept: {} then {}", during.ctx_voluntary, after.ctx_voluntary);
+        assert!(after.sampler_cpu_s >= during.sampler_cpu_s && after.sampler_cpu_s > 0.0);
+        assert!(pss_mb(std::process::id() as i32).is_some_and(|mb| mb > 0.1));
     }
 }

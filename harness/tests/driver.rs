@@ -145,3 +145,61 @@ fn every_request_due_is_accounted_for_when_the_server_hangs() {
     assert!(all_p99 >= 2000.0, "a hung server is not a fast one: all-requests p99 {all_p99} ms");
     assert!(ok_p99 < 100.0, "the successful ones were fast: {ok_p99} ms");
 }
+
+/// The CPU the tests pin the driver to (the second one where there are two).
+fn driver_cpu() -> usize {
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 { 1 } else { 0 }
+}
+
+/// Spins on `cpu` until `stop` is set: something else saturating the driver's CPU, as a busy
+/// PostgreSQL or Kafka on it would.
+fn hog(cpu: usize, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        // SAFETY: a zeroed cpu_set_t is valid; CPU_SET writes inside it; pid 0 = this thread.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+        let mut x = 0u64;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+    })
+}
+
+#[test]
+#[ignore = "timing test; run by ./iobound test"]
+fn a_cpu_hog_on_the_driver_cpu_raises_the_flag() {
+    let (_s, port) = serve(&[]);
+    let cpu = driver_cpu().to_string();
+    let args = ["load", "--url", &format!("http://127.0.0.1:{port}/plaintext"), "--rate", "100", "--duration", "4s", "--driver-cpus", &cpu];
+    let calm = json(&run(&args));
+    assert_eq!(calm["saturated"], false, "100 req/s leave the driver's CPU idle: {calm}");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let h = hog(driver_cpu(), stop.clone());
+    let busy = json(&run(&args));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    h.join().unwrap();
+    let per_second: Vec<f64> = busy["cpu_busy_pct"].as_array().unwrap().iter().filter_map(|v| v.as_f64()).collect();
+    assert!(per_second.iter().filter(|b| **b >= 90.0).count() >= 2, "the hog shows in the busy share: {per_second:?}");
+    assert_eq!(busy["saturated"], true, "{busy}");
+    assert!(busy["warnings"].as_array().unwrap().iter().any(|w| w.as_str().is_some_and(|w| w.starts_with("driver CPUs saturated"))), "{busy}");
+}
+
+#[test]
+#[ignore = "timing test; run by ./iobound test"]
+fn a_slow_server_with_few_connections_is_not_blamed_on_the_driver() {
+    // 100 req/s of 50 ms requests need 5 connections; 2 allowed: requests queue for a
+    // connection. That is the server's slowness (counted in latency), not the driver's.
+    let (_s, port) = serve(&[]);
+    let cpu = driver_cpu().to_string();
+    let out = json(&run(&["load", "--url", &format!("http://127.0.0.1:{port}/delay?ms=50"), "--rate", "100", "--duration", "4s", "--max-connections", "2", "--driver-cpus", &cpu]));
+    let wait = out["connection_wait_ms"]["p99"].as_f64().unwrap();
+    let lag = out["schedule_lag_ms"]["p99"].as_f64().unwrap();
+    assert!(wait > 500.0, "requests waited for a connection: {out}");
+    assert!(lag < 10.0, "the scheduler kept time: {out}");
+    assert_eq!(out["saturated"], false, "{out}");
+    let warnings: Vec<&str> = out["warnings"].as_array().unwrap().iter().filter_map(|w| w.as_str()).collect();
+    assert!(warnings.iter().any(|w| w.contains("max-connections busy")) && !warnings.iter().any(|w| w.contains("fell behind")), "{warnings:?}");
+}

@@ -107,7 +107,14 @@ pub enum Cmd {
     Serve(ServeArgs),
     /// Drive one URL and print a JSON summary (used by `bench driver` and tests)
     #[command(hide = true)]
-    Load(LoadArgs),
+    Load {
+        #[command(flatten)]
+        load: LoadArgs,
+        /// CPUs the driver thread is pinned to (taskset -c syntax); their busy share is
+        /// watched per second
+        #[arg(long, value_name = "LIST")]
+        driver_cpus: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]

@@ -103,23 +103,24 @@ pub fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64, choic
 }
 
 /// `iobound load`: drive one URL, print a JSON summary on stdout.
-pub fn load_cmd(a: &LoadArgs) -> Result<i32> {
+pub fn load_cmd(a: &LoadArgs, driver_cpus: Option<&str>) -> Result<i32> {
+    let cpus = driver_cpus.map(crate::util::parse_cpu_list).transpose().context("--driver-cpus")?.unwrap_or_default();
     let url = a.url.as_deref().context("--url is required")?;
     let (addr, path) = parse_url(url, a.allow_remote)?;
     let lf = load_file(a);
     let load = lf.validate("load")?;
     crate::services::contender::raise_nofile();
     let target = driver::Target::new(addr, &path, load.connection_close);
-    let cfg = driver::DriverConfig { threads: 1, cpus: Vec::new() };
+    let cfg = driver::DriverConfig { threads: 1, cpus: cpus.clone() };
     let live = Arc::new(driver::record::Live::default());
     interrupt::install();
     let o = driver::run(&target, &load, &cfg, live, interrupt::stop_flag())?;
     let (s, _) = crate::driver::summary::summarize(&o.recorder, o.duration, &load.profile);
-    let report = crate::driver::assess::driver_report(&o, &[], s.ok + s.drained);
+    let report = crate::driver::assess::driver_report(&o, &cpus, s.ok + s.drained);
     let v = serde_json::json!({
         "ok": s.ok, "errors": s.errors.total(), "error_kinds": s.errors, "drained": s.drained,
         "due": o.due, "accounted": s.ok + s.drained + s.errors.total(), "latency_all_ms": s.latency_all, "rps": s.rps, "duration_s": s.duration_s, "latency_ms": s.latency,
-        "driver_cpu_s": o.cpu.as_secs_f64(), "schedule_lag_ms": report.schedule_lag,
+        "driver_cpu_s": o.cpu.as_secs_f64(), "schedule_lag_ms": report.schedule_lag, "connection_wait_ms": report.connection_wait, "cpu_busy_pct": report.cpu_busy_pct,
         "saturated": report.saturated, "warnings": report.warnings,
     });
     println!("{}", serde_json::to_string_pretty(&v)?);

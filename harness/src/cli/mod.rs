@@ -62,7 +62,7 @@ pub fn main() -> Result<i32> {
             crate::services::test_server::serve(crate::services::test_server::ServeConfig { port: a.port, stall_at: a.stall_at.as_deref().map(dur), stall_for: dur(&a.stall_for) })?;
             Ok(0)
         }
-        Cmd::Load(a) => commands::load_cmd(&a),
+        Cmd::Load { load, driver_cpus } => commands::load_cmd(&load, driver_cpus.as_deref()),
         Cmd::Downstream(a) => {
             crate::services::contender::ensure_port_free(a.port)?;
             let b = crate::plan::downstream::Behaviour::new(&a.latency, &a.error_rate, &a.stall_prob, &a.stall_for)?;

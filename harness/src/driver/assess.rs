@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 const DRIVER_SATURATED: f64 = 0.90;
 /// Open model: a p99 dispatch lag above this means the schedule was not kept.
 const LAG_LIMIT_MS: f64 = 10.0;
+/// A driver CPU this busy in a second (every process counted) leaves the driver no headroom.
+pub const CPU_BUSY_LIMIT_PCT: f64 = 90.0;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct DriverReport {
@@ -17,9 +19,17 @@ pub struct DriverReport {
     pub cpu_s_per_100k: f64,
     /// CPU time / (wall time x threads).
     pub utilization: f64,
-    /// Open model: how late requests were sent against their schedule (ms): scheduler lateness
-    /// plus waiting for a free connection.
+    /// Open model: how late the driver's scheduler released requests against their intended
+    /// send time (ms); only this says the driver fell behind.
     pub schedule_lag: Option<Latency>,
+    /// Open model: how long released requests waited for a free connection (ms) before they
+    /// were sent: a slow server holding its connections, counted in latency, not the driver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection_wait: Option<Latency>,
+    /// Per second of the run: the busiest driver CPU's busy share (%), all processes counted
+    /// (the driver shares its CPUs with the services and the harness).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_busy_pct: Vec<f64>,
     pub saturated: bool,
     pub warnings: Vec<String>,
     /// Share of the machine's CPU time stolen by the hypervisor during the run (%).
@@ -32,6 +42,7 @@ pub fn driver_report(o: &super::Outcome, cpus: &[usize], requests: u64) -> Drive
     let cpu_s = o.cpu.as_secs_f64();
     let utilization = cpu_s / (o.wall.as_secs_f64() * o.threads as f64).max(1e-9);
     let lag = (!o.recorder.lag.is_empty()).then(|| Latency::from_histogram(&o.recorder.lag));
+    let connection_wait = (!o.recorder.conn_wait.is_empty()).then(|| Latency::from_histogram(&o.recorder.conn_wait));
     let mut warnings = Vec::new();
     let mut saturated = false;
     if utilization > DRIVER_SATURATED {
@@ -45,6 +56,15 @@ pub fn driver_report(o: &super::Outcome, cpus: &[usize], requests: u64) -> Drive
         warnings.push(format!(
             "{} requests found all --max-connections busy and waited in the driver (counted as latency): raise max_connections if the server should be offered more connections",
             o.pool_waits
+        ));
+    }
+    let busy_seconds = o.cpu_busy_pct.iter().filter(|b| **b >= CPU_BUSY_LIMIT_PCT).count();
+    if busy_seconds > 0 {
+        saturated = true;
+        warnings.push(format!(
+            "driver CPUs saturated: CPU {} was >= {CPU_BUSY_LIMIT_PCT:.0}% busy in {busy_seconds} of {} seconds (shared with PostgreSQL, Kafka, the downstream service, the sampler and the harness): figures of those seconds may be the driver's limit, not the server's",
+            crate::util::format_cpus(cpus),
+            o.cpu_busy_pct.len()
         ));
     }
     if let Some(l) = &lag {
@@ -63,6 +83,8 @@ pub fn driver_report(o: &super::Outcome, cpus: &[usize], requests: u64) -> Drive
         cpu_s_per_100k: if requests > 0 { cpu_s * 100_000.0 / requests as f64 } else { 0.0 },
         utilization,
         schedule_lag: lag,
+        connection_wait,
+        cpu_busy_pct: o.cpu_busy_pct.clone(),
         saturated,
         warnings,
         cpu_steal_pct: 0.0,

@@ -56,6 +56,8 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
         if intended > Instant::now() {
             tokio::time::sleep_until(TokioInstant::from_std(intended)).await;
         }
+        // The scheduler's own lateness: only this says the driver fell behind.
+        ctx.rec.borrow_mut().lag(Instant::now().saturating_duration_since(intended));
         ctx.queue.borrow_mut().push_back(intended);
         ctx.due.set(ctx.due.get() + 1);
         if pool.idle.get() > 0 {
@@ -86,9 +88,9 @@ async fn worker(ctx: Rc<Ctx>, pool: Rc<Pool>) {
         let next = ctx.queue.borrow_mut().pop_front();
         match next {
             Some(intended) => {
-                // How late the request leaves against its schedule: scheduler lateness plus any
-                // wait for a free connection. Latency still counts from `intended`.
-                ctx.rec.borrow_mut().lag(Instant::now().saturating_duration_since(intended));
+                // Time in the queue waiting for a free connection (plus the scheduler's
+                // lateness, recorded apart). Latency still counts from `intended`.
+                ctx.rec.borrow_mut().conn_wait(Instant::now().saturating_duration_since(intended));
                 ctx.exchange(&mut conn, intended).await;
             }
             None if pool.done.get() => return,

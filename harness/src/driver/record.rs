@@ -98,13 +98,17 @@ pub struct Live {
 pub struct Recorder {
     pub start: Instant,
     pub intervals: Vec<Interval>,
-    /// How late the open-model scheduler dispatched requests (µs); empty for closed runs.
+    /// How late the open-model scheduler put requests in the queue against their intended send
+    /// time (µs): the driver's own lateness. Empty for closed runs.
     pub lag: Histogram<u64>,
+    /// How long due requests then waited for a free connection (µs): the server being slow
+    /// to give connections back, not the driver falling behind.
+    pub conn_wait: Histogram<u64>,
 }
 
 impl Recorder {
     pub fn new(start: Instant) -> Recorder {
-        Recorder { start, intervals: Vec::new(), lag: new_histogram() }
+        Recorder { start, intervals: Vec::new(), lag: new_histogram(), conn_wait: new_histogram() }
     }
 
     fn slot(&mut self, at: Instant) -> &mut Interval {
@@ -133,6 +137,10 @@ impl Recorder {
         self.lag.saturating_record((late.as_micros() as u64).max(1));
     }
 
+    pub fn conn_wait(&mut self, wait: Duration) {
+        self.conn_wait.saturating_record((wait.as_micros() as u64).max(1));
+    }
+
     /// Folds another thread's recorder into this one (same start instant).
     pub fn merge(&mut self, other: Recorder) {
         for (i, iv) in other.intervals.into_iter().enumerate() {
@@ -144,6 +152,7 @@ impl Recorder {
             self.intervals[i].errors.merge(&iv.errors);
         }
         self.lag.add(&other.lag).expect("same histogram bounds");
+        self.conn_wait.add(&other.conn_wait).expect("same histogram bounds");
     }
 
     /// Latency of every request, successful or not (failed ones at the time they failed).

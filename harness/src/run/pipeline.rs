@@ -40,7 +40,9 @@ impl RunCtx<'_> {
             return;
         }
         let mut r = new_run(name, s, run);
-        let sampler = proc.as_ref().map(|p| Sampler::new(p.pid, Instant::now(), None));
+        // The pipelines call the downstream service for every record: count those connections.
+        let downstream_port = self.services.map(|sv| sv.downstream.addr.port());
+        let sampler = proc.as_ref().map(|p| Sampler::new(p.pid, Instant::now(), downstream_port));
         let mut samples = Vec::new();
         let mut fired = Vec::new();
         let mut crash = None;
