@@ -118,8 +118,9 @@ fn a_driver_that_cannot_keep_up_says_so() {
     // Far beyond what one driver thread can send: it must warn, not report a lower rate as the server's.
     let v = json(&run(&["load", "--url", &format!("http://127.0.0.1:{port}/plaintext"), "--rate", "2000000", "--duration", "2s", "--max-connections", "64"]));
     assert_eq!(v["saturated"], true, "{v}");
+    // Its scheduler may keep up while its CPU does not: either way it says it was the limit.
     let warnings = v["warnings"].to_string();
-    assert!(warnings.contains("fell behind its schedule"), "{warnings}");
+    assert!(warnings.contains("fell behind its schedule") || warnings.contains("of its CPU: it, not the server, may be the bottleneck"), "{warnings}");
 }
 
 /// The case: 200 req/s for 5 s (1,000 requests due) against a server that answers
