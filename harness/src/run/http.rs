@@ -114,7 +114,8 @@ impl RunCtx<'_> {
         if let Some(n) = warm_left {
             r.driver.warnings.push(format!("the warm-up left {n} requests unanswered: the server may still have been busy with them when measurement began"));
         }
-        let unanswered = outcome.recorder.overall().1.unanswered;
+        // summarize() already merged every interval's errors into the summary.
+        let unanswered = r.summary.errors.unanswered;
         if unanswered > 0 {
             r.driver.warnings.push(format!(
                 "{unanswered} requests were still unanswered {}s after the run: counted as errors (unanswered), in the all-requests latency at the time they were given up",
