@@ -161,7 +161,12 @@ func routes(db messages) http.Handler {
 
 func main() {
 	port := flag.Int("port", 8080, "port to listen on (127.0.0.1)")
+	version := flag.Bool("version", false, "print the Go runtime's version and exit")
 	flag.Parse()
+	if *version {
+		fmt.Println(runtime.Version())
+		return
+	}
 
 	pool, err := openPool()
 	if err != nil {

@@ -59,3 +59,30 @@ fn a_missing_rust_toolchain_is_named_with_how_to_install_it() {
     assert!(err.contains("cargo is not installed") && err.contains("rustup"), "{err}");
     assert!(!root.join("harness/target").exists(), "nothing was built");
 }
+
+#[test]
+fn missing_test_tools_are_named_with_the_command_to_install_them_before_anything_is_built() {
+    // A copy of the launcher in an empty project; the toolchains are stand-ins (nothing may run
+    // them before the check), wrk and Chromium are absent, the user is not root and has no sudo.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("project");
+    std::fs::create_dir_all(root.join("harness")).unwrap();
+    std::fs::copy(repo_root().join("iobound"), root.join("iobound")).unwrap();
+    let path = bare_path(tmp.path());
+    let stand_in = |name: &str, body: &str| {
+        let p = tmp.path().join("bin").join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    };
+    for tool in ["cargo", "mvn", "go", "npm"] {
+        stand_in(tool, &format!("echo {tool} ran >> {}/ran; exit 1", tmp.path().display()));
+    }
+    stand_in("id", "echo 1000");
+    let t0 = std::time::Instant::now();
+    let o = Command::new("/bin/bash").arg(root.join("iobound")).arg("test").env("PATH", &path).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("the tests need wrk chromium") && err.contains("sudo apt-get install wrk chromium"), "{err}");
+    assert!(!tmp.path().join("ran").exists(), "no toolchain ran before the check");
+    assert!(t0.elapsed() < std::time::Duration::from_secs(10), "checked before anything else");
+}

@@ -197,6 +197,14 @@ pub struct RunArgs {
     pub path: Option<String>,
     #[command(flatten)]
     pub load: LoadArgs,
+    /// With --url: the server's process id; it and its children are sampled (threads, RSS, CPU,
+    /// sockets) like a built-in contender
+    #[arg(long, value_name = "PID", requires = "url", conflicts_with = "cmd")]
+    pub pid: Option<i32>,
+    /// With --url: a shell command that starts the server; iobound starts it on the contender
+    /// CPUs, waits for the URL's port, samples it, and stops it after each repeat
+    #[arg(long, value_name = "COMMAND", requires = "url")]
+    pub cmd: Option<String>,
     /// Warm-up before each measured run (not recorded)
     #[arg(long, value_name = "D", value_parser = duration_arg)]
     pub warmup: Option<String>,

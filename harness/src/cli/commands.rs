@@ -10,7 +10,6 @@ use crate::run::{self, results::{Results, RunStatus}};
 use crate::services::{manifest, ServiceChoice, Services};
 use crate::util::{interrupt, median};
 use anyhow::{bail, Context, Result};
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -20,7 +19,7 @@ pub fn results_at(path: &Path) -> Result<(PathBuf, Results)> {
     Ok((dir, Results::load(&file)?))
 }
 
-pub fn run(plan: &Plan, root: &Path, out: &Path, external: Option<SocketAddr>, choice: ServiceChoice) -> Result<i32> {
+pub fn run(plan: &Plan, root: &Path, out: &Path, external: Option<run::External>, choice: ServiceChoice) -> Result<i32> {
     let opts = run::Options { root: root.to_path_buf(), out: out.to_path_buf(), external, services: choice };
     let (dir, res) = run::run_plan(plan, &opts)?;
     let text = crate::report::write_outputs(&dir, &res)?;
@@ -36,9 +35,12 @@ pub fn run(plan: &Plan, root: &Path, out: &Path, external: Option<SocketAddr>, c
 }
 
 pub fn list(root: &Path) -> Result<i32> {
+    let java = crate::services::jdk::find_java();
     for m in manifest::discover(root)? {
         println!("{}  [{}]  {}", m.name, m.model, m.language);
         println!("    {}", m.framework);
+        let runtime = m.runtime_version(java.as_deref());
+        println!("    runtime: {}", runtime.as_deref().unwrap_or("unknown (not installed or not built)"));
         println!("    {}", m.config);
         for (k, t) in &m.tunables {
             println!("    tunable {k} = {} ({})", t.default, t.help);

@@ -3,6 +3,7 @@
 
 use super::args::{LoadArgs, RunArgs};
 use crate::plan::{self, CpusFile, JvmFile, LoadFile, Plan, PlanFile, ScenarioFile};
+use crate::run::{External, ExternalProcess};
 use crate::util;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
@@ -60,7 +61,7 @@ pub fn parse_sets(sets: &[String]) -> Result<BTreeMap<String, BTreeMap<String, t
     Ok(out)
 }
 
-pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<SocketAddr>)> {
+pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> {
     let mut file = match &a.plan {
         Some(p) => PlanFile::load(&resolve(p, root))?,
         None => {
@@ -78,7 +79,12 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<SocketAddr>)
     let mut external = None;
     if let Some(url) = &a.load.url {
         let (addr, path) = parse_url(url, a.load.allow_remote)?;
-        external = Some(addr);
+        let process = match (a.pid, &a.cmd) {
+            (Some(pid), _) => ExternalProcess::Pid(pid),
+            (None, Some(cmd)) => ExternalProcess::Cmd(cmd.clone()),
+            (None, None) => ExternalProcess::None,
+        };
+        external = Some(External { addr, process });
         file.scenarios[0].path = Some(path);
         file.contenders = vec!["external".into()];
     } else if a.plan.is_none() {

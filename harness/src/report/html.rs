@@ -95,7 +95,7 @@ fn scenario(h: &mut String, results: &Results, v: &ScenarioView) {
 }
 
 fn contenders(h: &mut String, results: &Results) {
-    h.push_str("<h2 id=\"contenders\">Contenders</h2><table><tr><th>contender</th><th>model</th><th>language</th><th>framework</th><th>configuration</th><th>tunables</th><th>start-up</th><th>contract</th><th>command</th></tr>");
+    h.push_str("<h2 id=\"contenders\">Contenders</h2><table><tr><th>contender</th><th>model</th><th>language</th><th>framework</th><th>runtime</th><th>configuration</th><th>tunables</th><th>start-up</th><th>contract</th><th>command</th></tr>");
     for c in &results.contenders {
         let t: Vec<String> = c.tunables.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let contract = match &c.verification {
@@ -105,11 +105,12 @@ fn contenders(h: &mut String, results: &Results) {
         };
         let _ = write!(
             h,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td><code>{}</code></td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td><code>{}</code></td></tr>",
             esc(&c.name),
             esc(&c.model),
             esc(&c.language),
             esc(&c.framework),
+            esc(c.runtime.as_deref().unwrap_or("-")),
             esc(&c.config),
             esc(&t.join(", ")),
             c.startup_s.map(|s| format!("{s:.1} s")).unwrap_or_else(|| "-".into()),

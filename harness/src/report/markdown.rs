@@ -56,10 +56,10 @@ pub fn report(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> Str
         .iter()
         .map(|c| {
             let t: Vec<String> = c.tunables.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            vec![c.name.clone(), c.model.clone(), c.framework.clone(), c.config.replace('\n', " "), t.join(", ")]
+            vec![c.name.clone(), c.model.clone(), c.framework.clone(), c.runtime.clone().unwrap_or_else(|| "-".into()), c.config.replace('\n', " "), t.join(", ")]
         })
         .collect();
-    md.push_str(&table(&["contender", "model", "framework", "configuration", "tunables"].map(String::from), 5, &rows));
+    md.push_str(&table(&["contender", "model", "framework", "runtime", "configuration", "tunables"].map(String::from), 6, &rows));
     let _ = writeln!(md, "\nJVM flags (every Java contender): `{}`", env.jvm_flags.join(" "));
     md
 }

@@ -78,7 +78,11 @@ impl RunCtx<'_> {
         // second): only where the scenario calls the downstream service.
         let calls_downstream = s.path == "/enrich" || s.path.starts_with("/enrich?");
         let downstream_port = self.services.filter(|_| calls_downstream).map(|sv| sv.downstream.addr.port());
-        let sampler = proc.as_ref().map(|p| Sampler::new(p.pid, Instant::now(), downstream_port));
+        let sampler = match (proc.as_ref(), self.sample_tree) {
+            (Some(p), _) => Some(Sampler::new(p.pid, Instant::now(), downstream_port)),
+            (None, Some(pid)) => Some(Sampler::of_tree(pid, Instant::now())),
+            (None, None) => None,
+        };
         let mut samples = Vec::new();
         let steal_before = sampler::cpu_steal();
         let mut fired = Vec::new();

@@ -11,6 +11,7 @@
 //! Uses: util, plan, services, conformance, driver, sampler.
 
 pub mod environment;
+pub mod external;
 pub mod faults;
 mod finish;
 mod http;
@@ -29,8 +30,8 @@ use crate::util::interrupt;
 use anyhow::{bail, Context, Result};
 use results::{ContenderInfo, Results};
 use round::RunCtx;
+pub use external::{External, ExternalProcess};
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -46,14 +47,15 @@ pub struct Options {
     /// Parent of the timestamped results directory.
     pub out: PathBuf,
     /// Drive an already running server instead of starting contenders.
-    pub external: Option<SocketAddr>,
+    pub external: Option<External>,
     pub services: ServiceChoice,
 }
 
 /// Everything that can be checked before a process starts: contenders exist, tunables are
 /// known, artifacts are built, a JDK is there, the results directory is writable.
 fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf>)> {
-    if opts.external.is_some() {
+    if let Some(ext) = &opts.external {
+        ext.check()?;
         return Ok((Vec::new(), None));
     }
     let all = manifest::discover(&opts.root)?;
@@ -99,9 +101,9 @@ fn results_dir(base: &Path, plan: &Plan) -> Result<PathBuf> {
 
 /// The results of a plan before anything has run: its contenders, the machine, "running".
 fn new_results(plan: &Plan, opts: &Options, prepared: &[Prepared], java: Option<&Path>) -> Result<Results> {
-    let mut contenders: Vec<ContenderInfo> = prepared.iter().map(|p| ContenderInfo::of(&p.manifest, &p.tunables)).collect();
-    if opts.external.is_some() {
-        contenders.push(ContenderInfo::external());
+    let mut contenders: Vec<ContenderInfo> = prepared.iter().map(|p| ContenderInfo::of(&p.manifest, &p.tunables, java)).collect();
+    if let Some(ext) = &opts.external {
+        contenders.push(ext.info());
     }
     Ok(Results {
         schema_version: results::SCHEMA_VERSION,
@@ -189,15 +191,13 @@ fn run_rounds(
     prepared: &[Prepared],
     java: Option<&Path>,
 ) -> Result<()> {
-    let mut ctx = RunCtx { plan, services, dir, rt, res };
+    let mut ctx = RunCtx { plan, services, dir, rt, res, sample_tree: None };
     'repeats: for run in 1..=plan.runs {
-        if let Some(addr) = opts.external {
-            for s in &plan.scenarios {
-                if interrupt::stopped() {
-                    break 'repeats;
-                }
-                ctx.scenario("external", None, addr, s, run);
+        if let Some(ext) = &opts.external {
+            if interrupt::stopped() {
+                break 'repeats;
             }
+            ctx.external_round(ext, run)?;
             continue;
         }
         for (i, p) in prepared.iter().enumerate() {

@@ -42,7 +42,11 @@ impl RunCtx<'_> {
         let mut r = new_run(name, s, run);
         // The pipelines call the downstream service for every record: count those connections.
         let downstream_port = self.services.map(|sv| sv.downstream.addr.port());
-        let sampler = proc.as_ref().map(|p| Sampler::new(p.pid, Instant::now(), downstream_port));
+        let sampler = match (proc.as_ref(), self.sample_tree) {
+            (Some(p), _) => Some(Sampler::new(p.pid, Instant::now(), downstream_port)),
+            (None, Some(pid)) => Some(Sampler::of_tree(pid, Instant::now())),
+            (None, None) => None,
+        };
         let mut samples = Vec::new();
         let mut fired = Vec::new();
         let mut crash = None;
@@ -60,6 +64,9 @@ impl RunCtx<'_> {
             }
             !interrupt::stopped()
         });
+        if let Some(sm) = sampler.as_ref() {
+            samples.push(sm.sample_full());
+        }
         let report = match report {
             Ok(x) => x,
             Err(e) => {

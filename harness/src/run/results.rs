@@ -34,12 +34,16 @@ pub struct Results {
 }
 
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ContenderInfo {
     pub name: String,
     pub model: String,
     pub language: String,
     pub framework: String,
+    /// The runtime it ran on, with its version ("openjdk version \"25.0.1\" ...", "Node.js
+    /// v24.21.0", "go1.26.8"), when it could be asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
     pub config: String,
     pub tunables: BTreeMap<String, String>,
     pub command: Vec<String>,
@@ -146,18 +150,16 @@ impl Results {
 
 impl ContenderInfo {
     /// A contender of the plan, before it has started.
-    pub fn of(m: &Manifest, tunables: &BTreeMap<String, String>) -> ContenderInfo {
+    pub fn of(m: &Manifest, tunables: &BTreeMap<String, String>, java: Option<&Path>) -> ContenderInfo {
         ContenderInfo {
             name: m.name.clone(),
             model: m.model.clone(),
             language: m.language.clone(),
             framework: m.framework.clone(),
+            runtime: m.runtime_version(java),
             config: m.config.clone(),
             tunables: tunables.clone(),
-            command: Vec::new(),
-            startup_s: None,
-            verification: None,
-            failure: None,
+            ..ContenderInfo::default()
         }
     }
 
@@ -168,12 +170,7 @@ impl ContenderInfo {
             model: "unknown".into(),
             language: "unknown".into(),
             framework: "an already running server (not started, verified or sampled by iobound)".into(),
-            config: String::new(),
-            tunables: BTreeMap::new(),
-            command: Vec::new(),
-            startup_s: None,
-            verification: None,
-            failure: None,
+            ..ContenderInfo::default()
         }
     }
 }
@@ -236,12 +233,7 @@ pub mod test_support {
                     model: "event-loop".into(),
                     language: "java".into(),
                     framework: "test".into(),
-                    config: String::new(),
-                    tunables: BTreeMap::new(),
-                    command: Vec::new(),
-                    startup_s: None,
-                    verification: None,
-                    failure: None,
+                    ..ContenderInfo::default()
                 })
                 .collect(),
             runs: Vec::new(),

@@ -20,6 +20,9 @@ pub(super) struct RunCtx<'a> {
     pub dir: &'a Path,
     pub rt: &'a tokio::runtime::Runtime,
     pub res: &'a mut Results,
+    /// A process (with its descendants) to sample when there is no contender process: a
+    /// server given by --url --pid.
+    pub sample_tree: Option<i32>,
 }
 
 /// A run of scenario `s` with nothing measured yet (see Run::new).

@@ -81,6 +81,10 @@ impl RunCtx<'_> {
                 std::thread::sleep(Duration::from_millis(10).min(next.saturating_duration_since(Instant::now())));
             }
         }
+        // The last sample renews every reading, so counts over the run end where the run ended.
+        if let Some((sampler, samples)) = sampling.as_mut() {
+            samples.push(sampler.sample_full());
+        }
         let outcome = handle.join().map_err(|_| anyhow::anyhow!("the driver thread panicked"))??;
         Ok((outcome, crash))
     }

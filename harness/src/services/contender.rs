@@ -180,6 +180,28 @@ pub fn group_pids(pgid: i32) -> Vec<i32> {
         .collect()
 }
 
+/// Process `root` and its live descendants (zombies excluded), found by scanning /proc: a
+/// server iobound did not start, whose workers may sit in another process group.
+pub fn tree_pids(root: i32) -> Vec<i32> {
+    let Ok(dir) = fs::read_dir("/proc") else { return Vec::new() };
+    let parents: Vec<(i32, i32)> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|pid| {
+            let f = stat_fields(pid)?;
+            (f.first().map(String::as_str) != Some("Z")).then_some(())?;
+            Some((pid, f.get(1)?.parse().ok()?))
+        })
+        .collect();
+    let mut out: Vec<i32> = parents.iter().map(|&(p, _)| p).filter(|&p| p == root).collect();
+    let mut i = 0;
+    while i < out.len() {
+        let parent = out[i];
+        out.extend(parents.iter().filter(|&&(_, pp)| pp == parent).map(|&(p, _)| p));
+        i += 1;
+    }
+    out
+}
+
 /// Fields of /proc/<pid>/stat after the command name: index 0 is the state (field 3).
 pub fn stat_fields(pid: i32) -> Option<Vec<String>> {
     let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -217,5 +239,27 @@ mod tests {
         assert!(e.contains(&format!("port {port} on 127.0.0.1 is already in use")), "{e}");
         drop(l);
         assert!(ensure_port_free(port).is_ok());
+    }
+
+    #[test]
+    fn a_process_tree_includes_children_in_other_groups() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        // A child that moves to a process group of its own, as daemons' workers may.
+        let argv: Vec<String> = ["sh", "-c", "setsid sleep 300 & sleep 300 & echo started; wait"].iter().map(|s| s.to_string()).collect();
+        let mut r = start(&argv, dir.path(), &[0], 1, &log, &[]).unwrap();
+        let t0 = std::time::Instant::now();
+        while tree_pids(r.pid).len() < 3 && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let tree = tree_pids(r.pid);
+        assert_eq!(tree.len(), 3, "the shell and both sleeps: {tree:?}");
+        assert_eq!(tree[0], r.pid);
+        assert_eq!(group_pids(r.pid).len(), 2, "the setsid child left the group");
+        let escaped: Vec<i32> = tree.iter().copied().filter(|p| !group_pids(r.pid).contains(p)).collect();
+        r.stop(Duration::from_secs(1));
+        for p in escaped {
+            unsafe { libc::kill(p, libc::SIGKILL) };
+        }
     }
 }

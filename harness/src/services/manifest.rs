@@ -38,6 +38,10 @@ pub struct Manifest {
     /// `output`; `ready` is still an HTTP path).
     #[serde(default)]
     pub kind: Option<String>,
+    /// argv that prints the runtime's version on its first line (e.g. `["node", "-p",
+    /// "'Node.js ' + process.version"]`); JVM contenders name the JDK that starts them instead.
+    #[serde(default)]
+    pub version: Vec<String>,
     #[serde(skip)]
     pub dir: PathBuf,
 }
@@ -90,6 +94,32 @@ impl Manifest {
         self.dir.join(&self.artifact)
     }
 
+    /// The program a start or version command names: a bare name is looked up in the
+    /// project's `.cache/bin` first (where the launcher puts the runtimes it fetched, such as
+    /// Node 24), then on PATH.
+    pub fn program(&self, name: &str) -> String {
+        if !name.contains('/') {
+            if let Some(cached) = self.dir.parent().and_then(Path::parent).map(|root| root.join(".cache/bin").join(name)) {
+                if cached.is_file() {
+                    return cached.display().to_string();
+                }
+            }
+        }
+        name.to_string()
+    }
+
+    /// The runtime this contender runs on, with its version, as the report names it: the JDK
+    /// for JVM contenders, otherwise the first line the manifest's `version` command prints.
+    pub fn runtime_version(&self, java: Option<&Path>) -> Option<String> {
+        if self.is_jvm() {
+            return java.and_then(super::jdk::java_version).map(|(_, first)| first);
+        }
+        let (program, args) = self.version.split_first()?;
+        let out = std::process::Command::new(self.program(program)).args(args).current_dir(&self.dir).output().ok()?;
+        let text = String::from_utf8_lossy(if out.stdout.is_empty() { &out.stderr } else { &out.stdout }).to_string();
+        text.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string).filter(|_| out.status.success())
+    }
+
     /// Tunable values: defaults overridden by `overrides`; unknown names are an error.
     pub fn resolve_tunables(&self, overrides: Option<&BTreeMap<String, String>>) -> Result<BTreeMap<String, String>> {
         let mut values: BTreeMap<String, String> = self.tunables.iter().map(|(k, t)| (k.clone(), t.default.clone())).collect();
@@ -126,6 +156,7 @@ impl Manifest {
                 _ => argv.push(expand(arg, vars.port, tunables).with_context(|| format!("{}: start argument {arg:?}", self.name))?),
             }
         }
+        argv[0] = self.program(&argv[0]);
         Ok(argv)
     }
 }
@@ -236,5 +267,28 @@ help = "worker threads"
         let vars = StartVars { java: None, jvm_flags: &[], port: 1 };
         let e = format!("{:#}", m.command(&vars, &m.resolve_tunables(None).unwrap()).unwrap_err());
         assert!(e.contains("JDK >= 21"), "{e}");
+    }
+
+    #[test]
+    fn runtimes_fetched_into_the_cache_come_before_path_and_name_their_version() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("contenders/n");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(root.path().join(".cache/bin")).unwrap();
+        let node = root.path().join(".cache/bin/node");
+        std::fs::write(&node, "#!/bin/sh\necho \"Node.js v24.21.0\"\n").unwrap();
+        std::fs::set_permissions(&node, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let text = "name = \"n\"\nmodel = \"event-loop\"\nlanguage = \"javascript\"\nframework = \"F\"\nconfig = \"c\"\nbuild = \"none\"\nartifact = \"s.js\"\nstart = [\"node\", \"s.js\", \"--port={port}\"]\nversion = [\"node\", \"--version\"]\nready = \"/\"\n";
+        std::fs::write(dir.join("contender.toml"), text).unwrap();
+        let m = Manifest::load(&dir.join("contender.toml")).unwrap();
+        let argv = m.command(&StartVars { java: None, jvm_flags: &[], port: 9 }, &BTreeMap::new()).unwrap();
+        assert_eq!(argv, [node.display().to_string(), "s.js".into(), "--port=9".into()]);
+        assert_eq!(m.runtime_version(None).as_deref(), Some("Node.js v24.21.0"));
+        // Without the cached runtime the bare name is left to PATH.
+        std::fs::remove_file(&node).unwrap();
+        assert_eq!(m.program("node"), "node");
+        let mut none = m.clone();
+        none.version = vec!["/nonexistent/runtime".into()];
+        assert_eq!(none.runtime_version(None), None, "a version command that cannot run names nothing");
     }
 }
