@@ -37,6 +37,9 @@ Examples:
 pub struct Cli {
     #[command(subcommand)]
     pub cmd: Cmd,
+    /// Print every contract case (PASS and FAIL), not one line per contender
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
 }
 
 #[derive(Subcommand)]

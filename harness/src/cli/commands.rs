@@ -25,6 +25,9 @@ pub fn run(plan: &Plan, root: &Path, out: &Path, external: Option<run::External>
     let text = crate::report::write_outputs(&dir, &res)?;
     println!("{text}");
     eprintln!("results: {}", dir.join("results.json").display());
+    if dir.join("report.html").exists() {
+        eprintln!("report:  {} (open it in a browser)", dir.join("report.html").display());
+    }
     Ok(if !res.complete {
         130
     } else if res.runs.iter().any(|r| r.status == RunStatus::Failed) {
@@ -70,7 +73,7 @@ pub fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64, choic
     std::fs::create_dir_all(&logs)?;
     let wanted = names.iter().map(|name| manifest::find(&all, name)).collect::<Result<Vec<_>>>()?;
     let need_kafka = wanted.iter().any(|m| m.is_pipeline());
-    let mut services = Services::start(root, &plan, &rt, &logs, choice, need_kafka)?;
+    let mut services = Services::start(root, &plan, &rt, &logs, choice, true, need_kafka)?;
     let mut failed = Vec::new();
     for m in &wanted {
         let name = &m.name;

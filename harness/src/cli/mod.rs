@@ -28,6 +28,7 @@ fn root() -> PathBuf {
 
 pub fn main() -> Result<i32> {
     let cli = Cli::parse();
+    crate::util::set_verbose(cli.verbose);
     let root = root();
     match cli.cmd {
         Cmd::Run(a) => {

@@ -114,6 +114,9 @@ pub struct CaseResult {
 pub struct Verification {
     pub passed: bool,
     pub cases: Vec<CaseResult>,
+    /// Routes left out because the run does not use them (and so did not start their service).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_checked: Vec<String>,
 }
 
 pub fn cases() -> Result<Vec<Case>> {
@@ -315,7 +318,8 @@ async fn round_trip_steps(addr: SocketAddr, text: &str) -> std::result::Result<i
 }
 
 pub fn verify(rt: &tokio::runtime::Runtime, addr: SocketAddr, ctx: &Context) -> Result<Verification> {
-    let cases = cases()?.iter().map(|c| ctx.resolve(c)).collect::<Result<Vec<_>>>()?;
+    // Without PostgreSQL (a plan that never calls /messages) its cases are left out, and said so.
+    let cases = cases()?.iter().filter(|c| ctx.database.is_some() || !c.path.starts_with("/messages")).map(|c| ctx.resolve(c)).collect::<Result<Vec<_>>>()?;
     if let Some(db) = ctx.database {
         db.reset(rt)?;
     }
@@ -337,24 +341,44 @@ pub fn verify(rt: &tokio::runtime::Runtime, addr: SocketAddr, ctx: &Context) -> 
             }
         }
         if !crate::util::interrupt::stopped() {
-            out.push(message_round_trip(addr).await);
+            if ctx.database.is_some() {
+                out.push(message_round_trip(addr).await);
+            }
             out.push(keep_alive(addr).await);
         }
         out
     });
-    Ok(Verification { passed: results.iter().all(|r| r.passed), cases: results })
+    let not_checked = if ctx.database.is_some() { Vec::new() } else { vec!["/messages (no scenario calls it, so PostgreSQL was not started; `iobound verify` checks it)".to_string()] };
+    Ok(Verification { passed: results.iter().all(|r| r.passed), cases: results, not_checked })
 }
 
+/// Prints a verification: one line per contender ("69/69 contract cases pass, 6,000 hostile
+/// inputs") unless --verbose; every case when asked, and the failing ones always.
 pub fn print(name: &str, v: &Verification) {
-    for c in &v.cases {
+    for c in v.cases.iter().filter(|c| crate::util::verbose() || !c.passed) {
         eprintln!("  {} {:<58} {}", if c.passed { "PASS" } else { "FAIL" }, c.name, c.detail);
     }
-    let failed = v.cases.iter().filter(|c| !c.passed).count();
-    if v.passed {
-        eprintln!("  {name}: all {} contract cases pass", v.cases.len());
+    eprintln!("  {}", summary_line(name, v));
+}
+
+/// "name: 69/69 contract cases pass, 6,000 hostile inputs; not checked: ..." (or how many FAIL).
+pub fn summary_line(name: &str, v: &Verification) -> String {
+    let fuzz: Option<&CaseResult> = v.cases.iter().find(|c| c.name.starts_with("fuzz:"));
+    let contract: Vec<&CaseResult> = v.cases.iter().filter(|c| !c.name.starts_with("fuzz:")).collect();
+    let passed = contract.iter().filter(|c| c.passed).count();
+    let mut line = if v.passed {
+        format!("{name}: {passed}/{} contract cases pass", contract.len())
     } else {
-        eprintln!("  {name}: {failed} of {} contract cases FAIL: it will not be measured", v.cases.len());
+        format!("{name}: {} of {} contract cases FAIL: it will not be measured", v.cases.iter().filter(|c| !c.passed).count(), v.cases.len())
+    };
+    if let Some(f) = fuzz.filter(|f| f.passed) {
+        let inputs = f.detail.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()).map(crate::util::thousands).unwrap_or_default();
+        line.push_str(&format!(", {inputs} hostile inputs"));
     }
+    if !v.not_checked.is_empty() {
+        line.push_str(&format!("; not checked: {}", v.not_checked.join(", ")));
+    }
+    line
 }
 
 #[cfg(test)]
@@ -419,5 +443,18 @@ mod tests {
         assert!(judge(&c, &resp(200, "30", "text/plain"), Duration::from_millis(320)).unwrap_err().contains("body \"30\""));
         assert!(judge(&c, &resp(200, "300", "application/json"), Duration::from_millis(320)).unwrap_err().contains("content-type"));
         assert!(judge(&c, &ok, Duration::from_secs(5)).unwrap_err().contains("limit 3000 ms"));
+    }
+
+    #[test]
+    fn a_verification_prints_as_one_line_unless_something_fails() {
+        let case = |name: &str, passed: bool, detail: &str| CaseResult { name: name.into(), passed, detail: detail.into() };
+        let ok = Verification {
+            passed: true,
+            cases: vec![case("a", true, ""), case("b", true, ""), case("fuzz: 1000 generated inputs", true, "6000 cases (/delay, ...)")],
+            not_checked: vec!["/messages (no scenario calls it)".into()],
+        };
+        assert_eq!(summary_line("go", &ok), "go: 2/2 contract cases pass, 6,000 hostile inputs; not checked: /messages (no scenario calls it)");
+        let bad = Verification { passed: false, cases: vec![case("a", true, ""), case("b", false, "500")], not_checked: Vec::new() };
+        assert_eq!(summary_line("go", &bad), "go: 1 of 2 contract cases FAIL: it will not be measured");
     }
 }

@@ -88,11 +88,60 @@ impl Interval {
     }
 }
 
-/// Counters the orchestrator reads while the driver runs, for the progress bar.
-#[derive(Default, Debug)]
+/// Counters the orchestrator reads while the driver runs, for the progress bar: answers,
+/// errors, and a coarse latency histogram of the answers (quarter octaves, ~19% wide) from
+/// which the live line shows the last second's p99. The recorded figures come from the
+/// HdrHistograms, never from this.
+#[derive(Debug)]
 pub struct Live {
     pub ok: AtomicU64,
     pub errors: AtomicU64,
+    buckets: [AtomicU64; LIVE_BUCKETS],
+}
+
+const LIVE_BUCKETS: usize = 128;
+
+impl Default for Live {
+    fn default() -> Live {
+        Live { ok: AtomicU64::new(0), errors: AtomicU64::new(0), buckets: std::array::from_fn(|_| AtomicU64::new(0)) }
+    }
+}
+
+/// The bucket of a latency in µs: four per power of two.
+fn live_bucket(us: u64) -> usize {
+    let us = us.max(4);
+    let octave = 63 - us.leading_zeros() as usize;
+    let quarter = ((us >> (octave - 2)) & 3) as usize;
+    (octave * 4 + quarter).min(LIVE_BUCKETS - 1)
+}
+
+/// The largest latency (µs) bucket `i` holds.
+fn live_bucket_top(i: usize) -> u64 {
+    let (octave, quarter) = (i / 4, (i % 4) as u64);
+    ((5 + quarter) << (octave - 2)) - 1
+}
+
+impl Live {
+    /// The bucket counts now (to diff against a later snapshot).
+    pub fn snapshot(&self) -> Vec<u64> {
+        self.buckets.iter().map(|b| b.load(Ordering::Relaxed)).collect()
+    }
+
+    /// The p99 (an upper bound, within the bucket's width) of the answers recorded since
+    /// `before` was taken; None when there were none.
+    pub fn p99_since(&self, before: &[u64]) -> Option<Duration> {
+        let diff: Vec<u64> = self.snapshot().iter().zip(before.iter().chain(std::iter::repeat(&0))).map(|(a, b)| a.saturating_sub(*b)).collect();
+        let total: u64 = diff.iter().sum();
+        let rank = (total * 99).div_ceil(100);
+        let mut seen = 0;
+        for (i, n) in diff.iter().enumerate() {
+            seen += n;
+            if total > 0 && seen >= rank {
+                return Some(Duration::from_micros(live_bucket_top(i)));
+            }
+        }
+        None
+    }
 }
 
 pub struct Recorder {
@@ -123,6 +172,7 @@ impl Recorder {
         let us = (latency.as_micros() as u64).max(1);
         self.slot(at).hist.saturating_record(us);
         live.ok.fetch_add(1, Ordering::Relaxed);
+        live.buckets[live_bucket(us)].fetch_add(1, Ordering::Relaxed);
     }
 
     /// A request that failed at `at`, `latency` after its (intended) send time.
@@ -179,6 +229,27 @@ impl Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_live_p99_bounds_the_last_seconds_answers_within_a_bucket() {
+        let live = Live::default();
+        let mut r = Recorder::new(Instant::now());
+        for ms in 1..=100u64 {
+            r.ok(Instant::now(), Duration::from_millis(ms), &live);
+        }
+        let p99 = live.p99_since(&[]).unwrap();
+        assert!(p99 >= Duration::from_millis(99) && p99 <= Duration::from_millis(99 * 5 / 4), "{p99:?}");
+        let before = live.snapshot();
+        assert_eq!(live.p99_since(&before), None, "nothing since");
+        for _ in 0..100 {
+            r.ok(Instant::now(), Duration::from_micros(300), &live);
+        }
+        let p = live.p99_since(&before).unwrap();
+        assert!(p >= Duration::from_micros(300) && p < Duration::from_micros(380), "only the answers since the snapshot: {p:?}");
+        for us in [4u64, 5, 7, 8, 1_000, 1 << 40] {
+            assert!(live_bucket_top(live_bucket(us)) >= us.min(live_bucket_top(LIVE_BUCKETS - 1)), "{us}");
+        }
+    }
 
     #[test]
     fn intervals_follow_completion_time_and_merge_exactly() {

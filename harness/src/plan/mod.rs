@@ -154,6 +154,11 @@ impl Plan {
     pub fn has_pipeline(&self) -> bool {
         self.scenarios.iter().any(|s| s.pipeline)
     }
+
+    /// Whether a scenario calls /messages (and so needs PostgreSQL).
+    pub fn uses_database(&self) -> bool {
+        self.scenarios.iter().any(|s| s.path.starts_with("/messages") || s.mix.iter().any(|m| m.path.starts_with("/messages")))
+    }
 }
 
 pub mod secs {

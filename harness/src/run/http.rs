@@ -43,8 +43,8 @@ impl RunCtx<'_> {
     fn set_up(&self, s: &Scenario) -> Result<(), String> {
         self.set_downstream(&s.downstream).map_err(|why| format!("could not set the downstream service ({}): {why}", s.downstream))?;
         let uses_db = !s.mix.is_empty() || s.path.starts_with("/messages");
-        if let (Some(sv), true) = (self.services, uses_db) {
-            sv.database.reset(self.rt).map_err(|e| format!("could not reset the database: {e:#}"))?;
+        if let (Some(db), true) = (self.services.and_then(|sv| sv.database.as_ref()), uses_db) {
+            db.reset(self.rt).map_err(|e| format!("could not reset the database: {e:#}"))?;
         }
         Ok(())
     }
@@ -135,8 +135,8 @@ impl RunCtx<'_> {
             .zip(&outcome.entries)
             .map(|(e, c)| EntryResult { method: e.method.clone(), path: e.path.clone(), weight: e.weight, sent: c.sent, ok: c.ok })
             .collect();
-        if let (Some(sv), true) = (self.services, target.entries.iter().any(|e| e.is_write())) {
-            match check_writes(self.rt, &sv.database, target, &outcome.acks) {
+        if let (Some(db), true) = (self.services.and_then(|sv| sv.database.as_ref()), target.entries.iter().any(|e| e.is_write())) {
+            match check_writes(self.rt, db, target, &outcome.acks) {
                 Ok(w) => {
                     if w.lost > 0 {
                         r.failure = Some(format!("{} acknowledged writes are not in the database, e.g. {}", w.lost, w.lost_examples.join("; ")));

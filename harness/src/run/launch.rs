@@ -42,7 +42,7 @@ pub fn verify_contender(rt: &tokio::runtime::Runtime, proc: &Running, m: &Manife
         let Some(k) = &services.kafka else { bail!("pipeline contenders need Kafka") };
         return Ok(conformance::pipeline::verify(k, cpus, logs, &m.name));
     }
-    let ctx = conformance::Context { corpus: &services.corpus, downstream_timeout: services.downstream_timeout, database: Some(&services.database) };
+    let ctx = conformance::Context { corpus: &services.corpus, downstream_timeout: services.downstream_timeout, database: services.database.as_ref() };
     let mut v = conformance::verify(rt, proc.addr, &ctx)?;
     if let Some((count, seed)) = fuzz.filter(|(n, _)| *n > 0) {
         let f = rt.block_on(conformance::fuzz::run(proc.addr, count, seed, &services.corpus.vectors()?));

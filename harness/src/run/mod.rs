@@ -122,9 +122,12 @@ fn new_results(plan: &Plan, opts: &Options, prepared: &[Prepared], java: Option<
 /// Starts the services and records them in the results; Ok(None) when the user interrupted
 /// the start (the results then say so and nothing is measured).
 fn start_services(plan: &Plan, opts: &Options, rt: &tokio::runtime::Runtime, dir: &Path, res: &mut Results) -> Result<Option<Services>> {
-    match Services::start(&opts.root, plan, rt, &dir.join("logs"), &opts.services, plan.has_pipeline()) {
+    match Services::start(&opts.root, plan, rt, &dir.join("logs"), &opts.services, plan.uses_database(), plan.has_pipeline()) {
         Ok(s) => {
-            res.environment.database = format!("{}; pool of {} connections per contender (IOBOUND_DB_POOL)", s.database.description, s.database.pool);
+            res.environment.database = match &s.database {
+                Some(db) => format!("{}; pool of {} connections per contender (IOBOUND_DB_POOL)", db.description, db.pool),
+                None => "none (no scenario calls /messages)".into(),
+            };
             if let Some(k) = &s.kafka {
                 res.environment.kafka = k.description.clone();
             }

@@ -57,11 +57,20 @@ impl RunCtx<'_> {
         let mut crash = None;
         let t0 = Instant::now();
         let mut tick = 0u32;
+        // The live line: p99 of the last second's answers, renewed each second.
+        let (mut second_start, mut p99) = (live.snapshot(), None);
         loop {
+            let mut threads = None;
             if let Some((sampler, samples)) = sampling.as_mut() {
-                samples.push(sampler.sample());
+                let s = sampler.sample();
+                threads = Some(s.threads);
+                samples.push(s);
             }
-            bar.update(live.ok.load(Ordering::Relaxed), live.errors.load(Ordering::Relaxed), load.profile.target_at(t0.elapsed()), t0.elapsed());
+            if tick % 4 == 3 {
+                p99 = live.p99_since(&second_start);
+                second_start = live.snapshot();
+            }
+            bar.update(live.ok.load(Ordering::Relaxed), live.errors.load(Ordering::Relaxed), load.profile.target_at(t0.elapsed()), t0.elapsed(), p99, threads);
             self.fire_due_event(events, fired, t0.elapsed());
             if interrupt::stopped() {
                 cancel.store(true, Ordering::SeqCst);

@@ -29,7 +29,7 @@ pub struct Services {
     pub corpus: Corpus,
     pub downstream: Running,
     pub downstream_timeout: Duration,
-    pub database: Database,
+    pub database: Option<Database>,
     /// Started only when a scenario or contender needs it.
     pub kafka: Option<crate::services::kafka::Kafka>,
 }
@@ -48,13 +48,20 @@ pub struct ServiceChoice {
 impl Services {
     /// Generates (or reuses) the corpus under `<root>/.cache`, starts the downstream service and
     /// the database (or connects to the given one), logging into `logs`.
-    pub fn start(root: &Path, plan: &Plan, rt: &tokio::runtime::Runtime, logs: &Path, choice: &ServiceChoice, need_kafka: bool) -> Result<Services> {
+    /// Starts what a plan needs: always the corpus and the downstream service, PostgreSQL when
+    /// `need_database` (a scenario calls /messages, or `iobound verify`), Kafka when `need_kafka`.
+    pub fn start(root: &Path, plan: &Plan, rt: &tokio::runtime::Runtime, logs: &Path, choice: &ServiceChoice, need_database: bool, need_kafka: bool) -> Result<Services> {
         let corpus = Corpus::ensure(&root.join(".cache"), &plan.corpus)?;
-        let database = match &choice.url {
-            Some(url) => Database::external(url, choice.allow_remote, rt, plan.db_pool)?,
-            None => Database::start_embedded(root, &plan.driver_cpus, &logs.join("postgres.log"), rt, plan.db_pool).context("the embedded PostgreSQL did not start")?,
+        let database = if need_database || choice.url.is_some() {
+            let db = match &choice.url {
+                Some(url) => Database::external(url, choice.allow_remote, rt, plan.db_pool)?,
+                None => Database::start_embedded(root, &plan.driver_cpus, &logs.join("postgres.log"), rt, plan.db_pool).context("the embedded PostgreSQL did not start")?,
+            };
+            eprintln!("iobound: database {}; pool of {} connections per contender", db.description, db.pool);
+            Some(db)
+        } else {
+            None
         };
-        eprintln!("iobound: database {}; pool of {} connections per contender", database.description, database.pool);
         let kafka = if need_kafka {
             let java = crate::services::jdk::find_java().context("the Kafka broker and the pipeline load need a JDK >= 21 (set JAVA_HOME)")?;
             let k = match &choice.kafka_bootstrap {
@@ -106,7 +113,9 @@ impl Services {
         let mut e = self.corpus.env();
         e.push(("IOBOUND_DOWNSTREAM_URL".into(), format!("http://{}", self.downstream.addr)));
         e.push(("IOBOUND_DOWNSTREAM_TIMEOUT_MS".into(), self.downstream_timeout.as_millis().to_string()));
-        e.extend(self.database.env());
+        if let Some(db) = &self.database {
+            e.extend(db.env());
+        }
         if let Some(k) = &self.kafka {
             e.extend(k.env());
         }
@@ -115,7 +124,9 @@ impl Services {
 
     pub fn stop(&mut self) {
         self.downstream.stop(Duration::from_secs(2));
-        self.database.stop();
+        if let Some(db) = self.database.as_mut() {
+            db.stop();
+        }
         if let Some(k) = self.kafka.as_mut() {
             k.stop();
         }

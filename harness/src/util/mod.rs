@@ -76,6 +76,42 @@ pub fn online_cpus() -> usize {
     }
 }
 
+/// A latency for a terminal line: "850 µs", "12.3 ms", "1.52 s".
+pub fn format_latency(d: Duration) -> String {
+    let us = d.as_micros();
+    if us < 1_000 {
+        format!("{us} µs")
+    } else if us < 1_000_000 {
+        format!("{:.1} ms", us as f64 / 1e3)
+    } else {
+        format!("{:.2} s", us as f64 / 1e6)
+    }
+}
+
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `--verbose`: print detail that is otherwise summarised (every contract case).
+pub fn set_verbose(on: bool) {
+    VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub fn verbose() -> bool {
+    VERBOSE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// `n` with thousands separated by commas: 6000 -> "6,000".
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 pub fn format_cpus(cpus: &[usize]) -> String {
     cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
 }
@@ -167,6 +203,21 @@ pub fn now() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latencies_read_in_their_unit() {
+        assert_eq!(format_latency(Duration::from_micros(850)), "850 µs");
+        assert_eq!(format_latency(Duration::from_micros(12_345)), "12.3 ms");
+        assert_eq!(format_latency(Duration::from_millis(1520)), "1.52 s");
+    }
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(6000), "6,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
 
     #[test]
     fn median_of_odd_and_even() {

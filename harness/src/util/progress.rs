@@ -24,8 +24,9 @@ impl Progress {
         Progress { bar, total, last: Cell::new((0, 0.0)), rate: Cell::new(0.0) }
     }
 
-    /// `ok` and `errors` so far, the load level now, and the time since the start.
-    pub fn update(&self, ok: u64, errors: u64, target: f64, elapsed: Duration) {
+    /// `ok` and `errors` so far, the load level now, the time since the start, and the live
+    /// line's last-second p99 and contender threads where known.
+    pub fn update(&self, ok: u64, errors: u64, target: f64, elapsed: Duration, p99: Option<Duration>, threads: Option<u64>) {
         let t = elapsed.as_secs_f64();
         let (last_ok, last_t) = self.last.get();
         if t - last_t >= 1.0 {
@@ -34,8 +35,10 @@ impl Progress {
         }
         self.bar.set_position(elapsed.min(self.total).as_millis() as u64);
         let extra = if elapsed > self.total { " (draining in-flight requests)" } else { "" };
+        let p99 = p99.map(|d| format!("  p99 {}", crate::util::format_latency(d))).unwrap_or_default();
+        let threads = threads.map(|n| format!("  {n} threads")).unwrap_or_default();
         self.bar.set_message(format!(
-            "{:>5.1}s/{:.0}s  {:>8.0} req/s  load {:>6.0}  {} ok  {} err{extra}",
+            "{:>5.1}s/{:.0}s  {:>8.0} req/s{p99}  load {:>6.0}  {} ok  {} err{threads}{extra}",
             t.min(self.total.as_secs_f64()),
             self.total.as_secs_f64(),
             self.rate.get(),
