@@ -224,6 +224,10 @@ pub struct RunArgs {
     /// CPUs the driver (and the rest of the harness) is pinned to
     #[arg(long, value_name = "LIST")]
     pub driver_cpus: Option<String>,
+    /// CPUs for PostgreSQL, Kafka and the downstream service (default: CPUs of their own when
+    /// the machine has >= 4, else the driver's, which they then share)
+    #[arg(long, value_name = "LIST")]
+    pub services_cpus: Option<String>,
     /// Driver threads (default: one per driver CPU)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
     pub driver_threads: Option<u32>,

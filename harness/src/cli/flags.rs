@@ -111,7 +111,11 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
     if a.heap.is_some() {
         file.jvm = JvmFile { heap: a.heap.clone(), flags: file.jvm.flags.clone() };
     }
-    file.cpus = CpusFile { contender: a.contender_cpus.clone().or(file.cpus.contender), driver: a.driver_cpus.clone().or(file.cpus.driver) };
+    file.cpus = CpusFile {
+        contender: a.contender_cpus.clone().or(file.cpus.contender),
+        driver: a.driver_cpus.clone().or(file.cpus.driver),
+        services: a.services_cpus.clone().or(file.cpus.services),
+    };
     file.driver_threads = a.driver_threads.map(|n| n as usize).or(file.driver_threads);
     for (name, kv) in parse_sets(&a.sets)? {
         file.tunables.entry(name).or_default().extend(kv);

@@ -85,6 +85,10 @@ pub struct JvmFile {
 pub struct CpusFile {
     pub contender: Option<String>,
     pub driver: Option<String>,
+    /// PostgreSQL, Kafka and the downstream service (default: the CPUs neither the contender
+    /// nor the driver uses when the machine has >= 4, else the driver's).
+    #[serde(default)]
+    pub services: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]

@@ -10,7 +10,7 @@
 pub mod downstream;
 pub mod file;
 mod load;
-mod validate;
+pub(crate) mod validate;
 pub mod workload;
 
 pub use file::*;
@@ -136,6 +136,8 @@ pub struct Plan {
     pub jvm_flags: Vec<String>,
     pub contender_cpus: Vec<usize>,
     pub driver_cpus: Vec<usize>,
+    /// Where PostgreSQL, Kafka and the downstream service run.
+    pub services_cpus: Vec<usize>,
     pub driver_threads: usize,
     pub tunables: BTreeMap<String, BTreeMap<String, String>>,
     pub scenarios: Vec<Scenario>,

@@ -181,3 +181,14 @@ fn every_plan_in_plans_is_accepted() {
     }
     assert!(seen >= 10, "only {seen} plans in {}", dir.display());
 }
+
+#[test]
+fn services_get_cpus_of_their_own_on_four_or_more() {
+    use super::validate::services_cpus;
+    assert_eq!(services_cpus(None, &[0], &[1], 2).unwrap(), [1], "two CPUs: the services share the driver's");
+    assert_eq!(services_cpus(None, &[0], &[1], 4).unwrap(), [2, 3]);
+    assert_eq!(services_cpus(None, &[0, 1], &[2, 3], 4).unwrap(), [2, 3], "no CPU left: the driver's");
+    assert_eq!(services_cpus(Some("1"), &[0], &[1], 4).unwrap(), [1], "as given (CPUs that exist here)");
+    let e = services_cpus(Some("0"), &[0], &[1], 2).unwrap_err().to_string();
+    assert!(e.contains("the contender's") && e.contains("--services-cpus 1"), "{e}");
+}

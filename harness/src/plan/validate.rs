@@ -51,6 +51,7 @@ impl PlanFile {
         let contender_cpus = parse_cpu_list(self.cpus.contender.as_deref().unwrap_or("0")).context("plan.cpus.contender")?;
         let default_driver = if crate::util::online_cpus() > 1 { "1" } else { "0" };
         let driver_cpus = parse_cpu_list(self.cpus.driver.as_deref().unwrap_or(default_driver)).context("plan.cpus.driver")?;
+        let services_cpus = services_cpus(self.cpus.services.as_deref(), &contender_cpus, &driver_cpus, crate::util::online_cpus())?;
         let driver_threads = self.driver_threads.unwrap_or(driver_cpus.len());
         if driver_threads == 0 || driver_threads > 64 {
             bail!("plan.driver_threads = {driver_threads} is out of range; use 1..=64 (one per driver CPU is usual)");
@@ -78,6 +79,7 @@ impl PlanFile {
             jvm_flags: self.jvm.flags.clone().unwrap_or_else(default_jvm_flags),
             contender_cpus,
             driver_cpus,
+            services_cpus,
             driver_threads,
             tunables,
             scenarios,
@@ -236,3 +238,18 @@ fn overload(at: &str, s: &ScenarioFile, profile: &Profile) -> Result<Option<Over
         calm: field_duration(&format!("{at}.overload.calm"), o.calm.as_deref().unwrap_or("15s"))?,
     }))
 }
+
+/// The services' CPUs: as given (never the contender's), else on a machine of >= 4 CPUs the ones
+/// neither the contender nor the driver uses, else the driver's (which they then share).
+pub(super) fn services_cpus(given: Option<&str>, contender: &[usize], driver: &[usize], online: usize) -> Result<Vec<usize>> {
+    if let Some(list) = given {
+        let cpus = parse_cpu_list(list).context("plan.cpus.services")?;
+        if let Some(c) = cpus.iter().find(|c| contender.contains(c)) {
+            bail!("plan.cpus.services includes CPU {c}, the contender's: the services would compete with it; give other CPUs (e.g. --services-cpus {})", crate::util::format_cpus(driver));
+        }
+        return Ok(cpus);
+    }
+    let free: Vec<usize> = (0..online).filter(|c| !contender.contains(c) && !driver.contains(c)).collect();
+    Ok(if online >= 4 && !free.is_empty() { free } else { driver.to_vec() })
+}
+

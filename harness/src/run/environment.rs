@@ -19,6 +19,9 @@ pub struct Environment {
     pub git_commit: Option<String>,
     pub contender_cpus: Vec<usize>,
     pub driver_cpus: Vec<usize>,
+    /// Where PostgreSQL, Kafka and the downstream service ran.
+    #[serde(default)]
+    pub services_cpus: Vec<usize>,
     pub driver_threads: usize,
     pub jvm_flags: Vec<String>,
     pub pinning: String,
@@ -75,13 +78,16 @@ pub fn collect(root: &Path, java: Option<&Path>, plan: &crate::plan::Plan) -> En
         git_commit: git_commit(root),
         contender_cpus: plan.contender_cpus.clone(),
         driver_cpus: plan.driver_cpus.clone(),
+        services_cpus: plan.services_cpus.clone(),
         driver_threads: plan.driver_threads,
         jvm_flags: plan.jvm_flags(),
         pinning: format!(
-            "contender on CPU {} and the driver ({} thread(s)) on CPU {}, set with sched_setaffinity (as taskset -c)",
+            "contender on CPU {}, the driver ({} thread(s)) on CPU {}, the services (PostgreSQL, Kafka, downstream) on CPU {}{}, set with sched_setaffinity (as taskset -c)",
             crate::util::format_cpus(&plan.contender_cpus),
             plan.driver_threads,
-            crate::util::format_cpus(&plan.driver_cpus)
+            crate::util::format_cpus(&plan.driver_cpus),
+            crate::util::format_cpus(&plan.services_cpus),
+            if plan.services_cpus == plan.driver_cpus { " (shared with the driver: this machine has fewer than 4 CPUs)" } else { "" }
         ),
         database: String::new(),
         kafka: String::new(),

@@ -55,7 +55,7 @@ impl Services {
         let database = if need_database || choice.url.is_some() {
             let db = match &choice.url {
                 Some(url) => Database::external(url, choice.allow_remote, rt, plan.db_pool)?,
-                None => Database::start_embedded(root, &plan.driver_cpus, &logs.join("postgres.log"), rt, plan.db_pool).context("the embedded PostgreSQL did not start")?,
+                None => Database::start_embedded(root, &plan.services_cpus, &logs.join("postgres.log"), rt, plan.db_pool).context("the embedded PostgreSQL did not start")?,
             };
             eprintln!("iobound: database {}; pool of {} connections per contender", db.description, db.pool);
             Some(db)
@@ -66,7 +66,7 @@ impl Services {
             let java = crate::services::jdk::find_java().context("the Kafka broker and the pipeline load need a JDK >= 21 (set JAVA_HOME)")?;
             let k = match &choice.kafka_bootstrap {
                 Some(b) => crate::services::kafka::Kafka::external(root, &java, b, choice.allow_remote, plan.kafka_partitions)?,
-                None => crate::services::kafka::Kafka::start(root, &java, &plan.driver_cpus, &logs.join("kafka.log"), plan.kafka_partitions).context("the embedded Kafka broker did not start")?,
+                None => crate::services::kafka::Kafka::start(root, &java, &plan.services_cpus, &logs.join("kafka.log"), plan.kafka_partitions).context("the embedded Kafka broker did not start")?,
             };
             eprintln!("iobound: kafka {}", k.description);
             Some(k)
@@ -92,7 +92,7 @@ impl Services {
             "--stall-for".into(),
             d.stall_for.clone(),
         ];
-        let mut downstream = contender::start(&argv, root, &plan.driver_cpus, port, log, &[])?;
+        let mut downstream = contender::start(&argv, root, &plan.services_cpus, port, log, &[])?;
         downstream.wait_ready(rt, "/plaintext", Duration::from_secs(10)).context("the downstream service did not start")?;
         eprintln!(
             "iobound: downstream service on {} (latency {}, error rate {}, stall probability {}), CPU {}; corpus {} ({} files of {} KB)",
@@ -100,7 +100,7 @@ impl Services {
             d.latency,
             d.error_rate,
             d.stall_prob,
-            crate::util::format_cpus(&plan.driver_cpus),
+            crate::util::format_cpus(&plan.services_cpus),
             corpus.dir.display(),
             corpus.spec.files,
             corpus.spec.size / 1024
