@@ -216,9 +216,10 @@ impl Sampler {
     fn sample_at(&self, t: f64, full: bool) -> Sample {
         let cpu0 = crate::util::thread_cpu_time();
         let mut s = if full || self.census_due(t) {
-            let s = self.read_all(Sample { t, ..Sample::default() });
+            let pids = self.pids();
+            let s = self.read_all(Sample { t, ..Sample::default() }, &pids);
             let cost_s = crate::util::thread_cpu_time().saturating_sub(cpu0).as_secs_f64();
-            *self.census.borrow_mut() = Some(Census { at: t, cost_s, pids: self.pids(), sample: s.clone() });
+            *self.census.borrow_mut() = Some(Census { at: t, cost_s, pids, sample: s.clone() });
             s
         } else {
             self.read_between(t)
@@ -264,11 +265,10 @@ impl Sampler {
         }
     }
 
-    fn read_all(&self, mut s: Sample) -> Sample {
+    fn read_all(&self, mut s: Sample, pids: &[i32]) -> Sample {
         let mut inodes = std::collections::HashSet::new();
-        let pids = self.pids();
-        self.read_stat(&mut s, &pids);
-        for &pid in &pids {
+        self.read_stat(&mut s, pids);
+        for &pid in pids {
             ctx_switches(pid, &mut self.switches.borrow_mut());
             s.fds += fds(pid, &mut inodes);
         }

@@ -104,7 +104,7 @@ impl RunCtx<'_> {
             },
             _ => None,
         };
-        let tree = match ext.process {
+        self.sample_tree = match ext.process {
             ExternalProcess::Pid(pid) => Some(pid),
             _ => None,
         };
@@ -112,7 +112,6 @@ impl RunCtx<'_> {
             if interrupt::stopped() {
                 break;
             }
-            self.sample_tree = tree;
             self.scenario("external", proc.as_mut(), ext.addr, s, run);
         }
         if let Some(p) = proc.as_mut() {
