@@ -93,6 +93,12 @@ fn interrupt_at(phase: &str, start_argv: &str, warmup: &str, wait_for_ready: boo
     let r = load_results(&results_dir(out.path()));
     assert_eq!(r["complete"], false, "{phase}");
     assert!(r["incomplete_reason"].as_str().unwrap().contains("interrupted"), "{phase}");
+    // What the interrupt cut short is not a failure of the contender: no run is recorded as
+    // failed, and the contender carries no failure.
+    for run in r["runs"].as_array().unwrap() {
+        assert_ne!(run["status"], "failed", "{phase}: an interrupted run recorded as failed: {run}");
+    }
+    assert!(r["contenders"][0]["failure"].is_null(), "{phase}: {}", r["contenders"][0]["failure"]);
 }
 
 #[test]

@@ -55,6 +55,12 @@ impl RunCtx<'_> {
                 self.res.contenders[index].startup_s = Some(t.as_secs_f64());
                 self.res.save(self.dir)?;
             }
+            Err(_) if interrupt::stopped() => {
+                // Cut short by the user, not a failure of the contender: nothing to record.
+                eprintln!("[{}] interrupted during start-up", m.name);
+                proc.stop(STOP_GRACE);
+                return self.res.save(self.dir);
+            }
             Err(e) => {
                 let why = format!("start-up failed: {e:#}");
                 eprintln!("[{}] {why}", m.name);
