@@ -41,9 +41,10 @@ fn a_results_file_written_now_matches_the_schema_and_a_broken_one_does_not() {
     let (server, port) = serve(&[]);
     let out = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{port}/plaintext");
-    let o = run(&["run", "--url", &url, "--pid", &server.0.id().to_string(), "--users", "2", "--duration", "1s", "--out", out.path().to_str().unwrap()]);
+    let o = run(&["run", "--url", &url, "--pid", &server.0.id().to_string(), "--users", "2", "--duration", "1s", "--threshold", "errors<=100%", "--out", out.path().to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mut r = load_results(&results_dir(out.path()));
+    assert_eq!(r["thresholds"].as_array().map(Vec::len), Some(1), "the threshold check is part of what is validated");
     check(&r, "a fresh results.json");
     // The schema is not a check that cannot fail: a wrong status or a missing count is caught.
     r["runs"][0]["status"] = "fine".into();

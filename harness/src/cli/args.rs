@@ -15,8 +15,9 @@ then measured under the same load; the driver records every response into HdrHis
 the sampler reads the contender's threads, memory, CPU and sockets from /proc.
 
 Exit status: 0 all runs measured; 1 error before or while running; 2 bad usage;
-3 some contender failed (start-up, contract, crash; the rest was measured); 130 interrupted
-(what was measured is kept, marked incomplete).";
+3 some contender failed (start-up, contract, crash; the rest was measured); 4 a threshold
+(`run --threshold`, a plan's [thresholds]) or a regression gate (`compare --fail-if`) broke;
+130 interrupted (what was measured is kept, marked incomplete).";
 
 const RUN_HELP: &str = "\
 Durations are written 500ms, 10s, 2m. Without --users or --rate a run is closed with 64 users
@@ -31,6 +32,28 @@ Examples:
   iobound run -c spring-mvc --set spring-mvc.threads=500 --path '/delay?ms=100' --users 1000
   iobound run --plan plans/demo.toml --runs 4
   iobound run --url http://127.0.0.1:8080/plaintext --users 64 --duration 10s";
+
+const COMPARE_HELP: &str = "\
+A gate fails only on a change that is both beyond its limit and significant, so run both sides
+with --runs 4 or more: with fewer a change is \"not tested\" and does not fail the gate.
+
+Example (a CI step):
+  iobound run --plan plans/demo.toml --runs 4 --out after
+  iobound compare baseline/20261123-101500-demo after/* --fail-if 'p99 > +10%' --fail-if 'throughput < -5%' --junit gates.xml";
+
+const CAPACITY_HELP: &str = "\
+Each probe is an open-model run at one rate for --duration (default 20s; the first one after
+the warm-up), judged against every --slo. The rate starts at --rate (default 100) and grows by
+--growth until the SLO breaks, then the search bisects between the last passing and the first
+failing rate to --precision, then probes both final rates until each has --repeats probes. A
+probe whose p99 stays above 10x the latency objective for 3 s stops early; one where the driver
+fell behind is not counted as the server's limit. Every probe is kept (results.json, report,
+Ctrl-C included); the report draws latency against offered load for all contenders.
+
+Examples:
+  iobound capacity -c spring-mvc,spring-webflux --path '/delay?ms=100' --slo 'p99<=200ms' --slo 'errors<=0.1%'
+  iobound capacity --plan plans/capacity.toml
+  iobound capacity --url http://127.0.0.1:8080/ --slo 'p99<=50ms' --rate 500 --duration 10s";
 
 #[derive(Parser)]
 #[command(name = "iobound", version, about = ABOUT, long_about = LONG_ABOUT)]
@@ -47,6 +70,9 @@ pub enum Cmd {
     /// Run a plan file, or an ad hoc comparison described by flags, and write results
     #[command(after_help = RUN_HELP)]
     Run(RunArgs),
+    /// Find each contender's capacity: the highest open-model rate at which an SLO holds
+    #[command(after_help = CAPACITY_HELP)]
+    Capacity(CapacityArgs),
     /// Run the default comparison (plans/demo.toml) and print the table
     Demo {
         /// Parent directory of the timestamped results directory
@@ -90,13 +116,24 @@ pub enum Cmd {
         #[arg(value_name = "RESULTS_DIR")]
         path: PathBuf,
     },
-    /// Compare two result sets (e.g. before and after a tuning change): medians, 95% intervals,
-    /// and whether each change is significant (intervals apart)
+    /// Compare two result sets (e.g. before and after a tuning change): medians, labelled
+    /// intervals, and whether each change is significant (Mann-Whitney over runs, >= 4 each)
+    #[command(after_help = COMPARE_HELP)]
     Compare {
-        #[arg(value_name = "A")]
+        /// The baseline (a results directory or results.json)
+        #[arg(value_name = "BEFORE")]
         a: PathBuf,
-        #[arg(value_name = "B")]
+        /// The candidate
+        #[arg(value_name = "AFTER")]
         b: PathBuf,
+        /// Fail (exit status 4) when a metric changes beyond a limit AND the change is
+        /// significant: 'p99 > +10%' (a rise of over 10%), 'throughput < -5%' (a fall of over 5%)
+        #[arg(long = "fail-if", value_name = "RULE")]
+        fail_if: Vec<String>,
+        /// Also write the gates as a JUnit XML report (a failure per failed gate, a skip per
+        /// change beyond its limit that could not be tested)
+        #[arg(long, value_name = "FILE", requires = "fail_if")]
+        junit: Option<PathBuf>,
     },
     /// Benchmarks of iobound itself
     Bench {
@@ -237,6 +274,17 @@ pub struct RunArgs {
     /// Parent directory of the timestamped results directory
     #[arg(long, default_value = "results", value_name = "DIR")]
     pub out: PathBuf,
+    /// A limit every contender must keep in every scenario, e.g. --threshold 'p99<=200ms'
+    /// --threshold 'errors<=0.1%' --threshold 'throughput>=5000' (replaces the plan's for that
+    /// metric). A run that breaks one exits with status 4 and says which and by how much.
+    /// Metrics: throughput, errors, p50, p75, p90, p95, p99, p99_all, p999, max, mean, threads,
+    /// rss, cpu, sockets
+    #[arg(long = "threshold", value_name = "RULE")]
+    pub thresholds: Vec<String>,
+    /// Also write the threshold checks as a JUnit XML report (one test case per contender,
+    /// scenario and threshold), for CI systems that show those
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// PostgreSQL for /messages, e.g. postgresql://app:secret@127.0.0.1:5432/bench; default:
     /// an embedded server started (and removed) by iobound. The harness drops and recreates a
     /// table named `messages` in it.
@@ -246,6 +294,28 @@ pub struct RunArgs {
     /// broker started (and removed) by iobound. Topics `input` and `output` are created if missing.
     #[arg(long, value_name = "HOST:PORT")]
     pub kafka_bootstrap: Option<String>,
+}
+
+#[derive(Args)]
+pub struct CapacityArgs {
+    /// The objective, as thresholds (repeat the flag): 'p99<=200ms', 'errors<=0.1%'. With
+    /// --plan it replaces the SLO of the plan's capacity scenarios
+    #[arg(long = "slo", value_name = "RULE")]
+    pub slo: Vec<String>,
+    /// The search never offers more than this (req/s)
+    #[arg(long, value_name = "R", default_value_t = 50_000.0)]
+    pub max_rate: f64,
+    /// Each probe's rate is this many times the last until the SLO breaks
+    #[arg(long, value_name = "X", default_value_t = 2.0)]
+    pub growth: f64,
+    /// Bisection stops when the passing and failing rates are this close
+    #[arg(long, value_name = "PCT", default_value = "5%")]
+    pub precision: String,
+    /// Probes at the final passing and at the final failing rate, each
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub repeats: i64,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Args)]
@@ -279,6 +349,10 @@ pub struct ServeArgs {
     /// How long the stall lasts
     #[arg(long, default_value = "1s", value_parser = duration_arg)]
     pub stall_for: String,
+    /// Serve at most N requests at once (the rest queue): with /delay?ms=D its capacity is
+    /// N x 1000 / D requests per second
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub workers: Option<u32>,
 }
 
 pub fn duration_arg(s: &str) -> std::result::Result<String, String> {

@@ -19,11 +19,24 @@ pub fn results_at(path: &Path) -> Result<(PathBuf, Results)> {
     Ok((dir, Results::load(&file)?))
 }
 
-pub fn run(plan: &Plan, root: &Path, out: &Path, external: Option<run::External>, choice: ServiceChoice) -> Result<i32> {
+/// Exit status of a run whose measurements were complete, no contender failed, and a
+/// threshold broke.
+pub const THRESHOLD_BROKEN: i32 = 4;
+
+pub fn run(plan: &Plan, root: &Path, out: &Path, external: Option<run::External>, choice: ServiceChoice, junit: Option<&Path>) -> Result<i32> {
     let opts = run::Options { root: root.to_path_buf(), out: out.to_path_buf(), external, services: choice };
-    let (dir, res) = run::run_plan(plan, &opts)?;
+    let (dir, mut res) = run::run_plan(plan, &opts)?;
+    if plan.has_thresholds() {
+        res.thresholds = crate::stats::gates::check_thresholds(&plan.scenarios, &res, &dir);
+        res.save(&dir)?;
+    }
     let text = crate::report::write_outputs(&dir, &res)?;
     println!("{text}");
+    if let Some(path) = junit {
+        let suite = format!("iobound run {}", res.plan.get("name").and_then(|v| v.as_str()).unwrap_or("plan"));
+        crate::util::write_atomic(path, crate::report::gates::junit(&suite, &crate::report::gates::threshold_cases(&res)).as_bytes())?;
+        eprintln!("junit:   {}", path.display());
+    }
     eprintln!("results: {}", dir.join("results.json").display());
     if dir.join("report.html").exists() {
         eprintln!("report:  {} (open it in a browser)", dir.join("report.html").display());
@@ -32,6 +45,8 @@ pub fn run(plan: &Plan, root: &Path, out: &Path, external: Option<run::External>
         130
     } else if res.runs.iter().any(|r| r.status == RunStatus::Failed) {
         3
+    } else if res.thresholds.iter().any(|t| !t.passed) {
+        THRESHOLD_BROKEN
     } else {
         0
     })

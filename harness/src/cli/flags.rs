@@ -1,8 +1,10 @@
 //! From flags to a plan: `iobound run` flags become a PlanFile (or change the one given with
 //! --plan), validated like any plan; --url is checked to be on this machine.
 
-use super::args::{LoadArgs, RunArgs};
-use crate::plan::{self, CpusFile, JvmFile, LoadFile, Plan, PlanFile, ScenarioFile};
+use super::args::{CapacityArgs, LoadArgs, RunArgs};
+use crate::plan::validate;
+use crate::plan::{self, Capacity, CapacityFile, CpusFile, JvmFile, LoadFile, Plan, PlanFile, ScenarioFile};
+use crate::plan::thresholds::{merged, Threshold};
 use crate::run::{External, ExternalProcess};
 use crate::util;
 use anyhow::{bail, Context, Result};
@@ -65,11 +67,13 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
     let mut file = match &a.plan {
         Some(p) => PlanFile::load(&resolve(p, root))?,
         None => {
-            let path = a.path.clone().unwrap_or_else(|| "/plaintext".into());
+            // A server of one's own is named after its URL's path.
+            let url_path = a.load.url.as_deref().and_then(|u| parse_url(u, true).ok()).map(|(_, p)| p);
+            let path = a.path.clone().or(url_path).unwrap_or_else(|| "/plaintext".into());
             let name: String = path.trim_start_matches('/').chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
             PlanFile {
                 name: Some("adhoc".into()),
-                scenarios: vec![ScenarioFile { name: if name.is_empty() { "root".into() } else { name }, path: Some(path), mix: None, pipeline: false, warmup: None, load: load_file(&a.load), downstream: None, events: Vec::new(), overload: None }],
+                scenarios: vec![ScenarioFile { name: if name.is_empty() { "root".into() } else { name }, path: Some(path), mix: None, pipeline: false, warmup: None, load: load_file(&a.load), downstream: None, events: Vec::new(), overload: None, thresholds: Default::default(), capacity: None }],
                 warmup: Some(if a.load.url.is_some() { "0s".into() } else { plan::DEFAULT_WARMUP.into() }),
                 runs: Some(1),
                 ..PlanFile::default()
@@ -120,10 +124,49 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
     for (name, kv) in parse_sets(&a.sets)? {
         file.tunables.entry(name).or_default().extend(kv);
     }
-    let plan = file.validate()?;
+    // Thresholds are checked before anything starts, like every other flag.
+    let flag_thresholds = a.thresholds.iter().map(|t| Threshold::parse_flag(t)).collect::<Result<Vec<_>>>()?;
+    let mut plan = file.validate()?;
+    for s in &mut plan.scenarios {
+        s.thresholds = merged(&s.thresholds, &flag_thresholds);
+    }
     let overlap: Vec<_> = plan.contender_cpus.iter().filter(|c| plan.driver_cpus.contains(c)).collect();
     if !overlap.is_empty() && util::online_cpus() > 1 {
         eprintln!("iobound: warning: contender and driver share CPU(s) {overlap:?}: they will compete and figures will mix both costs");
+    }
+    Ok((plan, external))
+}
+
+/// `iobound capacity`: the plan's capacity scenarios (their SLO replaced by --slo when given),
+/// or an ad hoc one from the flags: open-model probes from --rate (default 100 req/s), each
+/// --duration long (default 20 s).
+pub fn build_capacity_plan(c: &CapacityArgs, root: &Path) -> Result<(Plan, Option<External>)> {
+    let a = &c.run;
+    if a.load.users.is_some() || a.load.step_users.is_some() || a.load.ramp_to.is_some() {
+        bail!("iobound capacity probes open-model rates: remove --users/--step-users/--ramp-to; --rate sets the first probe's rate (default 100)");
+    }
+    let file = CapacityFile { slo: c.slo.clone(), max_rate: Some(c.max_rate), growth: Some(c.growth), precision: Some(c.precision.clone()), repeats: Some(c.repeats) };
+    let (mut plan, external) = build_plan(a, root)?;
+    if a.plan.is_some() {
+        if !plan.scenarios.iter().any(|s| s.capacity.is_some()) {
+            bail!("the plan has no scenario with [scenario.capacity]; add one (see plans/capacity.toml), or use `iobound run` for this plan");
+        }
+        if !c.slo.is_empty() {
+            for (i, s) in plan.scenarios.iter_mut().filter(|s| s.capacity.is_some()).enumerate() {
+                let keep = s.capacity.clone().unwrap();
+                let slo = validate::capacity_of(&format!("--slo (scenario[{i}] {:?})", s.name), &CapacityFile { slo: c.slo.clone(), ..CapacityFile::default() }, &s.load.profile)?.slo;
+                s.capacity = Some(Capacity { slo, ..keep });
+            }
+        }
+        return Ok((plan, external));
+    }
+    if c.slo.is_empty() {
+        bail!("--slo is required: the objective each probe is judged against, e.g. --slo 'p99<=200ms' --slo 'errors<=0.1%'");
+    }
+    let duration = a.load.duration.as_deref().map(util::parse_duration).transpose().context("--duration")?.unwrap_or(std::time::Duration::from_secs(20));
+    for s in &mut plan.scenarios {
+        s.load.profile = plan::Profile::Open { rate: a.load.rate.unwrap_or(100.0), ramp_to: a.load.rate.unwrap_or(100.0), duration, max_connections: a.load.max_connections.unwrap_or(10_000) };
+        s.capacity = Some(validate::capacity_of("capacity", &file, &s.load.profile)?);
     }
     Ok((plan, external))
 }

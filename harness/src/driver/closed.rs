@@ -32,7 +32,7 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
         tasks.push(tokio::task::spawn_local(async move {
             tokio::time::sleep_until(TokioInstant::from_std(ctx.start + offset)).await;
             let mut conn = None;
-            while Instant::now() < end {
+            while Instant::now() < end && !ctx.live.finishing() {
                 let since = Instant::now();
                 let had_conn = conn.is_some();
                 ctx.due.set(ctx.due.get() + 1);

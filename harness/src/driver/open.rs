@@ -49,7 +49,7 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
     let mut i = index as u64;
     loop {
         let offset = arrival_offset(i, rate, ramp_to, duration);
-        if !(offset < duration.as_secs_f64()) {
+        if !(offset < duration.as_secs_f64()) || ctx.live.finishing() {
             break;
         }
         let intended = ctx.start + Duration::from_secs_f64(offset);

@@ -96,6 +96,11 @@ impl Interval {
 pub struct Live {
     pub ok: AtomicU64,
     pub errors: AtomicU64,
+    /// Latency of the answers counted in `ok`, summed (µs): their mean over any stretch.
+    pub latency_us: AtomicU64,
+    /// Set by the loop beside the load to end it early and gracefully: no new requests are
+    /// sent, the ones in flight are waited for as at the end of a run (a warm-up that settled).
+    finish: std::sync::atomic::AtomicBool,
     buckets: [AtomicU64; LIVE_BUCKETS],
 }
 
@@ -103,7 +108,7 @@ const LIVE_BUCKETS: usize = 128;
 
 impl Default for Live {
     fn default() -> Live {
-        Live { ok: AtomicU64::new(0), errors: AtomicU64::new(0), buckets: std::array::from_fn(|_| AtomicU64::new(0)) }
+        Live { ok: AtomicU64::new(0), errors: AtomicU64::new(0), latency_us: AtomicU64::new(0), finish: Default::default(), buckets: std::array::from_fn(|_| AtomicU64::new(0)) }
     }
 }
 
@@ -122,6 +127,15 @@ fn live_bucket_top(i: usize) -> u64 {
 }
 
 impl Live {
+    /// Ends the load early: nothing more is sent, what is in flight is waited for.
+    pub fn finish_early(&self) {
+        self.finish.store(true, Ordering::SeqCst);
+    }
+
+    pub fn finishing(&self) -> bool {
+        self.finish.load(Ordering::Relaxed)
+    }
+
     /// The bucket counts now (to diff against a later snapshot).
     pub fn snapshot(&self) -> Vec<u64> {
         self.buckets.iter().map(|b| b.load(Ordering::Relaxed)).collect()
@@ -172,6 +186,7 @@ impl Recorder {
         let us = (latency.as_micros() as u64).max(1);
         self.slot(at).hist.saturating_record(us);
         live.ok.fetch_add(1, Ordering::Relaxed);
+        live.latency_us.fetch_add(us, Ordering::Relaxed);
         live.buckets[live_bucket(us)].fetch_add(1, Ordering::Relaxed);
     }
 

@@ -16,7 +16,14 @@ pub struct PlanFile {
     #[serde(default)]
     pub contenders: Vec<String>,
     pub runs: Option<u32>,
+    /// The longest a warm-up may last (a scenario's `warmup` replaces it): it ends earlier once
+    /// the contender has settled (see `warmup_min`, `warmup_band`).
     pub warmup: Option<String>,
+    /// The shortest warm-up (default 5s): a contender is not called settled before.
+    pub warmup_min: Option<String>,
+    /// How close the last 5 seconds' throughput, mean latency and CPU per request must stay to
+    /// one another to call the contender settled (default "10%").
+    pub warmup_band: Option<String>,
     #[serde(default)]
     pub jvm: JvmFile,
     #[serde(default)]
@@ -35,6 +42,10 @@ pub struct PlanFile {
     pub database: DatabaseFile,
     #[serde(default)]
     pub kafka: KafkaFile,
+    /// Limits every contender must keep in every scenario, e.g. `p99 = "200ms"`,
+    /// `errors = "0.1%"`, `throughput = ">= 5000"` (metrics: see plan/thresholds.rs).
+    #[serde(default)]
+    pub thresholds: BTreeMap<String, toml::Value>,
 }
 
 /// `[kafka]`: the broker behind pipeline scenarios.
@@ -117,6 +128,29 @@ pub struct ScenarioFile {
     /// open model runs at half of it, at `factor` times it, and at half again.
     #[serde(default)]
     pub overload: Option<OverloadFile>,
+    /// Limits for this scenario, replacing the plan's for the metrics it names.
+    #[serde(default)]
+    pub thresholds: BTreeMap<String, toml::Value>,
+    /// Capacity search: the highest open-model rate at which the SLO holds. The scenario's load
+    /// (open, `rate` the first probe's, `duration` each probe's length) is where it starts.
+    #[serde(default)]
+    pub capacity: Option<CapacityFile>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CapacityFile {
+    /// The objective, as thresholds: e.g. ["p99<=200ms", "errors<=0.1%"].
+    #[serde(default)]
+    pub slo: Vec<String>,
+    /// The search never offers more (default 50000 req/s).
+    pub max_rate: Option<f64>,
+    /// Each probe's rate times this until the SLO breaks (default 2).
+    pub growth: Option<f64>,
+    /// Bisection stops when the passing and failing rates are this close (default "5%").
+    pub precision: Option<String>,
+    /// Probes at the final passing and failing rates, each (default 3).
+    pub repeats: Option<i64>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]

@@ -10,6 +10,7 @@
 pub mod downstream;
 pub mod file;
 mod load;
+pub mod thresholds;
 pub(crate) mod validate;
 pub mod workload;
 
@@ -26,7 +27,11 @@ pub const DEFAULT_TIMEOUT: &str = "10s";
 /// difference can be tested (Mann-Whitney, 4 vs 4).
 pub const DEFAULT_PLAN_RUNS: u32 = 4;
 pub const DEFAULT_WARMUP: &str = "5s";
+pub const DEFAULT_WARMUP_MIN: &str = "5s";
 pub const DEFAULT_HEAP: &str = "512m";
+/// GC logging every JVM contender gets: one line per collection on its output, with the time
+/// since the JVM started (run/gc.rs reads them back).
+pub const JVM_GC_LOG: &str = "-Xlog:gc:stdout:uptime";
 
 /// Connections per contender pool unless the plan says otherwise: HikariCP's default, and the
 /// same for every driver so that the pool is not what differs.
@@ -124,6 +129,32 @@ pub struct Scenario {
     pub events: Vec<Event>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overload: Option<Overload>,
+    /// Limits each contender must keep here: the plan's, with the scenario's own in their place.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<thresholds::Threshold>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<Capacity>,
+}
+
+/// A capacity search: open-model probes from the scenario's rate, `growth` times higher each
+/// until the SLO breaks, then bisection to `precision`, then `repeats` probes at the final
+/// passing and failing rates.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Capacity {
+    pub slo: Vec<thresholds::Threshold>,
+    pub max_rate: f64,
+    pub growth: f64,
+    /// A fraction: 0.05 for 5%.
+    pub precision: f64,
+    pub repeats: u32,
+}
+
+impl Capacity {
+    /// The latency objective a probe is stopped early against (10 times it for 3 s): the
+    /// tightest latency limit of the SLO, in ms.
+    pub fn latency_objective_ms(&self) -> Option<f64> {
+        self.slo.iter().filter(|t| t.unit == thresholds::Unit::Millis).map(|t| t.limit).reduce(f64::min)
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -132,6 +163,11 @@ pub struct Plan {
     pub description: String,
     pub contenders: Vec<String>,
     pub runs: u32,
+    /// A warm-up lasts at least this, and at most its scenario's `warmup`, ending when the
+    /// contender has settled within `warmup_band` (a fraction).
+    #[serde(with = "secs")]
+    pub warmup_min: Duration,
+    pub warmup_band: f64,
     pub jvm_heap: String,
     pub jvm_flags: Vec<String>,
     pub contender_cpus: Vec<usize>,
@@ -155,6 +191,11 @@ impl Plan {
     /// Whether a Kafka broker is needed.
     pub fn has_pipeline(&self) -> bool {
         self.scenarios.iter().any(|s| s.pipeline)
+    }
+
+    /// Whether any scenario has a threshold to check.
+    pub fn has_thresholds(&self) -> bool {
+        self.scenarios.iter().any(|s| !s.thresholds.is_empty())
     }
 
     /// Whether a scenario calls /messages (and so needs PostgreSQL).
@@ -254,10 +295,15 @@ impl Default for CorpusSpec {
 }
 
 impl Plan {
-    /// Heap and flags of every JVM contender: the same for all of them.
+    /// Heap and flags of every JVM contender: the same for all of them, and every one logs its
+    /// collections to its output the same way (read back per run) unless the plan's flags
+    /// already log GC.
     pub fn jvm_flags(&self) -> Vec<String> {
         let mut f = vec![format!("-Xms{}", self.jvm_heap), format!("-Xmx{}", self.jvm_heap)];
         f.extend(self.jvm_flags.iter().cloned());
+        if !f.iter().any(|x| x.starts_with("-Xlog:gc")) {
+            f.push(JVM_GC_LOG.to_string());
+        }
         f
     }
 }

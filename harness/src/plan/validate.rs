@@ -2,9 +2,10 @@
 //! runs, downstream, scenarios with their events and overload, CPUs, JVM, tunables, corpus,
 //! database, Kafka), each error naming the field and the fix.
 
-use super::file::{PlanFile, ScenarioFile};
+use super::file::{CapacityFile, PlanFile, ScenarioFile};
 use super::workload::{check_mix, check_path, MixEntry};
-use super::{default_jvm_flags, CorpusSpec, DownstreamPlan, Event, Overload, Plan, Profile, Scenario, DEFAULT_DB_POOL, DEFAULT_HEAP, DEFAULT_PLAN_RUNS, DEFAULT_WARMUP};
+use super::thresholds::{self, Threshold};
+use super::{default_jvm_flags, Capacity, CorpusSpec, DownstreamPlan, Event, Overload, Plan, Profile, Scenario, DEFAULT_DB_POOL, DEFAULT_HEAP, DEFAULT_PLAN_RUNS, DEFAULT_WARMUP, DEFAULT_WARMUP_MIN};
 use crate::util::{parse_cpu_list, parse_duration};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
@@ -40,13 +41,19 @@ impl PlanFile {
         }
         let downstream = self.downstream_plan()?;
         let default_warmup = field_duration("plan.warmup", self.warmup.as_deref().unwrap_or(DEFAULT_WARMUP))?;
+        let plan_thresholds = thresholds::parse_table("thresholds", &self.thresholds)?;
+        let warmup_min = field_duration("plan.warmup_min", self.warmup_min.as_deref().unwrap_or(DEFAULT_WARMUP_MIN))?;
+        let band_text = self.warmup_band.clone().unwrap_or_else(|| "10%".into());
+        let warmup_band = band_text.trim().strip_suffix('%').and_then(|b| b.trim().parse::<f64>().ok()).filter(|b| (1.0..=100.0).contains(b)).ok_or_else(|| anyhow::anyhow!("plan.warmup_band = {band_text:?}: write a percentage between 1% and 100%, e.g. \"10%\""))? / 100.0;
         let mut scenarios: Vec<Scenario> = Vec::new();
         for (i, s) in self.scenarios.iter().enumerate() {
             let at = format!("scenario[{i}] {:?}", s.name);
             if scenarios.iter().any(|x| x.name == s.name) && valid_name(&s.name) {
                 bail!("{at}: duplicate scenario name; give each scenario its own name");
             }
-            scenarios.push(scenario(&at, s, &downstream, default_warmup)?);
+            let mut sc = scenario(&at, s, &downstream, default_warmup)?;
+            sc.thresholds = thresholds::merged(&plan_thresholds, &thresholds::parse_table(&format!("{at}.thresholds"), &s.thresholds)?);
+            scenarios.push(sc);
         }
         let contender_cpus = parse_cpu_list(self.cpus.contender.as_deref().unwrap_or("0")).context("plan.cpus.contender")?;
         let default_driver = if crate::util::online_cpus() > 1 { "1" } else { "0" };
@@ -75,6 +82,8 @@ impl PlanFile {
             description: self.description.clone().unwrap_or_default(),
             contenders: self.contenders.clone(),
             runs,
+            warmup_min,
+            warmup_band,
             jvm_heap: heap,
             jvm_flags: self.jvm.flags.clone().unwrap_or_else(default_jvm_flags),
             contender_cpus,
@@ -176,13 +185,17 @@ fn scenario(at: &str, s: &ScenarioFile, downstream: &DownstreamPlan, default_war
     merged.behaviour().map_err(|e| anyhow::anyhow!("{at}.downstream: {e:#}"))?;
     let events = events(at, s, &merged, load.profile.duration())?;
     let overload = overload(at, s, &load.profile)?;
+    let capacity = capacity(at, s, &load.profile)?;
+    if capacity.is_some() && (overload.is_some() || !s.events.is_empty() || s.pipeline) {
+        bail!("{at}.capacity: a capacity search is a scenario of its own; remove overload, events or pipeline");
+    }
     if overload.is_some() && !events.is_empty() {
         bail!("{at}: give either events or overload, not both");
     }
     if s.pipeline && overload.is_some() {
         bail!("{at}.overload: not available for pipeline scenarios");
     }
-    Ok(Scenario { name: s.name.clone(), path, mix, pipeline: s.pipeline, warmup, load, downstream: merged.control_query(), events, overload })
+    Ok(Scenario { name: s.name.clone(), path, mix, pipeline: s.pipeline, warmup, load, downstream: merged.control_query(), events, overload, thresholds: Vec::new(), capacity })
 }
 
 /// The scenario's path (or a mix's description) and the mix's entries.
@@ -237,6 +250,41 @@ fn overload(at: &str, s: &ScenarioFile, profile: &Profile) -> Result<Option<Over
         duration: field_duration(&format!("{at}.overload.duration"), o.duration.as_deref().unwrap_or("20s"))?,
         calm: field_duration(&format!("{at}.overload.calm"), o.calm.as_deref().unwrap_or("15s"))?,
     }))
+}
+
+/// `[scenario.capacity]`: the SLO and the search's bounds; the load must be an open model at a
+/// constant rate (the first probe).
+fn capacity(at: &str, s: &ScenarioFile, profile: &Profile) -> Result<Option<Capacity>> {
+    s.capacity.as_ref().map(|c| capacity_of(&format!("{at}.capacity"), c, profile)).transpose()
+}
+
+/// A capacity search's settings (`at` names them in errors: "scenario[0] \"x\".capacity").
+pub fn capacity_of(at: &str, c: &CapacityFile, profile: &Profile) -> Result<Capacity> {
+    let Profile::Open { rate, ramp_to, .. } = profile else {
+        bail!("{at}: the search probes open-model rates; set load.model = \"open\", rate = the first probe's rate (e.g. 100) and duration = each probe's length (e.g. \"20s\")");
+    };
+    if rate != ramp_to {
+        bail!("{at}: each probe holds one rate; remove load.ramp_to");
+    }
+    if c.slo.is_empty() {
+        bail!("{at}.slo is empty; give the objective, e.g. slo = [\"p99<=200ms\", \"errors<=0.1%\"]");
+    }
+    let slo = c.slo.iter().map(|t| Threshold::parse_flag(t).map_err(|e| anyhow::anyhow!("{at}.slo: {e:#}"))).collect::<Result<Vec<_>>>()?;
+    let max_rate = c.max_rate.unwrap_or(50_000.0);
+    if !(max_rate.is_finite() && max_rate > *rate) {
+        bail!("{at}.max_rate = {max_rate} must be above the first probe's rate ({rate}); e.g. max_rate = 20000");
+    }
+    let growth = c.growth.unwrap_or(2.0);
+    if !(1.1..=10.0).contains(&growth) {
+        bail!("{at}.growth = {growth} is out of range; use 1.1..=10 (default 2: each probe doubles the rate)");
+    }
+    let text = c.precision.clone().unwrap_or_else(|| "5%".into());
+    let precision = text.trim().strip_suffix('%').and_then(|p| p.trim().parse::<f64>().ok()).filter(|p| (0.5..=50.0).contains(p)).ok_or_else(|| anyhow::anyhow!("{at}.precision = {text:?}: write a percentage between 0.5% and 50%, e.g. \"5%\""))?;
+    let repeats = c.repeats.unwrap_or(3);
+    if !(1..=10).contains(&repeats) {
+        bail!("{at}.repeats = {repeats} is out of range; use 1..=10 (default 3)");
+    }
+    Ok(Capacity { slo, max_rate, growth, precision: precision / 100.0, repeats: repeats as u32 })
 }
 
 /// The services' CPUs: as given (never the contender's), else on a machine of >= 4 CPUs the ones

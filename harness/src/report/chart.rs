@@ -1,5 +1,6 @@
-//! Line charts drawn once onto a `Canvas`: as SVG for report.html (with a hover title on every
-//! point) and as a bitmap for the PNG files. Axes, ticks and legend are laid out here.
+//! Line charts, drawn once as SVG: report.html shows the SVG (with a hover title on every point)
+//! and the PNG files are that SVG rendered by resvg with an embedded font (DejaVu Sans), so both
+//! show the same chart. Axes, ticks and legend are laid out here.
 
 use std::fmt::Write;
 
@@ -40,18 +41,6 @@ const RIGHT: f64 = 20.0;
 const TOP: f64 = 34.0;
 const BOTTOM: f64 = 46.0;
 const LEGEND_ROW: f64 = 18.0;
-
-/// What a chart is drawn on. Coordinates are in chart units (WIDTH x full height).
-pub trait Canvas {
-    fn line(&mut self, pts: &[(f64, f64)], color: &str, width: f64, dashed: bool);
-    fn text(&mut self, x: f64, y: f64, s: &str, color: &str, anchor: Anchor, bold: bool);
-    /// A marker at a data point; `title` is what hovering over it shows where the canvas can.
-    fn point(&mut self, x: f64, y: f64, color: &str, title: &str);
-    /// A data series: its line, and where the canvas can, its values for hovering.
-    fn series(&mut self, s: &Series, pts: &[(f64, f64)]) {
-        self.line(pts, &s.color, 2.0, s.dashed);
-    }
-}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Anchor {
@@ -118,7 +107,7 @@ pub fn height(c: &Chart) -> f64 {
     HEIGHT + 10.0 + LEGEND_ROW * legend_rows(c).len() as f64
 }
 
-pub fn draw(c: &Chart, cv: &mut dyn Canvas) {
+fn draw(c: &Chart, cv: &mut Svg) {
     let pts = c.series.iter().flat_map(|s| s.points.iter());
     let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
     for &(x, y) in pts {
@@ -184,10 +173,10 @@ pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-/// SVG text of a chart.
-pub struct Svg(pub String);
+/// The SVG elements of a chart, in chart units (WIDTH x full height).
+struct Svg(String);
 
-impl Canvas for Svg {
+impl Svg {
     fn line(&mut self, pts: &[(f64, f64)], color: &str, width: f64, dashed: bool) {
         let d: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
         let dash = if dashed { r#" stroke-dasharray="6 4""# } else { "" };
@@ -204,11 +193,12 @@ impl Canvas for Svg {
         let _ = write!(self.0, r#"<text x="{x:.1}" y="{y:.1}" fill="{color}" text-anchor="{a}"{w}>{}</text>"#, esc(s));
     }
 
+    /// A marker at a data point, with what hovering over it shows.
     fn point(&mut self, x: f64, y: f64, color: &str, title: &str) {
-        let _ = write!(self.0, r#"<circle class="pt" cx="{x:.0}" cy="{y:.0}" fill="{color}"><title>{}</title></circle>"#, esc(title));
+        let _ = write!(self.0, r#"<circle class="pt" cx="{x:.0}" cy="{y:.0}" r="4" fill="{color}"><title>{}</title></circle>"#, esc(title));
     }
 
-    /// The line carries its name and values (data-v: "x,y x,y ...") for the page's hover script.
+    /// A data series: its line, carrying its name and values (data-v: "x,y x,y ...") for the page's hover script.
     fn series(&mut self, s: &Series, pts: &[(f64, f64)]) {
         let d: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
         let v: Vec<String> = s.points.iter().map(|(x, y)| format!("{},{}", short(*x), short(*y))).collect();
@@ -233,6 +223,36 @@ pub fn svg(c: &Chart) -> String {
         s.0,
         h = height(c)
     )
+}
+
+/// PNG files are drawn at twice the SVG's size, for screens that have twice the pixels.
+const PNG_SCALE: f32 = 2.0;
+
+/// The font every PNG uses, compiled in so a chart looks the same on every machine: DejaVu Sans
+/// and its bold (for titles), cut down to Latin-1 and a few symbols (assets/fonts/README.md).
+fn fonts() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
+    static FONTS: std::sync::OnceLock<std::sync::Arc<resvg::usvg::fontdb::Database>> = std::sync::OnceLock::new();
+    FONTS
+        .get_or_init(|| {
+            let mut db = resvg::usvg::fontdb::Database::new();
+            db.load_font_data(include_bytes!("../../assets/fonts/DejaVuSans.ttf").to_vec());
+            db.load_font_data(include_bytes!("../../assets/fonts/DejaVuSans-Bold.ttf").to_vec());
+            db.set_sans_serif_family("DejaVu Sans");
+            std::sync::Arc::new(db)
+        })
+        .clone()
+}
+
+/// The chart's SVG rendered to a PNG (white background, `PNG_SCALE` times the SVG's size).
+pub fn png(c: &Chart) -> anyhow::Result<Vec<u8>> {
+    use resvg::{tiny_skia, usvg};
+    let opt = usvg::Options { fontdb: fonts(), font_family: "DejaVu Sans".into(), ..usvg::Options::default() };
+    let tree = usvg::Tree::from_str(&svg(c), &opt).map_err(|e| anyhow::anyhow!("chart {}: the SVG does not parse: {e}", c.id))?;
+    let size = tree.size().to_int_size().scale_by(PNG_SCALE).ok_or_else(|| anyhow::anyhow!("chart {}: empty size", c.id))?;
+    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height()).ok_or_else(|| anyhow::anyhow!("chart {}: cannot allocate {size:?}", c.id))?;
+    pixmap.fill(tiny_skia::Color::WHITE);
+    resvg::render(&tree, tiny_skia::Transform::from_scale(PNG_SCALE, PNG_SCALE), &mut pixmap.as_mut());
+    pixmap.encode_png().map_err(|e| anyhow::anyhow!("chart {}: PNG encoding failed: {e}", c.id))
 }
 
 #[cfg(test)]
@@ -273,5 +293,64 @@ mod tests {
         assert_eq!(m.matches("<title>").count(), 3, "dashed guide series get no markers");
         assert!(m.contains("<title>a: 20 at 1</title>"), "{m}");
         assert!(s.contains(r#"stroke-dasharray="6 4""#));
+    }
+
+    fn one_series(title: &str) -> Chart {
+        Chart {
+            id: "x".into(),
+            title: title.into(),
+            x_label: "seconds".into(),
+            y_label: "req/s".into(),
+            series: vec![Series { name: "spring-mvc".into(), color: PALETTE[1].into(), dashed: false, points: vec![(0.0, 0.0), (10.0, 100.0)] }],
+            ..Chart::default()
+        }
+    }
+
+    fn decode(c: &Chart) -> resvg::tiny_skia::Pixmap {
+        let bytes = png(c).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+        resvg::tiny_skia::Pixmap::decode_png(&bytes).unwrap()
+    }
+
+    #[test]
+    fn png_is_the_svg_at_twice_its_size_with_the_series_drawn() {
+        let c = one_series("Throughput");
+        let p = decode(&c);
+        assert_eq!((p.width(), p.height()), ((WIDTH * 2.0) as u32, (height(&c) * 2.0) as u32));
+        // The series' colour (#d62728) fills the inside of its line; the background is white.
+        let reds = p.pixels().iter().filter(|px| (px.red(), px.green(), px.blue()) == (0xd6, 0x27, 0x28)).count();
+        assert!(reds > 1_000, "{reds} pixels of the series colour");
+        let corner = p.pixel(0, 0).unwrap();
+        assert_eq!((corner.red(), corner.green(), corner.blue(), corner.alpha()), (255, 255, 255, 255));
+    }
+
+    /// Ink of the title row (the first 28 chart units, right of the y axis's label, which ends
+    /// at 64 units): how wide it is, and how many of its pixels are anti-aliased grey.
+    fn title_ink(title: &str) -> (usize, usize) {
+        let p = decode(&one_series(title));
+        let (mut lo, mut hi, mut grey) = (usize::MAX, 0, 0);
+        for y in 0..56 {
+            for x in 136..p.width() as usize {
+                let px = p.pixel(x as u32, y).unwrap();
+                if px.red() < 200 {
+                    lo = lo.min(x);
+                    hi = hi.max(x);
+                }
+                // Anti-aliased edges: neither background nor ink.
+                if (60..200).contains(&px.red()) {
+                    grey += 1;
+                }
+            }
+        }
+        (hi.saturating_sub(lo), grey)
+    }
+
+    #[test]
+    fn text_is_set_in_a_proportional_font_with_smooth_edges() {
+        let (narrow, grey) = title_ink("iiiiiiiiii");
+        let (wide, _) = title_ink("WWWWWWWWWW");
+        assert!(narrow > 0 && grey > 0, "the title is drawn, anti-aliased ({narrow} px wide, {grey} grey pixels)");
+        // A monospaced (or pixel) font draws both equally wide; DejaVu's W is over 3 times its i.
+        assert!(wide > 3 * narrow, "W x10 is {wide} px wide, i x10 {narrow} px");
     }
 }

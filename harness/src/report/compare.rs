@@ -1,10 +1,11 @@
 //! `iobound compare A B`: two result sets (e.g. before and after a tuning change) side by side,
 //! with the rules of the reports: medians over runs, merged-histogram percentiles, labelled
 //! intervals, and a change called significant only by a Mann-Whitney test over runs (>= 4
-//! runs on each side; fewer: "not tested").
+//! runs on each side; fewer: "not tested"). With `--fail-if` rules it is a regression gate.
 
 use super::fmt_estimate;
 use crate::run::results::Results;
+use crate::stats::gates::{gate, FailIf, GateResult, Outcome};
 use crate::stats::{self, Cell, Difference, METRICS};
 use anyhow::{bail, Result};
 use std::path::Path;
@@ -57,6 +58,34 @@ pub fn render(a: &Results, dir_a: &Path, b: &Results, dir_b: &Path) -> Result<St
         }
     }
     Ok(out)
+}
+
+/// Every `--fail-if` rule on every scenario and contender the two sets share (B against A).
+pub fn gates(a: &Results, dir_a: &Path, b: &Results, dir_b: &Path, rules: &[FailIf]) -> Vec<GateResult> {
+    let mut out = Vec::new();
+    for (scenario, ca, cb) in pairs(a, b) {
+        if let (Some(x), Some(y)) = (stats::cell(a, dir_a, &scenario, &ca), stats::cell(b, dir_b, &scenario, &cb)) {
+            out.extend(rules.iter().map(|r| gate(r, &x, &y)));
+        }
+    }
+    out
+}
+
+/// A line per gate: "FAIL spring-mvc / wait: p99 > +10%: p99 +23.4% (...), significant".
+pub fn describe_gates(gates: &[GateResult]) -> String {
+    let mut out = String::new();
+    for g in gates {
+        let tag = match g.outcome {
+            Outcome::Pass => "pass",
+            Outcome::Fail => "FAIL",
+            Outcome::NotTested => "not tested",
+        };
+        out.push_str(&format!("{tag:<10} {} / {}: {}: {}\n", g.contender, g.scenario, g.rule, g.detail));
+    }
+    let failed = gates.iter().filter(|g| g.outcome == Outcome::Fail).count();
+    let untested = gates.iter().filter(|g| g.outcome == Outcome::NotTested).count();
+    out.push_str(&format!("gates: {} checked, {failed} failed, {untested} beyond the limit but not tested\n", gates.len()));
+    out
 }
 
 fn table(x: &Cell, y: &Cell) -> String {
@@ -116,6 +145,20 @@ mod tests {
         // Three runs a side cannot be tested, however large the change.
         let t = render(&set("spring-mvc", &[1980.0, 1990.0, 2000.0]), Path::new("a"), &set("spring-mvc", &[4950.0, 5000.0, 5020.0]), Path::new("b")).unwrap();
         assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("not tested")), "{t}");
+    }
+
+    #[test]
+    fn a_gate_fails_on_a_significant_regression_and_not_on_a_rerun() {
+        let rules = [FailIf::parse("throughput < -5%").unwrap()];
+        let before = set("spring-mvc", &[1980.0, 1990.0, 2000.0, 1995.0]);
+        let slower = set("spring-mvc", &[1500.0, 1490.0, 1510.0, 1505.0]);
+        let rerun = set("spring-mvc", &[1985.0, 2005.0, 1995.0, 1990.0]);
+        let g = gates(&before, Path::new("a"), &slower, Path::new("b"), &rules);
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0].outcome, Outcome::Fail);
+        let text = describe_gates(&g);
+        assert!(text.starts_with("FAIL") && text.contains("1 failed"), "{text}");
+        assert!(gates(&before, Path::new("a"), &rerun, Path::new("b"), &rules).iter().all(|g| g.outcome == Outcome::Pass));
     }
 
     #[test]

@@ -14,7 +14,7 @@ th{background:#f4f4f4;text-align:left}td.n{text-align:right;font-variant-numeric
 .banner{background:#fff3cd;border:1px solid #e0c36c;padding:8px 12px;margin:12px 0}
 .notes{font-size:13px;color:#444}.grid{display:flex;flex-wrap:wrap;gap:12px}
 .chart{border:1px solid #eee;background:#fff;width:calc(50% - 8px);min-width:520px;height:auto}
-.pt{r:4px}.pt:hover{r:6px}
+.pt{r:4px}.pt:hover{r:6px}tr.broken td{background:#fde2e2}
 #tip{position:fixed;pointer-events:none;white-space:pre;background:#222;color:#fff;font-size:12px;padding:3px 6px;border-radius:3px;display:none}
 pre{background:#f7f7f7;padding:8px;font-size:12px;white-space:pre-wrap}
 ";
@@ -55,6 +55,8 @@ pub fn page(results: &Results, views: &[ScenarioView]) -> String {
     if !results.complete {
         let _ = write!(h, "<div class=\"banner\"><b>Incomplete results.</b> {}</div>", esc(results.incomplete_reason.as_deref().unwrap_or("the plan did not finish")));
     }
+    h.push_str(&super::gates::html(results));
+    h.push_str(&super::capacity::html(results));
     let _ = write!(h, "<p>Scenarios: ");
     for v in views {
         let _ = write!(h, "<a href=\"#{}\">{}</a> ", esc(&super::slug(&v.name)), esc(&v.name));

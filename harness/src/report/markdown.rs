@@ -34,6 +34,15 @@ pub fn report(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> Str
     if !results.complete {
         let _ = writeln!(md, "**Incomplete results**: {}.\n", results.incomplete_reason.as_deref().unwrap_or("the plan did not finish"));
     }
+    md.push_str(&super::gates::markdown(results));
+    let capacity = super::capacity::markdown(results);
+    if !capacity.is_empty() {
+        let _ = writeln!(md, "## Capacity\n{capacity}");
+        for p in png.iter().filter(|p| p.file_name().and_then(|f| f.to_str()).is_some_and(|f| f.ends_with("-capacity.png"))) {
+            let f = p.file_name().unwrap().to_string_lossy();
+            let _ = writeln!(md, "![{f}](charts/{f})\n");
+        }
+    }
     for v in views {
         let _ = writeln!(md, "## {} `{}`\n\n{}\n", v.name, v.path, v.load);
         let mut header = vec!["metric".to_string()];
@@ -69,6 +78,26 @@ pub(super) fn columns<'a>(results: &'a Results, scenario: &str) -> Vec<(&'a Cont
     results.contenders.iter().map(|c| (c, representative(results, scenario, &c.name))).collect()
 }
 
+/// Below a scenario's table: each contender's recovery after a mid-run fault, and its overload
+/// verdict, where the runs have them.
+fn verdicts(picked: &[(&ContenderInfo, Option<&Run>)]) -> String {
+    let mut out = String::new();
+    for (c, r) in picked {
+        let Some(r) = r else { continue };
+        if let Some(rc) = &r.recovery {
+            let back = match rc.recovered_after_s {
+                Some(s) => format!("back within {} ms {s:.0} s after the fault cleared", fmt_num(rc.limit_ms, 0)),
+                None => format!("not back within {} ms by the end of the run", fmt_num(rc.limit_ms, 0)),
+            };
+            out.push_str(&format!("- {}: p99 {} ms before the fault, worst {} ms, {back}; {} errors\n", c.name, fmt_num(rc.baseline_p99_ms, 0), fmt_num(rc.worst_p99_ms, 0), rc.errors));
+        }
+        if let Some(o) = &r.overload {
+            out.push_str(&format!("- {}: {} ({})\n", c.name, o.behaviour, o.explanation));
+        }
+    }
+    if out.is_empty() { out } else { format!("\n{out}") }
+}
+
 /// A closed-model run with more than one level of users: its per-level rows are worth showing.
 pub(super) fn stepped(run: &Run) -> bool {
     run.load["model"] == "closed" && run.summary.levels.len() > 1
@@ -81,7 +110,12 @@ pub fn render_markdown(results: &Results) -> String {
         let picked = columns(results, &scenario);
         let Some(first) = picked.iter().find_map(|(_, r)| *r) else { continue };
         out.push_str(&format!("\n**{}** `{}`: {}\n\n", first.scenario, first.path, first.load_description));
-        let header = ["contender", "model", "req/s", "p50 ms", "p99 ms", "max ms", "errors", "peak threads", "peak RSS MB", "CPU ms / 1k req"].map(String::from);
+        let mut header = ["contender", "model", "req/s", "p50 ms", "p99 ms", "max ms", "errors", "peak threads", "peak RSS MB", "CPU ms / 1k req"].map(String::from).to_vec();
+        // Where the scenario calls the downstream service: the outbound pool's size.
+        let downstream = picked.iter().filter_map(|(_, r)| *r).any(|r| r.resources.peak_downstream_conns > 0);
+        if downstream {
+            header.push("peak downstream conns".into());
+        }
         let mut rows = Vec::new();
         for (c, run) in &picked {
             match run {
@@ -99,6 +133,9 @@ pub fn render_markdown(results: &Results) -> String {
                         fmt_num(r.resources.peak_rss_mb, 0),
                         fmt_num(r.resources.cpu_ms_per_1k_requests, 1),
                     ]);
+                    if downstream {
+                        rows.last_mut().unwrap().push(r.resources.peak_downstream_conns.to_string());
+                    }
                 }
                 Some(r) => {
                     let mut row = vec![c.name.clone(), c.model.clone(), format!("failed: {}", r.failure.as_deref().unwrap_or("").lines().next().unwrap_or(""))];
@@ -109,6 +146,7 @@ pub fn render_markdown(results: &Results) -> String {
             }
         }
         out.push_str(&table(&header, 2, &rows));
+        out.push_str(&verdicts(&picked));
         if picked.iter().filter_map(|(_, r)| *r).any(stepped) {
             let mut rows = Vec::new();
             for (c, run) in &picked {
@@ -127,6 +165,7 @@ pub fn render_markdown(results: &Results) -> String {
             out.push_str(&table(&["contender", "users", "req/s", "p99 ms", "threads", "RSS MB"].map(String::from), 1, &rows));
         }
     }
+    out.push_str(&super::capacity::markdown(results));
     out
 }
 

@@ -1,18 +1,21 @@
 //! Every output of a results directory, built from results.json (and the interval logs it
 //! names): report.html, report.md, intervals.csv, resources.csv and charts/*.png.
-
 //!
 //! Holds: `table` (the terminal table), `markdown` (report.md and `table --markdown`), `csv`,
-//! `html` (report.html), `chart` (every chart, drawn once as SVG), `png` (charts for READMEs),
-//! `compare` (two result sets).
+//! `html` (report.html), `chart` (every chart, drawn once as SVG, and its PNG rendered from that
+//! SVG for READMEs), `compare` (two result sets), `gates` (thresholds and regression gates in every
+//! output, JUnit XML), `capacity` (capacity searches: tables and the latency-load chart),
+//! `runtime` (GC charts, warm-up notes).
 //! Uses: util, driver (summaries), sampler (samples), run (the results model), stats.
 
+pub mod capacity;
 pub mod chart;
 pub mod compare;
 mod csv;
+pub mod gates;
 mod html;
 pub mod markdown;
-pub mod png;
+mod runtime;
 pub mod table;
 
 use crate::run::results::{Results, Run, RunStatus};
@@ -117,6 +120,7 @@ pub fn charts(results: &Results, scenario: &str) -> Vec<Chart> {
         out.push(s);
     }
     out.extend(resource_charts(&reps, &id));
+    out.extend(runtime::charts(&reps, &id));
     out
 }
 
@@ -284,6 +288,7 @@ fn runs_label(c: &Cell) -> String {
 /// Notes under a scenario's table: how intervals were made, noisy cells, failures.
 pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
     let mut out = Vec::new();
+    out.extend(runtime::warmup_note(results, &view.name));
     if view.cells.iter().filter_map(|(_, c)| c.as_ref()).any(|c| c.p99_all.value.is_finite()) {
         out.push("Latency rows count successful responses; \"p99 all requests\" counts every request due, failed ones at the time they failed and unanswered ones at the time they were given up (censored). OK + KO = requests due.".to_string());
     }
@@ -356,7 +361,7 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
 
 
 /// Charts worth a PNG for a README: throughput, latency, scaling, threads, memory.
-const PNG_CHARTS: &[&str] = &["throughput", "latency", "percentiles", "scaling", "threads", "rss"];
+const PNG_CHARTS: &[&str] = &["throughput", "latency", "percentiles", "scaling", "threads", "rss", "gc"];
 
 /// Every output of a results directory: summary.txt (the terminal table, returned) and the
 /// reports of `write_all`.
@@ -380,10 +385,15 @@ pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
             let kind = c.id.rsplit('-').next().unwrap_or("");
             if PNG_CHARTS.contains(&kind) {
                 let p = charts_dir.join(format!("{}.png", c.id));
-                crate::util::write_atomic(&p, &png::render(c)?)?;
+                crate::util::write_atomic(&p, &chart::png(c)?)?;
                 pngs.push(p);
             }
         }
+    }
+    for c in capacity::charts(results) {
+        let p = charts_dir.join(format!("{}.png", c.id));
+        crate::util::write_atomic(&p, &chart::png(&c)?)?;
+        pngs.push(p);
     }
     let files: [(&str, String); 4] = [
         ("report.html", html::page(results, &views)),

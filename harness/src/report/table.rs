@@ -53,6 +53,8 @@ pub fn render(results: &Results, dir: &Path) -> String {
         }
         grid.run_notes(&mut out);
     }
+    out.push_str(&super::capacity::terminal(results));
+    out.push_str(&super::gates::terminal(results));
     if !results.complete {
         out.push_str(&format!("\nresults are INCOMPLETE: {}\n", results.incomplete_reason.as_deref().unwrap_or("the plan did not finish")));
     }

@@ -5,6 +5,7 @@
 use super::finish::{finish, Ended};
 use super::results::{EntryResult, Run};
 use super::round::{failed_run, new_run, RunCtx};
+use super::warmup::{Settle, WarmupRecord};
 use super::writes::check_writes;
 use crate::driver::{self, assess::driver_report, summary, Target};
 use crate::plan::{Load, Profile, Scenario};
@@ -25,8 +26,8 @@ impl RunCtx<'_> {
         if s.pipeline {
             return self.measure_pipeline(name, proc, s, run);
         }
-        let warm_left = match self.warm_up(name, proc.as_deref_mut(), addr, s, run) {
-            Ok(left) => left,
+        let warm = match self.warm_up(name, proc.as_deref_mut(), addr, s, run) {
+            Ok(w) => w,
             Err(why) => {
                 self.res.runs.push(failed_run(name, s, run, &why));
                 return;
@@ -35,7 +36,13 @@ impl RunCtx<'_> {
         if interrupt::stopped() {
             return;
         }
-        let r = self.measured(name, proc, addr, s, run, warm_left);
+        let mut r = self.measured(name, proc, addr, s, run, warm.0);
+        if let Some(w) = warm.1 {
+            if !w.settled && w.max_s > w.min_s {
+                r.driver.warnings.push(format!("the warm-up reached its maximum ({:.0} s) without the contender settling (throughput, mean latency and CPU per request within {:.0}% for {} s): figures may include warm-up", w.max_s, w.band_pct, super::warmup::SETTLE_WINDOW_S));
+            }
+            r.warmup = Some(w);
+        }
         self.res.runs.push(r);
     }
 
@@ -49,21 +56,48 @@ impl RunCtx<'_> {
         Ok(())
     }
 
-    /// The warm-up; returns how many of its requests were left unanswered.
-    fn warm_up(&self, name: &str, proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, run: u32) -> Result<Option<u64>, String> {
+    /// The warm-up: at most the scenario's `warmup`, ending once the contender has settled
+    /// (and not before the plan's minimum). Returns how many of its requests were left
+    /// unanswered, and how long it lasted.
+    fn warm_up(&self, name: &str, proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, run: u32) -> Result<(Option<u64>, Option<WarmupRecord>), String> {
         if s.warmup.is_zero() {
-            return Ok(None);
+            return Ok((None, None));
         }
         let warm = warmup_load(&s.load, s.warmup);
         let target = scenario_target(addr, s, warm.connection_close, &format!("iobound {name} {} r{run} warm ", s.name));
         let bar = Progress::new(&format!("{name} {} warm-up", s.name), s.warmup);
-        let outcome = self.drive(&target, &warm, proc, &bar, None, &[], &mut Vec::new());
+        let min = self.plan.warmup_min.min(s.warmup);
+        let detect = s.warmup > min;
+        *self.settle.borrow_mut() = detect.then(|| Settle::new(min, self.plan.warmup_band));
+        // The contender's CPU per request is one of the figures that must settle.
+        let sampler = match (proc.as_ref(), self.sample_tree) {
+            (Some(p), _) if detect => Some(Sampler::new(p.pid, Instant::now(), None)),
+            (None, Some(pid)) if detect => Some(Sampler::of_tree(pid, Instant::now())),
+            _ => None,
+        };
+        let mut samples = Vec::new();
+        let t0 = Instant::now();
+        let outcome = self.drive(&target, &warm, proc, &bar, sampler.as_ref().map(|sm| (sm, &mut samples)), &[], &mut Vec::new());
+        let settled_at = self.settle.borrow_mut().take().and_then(|st| st.settled_at);
         bar.finish();
+        let record = WarmupRecord {
+            seconds: settled_at.unwrap_or_else(|| t0.elapsed().min(s.warmup)).as_secs_f64(),
+            settled: settled_at.is_some(),
+            min_s: min.as_secs_f64(),
+            max_s: s.warmup.as_secs_f64(),
+            band_pct: self.plan.warmup_band * 100.0,
+        };
+        if detect {
+            match settled_at {
+                Some(t) => eprintln!("[{name}] warm-up: settled after {:.0} s", t.as_secs_f64()),
+                None => eprintln!("[{name}] warm-up: not settled within {:.0} s", s.warmup.as_secs_f64()),
+            }
+        }
         match outcome {
             Err(e) => Err(format!("warm-up failed: {e:#}")),
             Ok((o, _)) => {
                 let left = o.recorder.overall().1.unanswered;
-                Ok((left > 0).then_some(left))
+                Ok(((left > 0).then_some(left), Some(record)))
             }
         }
     }
@@ -86,6 +120,7 @@ impl RunCtx<'_> {
         let mut samples = Vec::new();
         let steal_before = sampler::cpu_steal();
         let mut fired = Vec::new();
+        let begun = Instant::now();
         let outcome = self.drive(&target, &s.load, proc.as_deref_mut(), &bar, sampler.as_ref().map(|sm| (sm, &mut samples)), &s.events, &mut fired);
         bar.finish();
         let mut r = new_run(name, s, run);
@@ -104,7 +139,10 @@ impl RunCtx<'_> {
         r.intervals = intervals;
         self.record(&mut r, &outcome, &target, s, warm_left, wall_start);
         let ended = Ended { samples, steal_before, fired, crash, cancelled: outcome.cancelled, requests };
-        let r = finish(r, ended, proc.as_deref());
+        let mut r = finish(r, ended, proc.as_deref());
+        if let Some(p) = proc.as_deref() {
+            r.gc = super::gc::read(&p.log, begun.saturating_duration_since(p.started), s.load.profile.duration());
+        }
         print_run(&r);
         r
     }
@@ -161,6 +199,9 @@ fn print_run(r: &Run) {
         "  {:.0} req/s, p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms, {} errors, peak {} threads, {:.0} MB RSS",
         s.rps, s.latency.p50, s.latency.p99, s.latency.max, s.errors.total(), res.peak_threads, res.peak_rss_mb
     );
+    if let Some(g) = &r.gc {
+        eprintln!("  GC ({}): {} collections, {:.1} ms paused in all, longest {:.1} ms", g.source, g.collections, g.pause_total_ms, g.pause_max_ms);
+    }
     if let Some(w) = &r.writes {
         eprintln!(
             "  writes: {} creates, {} updates, {} deletes acknowledged; {} lost{}",

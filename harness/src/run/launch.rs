@@ -28,6 +28,9 @@ pub fn launch(m: &Manifest, tunables: &BTreeMap<String, String>, plan: &Plan, ja
     let port = contender::free_port()?;
     let flags = plan.jvm_flags();
     let argv = m.command(&StartVars { java, jvm_flags: &flags, port }, tunables)?;
+    let mut env = env.to_vec();
+    env.push((super::gc::GO_GC_TRACE.0.to_string(), super::gc::GO_GC_TRACE.1.to_string()));
+    let env = &env[..];
     eprintln!("[{}] starting on 127.0.0.1:{port}, CPU {}", m.name, crate::util::format_cpus(&plan.contender_cpus));
     let proc = contender::start(&argv, &m.dir, &plan.contender_cpus, port, log, env)?;
     let startup_timeout = crate::util::parse_duration(m.startup_timeout.as_deref().unwrap_or("120s"))?;

@@ -5,14 +5,19 @@
 //!
 //! Holds: `results` (the results model, results.json), `environment` (where a run happened),
 //! `launch` (start a contender and check it), `round` (one contender's round), `http`,
-//! `pipeline` and `overload` (measuring each kind of scenario), `watch` (the loop beside the
+//! `pipeline`, `overload` and `capacity` (measuring each kind of scenario), `watch` (the loop beside the
 //! driver: sampling, events, crashes, Ctrl-C), `finish` (the one way every run ends), `faults`
-//! (recovery after a mid-run fault, overload verdicts), `writes` (the database write check).
+//! (recovery after a mid-run fault, overload verdicts), `writes` (the database write check),
+//! `gc` (garbage collection during a run, from the runtimes' own logs), `warmup` (when a
+//! contender has settled).
 //! Uses: util, plan, services, conformance, driver, sampler.
 
+pub mod capacity;
 pub mod environment;
 pub mod external;
 pub mod faults;
+pub mod gc;
+pub mod warmup;
 mod finish;
 mod http;
 pub mod launch;
@@ -116,6 +121,8 @@ fn new_results(plan: &Plan, opts: &Options, prepared: &[Prepared], java: Option<
         environment: environment::collect(&opts.root, java, plan),
         contenders,
         runs: Vec::new(),
+        thresholds: Vec::new(),
+        capacity: Vec::new(),
     })
 }
 
@@ -194,7 +201,7 @@ fn run_rounds(
     prepared: &[Prepared],
     java: Option<&Path>,
 ) -> Result<()> {
-    let mut ctx = RunCtx { plan, services, dir, rt, res, sample_tree: None };
+    let mut ctx = RunCtx { plan, services, dir, rt, res, sample_tree: None, abort_p99_ms: None, gave_up: Default::default(), settle: Default::default() };
     'repeats: for run in 1..=plan.runs {
         if let Some(ext) = &opts.external {
             if interrupt::stopped() {

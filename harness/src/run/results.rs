@@ -2,7 +2,10 @@
 //! after every run, so an interrupted or crashed plan leaves valid partial results.
 
 use super::environment::Environment;
+use super::capacity::{CapacityResult, Probe};
 use super::faults::{EventRecord, OverloadVerdict, Recovery};
+use super::gc::GcReport;
+use super::warmup::WarmupRecord;
 use crate::conformance::Verification;
 use crate::driver::assess::DriverReport;
 use crate::driver::summary::{IntervalRow, Summary};
@@ -31,8 +34,32 @@ pub struct Results {
     pub environment: Environment,
     pub contenders: Vec<ContenderInfo>,
     pub runs: Vec<Run>,
+    /// Every threshold of the plan checked against every contender and scenario measured
+    /// (written when the run ends; absent when the plan has none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<ThresholdCheck>,
+    /// Capacity searches, one per contender x capacity scenario x repeat (their probes are runs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capacity: Vec<CapacityResult>,
 }
 
+/// One threshold, one contender, one scenario: the measured value against the limit.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ThresholdCheck {
+    pub contender: String,
+    pub scenario: String,
+    pub metric: String,
+    /// The threshold as written back: "p99 <= 200 ms".
+    pub rule: String,
+    /// The measured value in the metric's unit (median over runs; percentiles from the merged
+    /// histogram).
+    pub value: f64,
+    pub limit: f64,
+    pub passed: bool,
+    /// How far the value is past the limit, in per cent of the limit (absent when it passed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beyond_pct: Option<f64>,
+}
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ContenderInfo {
@@ -107,6 +134,16 @@ pub struct Run {
     /// Pipeline scenarios: every record sent must arrive in `output`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delivery: Option<DeliveryCheck>,
+    /// A probe of a capacity search: its rate and whether the SLO held. Probes are kept apart
+    /// from the scenario's tables (their scenario is "<name>@<rate>").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<Probe>,
+    /// Garbage collection during the run, from the runtime's log (JVM, Go, Node).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gc: Option<GcReport>,
+    /// The warm-up before this run: how long, and whether the contender had settled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<WarmupRecord>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -117,17 +154,6 @@ pub struct EntryResult {
     pub sent: u64,
     pub ok: u64,
 }
-
-
-
-
-
-
-
-
-
-
-
 
 impl Results {
     pub fn save(&self, dir: &Path) -> Result<()> {
@@ -202,10 +228,12 @@ impl Run {
             recovery: None,
             overload: None,
             delivery: None,
+            probe: None,
+            gc: None,
+            warmup: None,
         }
     }
 }
-
 
 #[cfg(test)]
 pub mod test_support {
@@ -214,7 +242,6 @@ pub mod test_support {
     pub fn blank_run(contender: &str, scenario: &str, run: u32) -> Run {
         Run::new(contender, scenario, run, "/plaintext", serde_json::Value::Null, "closed, 1 user")
     }
-
 
     pub fn blank_results(contenders: &[&str]) -> Results {
         Results {
@@ -237,6 +264,8 @@ pub mod test_support {
                 })
                 .collect(),
             runs: Vec::new(),
+            thresholds: Vec::new(),
+            capacity: Vec::new(),
         }
     }
 }

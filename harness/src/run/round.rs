@@ -23,6 +23,13 @@ pub(super) struct RunCtx<'a> {
     /// A process (with its descendants) to sample when there is no contender process: a
     /// server given by --url --pid.
     pub sample_tree: Option<i32>,
+    /// A capacity probe gives up once the last second's p99 stayed above this (ms) for
+    /// capacity::ABORT_AFTER_S seconds in a row...
+    pub abort_p99_ms: Option<f64>,
+    /// ...and says here that it did.
+    pub gave_up: std::cell::Cell<bool>,
+    /// During a warm-up that ends once the contender has settled: the watch, fed each second.
+    pub settle: std::cell::RefCell<Option<super::warmup::Settle>>,
 }
 
 /// A run of scenario `s` with nothing measured yet (see Run::new).
@@ -105,11 +112,12 @@ impl RunCtx<'_> {
         self.res.save(self.dir)
     }
 
-    /// One scenario: overload phases, or one measured run.
+    /// One scenario: overload phases, a capacity search, or one measured run.
     pub fn scenario(&mut self, name: &str, proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, run: u32) {
-        match &s.overload {
-            Some(o) => self.overload_round(name, proc, addr, s, o, run),
-            None => self.measure_scenario(name, proc, addr, s, run),
+        match (&s.overload, &s.capacity) {
+            (Some(o), _) => self.overload_round(name, proc, addr, s, o, run),
+            (None, Some(c)) => self.capacity_round(name, proc, addr, s, c, run),
+            (None, None) => self.measure_scenario(name, proc, addr, s, run),
         }
     }
 }

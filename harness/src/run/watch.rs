@@ -59,6 +59,8 @@ impl RunCtx<'_> {
         let mut tick = 0u32;
         // The live line: p99 of the last second's answers, renewed each second.
         let (mut second_start, mut p99) = (live.snapshot(), None);
+        // Seconds in a row the p99 stayed above a capacity probe's give-up level.
+        let mut over = 0u32;
         loop {
             let mut threads = None;
             if let Some((sampler, samples)) = sampling.as_mut() {
@@ -69,6 +71,19 @@ impl RunCtx<'_> {
             if tick % 4 == 3 {
                 p99 = live.p99_since(&second_start);
                 second_start = live.snapshot();
+                let cpu = sampling.as_ref().and_then(|(_, samples)| samples.last()).map(|s| s.cpu_user_s + s.cpu_sys_s);
+                if let Some(settle) = self.settle.borrow_mut().as_mut() {
+                    if settle.second(t0.elapsed(), live.ok.load(Ordering::Relaxed), live.latency_us.load(Ordering::Relaxed), cpu) {
+                        live.finish_early();
+                    }
+                }
+                if let Some(limit) = self.abort_p99_ms {
+                    over = if p99.is_some_and(|p| p.as_secs_f64() * 1000.0 > limit) { over + 1 } else { 0 };
+                    if over >= super::capacity::ABORT_AFTER_S {
+                        self.gave_up.set(true);
+                        cancel.store(true, Ordering::SeqCst);
+                    }
+                }
             }
             bar.update(live.ok.load(Ordering::Relaxed), live.errors.load(Ordering::Relaxed), load.profile.target_at(t0.elapsed()), t0.elapsed(), p99, threads);
             self.fire_due_event(events, fired, t0.elapsed());

@@ -16,6 +16,8 @@ pub struct Running {
     pub pid: i32,
     pub addr: SocketAddr,
     pub log: PathBuf,
+    /// When it was started: runtimes time their log lines from about then.
+    pub started: Instant,
     exited: Option<ExitStatus>,
 }
 
@@ -65,7 +67,7 @@ pub fn start(argv: &[String], dir: &Path, cpus: &[usize], port: u16, log: &Path,
     let child = cmd.spawn().with_context(|| format!("cannot start {:?} in {}", argv[0], dir.display()))?;
     let pid = child.id() as i32;
     interrupt::register(pid);
-    Ok(Running { child, pid, addr: SocketAddr::from(([127, 0, 0, 1], port)), log: log.to_path_buf(), exited: None })
+    Ok(Running { child, pid, addr: SocketAddr::from(([127, 0, 0, 1], port)), log: log.to_path_buf(), started: Instant::now(), exited: None })
 }
 
 /// Raises the soft open-files limit to the hard limit (C10K needs more than the usual 1024).

@@ -16,11 +16,16 @@ pub struct ServeConfig {
     pub stall_at: Option<Duration>,
     /// ...for this long: requests that arrive meanwhile are answered when it ends.
     pub stall_for: Duration,
+    /// Serve at most this many requests at once, the rest waiting their turn (a server of
+    /// known capacity: workers / service time, by Little's law).
+    pub workers: Option<usize>,
 }
 
 struct Stall {
     first: Cell<Option<Instant>>,
     cfg: ServeConfig,
+    /// The `workers` bound, when there is one.
+    workers: Option<tokio::sync::Semaphore>,
 }
 
 impl Stall {
@@ -45,7 +50,8 @@ enum App {
 
 pub fn serve(cfg: ServeConfig) -> Result<()> {
     let port = cfg.port;
-    run(port, App::Test(Stall { first: Cell::new(None), cfg }, Messages::default()), "iobound serve")
+    let workers = cfg.workers.map(tokio::sync::Semaphore::new);
+    run(port, App::Test(Stall { first: Cell::new(None), cfg, workers }, Messages::default()), "iobound serve")
 }
 
 pub fn downstream(port: u16, behaviour: crate::plan::downstream::Behaviour, seed: u64) -> Result<()> {
@@ -147,6 +153,11 @@ async fn answer(app: &App, method: &str, path: &str, body: &[u8], length: usize)
             if let Some(until) = stall.hold_until() {
                 tokio::time::sleep_until(until.into()).await;
             }
+            // Held until the answer is ready: a worker busy for the whole request.
+            let _worker = match &stall.workers {
+                Some(w) => w.acquire().await.ok(),
+                None => None,
+            };
             if path == "/messages" || path.starts_with("/messages?") || path.starts_with("/messages/") {
                 if length > MAX_BODY {
                     ("413 Payload Too Large", "text/plain", "body over 64 KiB".to_string())

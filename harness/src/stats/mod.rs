@@ -2,11 +2,12 @@
 //! run, and how two of them differ. Percentiles are read from merged histograms only; nothing
 //! here averages percentiles.
 //!
-//! Holds: `resample` (intervals: order statistics over runs, block bootstrap within a run;
+//! Holds: `gates` (thresholds and `compare --fail-if` rules), `resample` (intervals: order statistics over runs, block bootstrap within a run;
 //! merged histogram counts), `significance` (the Mann-Whitney test over runs), `repeats` (one
 //! cell per contender x scenario: every metric with its interval; differences; noise).
 //! Uses: util, driver (summaries, histogram codec), sampler, run (the results model).
 
+pub mod gates;
 pub mod repeats;
 mod resample;
 pub mod significance;

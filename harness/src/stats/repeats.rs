@@ -21,7 +21,7 @@ use std::path::Path;
 pub const NOISY_CV: f64 = 0.10;
 
 /// Everything measured for one contender in one scenario, over its runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Cell {
     pub contender: String,
     pub scenario: String,
@@ -55,6 +55,10 @@ pub struct Cell {
     pub peak_sockets: Estimate,
     pub peak_downstream_conns: Estimate,
     pub ctx_per_req: Estimate,
+    /// Time the runtime paused the application for garbage collection, over the run (NaN
+    /// where the runtime's log had none: not a JVM, Go or Node contender).
+    pub gc_pause_total: Estimate,
+    pub gc_pause_max: Estimate,
     /// Coefficient of variation of throughput over runs (two runs or more).
     pub rps_cv: Option<f64>,
     /// Why these figures should be read with care, when they should.
@@ -63,6 +67,8 @@ pub struct Cell {
 
 /// A metric of a cell, for tables and comparisons.
 pub struct Metric {
+    /// The name thresholds and `--fail-if` rules use (plan::thresholds::METRIC_KEYS).
+    pub key: &'static str,
     pub label: &'static str,
     pub decimals: usize,
     pub higher_is_better: bool,
@@ -70,25 +76,27 @@ pub struct Metric {
 }
 
 pub const METRICS: &[Metric] = &[
-    Metric { label: "throughput (req/s)", decimals: 0, higher_is_better: true, get: |c| &c.rps },
-    Metric { label: "errors (%)", decimals: 2, higher_is_better: false, get: |c| &c.error_pct },
-    Metric { label: "latency min (ms)", decimals: 1, higher_is_better: false, get: |c| &c.min },
-    Metric { label: "latency p50 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p50 },
-    Metric { label: "latency p75 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p75 },
-    Metric { label: "latency p90 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p90 },
-    Metric { label: "latency p95 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p95 },
-    Metric { label: "latency p99 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p99 },
-    Metric { label: "p99 all requests (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p99_all },
-    Metric { label: "latency p99.9 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p999 },
-    Metric { label: "latency max (ms)", decimals: 1, higher_is_better: false, get: |c| &c.max },
-    Metric { label: "latency mean (ms)", decimals: 1, higher_is_better: false, get: |c| &c.mean },
-    Metric { label: "latency stdev (ms)", decimals: 1, higher_is_better: false, get: |c| &c.stdev },
-    Metric { label: "peak threads", decimals: 0, higher_is_better: false, get: |c| &c.peak_threads },
-    Metric { label: "peak RSS (MB)", decimals: 0, higher_is_better: false, get: |c| &c.peak_rss_mb },
-    Metric { label: "CPU (ms per 1k req)", decimals: 1, higher_is_better: false, get: |c| &c.cpu_ms_per_1k },
-    Metric { label: "peak sockets", decimals: 0, higher_is_better: false, get: |c| &c.peak_sockets },
-    Metric { label: "peak downstream conns", decimals: 0, higher_is_better: false, get: |c| &c.peak_downstream_conns },
-    Metric { label: "ctx switches / req", decimals: 2, higher_is_better: false, get: |c| &c.ctx_per_req },
+    Metric { key: "throughput", label: "throughput (req/s)", decimals: 0, higher_is_better: true, get: |c| &c.rps },
+    Metric { key: "errors", label: "errors (%)", decimals: 2, higher_is_better: false, get: |c| &c.error_pct },
+    Metric { key: "min", label: "latency min (ms)", decimals: 1, higher_is_better: false, get: |c| &c.min },
+    Metric { key: "p50", label: "latency p50 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p50 },
+    Metric { key: "p75", label: "latency p75 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p75 },
+    Metric { key: "p90", label: "latency p90 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p90 },
+    Metric { key: "p95", label: "latency p95 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p95 },
+    Metric { key: "p99", label: "latency p99 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p99 },
+    Metric { key: "p99_all", label: "p99 all requests (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p99_all },
+    Metric { key: "p999", label: "latency p99.9 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p999 },
+    Metric { key: "max", label: "latency max (ms)", decimals: 1, higher_is_better: false, get: |c| &c.max },
+    Metric { key: "mean", label: "latency mean (ms)", decimals: 1, higher_is_better: false, get: |c| &c.mean },
+    Metric { key: "stdev", label: "latency stdev (ms)", decimals: 1, higher_is_better: false, get: |c| &c.stdev },
+    Metric { key: "threads", label: "peak threads", decimals: 0, higher_is_better: false, get: |c| &c.peak_threads },
+    Metric { key: "rss", label: "peak RSS (MB)", decimals: 0, higher_is_better: false, get: |c| &c.peak_rss_mb },
+    Metric { key: "cpu", label: "CPU (ms per 1k req)", decimals: 1, higher_is_better: false, get: |c| &c.cpu_ms_per_1k },
+    Metric { key: "sockets", label: "peak sockets", decimals: 0, higher_is_better: false, get: |c| &c.peak_sockets },
+    Metric { key: "downstream_conns", label: "peak downstream conns", decimals: 0, higher_is_better: false, get: |c| &c.peak_downstream_conns },
+    Metric { key: "ctx_per_req", label: "ctx switches / req", decimals: 2, higher_is_better: false, get: |c| &c.ctx_per_req },
+    Metric { key: "gc_pause_total", label: "GC pause total (ms)", decimals: 1, higher_is_better: false, get: |c| &c.gc_pause_total },
+    Metric { key: "gc_pause_max", label: "max GC pause (ms)", decimals: 1, higher_is_better: false, get: |c| &c.gc_pause_max },
 ];
 
 /// How `b` differs from baseline `a` on one metric.
@@ -191,6 +199,8 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
         peak_sockets: resource(|r| r.resources.peak_sockets as f64),
         peak_downstream_conns: resource(|r| r.resources.peak_downstream_conns as f64),
         ctx_per_req: resource(|r| if r.summary.ok > 0 { (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64 / r.summary.ok as f64 } else { 0.0 }),
+        gc_pause_total: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_total_ms)),
+        gc_pause_max: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_max_ms)),
         noisy: noise(&runs, rps_cv),
         rps_cv,
     })
@@ -293,10 +303,12 @@ fn noise(runs: &[&Run], cv: Option<f64>) -> Option<String> {
     Some(out)
 }
 
-/// Scenario names in the order they were first run.
+/// Scenario names in the order they were first run (capacity probes left out).
 pub fn scenarios(results: &Results) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for r in &results.runs {
+    // A capacity search's probes each hold a rate of their own: they are shown by the
+    // capacity table and chart, not as scenarios.
+    for r in results.runs.iter().filter(|r| r.probe.is_none()) {
         if !out.contains(&r.scenario) {
             out.push(r.scenario.clone());
         }

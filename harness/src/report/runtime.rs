@@ -1,0 +1,106 @@
+//! The runtime's side of a run, drawn beside latency over time: garbage-collection pauses per
+//! second and the heap left after each collection (JVM, Go and Node contenders; others have no
+//! such chart).
+
+use super::chart::{Chart, Series};
+use super::color;
+use crate::run::results::{Results, Run};
+use crate::run::warmup::WarmupRecord;
+
+/// The GC charts of one scenario, each contender from its representative run (none when no
+/// run carries GC figures).
+pub fn charts(reps: &[(usize, &str, &Run)], id: &dyn Fn(&str) -> String) -> Vec<Chart> {
+    let with_gc: Vec<_> = reps.iter().filter_map(|(i, n, r)| r.gc.as_ref().map(|g| (*i, *n, g))).collect();
+    if with_gc.is_empty() {
+        return Vec::new();
+    }
+    let sources: Vec<&str> = with_gc.iter().map(|(_, _, g)| g.source.as_str()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let pauses = Chart {
+        id: id("gc"),
+        title: format!("Time paused for garbage collection, per second ({})", sources.join(", ")),
+        x_label: "seconds into the measured run".into(),
+        y_label: "ms paused".into(),
+        series: with_gc
+            .iter()
+            .map(|(i, n, g)| Series { name: n.to_string(), color: color(*i), dashed: false, points: g.per_second.iter().map(|s| (f64::from(s.t) + 0.5, s.pause_ms)).collect() })
+            .collect(),
+        ..Chart::default()
+    };
+    let heap = Chart {
+        id: id("heap"),
+        title: "Heap after each second's last collection".into(),
+        x_label: "seconds into the measured run".into(),
+        y_label: "MB".into(),
+        series: with_gc
+            .iter()
+            .map(|(i, n, g)| Series { name: n.to_string(), color: color(*i), dashed: false, points: g.per_second.iter().filter_map(|s| s.heap_after_mb.map(|h| (f64::from(s.t) + 0.5, h))).collect() })
+            .collect(),
+        markers: true,
+        ..Chart::default()
+    };
+    [pauses, heap].into_iter().filter(Chart::has_data).collect()
+}
+
+/// "Warm-up (until throughput, mean latency and CPU per request settled within 10% for 5 s;
+/// 5 s to 30 s): spring-mvc 14 s, vertx 6 s, node not settled in 30 s".
+pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {
+    let mut parts = Vec::new();
+    let mut bounds = None;
+    for c in &results.contenders {
+        let w: Vec<&WarmupRecord> = results.runs.iter().filter(|r| r.scenario == scenario && r.contender == c.name).filter_map(|r| r.warmup.as_ref()).collect();
+        let Some(first) = w.first() else { continue };
+        bounds = Some((first.band_pct, first.min_s, first.max_s));
+        let (lo, hi) = w.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), x| (lo.min(x.seconds), hi.max(x.seconds)));
+        let secs = if hi - lo < 0.5 { format!("{lo:.0} s") } else { format!("{lo:.0}-{hi:.0} s") };
+        let unsettled = w.iter().filter(|x| !x.settled).count();
+        parts.push(match unsettled {
+            0 => format!("{} {secs}", c.name),
+            n if n == w.len() => format!("{} not settled in {:.0} s", c.name, first.max_s),
+            n => format!("{} {secs} ({n} of {} runs not settled)", c.name, w.len()),
+        });
+    }
+    let (band, min, max) = bounds?;
+    if max <= min {
+        return Some(format!("Warm-up: a fixed {max:.0} s (the plan's maximum is not above its minimum, so settling was not watched)."));
+    }
+    Some(format!("Warm-up, until throughput, mean latency and CPU per request stayed within {band:.0}% for {} s ({min:.0} s at least, {max:.0} s at most): {}.", crate::run::warmup::SETTLE_WINDOW_S, parts.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::gc::{GcReport, GcSecond};
+    use crate::run::results::test_support::blank_run;
+
+    #[test]
+    fn the_warm_up_note_says_how_long_each_contender_took() {
+        let mut r = crate::run::results::test_support::blank_results(&["spring-mvc", "vertx"]);
+        for (c, secs, settled) in [("spring-mvc", 14.0, true), ("vertx", 30.0, false)] {
+            let mut run = blank_run(c, "s", 1);
+            run.warmup = Some(WarmupRecord { seconds: secs, settled, min_s: 5.0, max_s: 30.0, band_pct: 10.0 });
+            r.runs.push(run);
+        }
+        let n = warmup_note(&r, "s").unwrap();
+        assert!(n.contains("within 10% for 5 s (5 s at least, 30 s at most): spring-mvc 14 s, vertx not settled in 30 s"), "{n}");
+        assert_eq!(warmup_note(&r, "other"), None);
+    }
+
+    #[test]
+    fn gc_charts_only_for_runs_with_gc_figures() {
+        let mut jvm = blank_run("spring-mvc", "s", 1);
+        jvm.gc = Some(GcReport {
+            source: "JVM -Xlog:gc".into(),
+            collections: 2,
+            per_second: vec![GcSecond { t: 0, collections: 2, pause_ms: 7.5, max_pause_ms: 5.0, heap_after_mb: Some(40.0) }, GcSecond { t: 1, ..GcSecond::default() }],
+            ..GcReport::default()
+        });
+        let other = blank_run("rust", "s", 1);
+        let id = |k: &str| format!("s-{k}");
+        let c = charts(&[(0, "spring-mvc", &jvm), (1, "rust", &other)], &id);
+        assert_eq!(c.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["s-gc", "s-heap"]);
+        assert_eq!(c[0].series.len(), 1, "only the contender with GC figures");
+        assert_eq!(c[0].series[0].points, vec![(0.5, 7.5), (1.5, 0.0)]);
+        assert!(c[0].title.contains("JVM -Xlog:gc"));
+        assert!(charts(&[(1, "rust", &other)], &id).is_empty());
+    }
+}

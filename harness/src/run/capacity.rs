@@ -1,0 +1,350 @@
+//! A capacity search: the highest open-model arrival rate at which a contender keeps its SLO.
+//! Probes step the rate up geometrically until the SLO breaks, bisect between the last passing
+//! and the first failing rate to the stated precision, then repeat both final rates so the
+//! answer comes with how often each held. Every probe is a run of its own ("<name>@<rate>").
+
+use super::results::{Run, RunStatus};
+use super::round::RunCtx;
+use crate::plan::thresholds::{with_unit, Op, Threshold};
+use crate::plan::{Capacity, Load, Profile, Scenario};
+use crate::services::contender::Running;
+use crate::util::interrupt;
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// A probe stopped early once its p99 stayed above this many times the latency objective...
+pub const ABORT_FACTOR: f64 = 10.0;
+/// ...for this many seconds in a row.
+pub const ABORT_AFTER_S: u32 = 3;
+/// Pause after a probe that broke the SLO, so that the backlog it left in the server does not
+/// start the next one: the probe's length, 2 s to 10 s (a probe over capacity by x% leaves
+/// about x% of its length in queued work).
+fn cool_down(probe: Duration) -> Duration {
+    probe.clamp(Duration::from_secs(2), Duration::from_secs(10))
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Probe {
+    /// The capacity scenario this probe belongs to.
+    pub of: String,
+    pub rate: f64,
+    pub passed: bool,
+    /// What broke: "p99 412.0 ms > 200 ms", "the driver fell behind" ...
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub broke: Vec<String>,
+    /// The driver could not offer the rate: the probe says nothing of the server.
+    pub driver_limited: bool,
+    /// Stopped before its time because the SLO was clearly broken.
+    pub stopped_early: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CapacityResult {
+    pub contender: String,
+    pub scenario: String,
+    pub repeat: u32,
+    pub slo: Vec<String>,
+    /// The highest rate at which every probe kept the SLO; None when even the first did not.
+    pub capacity_rps: Option<f64>,
+    /// The lowest rate above it at which a probe broke the SLO (None: --max-rate reached, or
+    /// the search was cut short).
+    pub failed_rps: Option<f64>,
+    /// The capacity in words, with its uncertainty.
+    pub verdict: String,
+    /// "latency", "errors", another metric, or "driver" (what broke at the first failing rate).
+    pub broke_first: Option<String>,
+    /// Requests answered per second of the contender's CPU, at the capacity probe(s).
+    pub per_cpu_second: Option<f64>,
+    /// Capacity per GB of the contender's peak RSS at the capacity probe(s).
+    pub per_gb_rss: Option<f64>,
+    pub probes: usize,
+}
+
+/// What the probes of one search showed: per rate, how many passed and how many were run.
+#[derive(Default)]
+struct Tally {
+    rates: Vec<(f64, u32, u32)>,
+}
+
+impl Tally {
+    fn add(&mut self, rate: f64, passed: bool) {
+        match self.rates.iter_mut().find(|(r, ..)| *r == rate) {
+            Some(t) => {
+                t.1 += u32::from(passed);
+                t.2 += 1;
+            }
+            None => self.rates.push((rate, u32::from(passed), 1)),
+        }
+    }
+
+    /// The highest rate whose every probe passed, and the lowest failing rate above it.
+    fn bounds(&self) -> (Option<f64>, Option<f64>) {
+        let mut sorted = self.rates.clone();
+        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let first_fail = sorted.iter().position(|t| t.1 < t.2);
+        let below = &sorted[..first_fail.unwrap_or(sorted.len())];
+        (below.last().map(|t| t.0), first_fail.map(|i| sorted[i].0))
+    }
+
+    fn of(&self, rate: f64) -> (u32, u32) {
+        self.rates.iter().find(|t| t.0 == rate).map_or((0, 0), |t| (t.1, t.2))
+    }
+}
+
+/// Whether `r` kept every limit of `slo`, and what it broke. Values come from the probe's own
+/// summary and resources.
+pub fn judge(r: &Run, slo: &[Threshold]) -> (bool, Vec<String>) {
+    let s = &r.summary;
+    let due = s.ok + s.drained + s.errors.total();
+    let mut broke = Vec::new();
+    for t in slo {
+        let v = match t.metric.as_str() {
+            "throughput" => s.rps,
+            "errors" => if due > 0 { s.errors.total() as f64 * 100.0 / due as f64 } else { 0.0 },
+            "p50" => s.latency.p50,
+            "p75" => s.latency.p75,
+            "p90" => s.latency.p90,
+            "p95" => s.latency.p95,
+            "p99" => s.latency.p99,
+            "p99_all" => s.latency_all.p99,
+            "p999" => s.latency.p999,
+            "max" => s.latency.max,
+            "mean" => s.latency.mean,
+            "threads" => r.resources.peak_threads as f64,
+            "rss" => r.resources.peak_rss_mb,
+            "cpu" => r.resources.cpu_ms_per_1k_requests,
+            "sockets" => r.resources.peak_sockets as f64,
+            "gc_pause_total" => r.gc.as_ref().map_or(0.0, |g| g.pause_total_ms),
+            "gc_pause_max" => r.gc.as_ref().map_or(0.0, |g| g.pause_max_ms),
+            _ => continue,
+        };
+        if !t.op.holds(v, t.limit) {
+            let missed = if matches!(t.op, Op::Ge | Op::Gt) { "<" } else { ">" };
+            broke.push(format!("{} {} {missed} {}", t.metric, with_unit(t.unit, (v * 10.0).round() / 10.0), with_unit(t.unit, t.limit)));
+        }
+    }
+    if r.driver.saturated {
+        broke.push("the driver fell behind (not counted as the server's)".into());
+    }
+    (broke.is_empty() && r.status == RunStatus::Ok, broke)
+}
+
+/// The next rate to try, given what passed and failed so far: geometric steps up to the first
+/// failure (never past `max_rate`), then the geometric middle until the two are within
+/// `precision`. None when the search is done.
+pub fn next_rate(c: &Capacity, start: f64, passed: Option<f64>, failed: Option<f64>) -> Option<f64> {
+    match (passed, failed) {
+        (None, None) => Some(start),
+        (None, Some(_)) => None,
+        (Some(lo), None) if lo >= c.max_rate => None,
+        (Some(lo), None) => Some((lo * c.growth).min(c.max_rate).round()),
+        (Some(lo), Some(hi)) if (hi - lo) / lo <= c.precision => None,
+        (Some(lo), Some(hi)) => {
+            let mid = (lo * hi).sqrt().round();
+            (mid > lo && mid < hi).then_some(mid)
+        }
+    }
+}
+
+/// One search in progress: what it probes and what the probes showed.
+struct Search<'a> {
+    name: &'a str,
+    s: &'a Scenario,
+    c: &'a Capacity,
+    addr: SocketAddr,
+    tally: Tally,
+    /// Indices of the probe runs in `res.runs`.
+    probes: Vec<usize>,
+    /// The lowest failing rate and what broke there.
+    first_failure: Option<(f64, Option<String>)>,
+    /// A probe's driver fell behind: higher rates would say nothing of the server.
+    driver_stop: bool,
+}
+
+impl RunCtx<'_> {
+    /// One contender's capacity search in scenario `s`; probes are appended as runs and the
+    /// answer to `res.capacity`.
+    pub(super) fn capacity_round(&mut self, name: &str, mut proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, c: &Capacity, repeat: u32) {
+        let Profile::Open { rate: start, .. } = s.load.profile else { return };
+        let mut st = Search { name, s, c, addr, tally: Tally::default(), probes: Vec::new(), first_failure: None, driver_stop: false };
+        // Step up, then bisect.
+        let mut warm = true;
+        while !st.driver_stop {
+            let (lo, hi) = st.tally.bounds();
+            let Some(rate) = next_rate(c, start, lo, hi) else { break };
+            if self.probe(&mut st, proc.as_deref_mut(), rate, warm).is_none() {
+                break;
+            }
+            warm = false;
+        }
+        // Repeat the final passing and failing rates, alternating, until each has `repeats` probes.
+        let (lo, hi) = st.tally.bounds();
+        'repeats: for _ in 1..c.repeats {
+            for rate in [lo, hi].into_iter().flatten() {
+                if st.driver_stop || st.tally.of(rate).1 >= c.repeats {
+                    continue;
+                }
+                if self.probe(&mut st, proc.as_deref_mut(), rate, false).is_none() {
+                    break 'repeats;
+                }
+            }
+        }
+        let result = self.capacity_result(&st, repeat);
+        eprintln!("[{name}] capacity: {}", result.verdict);
+        self.res.capacity.push(result);
+        let _ = self.res.save(self.dir);
+    }
+
+    /// One probe at `rate`: a measured open-model run of the scenario's duration, judged
+    /// against the SLO. None when the search cannot go on (Ctrl-C, a crash).
+    fn probe(&mut self, st: &mut Search, proc: Option<&mut Running>, rate: f64, warm: bool) -> Option<bool> {
+        if interrupt::stopped() {
+            return None;
+        }
+        let (name, s, c) = (st.name, st.s, st.c);
+        let Profile::Open { duration, max_connections, .. } = s.load.profile else { return None };
+        let k = self.res.runs.iter().filter(|r| r.contender == name && r.probe.as_ref().is_some_and(|p| p.of == s.name)).count() as u32 + 1;
+        let p = Scenario {
+            name: format!("{}@{rate:.0}", s.name),
+            warmup: if warm { s.warmup } else { Duration::ZERO },
+            load: Load { profile: Profile::Open { rate, ramp_to: rate, duration, max_connections }, ..s.load.clone() },
+            capacity: None,
+            ..s.clone()
+        };
+        eprintln!("[{name}] capacity probe {k}: {rate:.0} req/s for {}s", duration.as_secs());
+        self.abort_p99_ms = c.latency_objective_ms().map(|o| o * ABORT_FACTOR);
+        self.gave_up.set(false);
+        let before = self.res.runs.len();
+        self.measure_scenario(name, proc, st.addr, &p, k);
+        self.abort_p99_ms = None;
+        let stopped_early = self.gave_up.get();
+        let run = self.res.runs.get_mut(before)?;
+        if stopped_early && run.status == RunStatus::Incomplete && !interrupt::stopped() {
+            run.status = RunStatus::Ok;
+        }
+        let (mut passed, mut broke) = judge(run, &c.slo);
+        if stopped_early {
+            passed = false;
+            broke.push(format!("stopped early: p99 above {ABORT_FACTOR}x the objective for {ABORT_AFTER_S} s"));
+        }
+        let driver_limited = run.driver.saturated;
+        eprintln!("  {}", if passed { "SLO holds".to_string() } else { format!("SLO broken: {}", broke.join("; ")) });
+        let failed_run = run.status == RunStatus::Failed;
+        run.probe = Some(Probe { of: s.name.clone(), rate, passed, broke: broke.clone(), driver_limited, stopped_early });
+        st.probes.push(before);
+        let _ = self.res.save(self.dir);
+        if interrupt::stopped() || failed_run {
+            return None;
+        }
+        st.tally.add(rate, passed);
+        if !passed && st.first_failure.as_ref().is_none_or(|(r, _)| rate < *r) {
+            let what = if driver_limited { Some("driver".to_string()) } else { broke.first().map(|b| kind_of(b)) };
+            st.first_failure = Some((rate, what));
+        }
+        st.driver_stop |= driver_limited;
+        if !passed {
+            std::thread::sleep(cool_down(duration));
+        }
+        Some(passed)
+    }
+
+    fn capacity_result(&self, st: &Search, repeat: u32) -> CapacityResult {
+        let (tally, c) = (&st.tally, st.c);
+        let (lo, hi) = tally.bounds();
+        let count = |rate: Option<f64>| rate.map(|r| tally.of(r)).unwrap_or((0, 0));
+        let ((lp, ln), (hp, hn)) = (count(lo), count(hi));
+        let lowest = tally.rates.iter().map(|t| t.0).reduce(f64::min);
+        let fmt = |v: f64| format!("{v:.0}");
+        let verdict = match (lo, hi) {
+            (None, _) => format!("below the lowest rate tried ({} req/s): the SLO did not hold there", lowest.map_or("-".into(), fmt)),
+            (Some(l), _) if st.driver_stop => format!("at least {} req/s: the driver could not offer more on its CPU, so the server's limit was not reached", fmt(l)),
+            (Some(l), None) if l >= c.max_rate => format!("at least {} req/s (the search's max_rate)", fmt(l)),
+            (Some(l), None) => format!("at least {} req/s (the search was cut short)", fmt(l)),
+            (Some(l), Some(h)) => format!("{} req/s: the SLO held in {lp} of {ln} probes there and broke in {} of {hn} at {} req/s", fmt(l), hn - hp, fmt(h)),
+        };
+        // Efficiency at the capacity: over the passing probes at that rate.
+        let at_capacity: Vec<&Run> = st.probes.iter().filter_map(|&i| self.res.runs.get(i)).filter(|r| r.probe.as_ref().is_some_and(|p| Some(p.rate) == lo && p.passed)).collect();
+        let cpu_s: f64 = at_capacity.iter().map(|r| r.resources.cpu_s).sum();
+        let answered: f64 = at_capacity.iter().map(|r| r.summary.ok as f64).sum();
+        let rss = at_capacity.iter().map(|r| r.resources.peak_rss_mb).fold(0.0, f64::max);
+        CapacityResult {
+            contender: st.name.to_string(),
+            scenario: st.s.name.clone(),
+            repeat,
+            slo: c.slo.iter().map(Threshold::describe).collect(),
+            capacity_rps: lo,
+            failed_rps: hi,
+            verdict,
+            broke_first: st.first_failure.as_ref().and_then(|f| f.1.clone()),
+            per_cpu_second: (cpu_s > 0.0).then(|| answered / cpu_s),
+            per_gb_rss: lo.filter(|_| rss > 0.0).map(|l| l / (rss / 1024.0)),
+            probes: st.probes.len(),
+        }
+    }
+}
+
+/// "latency", "errors", or the metric's name, from a `judge` line.
+fn kind_of(broke: &str) -> String {
+    let metric = broke.split_whitespace().next().unwrap_or("");
+    match metric {
+        "errors" => "errors".into(),
+        m if m.starts_with('p') || m == "max" || m == "mean" => "latency".into(),
+        "stopped" => "latency".into(),
+        m => m.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cap() -> Capacity {
+        Capacity { slo: vec![Threshold::parse_flag("p99<=200ms").unwrap()], max_rate: 10_000.0, growth: 2.0, precision: 0.05, repeats: 3 }
+    }
+
+    /// The search against a server that keeps the SLO up to `true_capacity`.
+    fn search(true_capacity: f64, start: f64) -> (Option<f64>, Option<f64>, usize) {
+        let c = cap();
+        let mut t = Tally::default();
+        let mut n = 0;
+        while let Some(r) = { let (lo, hi) = t.bounds(); next_rate(&c, start, lo, hi) } {
+            t.add(r, r <= true_capacity);
+            n += 1;
+            assert!(n < 40, "the search ends");
+        }
+        let (lo, hi) = t.bounds();
+        (lo, hi, n)
+    }
+
+    #[test]
+    fn the_search_brackets_the_capacity_within_its_precision() {
+        let (lo, hi, n) = search(1234.0, 100.0);
+        let (lo, hi) = (lo.unwrap(), hi.unwrap());
+        assert!(lo <= 1234.0 && hi > 1234.0, "{lo}..{hi}");
+        assert!((hi - lo) / lo <= 0.05, "{lo}..{hi}");
+        assert!(n <= 12, "{n} probes");
+        // Beyond max_rate: "at least max_rate", no failing rate.
+        assert_eq!(search(1e9, 100.0).0, Some(10_000.0));
+        assert_eq!(search(1e9, 100.0).1, None);
+        // Never met: nothing passes.
+        assert_eq!(search(50.0, 100.0).0, None);
+    }
+
+    #[test]
+    fn a_rate_that_fails_once_in_its_repeats_is_not_the_capacity() {
+        let mut t = Tally::default();
+        for (r, ok) in [(100.0, true), (200.0, true), (400.0, false), (283.0, true), (283.0, false), (283.0, true)] {
+            t.add(r, ok);
+        }
+        assert_eq!(t.bounds(), (Some(200.0), Some(283.0)));
+        assert_eq!(t.of(283.0), (2, 3));
+    }
+
+    #[test]
+    fn what_broke_is_named() {
+        assert_eq!(kind_of("p99 412 ms > 200 ms"), "latency");
+        assert_eq!(kind_of("errors 3% > 0.1%"), "errors");
+        assert_eq!(kind_of("stopped early: p99 above"), "latency");
+    }
+}
