@@ -50,8 +50,9 @@ fn first_rate(results: &Results, contender: &str, scenario: &str) -> Option<f64>
     probes(results, contender, scenario).first().and_then(|r| r.probe.as_ref()).map(|p| p.rate)
 }
 
+/// The probes that judged their rate (not one that began with the warm-up's backlog).
 fn probes<'a>(results: &'a Results, contender: &str, scenario: &str) -> Vec<&'a Run> {
-    results.runs.iter().filter(|r| r.contender == contender && r.probe.as_ref().is_some_and(|p| p.of == scenario)).collect()
+    results.runs.iter().filter(|r| r.contender == contender && r.probe.as_ref().is_some_and(|p| p.of == scenario && p.counted)).collect()
 }
 
 fn heading(results: &Results, scenario: &str) -> String {
@@ -177,7 +178,7 @@ mod tests {
                 let mut run = blank_run(name, &format!("wait@{rate}"), k as u32 + 1);
                 run.summary.latency.p99 = p99;
                 run.summary.latency.p50 = 101.0;
-                run.probe = Some(Probe { of: "wait".into(), rate, passed, broke: vec![], driver_limited: false, stopped_early: false });
+                run.probe = Some(Probe { of: "wait".into(), rate, passed, broke: vec![], driver_limited: false, stopped_early: false, counted: true });
                 r.runs.push(run);
             }
         }

@@ -37,6 +37,13 @@ pub struct Probe {
     pub driver_limited: bool,
     /// Stopped before its time because the SLO was clearly broken.
     pub stopped_early: bool,
+    /// False for a probe that began with the warm-up's backlog: it judges nothing.
+    #[serde(default = "counted_default")]
+    pub counted: bool,
+}
+
+fn counted_default() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -223,7 +230,14 @@ impl RunCtx<'_> {
         if stopped_early && run.status == RunStatus::Incomplete && !interrupt::stopped() {
             run.status = RunStatus::Ok;
         }
+        // A warm-up that left requests unanswered hands the first probe its backlog: that probe
+        // measures the warm-up, not its rate, and is not counted (the rate is probed again).
+        let inherited = run.driver.warnings.iter().any(|w| w.starts_with("the warm-up left"));
         let (mut passed, mut broke) = judge(run, &c.slo);
+        if inherited {
+            passed = false;
+            broke.push("not counted: it began with the warm-up's unanswered requests".into());
+        }
         if stopped_early {
             passed = false;
             broke.push(format!("stopped early: p99 above {ABORT_FACTOR}x the objective for {ABORT_AFTER_S} s"));
@@ -231,11 +245,15 @@ impl RunCtx<'_> {
         let driver_limited = run.driver.saturated;
         eprintln!("  {}", if passed { "SLO holds".to_string() } else { format!("SLO broken: {}", broke.join("; ")) });
         let failed_run = run.status == RunStatus::Failed;
-        run.probe = Some(Probe { of: s.name.clone(), rate, passed, broke: broke.clone(), driver_limited, stopped_early });
+        run.probe = Some(Probe { of: s.name.clone(), rate, passed, broke: broke.clone(), driver_limited, stopped_early, counted: !inherited });
         st.probes.push(before);
         let _ = self.res.save(self.dir);
         if interrupt::stopped() || failed_run {
             return None;
+        }
+        if inherited {
+            std::thread::sleep(cool_down(duration));
+            return Some(false);
         }
         st.tally.add(rate, passed);
         if !passed && st.first_failure.as_ref().is_none_or(|(r, _)| rate < *r) {
