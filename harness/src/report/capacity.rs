@@ -29,6 +29,8 @@ fn rows(results: &Results, scenario: &str) -> Vec<Vec<String>> {
         .map(|c| {
             let name = if results.capacity.iter().any(|o| o.scenario == scenario && o.contender == c.contender && o.repeat != c.repeat) { format!("{} (run {})", c.contender, c.repeat) } else { c.contender.clone() };
             let capacity = match (c.capacity_rps, c.failed_rps) {
+                (None, _) if c.driver_limited => "? (driver)".to_string(),
+                (Some(l), None) if c.driver_limited => format!(">= {} (driver)", fmt_num(l, 0)),
                 (None, _) => format!("< {}", fmt_num(first_rate(results, &c.contender, scenario).unwrap_or(0.0), 0)),
                 (Some(l), None) => format!(">= {}", fmt_num(l, 0)),
                 (Some(l), Some(_)) => fmt_num(l, 0),
@@ -194,6 +196,7 @@ mod tests {
             per_cpu_second: Some(1234.0),
             per_gb_rss: None,
             probes: 2,
+            driver_limited: false,
         };
         r.capacity = vec![result("spring-mvc", Some(100.0), Some(200.0)), result("vertx", Some(200.0), None)];
         r

@@ -17,6 +17,8 @@ use std::time::Duration;
 pub const ABORT_FACTOR: f64 = 10.0;
 /// ...for this many seconds in a row.
 pub const ABORT_AFTER_S: u32 = 3;
+/// Probes in which the driver fell behind that a search probes again before it stops.
+const DRIVER_RETRIES: u32 = 2;
 /// Pause after a probe that broke the SLO, so that the backlog it left in the server does not
 /// start the next one: the probe's length, 2 s to 10 s (a probe over capacity by x% leaves
 /// about x% of its length in queued work).
@@ -66,6 +68,9 @@ pub struct CapacityResult {
     /// Capacity per GB of the contender's peak RSS at the capacity probe(s).
     pub per_gb_rss: Option<f64>,
     pub probes: usize,
+    /// The search stopped where the driver could not offer the rate.
+    #[serde(default)]
+    pub driver_limited: bool,
 }
 
 /// What the probes of one search showed: per rate, how many passed and how many were run.
@@ -132,7 +137,7 @@ pub fn judge(r: &Run, slo: &[Threshold]) -> (bool, Vec<String>) {
         }
     }
     if r.driver.saturated {
-        broke.push("the driver fell behind (not counted as the server's)".into());
+        broke.push("the driver fell behind".into());
     }
     (broke.is_empty() && r.status == RunStatus::Ok, broke)
 }
@@ -165,8 +170,10 @@ struct Search<'a> {
     probes: Vec<usize>,
     /// The lowest failing rate and what broke there.
     first_failure: Option<(f64, Option<String>)>,
-    /// A probe's driver fell behind: higher rates would say nothing of the server.
+    /// A probe's driver fell behind (again): higher rates would say nothing of the server.
     driver_stop: bool,
+    /// Probes the driver fell behind in, probed again.
+    driver_retries: u32,
 }
 
 impl RunCtx<'_> {
@@ -174,7 +181,7 @@ impl RunCtx<'_> {
     /// answer to `res.capacity`.
     pub(super) fn capacity_round(&mut self, name: &str, mut proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, c: &Capacity, repeat: u32) {
         let Profile::Open { rate: start, .. } = s.load.profile else { return };
-        let mut st = Search { name, s, c, addr, tally: Tally::default(), probes: Vec::new(), first_failure: None, driver_stop: false };
+        let mut st = Search { name, s, c, addr, tally: Tally::default(), probes: Vec::new(), first_failure: None, driver_stop: false, driver_retries: 0 };
         // Step up, then bisect.
         let mut warm = true;
         while !st.driver_stop {
@@ -234,33 +241,48 @@ impl RunCtx<'_> {
         // measures the warm-up, not its rate, and is not counted (the rate is probed again).
         let inherited = run.driver.warnings.iter().any(|w| w.starts_with("the warm-up left"));
         let (mut passed, mut broke) = judge(run, &c.slo);
+        // Latency counts from the intended send time, so a late driver adds its lateness; a
+        // failure far beyond that lateness (or of errors) is still the server's, at a rate no
+        // higher than the one intended. A pass the driver could not offer says nothing.
+        let lag_p99 = run.driver.schedule_lag.as_ref().map_or(0.0, |l| l.p99);
+        let servers_failure = !passed && c.latency_objective_ms().is_none_or(|o| lag_p99 < o / 4.0) && broke.iter().any(|b| !b.starts_with("the driver"));
+        let driver_limited = run.driver.saturated && !servers_failure;
+        // An inconclusive probe is probed again (a passing spell of CPU steal), and after
+        // DRIVER_RETRIES the search stops there.
+        let retry = driver_limited && st.driver_retries < DRIVER_RETRIES;
         if inherited {
             passed = false;
             broke.push("not counted: it began with the warm-up's unanswered requests".into());
+        } else if retry {
+            passed = false;
+            broke.push("not counted: probed again".into());
         }
         if stopped_early {
             passed = false;
             broke.push(format!("stopped early: p99 above {ABORT_FACTOR}x the objective for {ABORT_AFTER_S} s"));
         }
-        let driver_limited = run.driver.saturated;
         eprintln!("  {}", if passed { "SLO holds".to_string() } else { format!("SLO broken: {}", broke.join("; ")) });
         let failed_run = run.status == RunStatus::Failed;
-        run.probe = Some(Probe { of: s.name.clone(), rate, passed, broke: broke.clone(), driver_limited, stopped_early, counted: !inherited });
+        run.probe = Some(Probe { of: s.name.clone(), rate, passed, broke: broke.clone(), driver_limited, stopped_early, counted: !inherited && !driver_limited });
         st.probes.push(before);
         let _ = self.res.save(self.dir);
         if interrupt::stopped() || failed_run {
             return None;
         }
-        if inherited {
+        if inherited || retry {
+            st.driver_retries += u32::from(retry);
             std::thread::sleep(cool_down(duration));
+            return Some(false);
+        }
+        if driver_limited {
+            st.driver_stop = true;
+            st.first_failure.get_or_insert((rate, Some("driver".into())));
             return Some(false);
         }
         st.tally.add(rate, passed);
         if !passed && st.first_failure.as_ref().is_none_or(|(r, _)| rate < *r) {
-            let what = if driver_limited { Some("driver".to_string()) } else { broke.first().map(|b| kind_of(b)) };
-            st.first_failure = Some((rate, what));
+            st.first_failure = Some((rate, broke.first().map(|b| kind_of(b))));
         }
-        st.driver_stop |= driver_limited;
         if !passed {
             std::thread::sleep(cool_down(duration));
         }
@@ -275,6 +297,7 @@ impl RunCtx<'_> {
         let lowest = tally.rates.iter().map(|t| t.0).reduce(f64::min);
         let fmt = |v: f64| format!("{v:.0}");
         let verdict = match (lo, hi) {
+            (None, _) if st.driver_stop => format!("not found: the driver could not offer {} req/s on its CPU, so nothing was learned of the server", st.first_failure.as_ref().map_or("-".into(), |f| fmt(f.0))),
             (None, _) => format!("below the lowest rate tried ({} req/s): the SLO did not hold there", lowest.map_or("-".into(), fmt)),
             (Some(l), _) if st.driver_stop => format!("at least {} req/s: the driver could not offer more on its CPU, so the server's limit was not reached", fmt(l)),
             (Some(l), None) if l >= c.max_rate => format!("at least {} req/s (the search's max_rate)", fmt(l)),
@@ -298,6 +321,7 @@ impl RunCtx<'_> {
             per_cpu_second: (cpu_s > 0.0).then(|| answered / cpu_s),
             per_gb_rss: lo.filter(|_| rss > 0.0).map(|l| l / (rss / 1024.0)),
             probes: st.probes.len(),
+            driver_limited: st.driver_stop,
         }
     }
 }
