@@ -298,7 +298,7 @@ impl RunCtx<'_> {
         let fmt = |v: f64| format!("{v:.0}");
         let verdict = match (lo, hi) {
             (None, _) if st.driver_stop => format!("not found: the driver could not offer {} req/s on its CPU, so nothing was learned of the server", st.first_failure.as_ref().map_or("-".into(), |f| fmt(f.0))),
-            (None, _) => format!("below the lowest rate tried ({} req/s): the SLO did not hold there", lowest.map_or("-".into(), fmt)),
+            (None, _) => format!("below the lowest rate tried ({} req/s): the SLO did not hold in {} of {hn} probes there", lowest.map_or("-".into(), fmt), hn - hp),
             (Some(l), _) if st.driver_stop => format!("at least {} req/s: the driver could not offer more on its CPU, so the server's limit was not reached", fmt(l)),
             (Some(l), None) if l >= c.max_rate => format!("at least {} req/s (the search's max_rate)", fmt(l)),
             (Some(l), None) => format!("at least {} req/s (the search was cut short)", fmt(l)),
