@@ -168,6 +168,9 @@ func main() {
 		return
 	}
 
+	if err := servePprof(); err != nil {
+		log.Fatalf("profiling endpoint: %v", err)
+	}
 	pool, err := openPool()
 	if err != nil {
 		log.Fatalf("database pool: %v", err)

@@ -6,6 +6,7 @@
 const http = require('node:http');
 const os = require('node:os');
 const cluster = require('node:cluster');
+const { profileOnSignal } = require('./profile.js');
 const crypto = require('node:crypto');
 const fs = require('node:fs/promises');
 const nodePath = require('node:path');
@@ -175,8 +176,10 @@ const workers = option('cluster', 'off');
 if (workers !== 'off' && cluster.isPrimary) {
   const n = workers === 'auto' ? os.availableParallelism() : Number(workers);
   for (let i = 0; i < n; i++) cluster.fork({ IOBOUND_DB_POOL_SHARE: String(n) });
+  profileOnSignal(() => cluster.workers);
   console.log(`node cluster: ${n} worker(s) on 127.0.0.1:${port}`);
 } else {
+  profileOnSignal(null);
   const server = http.createServer(handle);
   server.keepAliveTimeout = 65000; // keep idle load-test connections open, as a proxy in front would
   server.listen({ port, host: '127.0.0.1', backlog: 4096 }, () => {

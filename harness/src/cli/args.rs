@@ -281,6 +281,11 @@ pub struct RunArgs {
     /// rss, cpu, sockets
     #[arg(long = "threshold", value_name = "RULE")]
     pub thresholds: Vec<String>,
+    /// A CPU profile of each contender during every measured run, drawn as a flame graph and
+    /// linked from the report: JFR for the JVMs, pprof for Go, V8's profiler for Node (sampling
+    /// every 10 ms; see the README for what it costs)
+    #[arg(long)]
+    pub profile: bool,
     /// Also write the threshold checks as a JUnit XML report (one test case per contender,
     /// scenario and threshold), for CI systems that show those
     #[arg(long, value_name = "FILE")]

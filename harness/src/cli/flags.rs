@@ -112,6 +112,12 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
         }
     }
     file.runs = a.runs.or(file.runs);
+    if a.profile {
+        if a.load.url.is_some() {
+            bail!("--profile profiles the built-in contenders; with --url, profile your server with its own tools (iobound still samples it with --pid or --cmd)");
+        }
+        file.profile = Some(true);
+    }
     if a.heap.is_some() {
         file.jvm = JvmFile { heap: a.heap.clone(), flags: file.jvm.flags.clone() };
     }

@@ -46,6 +46,8 @@ pub struct PlanFile {
     /// `errors = "0.1%"`, `throughput = ">= 5000"` (metrics: see plan/thresholds.rs).
     #[serde(default)]
     pub thresholds: BTreeMap<String, toml::Value>,
+    /// A CPU profile of each contender during every measured HTTP run (as `--profile`).
+    pub profile: Option<bool>,
 }
 
 /// `[kafka]`: the broker behind pipeline scenarios.

@@ -185,6 +185,9 @@ pub struct Plan {
     pub db_pool: usize,
     /// Partitions of the pipeline topics.
     pub kafka_partitions: u32,
+    /// A CPU profile of each contender during every measured HTTP run (`--profile`).
+    #[serde(default)]
+    pub profile: bool,
 }
 
 impl Plan {

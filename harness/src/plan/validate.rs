@@ -92,6 +92,7 @@ impl PlanFile {
             driver_threads,
             tunables,
             scenarios,
+            profile: self.profile.unwrap_or(false),
         })
     }
 

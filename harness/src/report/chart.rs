@@ -245,14 +245,19 @@ fn fonts() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
 
 /// The chart's SVG rendered to a PNG (white background, `PNG_SCALE` times the SVG's size).
 pub fn png(c: &Chart) -> anyhow::Result<Vec<u8>> {
+    svg_to_png(&c.id, &svg(c))
+}
+
+/// Any SVG the report draws (a chart, a flame graph), rendered with the embedded fonts.
+pub fn svg_to_png(id: &str, svg: &str) -> anyhow::Result<Vec<u8>> {
     use resvg::{tiny_skia, usvg};
     let opt = usvg::Options { fontdb: fonts(), font_family: "DejaVu Sans".into(), ..usvg::Options::default() };
-    let tree = usvg::Tree::from_str(&svg(c), &opt).map_err(|e| anyhow::anyhow!("chart {}: the SVG does not parse: {e}", c.id))?;
-    let size = tree.size().to_int_size().scale_by(PNG_SCALE).ok_or_else(|| anyhow::anyhow!("chart {}: empty size", c.id))?;
-    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height()).ok_or_else(|| anyhow::anyhow!("chart {}: cannot allocate {size:?}", c.id))?;
+    let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| anyhow::anyhow!("chart {id}: the SVG does not parse: {e}"))?;
+    let size = tree.size().to_int_size().scale_by(PNG_SCALE).ok_or_else(|| anyhow::anyhow!("chart {id}: empty size"))?;
+    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height()).ok_or_else(|| anyhow::anyhow!("chart {id}: cannot allocate {size:?}"))?;
     pixmap.fill(tiny_skia::Color::WHITE);
     resvg::render(&tree, tiny_skia::Transform::from_scale(PNG_SCALE, PNG_SCALE), &mut pixmap.as_mut());
-    pixmap.encode_png().map_err(|e| anyhow::anyhow!("chart {}: PNG encoding failed: {e}", c.id))
+    pixmap.encode_png().map_err(|e| anyhow::anyhow!("chart {id}: PNG encoding failed: {e}"))
 }
 
 #[cfg(test)]

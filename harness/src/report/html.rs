@@ -97,6 +97,7 @@ fn scenario(h: &mut String, results: &Results, v: &ScenarioView) {
 }
 
 fn contenders(h: &mut String, results: &Results) {
+    h.push_str(&super::flamegraph::html(results));
     h.push_str("<h2 id=\"contenders\">Contenders</h2><table><tr><th>contender</th><th>model</th><th>language</th><th>framework</th><th>runtime</th><th>configuration</th><th>tunables</th><th>start-up</th><th>contract</th><th>command</th></tr>");
     for c in &results.contenders {
         let t: Vec<String> = c.tunables.iter().map(|(k, v)| format!("{k}={v}")).collect();

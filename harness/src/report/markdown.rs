@@ -59,6 +59,7 @@ pub fn report(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> Str
         }
         md.push('\n');
     }
+    md.push_str(&super::flamegraph::markdown(results));
     let _ = writeln!(md, "## Contenders\n");
     let rows: Vec<Vec<String>> = results
         .contenders

@@ -5,13 +5,14 @@
 //! `html` (report.html), `chart` (every chart, drawn once as SVG, and its PNG rendered from that
 //! SVG for READMEs), `compare` (two result sets), `gates` (thresholds and regression gates in every
 //! output, JUnit XML), `capacity` (capacity searches: tables and the latency-load chart),
-//! `runtime` (GC charts, warm-up notes).
+//! `runtime` (GC charts, warm-up notes), `flamegraph` (CPU profiles taken with --profile).
 //! Uses: util, driver (summaries), sampler (samples), run (the results model), stats.
 
 pub mod capacity;
 pub mod chart;
 pub mod compare;
 mod csv;
+pub mod flamegraph;
 pub mod gates;
 mod html;
 pub mod markdown;
@@ -407,6 +408,7 @@ pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
         written.push(p);
     }
     written.extend(pngs);
+    written.extend(flamegraph::write(results, dir)?);
     Ok(written)
 }
 

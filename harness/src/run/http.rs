@@ -120,11 +120,13 @@ impl RunCtx<'_> {
         let mut samples = Vec::new();
         let steal_before = sampler::cpu_steal();
         let mut fired = Vec::new();
+        let profiling = self.begin_profile(name, proc.as_deref(), s, run);
         let begun = Instant::now();
         let outcome = self.drive(&target, &s.load, proc.as_deref_mut(), &bar, sampler.as_ref().map(|sm| (sm, &mut samples)), &s.events, &mut fired);
         bar.finish();
         let mut r = new_run(name, s, run);
         r.started_at = started_at;
+        self.end_profile(&mut r, profiling);
         let (outcome, crash) = match outcome {
             Ok(v) => v,
             Err(e) => {
@@ -145,6 +147,39 @@ impl RunCtx<'_> {
         }
         print_run(&r);
         r
+    }
+
+    /// With --profile: the contender's profiler started for the measured run (a profiler that
+    /// cannot start costs the run nothing but its profile: a warning says why).
+    fn begin_profile(&self, name: &str, proc: Option<&Running>, s: &Scenario, run: u32) -> Option<(super::profile::Session, String)> {
+        let (p, proc) = (self.profiler.as_ref()?, proc?);
+        let stem = format!("profiles/{name}.{}.run{run}", s.name);
+        let jfr = self.dir.join(format!("{stem}.jfr"));
+        let _ = std::fs::create_dir_all(self.dir.join("profiles"));
+        match p.begin(proc.pid, s.load.profile.duration(), &jfr) {
+            Ok(session) => Some((session, stem)),
+            Err(e) => {
+                eprintln!("[{name}] warning: the profiler did not start: {e:#}");
+                None
+            }
+        }
+    }
+
+    fn end_profile(&self, r: &mut Run, profiling: Option<(super::profile::Session, String)>) {
+        let Some((session, stem)) = profiling else {
+            if self.profiler.is_some() {
+                r.driver.warnings.push("no CPU profile: the profiler did not start".into());
+            }
+            return;
+        };
+        let folded = format!("{stem}.folded");
+        match session.end(&self.dir.join(&folded)) {
+            Ok(p) => {
+                eprintln!("  profile ({}): {} samples, hottest {}", p.tool, p.samples, p.hottest.first().map(|h| format!("{} ({:.0}%)", h.frame, h.self_pct)).unwrap_or_default());
+                r.profile = Some(super::profile::ProfileRecord { folded, ..p });
+            }
+            Err(e) => r.driver.warnings.push(format!("no CPU profile: {e:#}")),
+        }
     }
 
     /// Histograms, warnings, per-entry counts and the write check of a measured run.

@@ -9,7 +9,7 @@
 //! driver: sampling, events, crashes, Ctrl-C), `finish` (the one way every run ends), `faults`
 //! (recovery after a mid-run fault, overload verdicts), `writes` (the database write check),
 //! `gc` (garbage collection during a run, from the runtimes' own logs), `warmup` (when a
-//! contender has settled).
+//! contender has settled), `profile` (a CPU profile of the measured run, on request).
 //! Uses: util, plan, services, conformance, driver, sampler.
 
 pub mod capacity;
@@ -23,6 +23,7 @@ mod http;
 pub mod launch;
 mod overload;
 pub mod pipeline;
+pub mod profile;
 pub mod results;
 mod round;
 mod watch;
@@ -74,6 +75,9 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
                 bail!("scenario {:?} cannot run on {name}: it is {what} and runs only {fits}; split the plan or pick other contenders (`iobound list`)", s.name);
             }
         }
+        if plan.profile && m.profiler_kind().is_none() {
+            bail!("--profile: {name} has no profiler (its manifest sets no `profiler`); leave it out with -c, or run without --profile");
+        }
         if !m.artifact_path().exists() {
             bail!("{name} is not built ({} is missing); run `./iobound build` (it runs: {})", m.artifact_path().display(), m.build);
         }
@@ -91,6 +95,16 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
     } else {
         None
     };
+    if plan.profile {
+        // The profilers' own tools are checked before anything starts.
+        for p in &out {
+            let kind = p.manifest.profiler_kind().unwrap_or_default();
+            profile::Profiler::new(kind, java.as_deref(), &std::env::temp_dir()).with_context(|| format!("--profile for {}", p.manifest.name))?;
+            if kind == "pprof" && std::process::Command::new("go").arg("version").output().map(|o| !o.status.success()).unwrap_or(true) {
+                bail!("--profile for {}: reading a pprof profile needs Go's `go tool pprof`, and `go` is not on PATH; install Go or leave {} out with -c", p.manifest.name, p.manifest.name);
+            }
+        }
+    }
     Ok((out, java))
 }
 
@@ -201,7 +215,7 @@ fn run_rounds(
     prepared: &[Prepared],
     java: Option<&Path>,
 ) -> Result<()> {
-    let mut ctx = RunCtx { plan, services, dir, rt, res, sample_tree: None, abort_p99_ms: None, gave_up: Default::default(), settle: Default::default() };
+    let mut ctx = RunCtx { plan, services, dir, rt, res, sample_tree: None, abort_p99_ms: None, gave_up: Default::default(), settle: Default::default(), profiler: None };
     'repeats: for run in 1..=plan.runs {
         if let Some(ext) = &opts.external {
             if interrupt::stopped() {

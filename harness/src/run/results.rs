@@ -144,6 +144,9 @@ pub struct Run {
     /// The warm-up before this run: how long, and whether the contender had settled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<WarmupRecord>,
+    /// With --profile: the CPU profile of the measured run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<super::profile::ProfileRecord>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -231,6 +234,7 @@ impl Run {
             probe: None,
             gc: None,
             warmup: None,
+            profile: None,
         }
     }
 }

@@ -30,6 +30,8 @@ pub(super) struct RunCtx<'a> {
     pub gave_up: std::cell::Cell<bool>,
     /// During a warm-up that ends once the contender has settled: the watch, fed each second.
     pub settle: std::cell::RefCell<Option<super::warmup::Settle>>,
+    /// With --profile: the current contender's profiler.
+    pub profiler: Option<super::profile::Profiler>,
 }
 
 /// A run of scenario `s` with nothing measured yet (see Run::new).
@@ -54,7 +56,14 @@ impl RunCtx<'_> {
         let log = self.dir.join("logs").join(format!("{}.run{run}.log", m.name));
         eprintln!("\n[{}] run {run}/{}", m.name, self.plan.runs);
         let services = self.services.context("contenders need the harness's services")?;
-        let Launched { mut proc, argv, startup_timeout } = launch(m, tunables, self.plan, java, &log, &services.env())?;
+        let mut env = services.env();
+        self.profiler = None;
+        if self.plan.profile {
+            let p = super::profile::Profiler::new(m.profiler_kind().unwrap_or_default(), java, &self.dir.join("profiles").join(format!(".{}.run{run}", m.name)))?;
+            env.extend(p.env());
+            self.profiler = Some(p);
+        }
+        let Launched { mut proc, argv, startup_timeout } = launch(m, tunables, self.plan, java, &log, &env)?;
         self.res.contenders[index].command = argv;
         match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
             Ok(t) => {
@@ -109,6 +118,9 @@ impl RunCtx<'_> {
         }
         let status = proc.stop(STOP_GRACE);
         eprintln!("[{}] stopped ({})", m.name, describe_exit(status));
+        if let Some(p) = &self.profiler {
+            p.clean_up();
+        }
         self.res.save(self.dir)
     }
 

@@ -42,6 +42,11 @@ pub struct Manifest {
     /// "'Node.js ' + process.version"]`); JVM contenders name the JDK that starts them instead.
     #[serde(default)]
     pub version: Vec<String>,
+    /// The CPU profiler `--profile` uses: "jfr" (the default for JVM contenders), "pprof"
+    /// (a Go contender serving /debug/pprof on the address in IOBOUND_PPROF) or "v8" (a Node
+    /// contender that profiles itself between two SIGUSR2 into IOBOUND_V8_PROFILE_DIR).
+    #[serde(default)]
+    pub profiler: Option<String>,
     #[serde(skip)]
     pub dir: PathBuf,
 }
@@ -80,6 +85,9 @@ impl Manifest {
         if m.start.is_empty() {
             bail!("{}: start is empty; give the argv that starts the server", path.display());
         }
+        if !matches!(m.profiler.as_deref(), None | Some("jfr") | Some("pprof") | Some("v8")) {
+            bail!("{}: profiler = {:?} is unknown; use \"jfr\" (JVM), \"pprof\" (Go) or \"v8\" (Node)", path.display(), m.profiler.as_deref().unwrap_or(""));
+        }
         if !m.ready.starts_with('/') {
             bail!("{}: ready = {:?} must be a path starting with '/'", path.display(), m.ready);
         }
@@ -88,6 +96,11 @@ impl Manifest {
 
     pub fn is_jvm(&self) -> bool {
         self.runtime.as_deref() == Some("jvm")
+    }
+
+    /// The profiler `--profile` uses for this contender, if it has one.
+    pub fn profiler_kind(&self) -> Option<&str> {
+        self.profiler.as_deref().or(self.is_jvm().then_some("jfr"))
     }
 
     pub fn artifact_path(&self) -> PathBuf {
