@@ -136,6 +136,7 @@ pub fn markdown(results: &Results) -> String {
         let vt = p.virtual_threads_started.map(|n| super::fmt_num(n as f64, 0)).unwrap_or_else(|| "-".into());
         let _ = writeln!(s, "| {} | {} | {} | {} | {} | {vt} | {} | [svg]({}) |", r.contender, r.scenario, r.run, p.tool, super::fmt_num(p.samples as f64, 0), hot.join("<br>"), flamegraph_path(&p.folded, "svg"));
     }
+    s.push('\n');
     s
 }
 

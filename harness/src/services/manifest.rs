@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub const MODELS: &[&str] = &["thread-per-request", "event-loop", "virtual-threads", "goroutines"];
+pub const MODELS: &[&str] = &["thread-per-request", "event-loop", "virtual-threads", "goroutines", "coroutines", "async-await"];
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
