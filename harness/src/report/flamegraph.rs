@@ -107,7 +107,11 @@ pub fn write(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     for r in &results.runs {
         let Some(p) = &r.profile else { continue };
-        let lines = read_folded(&dir.join(&p.folded))?;
+        // A results directory copied without its profiles still gets its other outputs.
+        let Ok(lines) = read_folded(&dir.join(&p.folded)) else {
+            eprintln!("report: no flame graph for {} {} run {}: {} is missing", r.contender, r.scenario, r.run, p.folded);
+            continue;
+        };
         let title = format!("{} {} run {}: CPU profile ({}, {} samples every {} ms)", r.contender, r.scenario, r.run, p.tool, p.samples, p.period_ms);
         let image = svg(&lines, &title);
         let svg_path = dir.join(flamegraph_path(&p.folded, "svg"));

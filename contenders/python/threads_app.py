@@ -1,0 +1,166 @@
+"""python-threads: the same contract on Flask, served by gunicorn's threaded workers (gthread).
+
+A request holds a worker thread for its whole life: /delay is time.sleep, files are read with a
+plain open(), the downstream call is a blocking requests call (a Session per thread, as requests
+sessions are not meant to be shared between threads) and the database a blocking psycopg 3
+query on a connection from psycopg_pool (psycopg prepares a statement on a connection once it
+has run five times there).
+"""
+
+import hashlib
+import os
+import threading
+import time
+
+import psycopg
+import psycopg_pool
+import requests
+from flask import Flask, Response, g, jsonify, request
+
+import contract as c
+
+app = Flask(__name__)
+_local = threading.local()
+_pool = None
+_pool_lock = threading.Lock()
+
+
+def pool():
+    """One pool per worker process, opened on first use (after gunicorn forked it); the
+    plan's pool is divided between the workers, as node-cluster divides it."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            db = c.db_settings(share=int(os.environ.get("IOBOUND_WORKERS") or 1))
+            conninfo = psycopg.conninfo.make_conninfo(host=db["host"], port=db["port"], dbname=db["dbname"], user=db["user"], password=db["password"])
+            _pool = psycopg_pool.ConnectionPool(conninfo, min_size=0, max_size=db["pool"], open=True)
+        return _pool
+
+
+def session():
+    s = getattr(_local, "session", None)
+    if s is None:
+        s = _local.session = requests.Session()
+    return s
+
+
+def text(status, body):
+    return Response(body, status=status, content_type="text/plain; charset=utf-8")
+
+
+@app.errorhandler(c.BadRequest)
+def bad_request(e):
+    return text(400, str(e))
+
+
+@app.errorhandler(404)
+def not_found(_):
+    return text(404, "not found")
+
+
+@app.before_request
+def contract_rules():
+    if not c.clean_path(request.path):
+        return text(400, "path must be clean: no '.', '..' or empty segments")
+    g.q = c.query(request.query_string.decode("latin-1"))
+    return None
+
+
+@app.get("/plaintext")
+def plaintext():
+    return text(200, c.PLAINTEXT)
+
+
+@app.get("/delay")
+def delay():
+    ms = c.delay_ms(g.q)
+    time.sleep(ms / 1000.0)
+    return text(200, str(ms))
+
+
+@app.get("/hash")
+def hash_file():
+    file_id, wait = c.hash_request(g.q)
+    if wait:
+        time.sleep(wait / 1000.0)
+    try:
+        with open(c.corpus_path(file_id), "rb") as f:
+            data = f.read()
+    except OSError:
+        return text(500, f"cannot read file {file_id}")
+    return text(200, hashlib.sha512(data).hexdigest())
+
+
+@app.get("/enrich")
+def enrich():
+    key = c.enrich_key(g.q)
+    try:
+        resp = session().get(f"{c.DOWNSTREAM_URL}/value", params={"key": key}, timeout=c.DOWNSTREAM_TIMEOUT_S)
+    except requests.Timeout:
+        return text(504, f"downstream did not answer within {int(c.DOWNSTREAM_TIMEOUT_S * 1000)} ms")
+    except requests.RequestException as e:
+        return text(502, f"downstream failed: {e!r}")
+    if not 200 <= resp.status_code < 300:
+        return text(502, f"downstream answered {resp.status_code}")
+    return text(200, f"{key}={resp.text}")
+
+
+def _sql(statement):
+    """The contract's statements use $n; psycopg's placeholders are %s."""
+    for n in (2, 1):
+        statement = statement.replace(f"${n}", "%s")
+    return statement
+
+
+def _one(sql, args, status=200):
+    with pool().connection() as conn:
+        row = conn.execute(_sql(sql), args).fetchone()
+    if row is None:
+        return text(404, "no such message")
+    resp = jsonify({"id": row[0], "text": row[1]})
+    resp.status_code = status
+    return resp
+
+
+def _body():
+    if (request.content_length or 0) > c.MAX_BODY_BYTES:
+        return None, text(413, f"body over {c.MAX_BODY_BYTES} bytes")
+    data = request.stream.read(c.MAX_BODY_BYTES + 1)
+    if len(data) > c.MAX_BODY_BYTES:
+        return None, text(413, f"body over {c.MAX_BODY_BYTES} bytes")
+    return c.message_text(data), None
+
+
+@app.get("/messages")
+def list_messages():
+    limit = c.message_limit(g.q)
+    with pool().connection() as conn:
+        rows = conn.execute(_sql(c.SQL_LIST), (limit,)).fetchall()
+    return jsonify([{"id": r[0], "text": r[1]} for r in rows])
+
+
+@app.post("/messages")
+def create():
+    body, error = _body()
+    return error or _one(c.SQL_CREATE, (body,), 201)
+
+
+@app.get("/messages/<raw_id>")
+def read(raw_id):
+    return _one(c.SQL_GET, (c.message_id(raw_id),))
+
+
+@app.put("/messages/<raw_id>")
+def update(raw_id):
+    msg_id = c.message_id(raw_id)
+    body, error = _body()
+    return error or _one(c.SQL_UPDATE, (body, msg_id))
+
+
+@app.delete("/messages/<raw_id>")
+def delete(raw_id):
+    msg_id = c.message_id(raw_id)
+    with pool().connection() as conn:
+        cur = conn.execute(_sql(c.SQL_DELETE), (msg_id,))
+        gone = cur.rowcount
+    return text(404, "no such message") if gone == 0 else Response(status=204)
