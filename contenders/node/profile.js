@@ -1,5 +1,5 @@
 'use strict';
-// CPU profiles for `iobound run --profile`: when IOBOUND_V8_PROFILE_DIR is set, SIGUSR2 starts
+// What iobound reads from a Node contender beside its answers. CPU profiles for `iobound run --profile`: when IOBOUND_V8_PROFILE_DIR is set, SIGUSR2 starts
 // V8's CPU profiler in this process (node:inspector, sampling every 10 ms like the JVM and Go
 // profilers) and the next SIGUSR2 stops it and writes <dir>/<pid>.cpuprofile, the format
 // `node --cpu-prof` writes. A cluster's primary passes the signal on to its workers. Nothing
@@ -40,4 +40,18 @@ function profileOnSignal(workers) {
   });
 }
 
-module.exports = { profileOnSignal };
+// Event-loop delay, one line a second to the log, stamped with the process's uptime like the
+// --trace-gc lines; iobound keeps the lines of each measured run (harness/src/run/event_loop.rs).
+// perf_hooks samples the loop every 10 ms; figures are the delay beyond that, in ms.
+function reportLoopDelay() {
+  const { monitorEventLoopDelay } = require('node:perf_hooks');
+  const h = monitorEventLoopDelay({ resolution: 10 });
+  h.enable();
+  const ms = (ns) => (ns / 1e6).toFixed(2);
+  setInterval(() => {
+    console.log(`[${process.uptime().toFixed(3)}s] event-loop delay p50=${ms(h.percentile(50))}ms p99=${ms(h.percentile(99))}ms max=${ms(h.max)}ms`);
+    h.reset();
+  }, 1000).unref();
+}
+
+module.exports = { profileOnSignal, reportLoopDelay };

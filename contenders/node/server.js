@@ -6,7 +6,7 @@
 const http = require('node:http');
 const os = require('node:os');
 const cluster = require('node:cluster');
-const { profileOnSignal } = require('./profile.js');
+const { profileOnSignal, reportLoopDelay } = require('./profile.js');
 const crypto = require('node:crypto');
 const fs = require('node:fs/promises');
 const nodePath = require('node:path');
@@ -180,6 +180,7 @@ if (workers !== 'off' && cluster.isPrimary) {
   console.log(`node cluster: ${n} worker(s) on 127.0.0.1:${port}`);
 } else {
   profileOnSignal(null);
+  reportLoopDelay();
   const server = http.createServer(handle);
   server.keepAliveTimeout = 65000; // keep idle load-test connections open, as a proxy in front would
   server.listen({ port, host: '127.0.0.1', backlog: 4096 }, () => {

@@ -37,6 +37,12 @@ fn profile_draws_a_flame_graph_per_contender_naming_its_own_code() {
         assert!(std::fs::metadata(svg_path.with_extension("png")).unwrap().len() > 1000);
         let tool = p["tool"].as_str().unwrap();
         assert_eq!(tool, match name { "go" => "pprof", "node" => "v8", _ => "jfr" }, "{name}");
+        if name == "node" {
+            // Beside the profile, every Node run carries its event-loop delay, second by second.
+            let e = &run["event_loop"];
+            assert!(e["per_second"].as_array().is_some_and(|s| s.len() >= 3), "node: no event-loop delay: {e}");
+            assert!(e["max_ms"].as_f64().unwrap() >= e["worst_p99_ms"].as_f64().unwrap());
+        }
         if name == "spring-mvc-virtual" {
             // A virtual thread per request: at least one per request of the 4 s.
             let vt = p["virtual_threads_started"].as_u64().unwrap();
@@ -45,6 +51,7 @@ fn profile_draws_a_flame_graph_per_contender_naming_its_own_code() {
     }
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     assert!(md.contains("## CPU profiles") && md.contains("profiles/go.hash-id-1.run1.svg"), "{md}");
+    assert!(md.contains("Event-loop delay (Node's perf_hooks") && md.contains("node "), "{md}");
     // Nothing of the profilers is left behind (JFR's recording file, pprof's raw profile).
     let left: Vec<_> = std::fs::read_dir(dir.join("profiles")).unwrap().flatten().map(|e| e.file_name().to_string_lossy().to_string()).filter(|f| f.ends_with(".jfr") || f.ends_with(".pb.gz")).collect();
     assert!(left.is_empty(), "{left:?}");

@@ -73,7 +73,7 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
             let name: String = path.trim_start_matches('/').chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
             PlanFile {
                 name: Some("adhoc".into()),
-                scenarios: vec![ScenarioFile { name: if name.is_empty() { "root".into() } else { name }, path: Some(path), mix: None, pipeline: false, warmup: None, load: load_file(&a.load), downstream: None, events: Vec::new(), overload: None, thresholds: Default::default(), capacity: None }],
+                scenarios: vec![ScenarioFile { name: if name.is_empty() { "root".into() } else { name }, path: Some(path), mix: None, pipeline: false, warmup: None, load: load_file(&a.load), downstream: None, events: Vec::new(), overload: None, thresholds: Default::default(), capacity: None, restart: None }],
                 warmup: Some(if a.load.url.is_some() { "0s".into() } else { plan::DEFAULT_WARMUP.into() }),
                 runs: Some(1),
                 ..PlanFile::default()

@@ -137,6 +137,10 @@ pub struct ScenarioFile {
     /// (open, `rate` the first probe's, `duration` each probe's length) is where it starts.
     #[serde(default)]
     pub capacity: Option<CapacityFile>,
+    /// Start the contender afresh before this scenario (default false: one process serves
+    /// every scenario of a round), so that what an earlier scenario left behind (a queue of
+    /// abandoned requests, a full heap) cannot weigh on this one.
+    pub restart: Option<bool>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]

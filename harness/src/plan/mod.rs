@@ -134,6 +134,9 @@ pub struct Scenario {
     pub thresholds: Vec<thresholds::Threshold>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<Capacity>,
+    /// The contender is started afresh before this scenario.
+    #[serde(default)]
+    pub restart: bool,
 }
 
 /// A capacity search: open-model probes from the scenario's rate, `growth` times higher each

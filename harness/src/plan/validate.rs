@@ -196,7 +196,7 @@ fn scenario(at: &str, s: &ScenarioFile, downstream: &DownstreamPlan, default_war
     if s.pipeline && overload.is_some() {
         bail!("{at}.overload: not available for pipeline scenarios");
     }
-    Ok(Scenario { name: s.name.clone(), path, mix, pipeline: s.pipeline, warmup, load, downstream: merged.control_query(), events, overload, thresholds: Vec::new(), capacity })
+    Ok(Scenario { name: s.name.clone(), path, mix, pipeline: s.pipeline, warmup, load, downstream: merged.control_query(), events, overload, thresholds: Vec::new(), capacity, restart: s.restart.unwrap_or(false) })
 }
 
 /// The scenario's path (or a mix's description) and the mix's entries.

@@ -290,6 +290,7 @@ fn runs_label(c: &Cell) -> String {
 pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
     let mut out = Vec::new();
     out.extend(runtime::warmup_note(results, &view.name));
+    out.extend(runtime::event_loop_note(results, &view.name));
     if view.cells.iter().filter_map(|(_, c)| c.as_ref()).any(|c| c.p99_all.value.is_finite()) {
         out.push("Latency rows count successful responses; \"p99 all requests\" counts every request due, failed ones at the time they failed and unanswered ones at the time they were given up (censored). OK + KO = requests due.".to_string());
     }

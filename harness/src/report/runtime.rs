@@ -41,6 +41,22 @@ pub fn charts(reps: &[(usize, &str, &Run)], id: &dyn Fn(&str) -> String) -> Vec<
     [pauses, heap].into_iter().filter(Chart::has_data).collect()
 }
 
+/// "Event-loop delay (Node's perf_hooks, sampled every 10 ms; worst second's p99 / longest):
+/// node 4.1 / 12.3 ms, node-cluster 2.0 / 8.0 ms", over every run of the scenario.
+pub fn event_loop_note(results: &Results, scenario: &str) -> Option<String> {
+    let mut parts = Vec::new();
+    for c in &results.contenders {
+        let all: Vec<_> = results.runs.iter().filter(|r| r.scenario == scenario && r.contender == c.name).filter_map(|r| r.event_loop.as_ref()).collect();
+        if all.is_empty() {
+            continue;
+        }
+        let p99 = all.iter().map(|e| e.worst_p99_ms).fold(0.0, f64::max);
+        let max = all.iter().map(|e| e.max_ms).fold(0.0, f64::max);
+        parts.push(format!("{} {p99:.1} / {max:.1} ms", c.name));
+    }
+    (!parts.is_empty()).then(|| format!("Event-loop delay (Node's perf_hooks, sampled every 10 ms; worst second's p99 / longest, over the runs): {}.", parts.join(", ")))
+}
+
 /// "Warm-up (until throughput, mean latency and CPU per request settled within 10% for 5 s;
 /// 5 s to 30 s): spring-mvc 14 s, vertx 6 s, node not settled in 30 s".
 pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {

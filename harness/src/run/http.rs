@@ -144,6 +144,7 @@ impl RunCtx<'_> {
         let mut r = finish(r, ended, proc.as_deref());
         if let Some(p) = proc.as_deref() {
             r.gc = super::gc::read(&p.log, begun.saturating_duration_since(p.started), s.load.profile.duration());
+            r.event_loop = super::event_loop::read(&p.log, begun.saturating_duration_since(p.started), s.load.profile.duration());
         }
         print_run(&r);
         r
@@ -236,6 +237,9 @@ fn print_run(r: &Run) {
     );
     if let Some(g) = &r.gc {
         eprintln!("  GC ({}): {} collections, {:.1} ms paused in all, longest {:.1} ms", g.source, g.collections, g.pause_total_ms, g.pause_max_ms);
+    }
+    if let Some(e) = &r.event_loop {
+        eprintln!("  event-loop delay: worst second's p99 {:.1} ms, longest {:.1} ms", e.worst_p99_ms, e.max_ms);
     }
     if let Some(w) = &r.writes {
         eprintln!(

@@ -9,11 +9,13 @@
 //! driver: sampling, events, crashes, Ctrl-C), `finish` (the one way every run ends), `faults`
 //! (recovery after a mid-run fault, overload verdicts), `writes` (the database write check),
 //! `gc` (garbage collection during a run, from the runtimes' own logs), `warmup` (when a
-//! contender has settled), `profile` (a CPU profile of the measured run, on request).
+//! contender has settled), `profile` (a CPU profile of the measured run, on request), `event_loop`
+//! (Node's event-loop delay during a run).
 //! Uses: util, plan, services, conformance, driver, sampler.
 
 pub mod capacity;
 pub mod environment;
+pub mod event_loop;
 pub mod external;
 pub mod faults;
 pub mod gc;

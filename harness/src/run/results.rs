@@ -144,6 +144,9 @@ pub struct Run {
     /// The warm-up before this run: how long, and whether the contender had settled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<WarmupRecord>,
+    /// Node contenders: the event loop's delay during the run (perf_hooks), per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_loop: Option<super::event_loop::EventLoopReport>,
     /// With --profile: the CPU profile of the measured run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<super::profile::ProfileRecord>,
@@ -235,6 +238,7 @@ impl Run {
             gc: None,
             warmup: None,
             profile: None,
+            event_loop: None,
         }
     }
 }

@@ -101,10 +101,20 @@ impl RunCtx<'_> {
             proc.stop(STOP_GRACE);
             return self.fail_all(&m.name, run, &why);
         }
-        let addr = proc.addr;
         for (si, s) in self.plan.scenarios.iter().enumerate() {
             if interrupt::stopped() {
                 break;
+            }
+            if s.restart && si > 0 {
+                match self.restart(m, tunables, java, run, &s.name, &mut proc) {
+                    Ok(p) => proc = p,
+                    Err(why) => {
+                        for rest in &self.plan.scenarios[si..] {
+                            self.res.runs.push(failed_run(&m.name, rest, run, &why));
+                        }
+                        break;
+                    }
+                }
             }
             if let Some(status) = proc.exited() {
                 let why = format!("not run: the contender had exited ({})", describe_exit(status));
@@ -113,6 +123,8 @@ impl RunCtx<'_> {
                 }
                 break;
             }
+            // A restarted contender listens on a port of its own.
+            let addr = proc.addr;
             self.scenario(&m.name, Some(&mut proc), addr, s, run);
             self.res.save(self.dir)?;
         }
@@ -122,6 +134,30 @@ impl RunCtx<'_> {
             p.clean_up();
         }
         self.res.save(self.dir)
+    }
+
+    /// Stops the contender and starts it again (a log of its own) for a scenario that asks for
+    /// a fresh process; it was verified at the round's start, so it is only waited for.
+    fn restart(&mut self, m: &Manifest, tunables: &BTreeMap<String, String>, java: Option<&Path>, run: u32, scenario: &str, old: &mut Running) -> Result<Running, String> {
+        let status = old.stop(STOP_GRACE);
+        eprintln!("[{}] stopped ({}); restarting for {scenario}", m.name, describe_exit(status));
+        let services = self.services.ok_or("contenders need the harness's services")?;
+        let mut env = services.env();
+        if let Some(p) = &self.profiler {
+            env.extend(p.env());
+        }
+        let log = self.dir.join("logs").join(format!("{}.run{run}.{scenario}.log", m.name));
+        let Launched { mut proc, startup_timeout, .. } = launch(m, tunables, self.plan, java, &log, &env).map_err(|e| format!("restart failed: {e:#}"))?;
+        match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
+            Ok(t) => {
+                eprintln!("[{}] ready again in {:.1}s", m.name, t.as_secs_f64());
+                Ok(proc)
+            }
+            Err(e) => {
+                proc.stop(STOP_GRACE);
+                Err(format!("not run: the restart before {scenario} failed: {e:#}"))
+            }
+        }
     }
 
     /// One scenario: overload phases, a capacity search, or one measured run.
