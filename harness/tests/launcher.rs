@@ -74,7 +74,7 @@ fn missing_test_tools_are_named_with_the_command_to_install_them_before_anything
         std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
         std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     };
-    for tool in ["cargo", "mvn", "go", "npm"] {
+    for tool in ["cargo", "mvn", "go", "npm", "python3"] {
         stand_in(tool, &format!("echo {tool} ran >> {}/ran; exit 1", tmp.path().display()));
     }
     stand_in("id", "echo 1000");
