@@ -128,17 +128,44 @@ pub fn flamegraph_path(folded: &str, ext: &str) -> String {
     format!("{}.{ext}", folded.strip_suffix(".folded").unwrap_or(folded))
 }
 
+/// One row of the "CPU profiles" section: the run, its profile, the hottest three frames, the
+/// virtual threads started ("-" where not counted) and the flame graph's path.
+struct Row<'a> {
+    run: &'a crate::run::results::Run,
+    profile: &'a crate::run::profile::ProfileRecord,
+    hottest: &'a [crate::run::profile::HotFrame],
+    virtual_threads: String,
+    link: String,
+}
+
+fn rows(results: &Results) -> Vec<Row<'_>> {
+    results
+        .runs
+        .iter()
+        .filter_map(|run| {
+            let p = run.profile.as_ref()?;
+            Some(Row {
+                run,
+                profile: p,
+                hottest: &p.hottest[..p.hottest.len().min(3)],
+                virtual_threads: p.virtual_threads_started.map(|n| super::fmt_num(n as f64, 0)).unwrap_or_else(|| "-".into()),
+                link: flamegraph_path(&p.folded, "svg"),
+            })
+        })
+        .collect()
+}
+
 /// The "CPU profiles" section of report.md (empty when no run was profiled).
 pub fn markdown(results: &Results) -> String {
-    let rows: Vec<_> = results.runs.iter().filter_map(|r| r.profile.as_ref().map(|p| (r, p))).collect();
+    let rows = rows(results);
     if rows.is_empty() {
         return String::new();
     }
     let mut s = String::from("\n## CPU profiles\n\nTaken during the measured run (`--profile`), sampling every 10 ms: JFR execution samples (Java frames of running threads) for the JVMs, pprof for Go, V8's CPU profiler for Node. \"Hottest\" is self time: the share of samples with that frame on top. The profiler costs throughput (see the README): compare figures from unprofiled runs.\n\n| contender | scenario | run | profiler | samples | virtual threads started | hottest frames (self) | flame graph |\n|---|---|---:|---|---:|---:|---|---|\n");
-    for (r, p) in rows {
-        let hot: Vec<String> = p.hottest.iter().take(3).map(|h| format!("`{}` {:.1}%", h.frame.replace('|', "\\|"), h.self_pct)).collect();
-        let vt = p.virtual_threads_started.map(|n| super::fmt_num(n as f64, 0)).unwrap_or_else(|| "-".into());
-        let _ = writeln!(s, "| {} | {} | {} | {} | {} | {vt} | {} | [svg]({}) |", r.contender, r.scenario, r.run, p.tool, super::fmt_num(p.samples as f64, 0), hot.join("<br>"), flamegraph_path(&p.folded, "svg"));
+    for row in rows {
+        let (r, p) = (row.run, row.profile);
+        let hot: Vec<String> = row.hottest.iter().map(|h| format!("`{}` {:.1}%", h.frame.replace('|', "\\|"), h.self_pct)).collect();
+        let _ = writeln!(s, "| {} | {} | {} | {} | {} | {} | {} | [svg]({}) |", r.contender, r.scenario, r.run, p.tool, super::fmt_num(p.samples as f64, 0), row.virtual_threads, hot.join("<br>"), row.link);
     }
     s.push('\n');
     s
@@ -146,16 +173,15 @@ pub fn markdown(results: &Results) -> String {
 
 /// The same section for report.html.
 pub fn html(results: &Results) -> String {
-    let rows: Vec<_> = results.runs.iter().filter_map(|r| r.profile.as_ref().map(|p| (r, p))).collect();
+    let rows = rows(results);
     if rows.is_empty() {
         return String::new();
     }
     let mut s = String::from("<h2>CPU profiles</h2>\n<p>Taken during the measured run (<code>--profile</code>), sampling every 10 ms. \"Hottest\" is self time. The profiler costs throughput: compare figures from unprofiled runs.</p>\n<table><tr><th>contender</th><th>scenario</th><th>run</th><th>profiler</th><th>samples</th><th>virtual threads started</th><th>hottest frames (self)</th><th>flame graph</th></tr>\n");
-    for (r, p) in rows {
-        let hot: Vec<String> = p.hottest.iter().take(3).map(|h| format!("<code>{}</code> {:.1}%", esc(&h.frame), h.self_pct)).collect();
-        let vt = p.virtual_threads_started.map(|n| super::fmt_num(n as f64, 0)).unwrap_or_else(|| "-".into());
-        let link = flamegraph_path(&p.folded, "svg");
-        let _ = writeln!(s, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{vt}</td><td>{}</td><td><a href=\"{}\">flame graph</a></td></tr>", esc(&r.contender), esc(&r.scenario), r.run, p.tool, super::fmt_num(p.samples as f64, 0), hot.join("<br>"), esc(&link));
+    for row in rows {
+        let (r, p) = (row.run, row.profile);
+        let hot: Vec<String> = row.hottest.iter().map(|h| format!("<code>{}</code> {:.1}%", esc(&h.frame), h.self_pct)).collect();
+        let _ = writeln!(s, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><a href=\"{}\">flame graph</a></td></tr>", esc(&r.contender), esc(&r.scenario), r.run, p.tool, super::fmt_num(p.samples as f64, 0), row.virtual_threads, hot.join("<br>"), esc(&row.link));
     }
     s.push_str("</table>\n");
     s

@@ -5,7 +5,6 @@
 //! (node-cluster) each second keeps the worst process's figures.
 
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 use std::time::Duration;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -35,10 +34,9 @@ pub fn parse(line: &str) -> Option<(f64, f64, f64, f64)> {
     Some((uptime.parse().ok()?, figures.next()??, figures.next()??, figures.next()??))
 }
 
-/// The run's event-loop delay: the lines whose second ends inside [start, start + length)
+/// The run's event-loop delay, from the contender's log text: the lines whose second ends inside [start, start + length)
 /// seconds since the process started; None when the log has none (not a Node contender).
-pub fn read(log: &Path, start: Duration, length: Duration) -> Option<EventLoopReport> {
-    let text = std::fs::read_to_string(log).ok()?;
+pub fn from_text(text: &str, start: Duration, length: Duration) -> Option<EventLoopReport> {
     report(text.lines().filter_map(parse), start.as_secs_f64(), length.as_secs_f64())
 }
 

@@ -4,7 +4,6 @@
 //! started, so the collections of a run are those between its start and end.
 
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 use std::time::Duration;
 
 /// The environment every contender gets; only Go reads it.
@@ -108,9 +107,8 @@ pub fn parse_node(line: &str) -> Option<GcEvent> {
 }
 
 /// The collections of the run that began `start` after the process and lasted `length`, from
-/// the contender's log; None when the log shows no collector's lines at all.
-pub fn read(log: &Path, start: Duration, length: Duration) -> Option<GcReport> {
-    let text = std::fs::read_to_string(log).ok()?;
+/// the contender's log text; None when it shows no collector's lines at all.
+pub fn from_text(text: &str, start: Duration, length: Duration) -> Option<GcReport> {
     let parsers: [(&str, fn(&str) -> Option<GcEvent>); 3] = [("JVM -Xlog:gc", parse_jvm), ("Go gctrace", parse_go), ("Node --trace-gc", parse_node)];
     let (source, events) = parsers
         .iter()

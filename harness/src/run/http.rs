@@ -143,8 +143,12 @@ impl RunCtx<'_> {
         let ended = Ended { samples, steal_before, fired, crash, cancelled: outcome.cancelled, requests };
         let mut r = finish(r, ended, proc.as_deref());
         if let Some(p) = proc.as_deref() {
-            r.gc = super::gc::read(&p.log, begun.saturating_duration_since(p.started), s.load.profile.duration());
-            r.event_loop = super::event_loop::read(&p.log, begun.saturating_duration_since(p.started), s.load.profile.duration());
+            // The runtime's own lines in the contender's log, read once.
+            if let Ok(log) = std::fs::read_to_string(&p.log) {
+                let (start, length) = (begun.saturating_duration_since(p.started), s.load.profile.duration());
+                r.gc = super::gc::from_text(&log, start, length);
+                r.event_loop = super::event_loop::from_text(&log, start, length);
+            }
         }
         print_run(&r);
         r

@@ -55,14 +55,11 @@ impl RunCtx<'_> {
     pub fn contender_round(&mut self, index: usize, m: &Manifest, tunables: &BTreeMap<String, String>, java: Option<&Path>, run: u32) -> Result<()> {
         let log = self.dir.join("logs").join(format!("{}.run{run}.log", m.name));
         eprintln!("\n[{}] run {run}/{}", m.name, self.plan.runs);
-        let services = self.services.context("contenders need the harness's services")?;
-        let mut env = services.env();
         self.profiler = None;
         if self.plan.profile {
-            let p = super::profile::Profiler::new(m.profiler_kind().unwrap_or_default(), java, &self.dir.join("profiles").join(format!(".{}.run{run}", m.name)))?;
-            env.extend(p.env());
-            self.profiler = Some(p);
+            self.profiler = Some(super::profile::Profiler::new(m.profiler_kind().unwrap_or_default(), java, &self.dir.join("profiles").join(format!(".{}.run{run}", m.name)))?);
         }
+        let env = self.contender_env()?;
         let Launched { mut proc, argv, startup_timeout } = launch(m, tunables, self.plan, java, &log, &env)?;
         self.res.contenders[index].command = argv;
         match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
@@ -86,6 +83,7 @@ impl RunCtx<'_> {
             }
         }
         eprintln!("[{}] verifying against the contract", m.name);
+        let services = self.services.context("contenders need the harness's services")?;
         let v = verify_contender(self.rt, &proc, m, services, &self.plan.driver_cpus, &self.dir.join("logs"), None)?;
         crate::conformance::print(&m.name, &v);
         let passed = v.passed;
@@ -136,16 +134,20 @@ impl RunCtx<'_> {
         self.res.save(self.dir)
     }
 
+    /// What a contender starts with: the services' addresses, and the current profiler's
+    /// settings under --profile.
+    fn contender_env(&self) -> Result<Vec<(String, String)>> {
+        let mut env = self.services.context("contenders need the harness's services")?.env();
+        env.extend(self.profiler.iter().flat_map(|p| p.env()));
+        Ok(env)
+    }
+
     /// Stops the contender and starts it again (a log of its own) for a scenario that asks for
     /// a fresh process; it was verified at the round's start, so it is only waited for.
     fn restart(&mut self, m: &Manifest, tunables: &BTreeMap<String, String>, java: Option<&Path>, run: u32, scenario: &str, old: &mut Running) -> Result<Running, String> {
         let status = old.stop(STOP_GRACE);
         eprintln!("[{}] stopped ({}); restarting for {scenario}", m.name, describe_exit(status));
-        let services = self.services.ok_or("contenders need the harness's services")?;
-        let mut env = services.env();
-        if let Some(p) = &self.profiler {
-            env.extend(p.env());
-        }
+        let env = self.contender_env().map_err(|e| format!("{e:#}"))?;
         let log = self.dir.join("logs").join(format!("{}.run{run}.{scenario}.log", m.name));
         let Launched { mut proc, startup_timeout, .. } = launch(m, tunables, self.plan, java, &log, &env).map_err(|e| format!("restart failed: {e:#}"))?;
         match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
