@@ -29,13 +29,24 @@ pub fn tool_jar(root: &Path) -> PathBuf {
 
 /// A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (22 characters).
 fn cluster_id() -> String {
-    use base64::Engine;
     let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) ^ u64::from(std::process::id());
-    let mut rng = crate::util::SplitMix64::new(seed);
-    let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&rng.next_u64().to_le_bytes());
-    bytes[8..].copy_from_slice(&rng.next_u64().to_le_bytes());
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    cluster_id_from(&mut crate::util::SplitMix64::new(seed))
+}
+
+/// Never begins with '-': kafka-storage's argument parser takes such an id for an option and
+/// fails ("--cluster-id: expected one argument"), one start in 64. Kafka's own Uuid.randomUuid
+/// draws again for the same reason.
+fn cluster_id_from(rng: &mut crate::util::SplitMix64) -> String {
+    use base64::Engine;
+    loop {
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&rng.next_u64().to_le_bytes());
+        bytes[8..].copy_from_slice(&rng.next_u64().to_le_bytes());
+        let id = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+        if !id.starts_with('-') {
+            return id;
+        }
+    }
 }
 
 fn server_properties(data: &Path, port: u16, controller: u16) -> String {
@@ -289,6 +300,17 @@ mod tests {
         let id = cluster_id();
         assert_eq!(id.len(), 22);
         assert!(id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'), "{id}");
+    }
+
+    #[test]
+    fn cluster_ids_never_look_like_an_option() {
+        // One draw in 64 begins with '-' (base64url index 62); 4,000 draws meet it ~62 times.
+        let mut rng = crate::util::SplitMix64::new(7);
+        for _ in 0..4000 {
+            let id = cluster_id_from(&mut rng);
+            assert!(!id.starts_with('-'), "{id}");
+            assert_eq!(id.len(), 22);
+        }
     }
 
     #[test]
