@@ -68,7 +68,7 @@ impl RunCtx<'_> {
         let bar = Progress::new(&format!("{name} {} warm-up", s.name), s.warmup);
         let min = self.plan.warmup_min.min(s.warmup);
         let detect = s.warmup > min;
-        *self.settle.borrow_mut() = detect.then(|| Settle::new(min, self.plan.warmup_band));
+        *self.settle.borrow_mut() = detect.then(|| Settle::new(min, s.warmup, self.plan.warmup_band));
         // The contender's CPU per request is one of the figures that must settle.
         let sampler = match (proc.as_ref(), self.sample_tree) {
             (Some(p), _) if detect => Some(Sampler::new(p.pid, Instant::now(), None)),

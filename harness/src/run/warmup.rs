@@ -46,6 +46,9 @@ pub fn steady(window: &[(f64, f64, f64)], band: f64) -> bool {
 /// The settling watch of one warm-up, fed once a second by the loop beside the load.
 pub struct Settle {
     pub min: Duration,
+    /// The warm-up's end: a second after it (the warm-up load still draining, as at C10K when
+    /// answers take longer than the warm-up) cannot settle it.
+    pub max: Duration,
     pub band: f64,
     seconds: Vec<(f64, f64, f64)>,
     last: Option<(u64, u64, Option<f64>)>,
@@ -53,8 +56,8 @@ pub struct Settle {
 }
 
 impl Settle {
-    pub fn new(min: Duration, band: f64) -> Settle {
-        Settle { min, band, seconds: Vec::new(), last: None, settled_at: None }
+    pub fn new(min: Duration, max: Duration, band: f64) -> Settle {
+        Settle { min, max, band, seconds: Vec::new(), last: None, settled_at: None }
     }
 
     /// One second more: the totals so far of answers, their latency (µs) and the contender's
@@ -73,7 +76,7 @@ impl Settle {
         }
         self.last = Some((ok, latency_us, cpu_s));
         let window = &self.seconds[self.seconds.len().saturating_sub(SETTLE_WINDOW_S)..];
-        if self.settled_at.is_none() && elapsed >= self.min && steady(window, self.band) {
+        if self.settled_at.is_none() && elapsed >= self.min && elapsed <= self.max && steady(window, self.band) {
             self.settled_at = Some(elapsed);
         }
         self.settled_at.is_some()
@@ -99,7 +102,7 @@ mod tests {
 
     #[test]
     fn settling_waits_for_the_minimum_and_reads_seconds_from_totals() {
-        let mut s = Settle::new(Duration::from_secs(8), 0.10);
+        let mut s = Settle::new(Duration::from_secs(8), Duration::from_secs(60), 0.10);
         let (mut ok, mut lat, mut cpu) = (0u64, 0u64, 0.0);
         let mut at = None;
         for t in 0..20u64 {
@@ -112,5 +115,20 @@ mod tests {
             cpu += 1.0;
         }
         assert_eq!(at, Some(8), "steady from the start, but not before the minimum");
+    }
+
+    #[test]
+    fn seconds_after_the_warm_up_ended_do_not_settle_it() {
+        // A 10 s warm-up whose answers only begin to flow steadily at 12 s (its load draining).
+        let mut s = Settle::new(Duration::from_secs(5), Duration::from_secs(10), 0.10);
+        let (mut ok, mut lat) = (0u64, 0u64);
+        for t in 0..30u64 {
+            s.second(Duration::from_secs(t), ok, lat, None);
+            if t >= 12 {
+                ok += 1000;
+                lat += 1000 * 5000;
+            }
+        }
+        assert_eq!(s.settled_at, None, "steady only after its end: not settled within the warm-up");
     }
 }
