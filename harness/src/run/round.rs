@@ -103,19 +103,11 @@ impl RunCtx<'_> {
             if interrupt::stopped() {
                 break;
             }
-            if s.restart && si > 0 {
-                match self.restart(m, tunables, java, run, &s.name, &mut proc) {
-                    Ok(p) => proc = p,
-                    Err(why) => {
-                        for rest in &self.plan.scenarios[si..] {
-                            self.res.runs.push(failed_run(&m.name, rest, run, &why));
-                        }
-                        break;
-                    }
-                }
-            }
-            if let Some(status) = proc.exited() {
-                let why = format!("not run: the contender had exited ({})", describe_exit(status));
+            // A failed restart, or a contender that has exited, ends the round: the scenarios
+            // left are recorded as not run, with the reason.
+            let restarted = if s.restart && si > 0 { self.restart(m, tunables, java, run, &s.name, &mut proc).map(|p| proc = p) } else { Ok(()) };
+            let not_run = restarted.err().or_else(|| proc.exited().map(|status| format!("not run: the contender had exited ({})", describe_exit(status))));
+            if let Some(why) = not_run {
                 for rest in &self.plan.scenarios[si..] {
                     self.res.runs.push(failed_run(&m.name, rest, run, &why));
                 }
