@@ -27,8 +27,13 @@ async def lifespan(app):
     db = c.db_settings()
     # Connections open on first use (min_size=0): the server starts without a database.
     app.state.db = await asyncpg.create_pool(
-        host=db["host"], port=db["port"], database=db["dbname"], user=db["user"], password=db["password"],
-        min_size=0, max_size=db["pool"],
+        host=db["host"],
+        port=db["port"],
+        database=db["dbname"],
+        user=db["user"],
+        password=db["password"],
+        min_size=0,
+        max_size=db["pool"],
     )
     # httpx's default pool holds 100 connections; under load a service calling one downstream
     # raises it, as httpx's documentation on resource limits describes.
@@ -40,11 +45,26 @@ async def lifespan(app):
 
 
 # redirect_slashes off: "/plaintext/" is bad input (4xx), never a redirect.
-api = FastAPI(lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None, redirect_slashes=False)
+api = FastAPI(
+    lifespan=lifespan,
+    docs_url=None,
+    redoc_url=None,
+    openapi_url=None,
+    redirect_slashes=False,
+)
 
 
 async def _reject(send, body):
-    await send({"type": "http.response.start", "status": 400, "headers": [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 400,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -55,9 +75,13 @@ async def contract_rules(scope, receive, send):
     through this wrapper)."""
     if scope["type"] == "http":
         if not c.clean_path(scope["path"]):
-            return await _reject(send, b"path must be clean: no '.', '..' or empty segments")
+            return await _reject(
+                send, b"path must be clean: no '.', '..' or empty segments"
+            )
         try:
-            scope.setdefault("state", {})["q"] = c.query(scope["query_string"].decode("latin-1"))
+            scope.setdefault("state", {})["q"] = c.query(
+                scope["query_string"].decode("latin-1")
+            )
         except c.BadRequest as e:
             return await _reject(send, str(e).encode())
     return await api(scope, receive, send)
@@ -104,9 +128,14 @@ async def hash_file(request: Request):
 async def enrich(request: Request):
     key = c.enrich_key(request.state.q)
     try:
-        resp = await request.app.state.http.get(f"{c.DOWNSTREAM_URL}/value", params={"key": key})
+        resp = await request.app.state.http.get(
+            f"{c.DOWNSTREAM_URL}/value", params={"key": key}
+        )
     except httpx.TimeoutException:
-        return text(504, f"downstream did not answer within {int(c.DOWNSTREAM_TIMEOUT_S * 1000)} ms")
+        return text(
+            504,
+            f"downstream did not answer within {int(c.DOWNSTREAM_TIMEOUT_S * 1000)} ms",
+        )
     except httpx.HTTPError as e:
         return text(502, f"downstream failed: {e!r}")
     if not 200 <= resp.status_code < 300:
@@ -169,6 +198,8 @@ async def delete(request: Request, raw_id: str):
     return Response(status_code=204)
 
 
-@api.api_route("/{rest:path}", methods=["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"])
+@api.api_route(
+    "/{rest:path}", methods=["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"]
+)
 async def not_found(rest: str):
     return text(404, "not found")

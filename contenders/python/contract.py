@@ -13,7 +13,9 @@ MAX_BODY_BYTES = 64 * 1024
 CORPUS_DIR = os.environ.get("IOBOUND_CORPUS_DIR", ".")
 CORPUS_FILES = int(os.environ.get("IOBOUND_CORPUS_FILES", "0") or 0)
 DOWNSTREAM_URL = os.environ.get("IOBOUND_DOWNSTREAM_URL") or "http://127.0.0.1:8081"
-DOWNSTREAM_TIMEOUT_S = int(os.environ.get("IOBOUND_DOWNSTREAM_TIMEOUT_MS") or 2000) / 1000.0
+DOWNSTREAM_TIMEOUT_S = (
+    int(os.environ.get("IOBOUND_DOWNSTREAM_TIMEOUT_MS") or 2000) / 1000.0
+)
 
 SQL_LIST = "SELECT id, text FROM messages ORDER BY id DESC LIMIT $1"
 SQL_GET = "SELECT id, text FROM messages WHERE id = $1"
@@ -112,7 +114,9 @@ def message_id(raw):
 def message_text(body):
     """The text of a create/update body: a JSON object whose "text" is a string of 1..1000
     characters (code points) without U+0000, which PostgreSQL text cannot hold."""
-    bad = BadRequest(f'body must be a JSON object whose "text" is a string of 1..{MAX_TEXT} characters')
+    bad = BadRequest(
+        f'body must be a JSON object whose "text" is a string of 1..{MAX_TEXT} characters'
+    )
     try:
         parsed = json.loads(body)
     except (ValueError, RecursionError):

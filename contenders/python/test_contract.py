@@ -10,21 +10,45 @@ import contract as c  # noqa: E402
 class ContractTest(unittest.TestCase):
     def test_delays_are_decimal_and_bounded(self):
         self.assertEqual(c.delay_ms({"ms": "300"}), 300)
-        for bad in [{}, {"ms": ""}, {"ms": "-1"}, {"ms": "1.5"}, {"ms": "abc"}, {"ms": "60001"}, {"ms": "9" * 23}, {"ms": "+1"}, {"ms": "١"}]:
+        for bad in [
+            {},
+            {"ms": ""},
+            {"ms": "-1"},
+            {"ms": "1.5"},
+            {"ms": "abc"},
+            {"ms": "60001"},
+            {"ms": "9" * 23},
+            {"ms": "+1"},
+            {"ms": "١"},
+        ]:
             with self.assertRaises(c.BadRequest, msg=bad):
                 c.delay_ms(bad)
 
     def test_hash_ids_name_corpus_files_only(self):
         self.assertEqual(c.hash_request({"id": "63"}), (63, 0))
         self.assertEqual(c.hash_request({"id": "1", "delayMs": "300"}), (1, 300))
-        for bad in [{"id": "64"}, {"id": "-1"}, {"id": "../../etc/passwd"}, {"id": "1.bin"}, {}, {"id": "1", "delayMs": "soon"}]:
+        for bad in [
+            {"id": "64"},
+            {"id": "-1"},
+            {"id": "../../etc/passwd"},
+            {"id": "1.bin"},
+            {},
+            {"id": "1", "delayMs": "soon"},
+        ]:
             with self.assertRaises(c.BadRequest, msg=bad):
                 c.hash_request(bad)
         self.assertTrue(c.corpus_path(7).endswith("/7.bin"))
 
     def test_keys_limits_ids(self):
         self.assertEqual(c.enrich_key({"key": "fast-abc_1"}), "fast-abc_1")
-        for bad in [{}, {"key": ""}, {"key": "a b"}, {"key": "été"}, {"key": "k" * 65}, {"key": "a\n"}]:
+        for bad in [
+            {},
+            {"key": ""},
+            {"key": "a b"},
+            {"key": "été"},
+            {"key": "k" * 65},
+            {"key": "a\n"},
+        ]:
             with self.assertRaises(c.BadRequest, msg=bad):
                 c.enrich_key(bad)
         self.assertEqual(c.message_limit({}), 20)
@@ -35,8 +59,18 @@ class ContractTest(unittest.TestCase):
 
     def test_texts(self):
         self.assertEqual(c.message_text(b'{"text":"hi","other":1}'), "hi")
-        self.assertEqual(len(c.message_text(('{"text":"%s"}' % ("é" * 1000)).encode())), 1000)
-        for bad in [b'{"text":""}', b'{"text":5}', b'["text"]', b"nope", b'{"text":"a\\u0000b"}', b'{"text":"\\ud800"}', b"[" * 10000]:
+        self.assertEqual(
+            len(c.message_text(('{"text":"%s"}' % ("é" * 1000)).encode())), 1000
+        )
+        for bad in [
+            b'{"text":""}',
+            b'{"text":5}',
+            b'["text"]',
+            b"nope",
+            b'{"text":"a\\u0000b"}',
+            b'{"text":"\\ud800"}',
+            b"[" * 10000,
+        ]:
             with self.assertRaises(c.BadRequest, msg=bad[:40]):
                 c.message_text(bad)
 

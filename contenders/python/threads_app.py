@@ -32,8 +32,16 @@ def pool():
     with _pool_lock:
         if _pool is None:
             db = c.db_settings(share=int(os.environ.get("IOBOUND_WORKERS") or 1))
-            conninfo = psycopg.conninfo.make_conninfo(host=db["host"], port=db["port"], dbname=db["dbname"], user=db["user"], password=db["password"])
-            _pool = psycopg_pool.ConnectionPool(conninfo, min_size=0, max_size=db["pool"], open=True)
+            conninfo = psycopg.conninfo.make_conninfo(
+                host=db["host"],
+                port=db["port"],
+                dbname=db["dbname"],
+                user=db["user"],
+                password=db["password"],
+            )
+            _pool = psycopg_pool.ConnectionPool(
+                conninfo, min_size=0, max_size=db["pool"], open=True
+            )
         return _pool
 
 
@@ -95,9 +103,16 @@ def hash_file():
 def enrich():
     key = c.enrich_key(g.q)
     try:
-        resp = session().get(f"{c.DOWNSTREAM_URL}/value", params={"key": key}, timeout=c.DOWNSTREAM_TIMEOUT_S)
+        resp = session().get(
+            f"{c.DOWNSTREAM_URL}/value",
+            params={"key": key},
+            timeout=c.DOWNSTREAM_TIMEOUT_S,
+        )
     except requests.Timeout:
-        return text(504, f"downstream did not answer within {int(c.DOWNSTREAM_TIMEOUT_S * 1000)} ms")
+        return text(
+            504,
+            f"downstream did not answer within {int(c.DOWNSTREAM_TIMEOUT_S * 1000)} ms",
+        )
     except requests.RequestException as e:
         return text(502, f"downstream failed: {e!r}")
     if not 200 <= resp.status_code < 300:

@@ -18,13 +18,13 @@
 //! cli          the command line: arguments -> plan -> run -> report (uses every stage)
 //! ```
 
-pub mod util;
-pub mod plan;
-pub mod services;
+pub mod cli;
 pub mod conformance;
 pub mod driver;
-pub mod sampler;
-pub mod run;
-pub mod stats;
+pub mod plan;
 pub mod report;
-pub mod cli;
+pub mod run;
+pub mod sampler;
+pub mod services;
+pub mod stats;
+pub mod util;

@@ -32,13 +32,15 @@ pub struct Sample {
     pub sampler_cpu_s: f64,
 }
 
-
-
 /// (steal, total) jiffies of the whole machine from /proc/stat.
 pub fn cpu_steal() -> Option<(u64, u64)> {
     let text = fs::read_to_string("/proc/stat").ok()?;
     let line = text.lines().find(|l| l.starts_with("cpu "))?;
-    let v: Vec<u64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
     // user nice system idle iowait irq softirq steal (guest time is already in user).
     Some((*v.get(7)?, v.iter().take(8).sum()))
 }
@@ -46,7 +48,9 @@ pub fn cpu_steal() -> Option<(u64, u64)> {
 /// Steal between two readings, as a percentage of all CPU time.
 pub fn steal_pct(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> f64 {
     match (before, after) {
-        (Some((s0, t0)), Some((s1, t1))) if t1 > t0 => s1.saturating_sub(s0) as f64 * 100.0 / (t1 - t0) as f64,
+        (Some((s0, t0)), Some((s1, t1))) if t1 > t0 => {
+            s1.saturating_sub(s0) as f64 * 100.0 / (t1 - t0) as f64
+        }
         _ => 0.0,
     }
 }
@@ -54,22 +58,36 @@ pub fn steal_pct(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> f64 {
 fn clock_ticks() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 { t as f64 } else { 100.0 }
+    if t > 0 {
+        t as f64
+    } else {
+        100.0
+    }
 }
 
 fn page_size() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 { p as u64 } else { 4096 }
+    if p > 0 {
+        p as u64
+    } else {
+        4096
+    }
 }
 
 /// Context switches of every live thread of `pid`, by thread id, into `seen`: a thread that
 /// exits keeps the counts it was last seen with, so its switches are not lost from the sum.
 fn ctx_switches(pid: i32, seen: &mut std::collections::HashMap<u64, (u64, u64)>) {
-    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else { return };
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return;
+    };
     for t in tasks.flatten() {
-        let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<u64>().ok()) else { continue };
-        let Ok(status) = fs::read_to_string(t.path().join("status")) else { continue };
+        let Some(tid) = t.file_name().to_str().and_then(|n| n.parse::<u64>().ok()) else {
+            continue;
+        };
+        let Ok(status) = fs::read_to_string(t.path().join("status")) else {
+            continue;
+        };
         let (mut vol, mut invol) = (0, 0);
         for line in status.lines() {
             if let Some(v) = line.strip_prefix("voluntary_ctxt_switches:") {
@@ -86,7 +104,14 @@ fn ctx_switches(pid: i32, seen: &mut std::collections::HashMap<u64, (u64, u64)>)
 /// them, so that the pages a cluster's workers share count once.
 fn pss_mb(pid: i32) -> Option<f64> {
     let text = fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
-    let kb: f64 = text.lines().find_map(|l| l.strip_prefix("Pss:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    let kb: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Pss:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
     Some(kb / 1024.0)
 }
 
@@ -94,9 +119,16 @@ fn pss_mb(pid: i32) -> Option<f64> {
 fn fds(pid: i32, inodes: &mut std::collections::HashSet<u64>) -> u64 {
     // One open of /proc/<pid>/fd, then each entry's type read relative to it (fstatat): no
     // path built or resolved from the root per fd. Still ~4 µs per fd, hence the census budget.
-    let Ok(path) = std::ffi::CString::new(format!("/proc/{pid}/fd")) else { return 0 };
+    let Ok(path) = std::ffi::CString::new(format!("/proc/{pid}/fd")) else {
+        return 0;
+    };
     // SAFETY: a valid C string; the fd is owned by the DIR below (or closed here).
-    let dfd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    let dfd = unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
     if dfd < 0 {
         return 0;
     }
@@ -122,7 +154,9 @@ fn fds(pid: i32, inodes: &mut std::collections::HashSet<u64>) -> u64 {
         all += 1;
         // SAFETY: st is a valid out-pointer; the name is relative to the open directory.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        if unsafe { libc::fstatat(libc::dirfd(dir), name.as_ptr(), &mut st, 0) } == 0 && st.st_mode & libc::S_IFMT == libc::S_IFSOCK {
+        if unsafe { libc::fstatat(libc::dirfd(dir), name.as_ptr(), &mut st, 0) } == 0
+            && st.st_mode & libc::S_IFMT == libc::S_IFSOCK
+        {
             inodes.insert(st.st_ino);
         }
     }
@@ -133,7 +167,11 @@ fn fds(pid: i32, inodes: &mut std::collections::HashSet<u64>) -> u64 {
 
 /// TCP connections (from /proc/net/tcp and tcp6 text) owned by one of `inodes` whose remote
 /// port is `port`.
-pub fn connections_to(tables: &[String], inodes: &std::collections::HashSet<u64>, port: u16) -> u64 {
+pub fn connections_to(
+    tables: &[String],
+    inodes: &std::collections::HashSet<u64>,
+    port: u16,
+) -> u64 {
     let want = format!(":{port:04X}");
     tables
         .iter()
@@ -141,7 +179,9 @@ pub fn connections_to(tables: &[String], inodes: &std::collections::HashSet<u64>
         .filter(|line| {
             let f: Vec<&str> = line.split_whitespace().collect();
             // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-            f.len() > 9 && f[2].ends_with(&want) && f[9].parse::<u64>().is_ok_and(|i| inodes.contains(&i))
+            f.len() > 9
+                && f[2].ends_with(&want)
+                && f[9].parse::<u64>().is_ok_and(|i| inodes.contains(&i))
         })
         .count() as u64
 }
@@ -190,12 +230,25 @@ fn fd_count(pid: i32) -> Option<u64> {
 
 impl Sampler {
     pub fn new(pgid: i32, start: Instant, downstream_port: Option<u16>) -> Sampler {
-        Sampler { pgid, tree: false, start, ticks: clock_ticks(), page: page_size(), downstream_port, switches: Default::default(), own_cpu: Default::default(), census: Default::default() }
+        Sampler {
+            pgid,
+            tree: false,
+            start,
+            ticks: clock_ticks(),
+            page: page_size(),
+            downstream_port,
+            switches: Default::default(),
+            own_cpu: Default::default(),
+            census: Default::default(),
+        }
     }
 
     /// A sampler of process `pid` and every process it forked (nginx's master and workers).
     pub fn of_tree(pid: i32, start: Instant) -> Sampler {
-        Sampler { tree: true, ..Sampler::new(pid, start, None) }
+        Sampler {
+            tree: true,
+            ..Sampler::new(pid, start, None)
+        }
     }
 
     pub fn sample(&self) -> Sample {
@@ -210,21 +263,38 @@ impl Sampler {
     /// Whether the census is due at `t`: a second after the last at the soonest, and late
     /// enough that censuses stay within CENSUS_BUDGET of a CPU.
     fn census_due(&self, t: f64) -> bool {
-        self.census.borrow().as_ref().is_none_or(|c| t - c.at >= (c.cost_s / CENSUS_BUDGET).max(FULL_EVERY_S) - 0.01)
+        self.census
+            .borrow()
+            .as_ref()
+            .is_none_or(|c| t - c.at >= (c.cost_s / CENSUS_BUDGET).max(FULL_EVERY_S) - 0.01)
     }
 
     fn sample_at(&self, t: f64, full: bool) -> Sample {
         let cpu0 = crate::util::thread_cpu_time();
         let mut s = if full || self.census_due(t) {
             let pids = self.pids();
-            let s = self.read_all(Sample { t, ..Sample::default() }, &pids);
-            let cost_s = crate::util::thread_cpu_time().saturating_sub(cpu0).as_secs_f64();
-            *self.census.borrow_mut() = Some(Census { at: t, cost_s, pids, sample: s.clone() });
+            let s = self.read_all(
+                Sample {
+                    t,
+                    ..Sample::default()
+                },
+                &pids,
+            );
+            let cost_s = crate::util::thread_cpu_time()
+                .saturating_sub(cpu0)
+                .as_secs_f64();
+            *self.census.borrow_mut() = Some(Census {
+                at: t,
+                cost_s,
+                pids,
+                sample: s.clone(),
+            });
             s
         } else {
             self.read_between(t)
         };
-        self.own_cpu.set(self.own_cpu.get() + crate::util::thread_cpu_time().saturating_sub(cpu0));
+        self.own_cpu
+            .set(self.own_cpu.get() + crate::util::thread_cpu_time().saturating_sub(cpu0));
         s.sampler_cpu_s = self.own_cpu.get().as_secs_f64();
         s
     }
@@ -234,8 +304,13 @@ impl Sampler {
     /// switches, PSS and downstream connections are the census's.
     fn read_between(&self, t: f64) -> Sample {
         let census = self.census.borrow();
-        let c = census.as_ref().expect("a census precedes every other sample");
-        let mut s = Sample { t, ..Sample::default() };
+        let c = census
+            .as_ref()
+            .expect("a census precedes every other sample");
+        let mut s = Sample {
+            t,
+            ..Sample::default()
+        };
         self.read_stat(&mut s, &c.pids);
         let fds: Option<u64> = c.pids.iter().map(|&p| fd_count(p)).sum();
         let last = &c.sample;
@@ -244,11 +319,20 @@ impl Sampler {
         if s.processes > 1 {
             s.rss_mb = last.rss_mb;
         }
-        Sample { ctx_voluntary: last.ctx_voluntary, ctx_involuntary: last.ctx_involuntary, downstream_conns: last.downstream_conns, ..s }
+        Sample {
+            ctx_voluntary: last.ctx_voluntary,
+            ctx_involuntary: last.ctx_involuntary,
+            downstream_conns: last.downstream_conns,
+            ..s
+        }
     }
 
     fn pids(&self) -> Vec<i32> {
-        if self.tree { tree_pids(self.pgid) } else { group_pids(self.pgid) }
+        if self.tree {
+            tree_pids(self.pgid)
+        } else {
+            group_pids(self.pgid)
+        }
     }
 
     /// CPU, threads and RSS of `pids` from /proc/<pid>/stat (one small read each).
@@ -282,7 +366,10 @@ impl Sampler {
         }
         s.sockets = inodes.len() as u64;
         if let (Some(port), Some(pid)) = (self.downstream_port, pids.first()) {
-            let tables: Vec<String> = ["tcp", "tcp6"].iter().filter_map(|t| fs::read_to_string(format!("/proc/{pid}/net/{t}")).ok()).collect();
+            let tables: Vec<String> = ["tcp", "tcp6"]
+                .iter()
+                .filter_map(|t| fs::read_to_string(format!("/proc/{pid}/net/{t}")).ok())
+                .collect();
             s.downstream_conns = connections_to(&tables, &inodes, port);
         }
         s
@@ -316,7 +403,9 @@ pub struct Resources {
 /// Fills each level's resource peaks from the samples taken during it.
 pub fn level_peaks(levels: &mut [Level], samples: &[Sample]) {
     for l in levels {
-        let during = samples.iter().filter(|s| s.t >= f64::from(l.from_s) && s.t < f64::from(l.to_s));
+        let during = samples
+            .iter()
+            .filter(|s| s.t >= f64::from(l.from_s) && s.t < f64::from(l.to_s));
         for s in during {
             l.peak_threads = l.peak_threads.max(s.threads);
             l.peak_rss_mb = l.peak_rss_mb.max(s.rss_mb);
@@ -327,8 +416,12 @@ pub fn level_peaks(levels: &mut [Level], samples: &[Sample]) {
 impl Resources {
     pub fn from_samples(samples: Vec<Sample>, requests: u64) -> Resources {
         let peak = |f: fn(&Sample) -> f64| samples.iter().map(f).fold(0.0, f64::max);
-        let (first, last) = (samples.first().cloned().unwrap_or_default(), samples.last().cloned().unwrap_or_default());
-        let cpu_s = (last.cpu_user_s + last.cpu_sys_s - first.cpu_user_s - first.cpu_sys_s).max(0.0);
+        let (first, last) = (
+            samples.first().cloned().unwrap_or_default(),
+            samples.last().cloned().unwrap_or_default(),
+        );
+        let cpu_s =
+            (last.cpu_user_s + last.cpu_sys_s - first.cpu_user_s - first.cpu_sys_s).max(0.0);
         Resources {
             peak_threads: peak(|s| s.threads as f64) as u64,
             peak_rss_mb: peak(|s| s.rss_mb),
@@ -336,10 +429,18 @@ impl Resources {
             peak_sockets: peak(|s| s.sockets as f64) as u64,
             peak_downstream_conns: peak(|s| s.downstream_conns as f64) as u64,
             cpu_s,
-            cpu_ms_per_1k_requests: if requests > 0 { cpu_s * 1e6 / requests as f64 } else { 0.0 },
+            cpu_ms_per_1k_requests: if requests > 0 {
+                cpu_s * 1e6 / requests as f64
+            } else {
+                0.0
+            },
             ctx_voluntary: last.ctx_voluntary.saturating_sub(first.ctx_voluntary),
             ctx_involuntary: last.ctx_involuntary.saturating_sub(first.ctx_involuntary),
-            sampler_cpu_pct: if last.t > first.t { (last.sampler_cpu_s - first.sampler_cpu_s) * 100.0 / (last.t - first.t) } else { 0.0 },
+            sampler_cpu_pct: if last.t > first.t {
+                (last.sampler_cpu_s - first.sampler_cpu_s) * 100.0 / (last.t - first.t)
+            } else {
+                0.0
+            },
             samples,
         }
     }
@@ -373,7 +474,9 @@ mod tests {
         let _own = OWN_FDS.lock().unwrap_or_else(|e| e.into_inner());
         let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = server.local_addr().unwrap().port();
-        let clients: Vec<_> = (0..3).map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap()).collect();
+        let clients: Vec<_> = (0..3)
+            .map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap())
+            .collect();
         let accepted: Vec<_> = (0..3).map(|_| server.accept().unwrap()).collect();
         // SAFETY: getpgrp has no preconditions.
         let own = unsafe { libc::getpgrp() };
@@ -392,8 +495,22 @@ mod tests {
 
     #[test]
     fn resources_take_peaks_and_deltas() {
-        let s = |t: f64, threads: u64, rss: f64, cpu: f64| Sample { t, threads, rss_mb: rss, cpu_user_s: cpu, cpu_sys_s: cpu / 2.0, ..Sample::default() };
-        let r = Resources::from_samples(vec![s(0.0, 20, 100.0, 1.0), s(0.25, 220, 180.0, 2.0), s(0.5, 210, 170.0, 3.0)], 1000);
+        let s = |t: f64, threads: u64, rss: f64, cpu: f64| Sample {
+            t,
+            threads,
+            rss_mb: rss,
+            cpu_user_s: cpu,
+            cpu_sys_s: cpu / 2.0,
+            ..Sample::default()
+        };
+        let r = Resources::from_samples(
+            vec![
+                s(0.0, 20, 100.0, 1.0),
+                s(0.25, 220, 180.0, 2.0),
+                s(0.5, 210, 170.0, 3.0),
+            ],
+            1000,
+        );
         assert_eq!(r.peak_threads, 220);
         assert_eq!(r.peak_rss_mb, 180.0);
         assert!((r.cpu_s - 3.0).abs() < 1e-9);
@@ -402,9 +519,23 @@ mod tests {
 
     #[test]
     fn level_peaks_take_the_samples_inside_each_level() {
-        let mut levels = vec![Level { target: 10.0, seconds: 2, from_s: 0, to_s: 2, ..Level::default() }];
-        let sample = |t: f64, threads: u64| Sample { t, threads, rss_mb: threads as f64, ..Sample::default() };
-        level_peaks(&mut levels, &[sample(0.5, 20), sample(1.9, 30), sample(2.1, 99)]);
+        let mut levels = vec![Level {
+            target: 10.0,
+            seconds: 2,
+            from_s: 0,
+            to_s: 2,
+            ..Level::default()
+        }];
+        let sample = |t: f64, threads: u64| Sample {
+            t,
+            threads,
+            rss_mb: threads as f64,
+            ..Sample::default()
+        };
+        level_peaks(
+            &mut levels,
+            &[sample(0.5, 20), sample(1.9, 30), sample(2.1, 99)],
+        );
         assert_eq!((levels[0].peak_threads, levels[0].peak_rss_mb), (30, 30.0));
     }
 
@@ -423,7 +554,12 @@ mod tests {
         let during = sampler.sample_full();
         worker.join().unwrap();
         let after = sampler.sample_full();
-        assert!(after.ctx_voluntary >= during.ctx_voluntary, "switches of an exited thread are kept: {} then {}", during.ctx_voluntary, after.ctx_voluntary);
+        assert!(
+            after.ctx_voluntary >= during.ctx_voluntary,
+            "switches of an exited thread are kept: {} then {}",
+            during.ctx_voluntary,
+            after.ctx_voluntary
+        );
         assert!(after.sampler_cpu_s >= during.sampler_cpu_s && after.sampler_cpu_s > 0.0);
         assert!(pss_mb(std::process::id() as i32).is_some_and(|mb| mb > 0.1));
     }
@@ -436,15 +572,36 @@ mod tests {
         let sampler = Sampler::new(own, Instant::now(), None);
         let first = sampler.sample_at(0.0, false);
         // 50 new sockets: more than other tests of this process open or close meanwhile.
-        let listeners: Vec<_> = (0..50).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+        let listeners: Vec<_> = (0..50)
+            .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+            .collect();
         let soon = sampler.sample_at(0.25, false);
-        assert!(soon.sockets >= first.sockets + 40 && soon.fds >= first.fds + 40, "new fds count as sockets: {} then {}", first.sockets, soon.sockets);
-        assert_eq!((soon.ctx_voluntary, soon.ctx_involuntary), (first.ctx_voluntary, first.ctx_involuntary), "carried until the next census");
-        assert!(soon.cpu_user_s + soon.cpu_sys_s >= first.cpu_user_s + first.cpu_sys_s && soon.threads >= 1, "stat is read every time");
+        assert!(
+            soon.sockets >= first.sockets + 40 && soon.fds >= first.fds + 40,
+            "new fds count as sockets: {} then {}",
+            first.sockets,
+            soon.sockets
+        );
+        assert_eq!(
+            (soon.ctx_voluntary, soon.ctx_involuntary),
+            (first.ctx_voluntary, first.ctx_involuntary),
+            "carried until the next census"
+        );
+        assert!(
+            soon.cpu_user_s + soon.cpu_sys_s >= first.cpu_user_s + first.cpu_sys_s
+                && soon.threads >= 1,
+            "stat is read every time"
+        );
         drop(listeners);
         let census = sampler.sample_at(1.0, false);
-        assert!(census.sockets < first.sockets + 40, "a second later the census counts again");
-        assert!(census.ctx_voluntary + census.ctx_involuntary >= first.ctx_voluntary + first.ctx_involuntary);
+        assert!(
+            census.sockets < first.sockets + 40,
+            "a second later the census counts again"
+        );
+        assert!(
+            census.ctx_voluntary + census.ctx_involuntary
+                >= first.ctx_voluntary + first.ctx_involuntary
+        );
     }
 
     /// The sampler's cost at C10K: a process holding 10,000 sockets, sampled as a run samples
@@ -458,13 +615,18 @@ mod tests {
         let mut held = Vec::new();
         for _ in 0..5_000 {
             // SAFETY: socketpair writes two fds into the array.
-            if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr()) } != 0 {
+            if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM, 0, fds.as_mut_ptr()) }
+                != 0
+            {
                 break;
             }
             held.extend(fds);
         }
         if held.len() < 10_000 {
-            eprintln!("skipped: the open-files limit allows only {} sockets", held.len());
+            eprintln!(
+                "skipped: the open-files limit allows only {} sockets",
+                held.len()
+            );
             return;
         }
         // SAFETY: the child calls only pause() and _exit(), both async-signal-safe.
@@ -496,6 +658,9 @@ mod tests {
         assert!(last.sockets >= 10_000, "{} sockets seen", last.sockets);
         let pct = cost * 100.0 / 20.0;
         eprintln!("sampler at {} sockets: {pct:.2}% of a CPU", last.sockets);
-        assert!(pct < 1.0, "the sampler cost {pct:.2}% of a CPU at 10,000 sockets");
+        assert!(
+            pct < 1.0,
+            "the sampler cost {pct:.2}% of a CPU at 10,000 sockets"
+        );
     }
 }

@@ -8,7 +8,11 @@ use std::process::Command;
 
 /// wrk's p99 in ms from its `--latency` distribution ("99%  12.34ms").
 fn wrk_p99_ms(out: &str) -> f64 {
-    let line = out.lines().map(str::trim).find(|l| l.starts_with("99%")).unwrap_or_else(|| panic!("no 99% line in wrk output:\n{out}"));
+    let line = out
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("99%"))
+        .unwrap_or_else(|| panic!("no 99% line in wrk output:\n{out}"));
     let v = line.split_whitespace().nth(1).expect("value after 99%");
     let (num, factor) = if let Some(n) = v.strip_suffix("us") {
         (n, 0.001)
@@ -28,35 +32,72 @@ fn open_model_sees_a_stall_that_a_closed_loop_hides() {
     // The server stalls once for 1 s, 2 s after its first request, like a long GC pause.
     let stall = ["--stall-at", "2s", "--stall-for", "1s"];
     let (_s1, port) = serve(&stall);
-    let open = json(&run(&["load", "--url", &format!("http://127.0.0.1:{port}/plaintext"), "--rate", "1000", "--duration", "6s"]));
+    let open = json(&run(&[
+        "load",
+        "--url",
+        &format!("http://127.0.0.1:{port}/plaintext"),
+        "--rate",
+        "1000",
+        "--duration",
+        "6s",
+    ]));
     let p99 = open["latency_ms"]["p99"].as_f64().unwrap();
     let max = open["latency_ms"]["max"].as_f64().unwrap();
     let ok = open["ok"].as_u64().unwrap();
 
     // A plain closed loop (8 users, latency from the actual send) on a fresh stalling server.
     let (_s2, port2) = serve(&stall);
-    let closed = json(&run(&["load", "--url", &format!("http://127.0.0.1:{port2}/plaintext"), "--users", "8", "--duration", "6s"]));
+    let closed = json(&run(&[
+        "load",
+        "--url",
+        &format!("http://127.0.0.1:{port2}/plaintext"),
+        "--users",
+        "8",
+        "--duration",
+        "6s",
+    ]));
     let closed_p99 = closed["latency_ms"]["p99"].as_f64().unwrap();
     let closed_max = closed["latency_ms"]["max"].as_f64().unwrap();
 
     // wrk 4.x is a closed loop too, but corrects its histogram afterwards for the requests
     // its connections could not send (wrk.c stats_correct); its p99 is an estimate to compare.
     let (_s3, port3) = serve(&stall);
-    let wrk = Command::new("wrk").args(["-t1", "-c8", "-d6s", "--latency", &format!("http://127.0.0.1:{port3}/plaintext")]).output().expect("wrk is installed");
+    let wrk = Command::new("wrk")
+        .args([
+            "-t1",
+            "-c8",
+            "-d6s",
+            "--latency",
+            &format!("http://127.0.0.1:{port3}/plaintext"),
+        ])
+        .output()
+        .expect("wrk is installed");
     let wrk_out = String::from_utf8_lossy(&wrk.stdout);
     let wrk_p99 = wrk_p99_ms(&wrk_out);
     eprintln!("stall test: open model p99 {p99} ms (max {max}, {ok} ok); uncorrected closed loop p99 {closed_p99} ms (max {closed_max}); wrk (CO-corrected) p99 {wrk_p99} ms");
 
     // ~1,000 of ~6,000 requests were due during the stall and waited 0..1000 ms for it:
     // the top 1% all waited most of the second.
-    assert!(p99 >= 500.0, "open-model p99 {p99} ms should reflect the 1 s stall");
+    assert!(
+        p99 >= 500.0,
+        "open-model p99 {p99} ms should reflect the 1 s stall"
+    );
     assert!(max >= 900.0, "max {max} ms should be close to the stall");
-    assert!((5_900..=6_001).contains(&ok), "{ok} responses for 6,000 scheduled");
+    assert!(
+        (5_900..=6_001).contains(&ok),
+        "{ok} responses for 6,000 scheduled"
+    );
     // The closed loop saw the stall (its max) but only in 8 of its samples: its p99 hides it.
     assert!(closed_max >= 900.0, "closed loop max {closed_max} ms");
-    assert!(closed_p99 < 50.0, "closed loop p99 {closed_p99} ms: expected coordinated omission to hide the stall");
+    assert!(
+        closed_p99 < 50.0,
+        "closed loop p99 {closed_p99} ms: expected coordinated omission to hide the stall"
+    );
     // The open model agrees with wrk's after-the-fact correction of the same stall.
-    assert!((0.7..1.4).contains(&(p99 / wrk_p99)), "open p99 {p99} ms vs wrk corrected p99 {wrk_p99} ms\n{wrk_out}");
+    assert!(
+        (0.7..1.4).contains(&(p99 / wrk_p99)),
+        "open p99 {p99} ms vs wrk corrected p99 {wrk_p99} ms\n{wrk_out}"
+    );
 }
 
 #[test]
@@ -64,10 +105,21 @@ fn open_model_sees_a_stall_that_a_closed_loop_hides() {
 fn closed_model_obeys_littles_law() {
     let (_server, port) = serve(&[]);
     let url = format!("http://127.0.0.1:{port}/delay?ms=50");
-    let v = json(&run(&["load", "--url", &url, "--users", "50", "--duration", "3s"]));
+    let v = json(&run(&[
+        "load",
+        "--url",
+        &url,
+        "--users",
+        "50",
+        "--duration",
+        "3s",
+    ]));
     // 50 users / 0.05 s = 1,000 req/s at most.
     let rps = v["rps"].as_f64().unwrap();
-    assert!((900.0..=1_010.0).contains(&rps), "{rps} req/s, Little's law says 1,000");
+    assert!(
+        (900.0..=1_010.0).contains(&rps),
+        "{rps} req/s, Little's law says 1,000"
+    );
     assert!(v["latency_ms"]["p50"].as_f64().unwrap() >= 50.0);
 }
 
@@ -84,11 +136,27 @@ fn wrk_rps(out: &str) -> f64 {
 fn closed_model_throughput_matches_wrk() {
     let (_server, port) = serve(&[]);
     let url = format!("http://127.0.0.1:{port}/delay?ms=10");
-    let ours = json(&run(&["load", "--url", &url, "--users", "100", "--duration", "4s"]))["rps"].as_f64().unwrap();
-    let wrk = Command::new("wrk").args(["-t1", "-c100", "-d4s", &url]).output().expect("wrk is installed");
+    let ours = json(&run(&[
+        "load",
+        "--url",
+        &url,
+        "--users",
+        "100",
+        "--duration",
+        "4s",
+    ]))["rps"]
+        .as_f64()
+        .unwrap();
+    let wrk = Command::new("wrk")
+        .args(["-t1", "-c100", "-d4s", &url])
+        .output()
+        .expect("wrk is installed");
     let theirs = wrk_rps(&String::from_utf8_lossy(&wrk.stdout));
     eprintln!("closed model, 100 connections, 10 ms server: iobound {ours:.0} req/s, wrk {theirs:.0} req/s");
-    assert!((ours / theirs - 1.0).abs() < 0.10, "iobound {ours:.0} vs wrk {theirs:.0} req/s: more than 10% apart");
+    assert!(
+        (ours / theirs - 1.0).abs() < 0.10,
+        "iobound {ours:.0} vs wrk {theirs:.0} req/s: more than 10% apart"
+    );
 }
 
 #[test]
@@ -97,17 +165,37 @@ fn open_model_rate_is_kept_at_1k_and_10k() {
     let (_server, port) = serve(&[]);
     let url = format!("http://127.0.0.1:{port}/delay?ms=1");
     for rate in [1_000u64, 10_000] {
-        let v = json(&run(&["load", "--url", &url, "--rate", &rate.to_string(), "--duration", "4s"]));
+        let v = json(&run(&[
+            "load",
+            "--url",
+            &url,
+            "--rate",
+            &rate.to_string(),
+            "--duration",
+            "4s",
+        ]));
         let done = v["ok"].as_u64().unwrap() + v["drained"].as_u64().unwrap();
         let scheduled = rate * 4;
-        eprintln!("open model {rate} req/s: {done} of {scheduled} answered, lag {}", v["schedule_lag_ms"]);
-        assert!(done as f64 >= scheduled as f64 * 0.99 && done <= scheduled, "{done} of {scheduled} at {rate} req/s");
+        eprintln!(
+            "open model {rate} req/s: {done} of {scheduled} answered, lag {}",
+            v["schedule_lag_ms"]
+        );
+        assert!(
+            done as f64 >= scheduled as f64 * 0.99 && done <= scheduled,
+            "{done} of {scheduled} at {rate} req/s"
+        );
         assert_eq!(v["errors"].as_u64().unwrap(), 0);
         // The bulk of sends leave on time; the tail is allowed one scheduler hiccup of this shared
         // 2-core machine (a 20-30 ms stall once showed as p99 21 ms at 10k req/s in CI).
         let lag = &v["schedule_lag_ms"];
-        assert!(lag["p95"].as_f64().unwrap() < 10.0, "lag at {rate} req/s: {lag}");
-        assert!(lag["p99"].as_f64().unwrap() < 50.0, "lag at {rate} req/s: {lag}");
+        assert!(
+            lag["p95"].as_f64().unwrap() < 10.0,
+            "lag at {rate} req/s: {lag}"
+        );
+        assert!(
+            lag["p99"].as_f64().unwrap() < 50.0,
+            "lag at {rate} req/s: {lag}"
+        );
     }
 }
 
@@ -119,11 +207,27 @@ fn a_driver_that_cannot_keep_up_says_so() {
     // server's. Pinned, so that its CPU's busy share is watched: unpinned, a driver slowed by
     // other work on the machine used less of its wall time and went unflagged once in CI.
     let cpu = driver_cpu().to_string();
-    let v = json(&run(&["load", "--url", &format!("http://127.0.0.1:{port}/plaintext"), "--rate", "2000000", "--duration", "2s", "--max-connections", "64", "--driver-cpus", &cpu]));
+    let v = json(&run(&[
+        "load",
+        "--url",
+        &format!("http://127.0.0.1:{port}/plaintext"),
+        "--rate",
+        "2000000",
+        "--duration",
+        "2s",
+        "--max-connections",
+        "64",
+        "--driver-cpus",
+        &cpu,
+    ]));
     assert_eq!(v["saturated"], true, "{v}");
     // Its scheduler may keep up while its CPU does not: either way it says it was the limit.
     let warnings = v["warnings"].to_string();
-    assert!(warnings.contains("fell behind its schedule") || warnings.contains("of its CPU: it, not the server, may be the bottleneck"), "{warnings}");
+    assert!(
+        warnings.contains("fell behind its schedule")
+            || warnings.contains("of its CPU: it, not the server, may be the bottleneck"),
+        "{warnings}"
+    );
 }
 
 /// The case: 200 req/s for 5 s (1,000 requests due) against a server that answers
@@ -134,30 +238,65 @@ fn a_driver_that_cannot_keep_up_says_so() {
 #[test]
 fn every_request_due_is_accounted_for_when_the_server_hangs() {
     let (_s, port) = serve(&["--stall-at", "1500ms", "--stall-for", "120s"]);
-    let out = json(&run(&["load", "--url", &format!("http://127.0.0.1:{port}/plaintext"), "--rate", "200", "--duration", "5s", "--max-connections", "100", "--timeout", "2s"]));
+    let out = json(&run(&[
+        "load",
+        "--url",
+        &format!("http://127.0.0.1:{port}/plaintext"),
+        "--rate",
+        "200",
+        "--duration",
+        "5s",
+        "--max-connections",
+        "100",
+        "--timeout",
+        "2s",
+    ]));
     let n = |k: &str| out[k].as_u64().unwrap_or_else(|| panic!("{k} in {out}"));
     let e = &out["error_kinds"];
     let kind = |k: &str| e[k].as_u64().unwrap_or_else(|| panic!("{k} in {e}"));
     assert_eq!(n("due"), 1000, "{out}");
-    assert_eq!(n("ok") + n("drained") + n("errors"), 1000, "ok + errors = due: {out}");
+    assert_eq!(
+        n("ok") + n("drained") + n("errors"),
+        1000,
+        "ok + errors = due: {out}"
+    );
     assert_eq!(n("accounted"), 1000, "{out}");
-    assert!((250..=350).contains(&(n("ok") + n("drained"))), "about 300 answered before the hang: {out}");
-    assert!(kind("timeout") >= 100 && kind("unanswered") >= 100, "timed out and given up: {e}");
-    assert_eq!(kind("timeout") + kind("unanswered") + kind("connect") + kind("io") + kind("status"), n("errors"));
+    assert!(
+        (250..=350).contains(&(n("ok") + n("drained"))),
+        "about 300 answered before the hang: {out}"
+    );
+    assert!(
+        kind("timeout") >= 100 && kind("unanswered") >= 100,
+        "timed out and given up: {e}"
+    );
+    assert_eq!(
+        kind("timeout") + kind("unanswered") + kind("connect") + kind("io") + kind("status"),
+        n("errors")
+    );
     let all_p99 = out["latency_all_ms"]["p99"].as_f64().unwrap();
     let ok_p99 = out["latency_ms"]["p99"].as_f64().unwrap();
-    assert!(all_p99 >= 2000.0, "a hung server is not a fast one: all-requests p99 {all_p99} ms");
+    assert!(
+        all_p99 >= 2000.0,
+        "a hung server is not a fast one: all-requests p99 {all_p99} ms"
+    );
     assert!(ok_p99 < 100.0, "the successful ones were fast: {ok_p99} ms");
 }
 
 /// The CPU the tests pin the driver to (the second one where there are two).
 fn driver_cpu() -> usize {
-    if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 { 1 } else { 0 }
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
+        1
+    } else {
+        0
+    }
 }
 
 /// Spins on `cpu` until `stop` is set: something else saturating the driver's CPU, as a busy
 /// PostgreSQL or Kafka on it would.
-fn hog(cpu: usize, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> std::thread::JoinHandle<()> {
+fn hog(
+    cpu: usize,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         // SAFETY: a zeroed cpu_set_t is valid; CPU_SET writes inside it; pid 0 = this thread.
         unsafe {
@@ -177,18 +316,44 @@ fn hog(cpu: usize, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> std::
 fn a_cpu_hog_on_the_driver_cpu_raises_the_flag() {
     let (_s, port) = serve(&[]);
     let cpu = driver_cpu().to_string();
-    let args = ["load", "--url", &format!("http://127.0.0.1:{port}/plaintext"), "--rate", "100", "--duration", "4s", "--driver-cpus", &cpu];
+    let args = [
+        "load",
+        "--url",
+        &format!("http://127.0.0.1:{port}/plaintext"),
+        "--rate",
+        "100",
+        "--duration",
+        "4s",
+        "--driver-cpus",
+        &cpu,
+    ];
     let calm = json(&run(&args));
-    assert_eq!(calm["saturated"], false, "100 req/s leave the driver's CPU idle: {calm}");
+    assert_eq!(
+        calm["saturated"], false,
+        "100 req/s leave the driver's CPU idle: {calm}"
+    );
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let h = hog(driver_cpu(), stop.clone());
     let busy = json(&run(&args));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     h.join().unwrap();
-    let per_second: Vec<f64> = busy["cpu_busy_pct"].as_array().unwrap().iter().filter_map(|v| v.as_f64()).collect();
-    assert!(per_second.iter().filter(|b| **b >= 90.0).count() >= 2, "the hog shows in the busy share: {per_second:?}");
+    let per_second: Vec<f64> = busy["cpu_busy_pct"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_f64())
+        .collect();
+    assert!(
+        per_second.iter().filter(|b| **b >= 90.0).count() >= 2,
+        "the hog shows in the busy share: {per_second:?}"
+    );
     assert_eq!(busy["saturated"], true, "{busy}");
-    assert!(busy["warnings"].as_array().unwrap().iter().any(|w| w.as_str().is_some_and(|w| w.starts_with("driver CPUs saturated"))), "{busy}");
+    assert!(
+        busy["warnings"].as_array().unwrap().iter().any(|w| w
+            .as_str()
+            .is_some_and(|w| w.starts_with("driver CPUs saturated"))),
+        "{busy}"
+    );
 }
 
 #[test]
@@ -198,12 +363,33 @@ fn a_slow_server_with_few_connections_is_not_blamed_on_the_driver() {
     // connection. That is the server's slowness (counted in latency), not the driver's.
     let (_s, port) = serve(&[]);
     let cpu = driver_cpu().to_string();
-    let out = json(&run(&["load", "--url", &format!("http://127.0.0.1:{port}/delay?ms=50"), "--rate", "100", "--duration", "4s", "--max-connections", "2", "--driver-cpus", &cpu]));
+    let out = json(&run(&[
+        "load",
+        "--url",
+        &format!("http://127.0.0.1:{port}/delay?ms=50"),
+        "--rate",
+        "100",
+        "--duration",
+        "4s",
+        "--max-connections",
+        "2",
+        "--driver-cpus",
+        &cpu,
+    ]));
     let wait = out["connection_wait_ms"]["p99"].as_f64().unwrap();
     let lag = out["schedule_lag_ms"]["p99"].as_f64().unwrap();
     assert!(wait > 500.0, "requests waited for a connection: {out}");
     assert!(lag < 10.0, "the scheduler kept time: {out}");
     assert_eq!(out["saturated"], false, "{out}");
-    let warnings: Vec<&str> = out["warnings"].as_array().unwrap().iter().filter_map(|w| w.as_str()).collect();
-    assert!(warnings.iter().any(|w| w.contains("max-connections busy")) && !warnings.iter().any(|w| w.contains("fell behind")), "{warnings:?}");
+    let warnings: Vec<&str> = out["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w.contains("max-connections busy"))
+            && !warnings.iter().any(|w| w.contains("fell behind")),
+        "{warnings:?}"
+    );
 }

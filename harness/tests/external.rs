@@ -16,17 +16,45 @@ fn a_server_started_with_cmd_is_sampled_and_stopped() {
     let port = free_port();
     let cmd = format!("{} serve --port {port}", exe());
     let url = format!("http://127.0.0.1:{port}/plaintext");
-    let o = run(&["run", "--url", &url, "--cmd", &cmd, "--users", "4", "--duration", "2s", "--out", out.path().to_str().unwrap()]);
+    let o = run(&[
+        "run",
+        "--url",
+        &url,
+        "--cmd",
+        &cmd,
+        "--users",
+        "4",
+        "--duration",
+        "2s",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = load_results(&results_dir(out.path()));
     assert_eq!(r["runs"][0]["status"], "ok", "{}", r["runs"][0]);
-    assert!(peak(&r, "peak_threads") >= 1.0 && peak(&r, "peak_rss_mb") > 1.0, "the server's process was sampled: {}", r["runs"][0]["resources"]);
-    assert!(peak(&r, "peak_sockets") >= 4.0, "its sockets were counted: {}", r["runs"][0]["resources"]);
+    assert!(
+        peak(&r, "peak_threads") >= 1.0 && peak(&r, "peak_rss_mb") > 1.0,
+        "the server's process was sampled: {}",
+        r["runs"][0]["resources"]
+    );
+    assert!(
+        peak(&r, "peak_sockets") >= 4.0,
+        "its sockets were counted: {}",
+        r["runs"][0]["resources"]
+    );
     assert!(peak(&r, "cpu_s") > 0.0);
-    let external = r["contenders"].as_array().unwrap().iter().find(|c| c["name"] == "external").unwrap();
+    let external = r["contenders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "external")
+        .unwrap();
     assert_eq!(external["command"][0], cmd.as_str());
     std::thread::sleep(Duration::from_millis(200));
-    assert!(processes_with(&format!("serve --port {port}")).is_empty(), "the --cmd server was stopped");
+    assert!(
+        processes_with(&format!("serve --port {port}")).is_empty(),
+        "the --cmd server was stopped"
+    );
 }
 
 #[test]
@@ -35,23 +63,75 @@ fn a_running_server_given_by_pid_is_sampled() {
     let out = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{port}/plaintext");
     let pid = server.0.id().to_string();
-    let o = run(&["run", "--url", &url, "--pid", &pid, "--users", "4", "--duration", "2s", "--out", out.path().to_str().unwrap()]);
+    let o = run(&[
+        "run",
+        "--url",
+        &url,
+        "--pid",
+        &pid,
+        "--users",
+        "4",
+        "--duration",
+        "2s",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = load_results(&results_dir(out.path()));
-    assert!(peak(&r, "peak_threads") >= 1.0 && peak(&r, "peak_sockets") >= 4.0, "{}", r["runs"][0]["resources"]);
-    let external = r["contenders"].as_array().unwrap().iter().find(|c| c["name"] == "external").unwrap();
-    assert!(external["framework"].as_str().unwrap().contains(&format!("process {pid}")), "{external}");
-    assert_eq!(processes_with(&format!("serve --port {port}")).len(), 1, "a server iobound did not start is left running");
+    assert!(
+        peak(&r, "peak_threads") >= 1.0 && peak(&r, "peak_sockets") >= 4.0,
+        "{}",
+        r["runs"][0]["resources"]
+    );
+    let external = r["contenders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "external")
+        .unwrap();
+    assert!(
+        external["framework"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("process {pid}")),
+        "{external}"
+    );
+    assert_eq!(
+        processes_with(&format!("serve --port {port}")).len(),
+        1,
+        "a server iobound did not start is left running"
+    );
 }
 
 #[test]
 fn a_pid_that_does_not_exist_is_refused_before_anything_starts() {
     let out = tempfile::tempdir().unwrap();
-    let o = run(&["run", "--url", "http://127.0.0.1:9/plaintext", "--pid", "999999999", "--duration", "1s", "--out", out.path().to_str().unwrap()]);
+    let o = run(&[
+        "run",
+        "--url",
+        "http://127.0.0.1:9/plaintext",
+        "--pid",
+        "999999999",
+        "--duration",
+        "1s",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success());
-    assert!(err.contains("--pid 999999999: no such process") && err.contains("--cmd"), "{err}");
-    assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 0, "no results directory");
+    assert!(
+        err.contains("--pid 999999999: no such process") && err.contains("--cmd"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(out.path()).unwrap().count(),
+        0,
+        "no results directory"
+    );
     let o = run(&["run", "--pid", "1", "--duration", "1s"]);
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--url"), "--pid needs --url: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--url"),
+        "--pid needs --url: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }

@@ -49,32 +49,69 @@ downstream = { latency = "fixed:20ms" }
 "#,
     )
     .unwrap();
-    let o = Command::new(exe()).args(["run", "--plan"]).arg(&plan).arg("--out").arg(out.path()).env("IOBOUND_HOME", home.path()).output().unwrap();
+    let o = Command::new(exe())
+        .args(["run", "--plan"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(out.path())
+        .env("IOBOUND_HOME", home.path())
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = load_results(&results_dir(out.path()));
-    assert!(r["environment"]["database"].as_str().unwrap().contains("PostgreSQL"), "{}", r["environment"]["database"]);
+    assert!(
+        r["environment"]["database"]
+            .as_str()
+            .unwrap()
+            .contains("PostgreSQL"),
+        "{}",
+        r["environment"]["database"]
+    );
     let runs = r["runs"].as_array().unwrap();
     let crud = &runs[0];
     assert_eq!(crud["status"], "ok", "{}", crud["failure"]);
     let w = &crud["writes"];
-    assert!(w["creates_acknowledged"].as_u64().unwrap() > 100 && w["updates_acknowledged"].as_u64().unwrap() > 30, "{w}");
+    assert!(
+        w["creates_acknowledged"].as_u64().unwrap() > 100
+            && w["updates_acknowledged"].as_u64().unwrap() > 30,
+        "{w}"
+    );
     assert_eq!(w["creates_found"], w["creates_acknowledged"], "{w}");
     assert_eq!(w["lost"], 0, "{w}");
     let entries = crud["entries"].as_array().unwrap();
     assert_eq!(entries.len(), 3);
-    let sent: Vec<u64> = entries.iter().map(|e| e["sent"].as_u64().unwrap()).collect();
+    let sent: Vec<u64> = entries
+        .iter()
+        .map(|e| e["sent"].as_u64().unwrap())
+        .collect();
     let total: u64 = sent.iter().sum();
-    assert!((sent[1] as f64 / total as f64 - 0.3).abs() < 0.05, "creates are 30% of the mix: {sent:?}");
+    assert!(
+        (sent[1] as f64 / total as f64 - 0.3).abs() < 0.05,
+        "creates are 30% of the mix: {sent:?}"
+    );
     let spike = &runs[1];
     let events = spike["events"].as_array().unwrap();
     assert_eq!(events.len(), 2);
     assert!(events.iter().all(|e| e["applied"] == true), "{events:?}");
-    assert!((events[0]["at_s"].as_f64().unwrap() - 3.0).abs() < 0.5, "{events:?}");
+    assert!(
+        (events[0]["at_s"].as_f64().unwrap() - 3.0).abs() < 0.5,
+        "{events:?}"
+    );
     let rc = &spike["recovery"];
     assert!(rc["baseline_p99_ms"].as_f64().unwrap() < 100.0, "{rc}");
-    assert!(rc["worst_p99_ms"].as_f64().unwrap() >= 650.0, "the 700 ms spike shows: {rc}");
-    let back = rc["recovered_after_s"].as_f64().unwrap_or_else(|| panic!("recovered within the run: {rc}\n{}", spike["intervals"]));
-    assert!(back <= 2.0, "a server that does nothing but wait is back at once: {rc}");
-    assert!(processes_in(home.path()).is_empty(), "no server or database left behind");
+    assert!(
+        rc["worst_p99_ms"].as_f64().unwrap() >= 650.0,
+        "the 700 ms spike shows: {rc}"
+    );
+    let back = rc["recovered_after_s"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("recovered within the run: {rc}\n{}", spike["intervals"]));
+    assert!(
+        back <= 2.0,
+        "a server that does nothing but wait is back at once: {rc}"
+    );
+    assert!(
+        processes_in(home.path()).is_empty(),
+        "no server or database left behind"
+    );
 }
-

@@ -22,16 +22,26 @@ fn copy_dir(from: &Path, to: &Path) {
 fn report_rebuilds_an_earlier_results_directory_byte_for_byte() {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/layout-2026-11-23");
     let work = tempfile::tempdir().unwrap();
-    std::fs::copy(fixture.join("results.json"), work.path().join("results.json")).unwrap();
+    std::fs::copy(
+        fixture.join("results.json"),
+        work.path().join("results.json"),
+    )
+    .unwrap();
     copy_dir(&fixture.join("histograms"), &work.path().join("histograms"));
     // In-process, through the library: what `iobound report DIR` does.
-    let results = iobound::run::results::Results::load(&work.path().join("results.json")).expect("an earlier results.json still loads");
+    let results = iobound::run::results::Results::load(&work.path().join("results.json"))
+        .expect("an earlier results.json still loads");
     iobound::report::write_outputs(work.path(), &results).expect("outputs written");
     for f in ["summary.txt", "report.md", "intervals.csv"] {
         let expected = std::fs::read_to_string(fixture.join("expected").join(f)).unwrap();
-        let got = std::fs::read_to_string(work.path().join(f)).unwrap_or_else(|e| panic!("{f} not written: {e}"));
+        let got = std::fs::read_to_string(work.path().join(f))
+            .unwrap_or_else(|e| panic!("{f} not written: {e}"));
         if got != expected {
-            let line = expected.lines().zip(got.lines()).position(|(a, b)| a != b).unwrap_or(expected.lines().count().min(got.lines().count()));
+            let line = expected
+                .lines()
+                .zip(got.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(expected.lines().count().min(got.lines().count()));
             panic!(
                 "{f} differs from the one written before, first at line {}:\n  before: {:?}\n  now:    {:?}",
                 line + 1,

@@ -11,7 +11,20 @@ use std::time::{Duration, Instant};
 fn interrupt_keeps_partial_results_and_leaves_no_process() {
     let out = tempfile::tempdir().unwrap();
     let mut child = Command::new(exe())
-        .args(["run", "-c", "spring-webflux", "--path", "/delay?ms=20", "--users", "10", "--duration", "60s", "--warmup", "0s", "--out"])
+        .args([
+            "run",
+            "-c",
+            "spring-webflux",
+            "--path",
+            "/delay?ms=20",
+            "--users",
+            "10",
+            "--duration",
+            "60s",
+            "--warmup",
+            "0s",
+            "--out",
+        ])
         .arg(out.path())
         .env("IOBOUND_HOME", repo_root())
         .stdout(Stdio::null())
@@ -22,8 +35,16 @@ fn interrupt_keeps_partial_results_and_leaves_no_process() {
     // verification just before measurement begins.
     let t0 = Instant::now();
     let dir = loop {
-        assert!(t0.elapsed() < Duration::from_secs(120), "contender never got through verification");
-        if let Some(d) = std::fs::read_dir(out.path()).ok().and_then(|mut r| r.next()).and_then(|e| e.ok()).map(|e| e.path()) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "contender never got through verification"
+        );
+        if let Some(d) = std::fs::read_dir(out.path())
+            .ok()
+            .and_then(|mut r| r.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path())
+        {
             let verified = std::fs::read_to_string(d.join("results.json"))
                 .ok()
                 .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
@@ -46,23 +67,51 @@ fn interrupt_keeps_partial_results_and_leaves_no_process() {
     assert_eq!(processes_with(&port_arg).len(), 1, "the contender runs");
     let status = interrupt_and_wait(&mut child, Duration::from_secs(6), "measurement");
     assert_eq!(status.code(), Some(130));
-    assert!(processes_with(&port_arg).is_empty(), "contender survived the interrupt");
+    assert!(
+        processes_with(&port_arg).is_empty(),
+        "contender survived the interrupt"
+    );
     let r = load_results(&dir);
     assert_eq!(r["complete"], false);
-    assert!(r["incomplete_reason"].as_str().unwrap().contains("interrupted"));
+    assert!(r["incomplete_reason"]
+        .as_str()
+        .unwrap()
+        .contains("interrupted"));
     let run = &r["runs"][0];
     assert_eq!(run["status"], "incomplete");
-    assert!(run["summary"]["ok"].as_u64().unwrap() > 100, "kept what was measured");
+    assert!(
+        run["summary"]["ok"].as_u64().unwrap() > 100,
+        "kept what was measured"
+    );
     assert!(run["summary"]["duration_s"].as_f64().unwrap() < 30.0);
 }
 
 /// Starts `iobound run` on the fake contender, interrupts it `after` the moment `ready` says,
 /// and checks that it stops in time, keeps its results and leaves no process.
-fn interrupt_at(phase: &str, start_argv: &str, warmup: &str, wait_for_ready: bool, after: Duration) {
+fn interrupt_at(
+    phase: &str,
+    start_argv: &str,
+    warmup: &str,
+    wait_for_ready: bool,
+    after: Duration,
+) {
     let home = fake_contender_home(start_argv, phase);
     let out = tempfile::tempdir().unwrap();
     let mut child = Command::new(exe())
-        .args(["run", "-c", "crasher", "--path", "/delay?ms=10", "--users", "4", "--duration", "30s", "--warmup", warmup, "--out"])
+        .args([
+            "run",
+            "-c",
+            "crasher",
+            "--path",
+            "/delay?ms=10",
+            "--users",
+            "4",
+            "--duration",
+            "30s",
+            "--warmup",
+            warmup,
+            "--out",
+        ])
         .arg(out.path())
         .env("IOBOUND_HOME", home.path())
         .stdout(Stdio::null())
@@ -72,12 +121,19 @@ fn interrupt_at(phase: &str, start_argv: &str, warmup: &str, wait_for_ready: boo
     let t0 = Instant::now();
     if wait_for_ready {
         loop {
-            assert!(t0.elapsed() < Duration::from_secs(30), "{phase}: contender never became ready");
+            assert!(
+                t0.elapsed() < Duration::from_secs(30),
+                "{phase}: contender never became ready"
+            );
             let ready = std::fs::read_dir(out.path())
                 .ok()
                 .and_then(|mut r| r.next())
                 .and_then(|e| std::fs::read_to_string(e.ok()?.path().join("results.json")).ok())
-                .is_some_and(|t| t.contains("\"startup_s\": 0") || t.contains("\"startup_s\": 1") || t.contains("\"startup_s\": 2"));
+                .is_some_and(|t| {
+                    t.contains("\"startup_s\": 0")
+                        || t.contains("\"startup_s\": 1")
+                        || t.contains("\"startup_s\": 2")
+                });
             if ready {
                 break;
             }
@@ -89,25 +145,56 @@ fn interrupt_at(phase: &str, start_argv: &str, warmup: &str, wait_for_ready: boo
     assert_eq!(status.code(), Some(130), "{phase}");
     std::thread::sleep(Duration::from_millis(200));
     let survivors = processes_in(home.path());
-    assert!(survivors.is_empty(), "{phase}: processes survived: {survivors:?}");
+    assert!(
+        survivors.is_empty(),
+        "{phase}: processes survived: {survivors:?}"
+    );
     let r = load_results(&results_dir(out.path()));
     assert_eq!(r["complete"], false, "{phase}");
-    assert!(r["incomplete_reason"].as_str().unwrap().contains("interrupted"), "{phase}");
+    assert!(
+        r["incomplete_reason"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted"),
+        "{phase}"
+    );
     // What the interrupt cut short is not a failure of the contender: no run is recorded as
     // failed, and the contender carries no failure.
     for run in r["runs"].as_array().unwrap() {
-        assert_ne!(run["status"], "failed", "{phase}: an interrupted run recorded as failed: {run}");
+        assert_ne!(
+            run["status"], "failed",
+            "{phase}: an interrupted run recorded as failed: {run}"
+        );
     }
-    assert!(r["contenders"][0]["failure"].is_null(), "{phase}: {}", r["contenders"][0]["failure"]);
+    assert!(
+        r["contenders"][0]["failure"].is_null(),
+        "{phase}: {}",
+        r["contenders"][0]["failure"]
+    );
 }
 
 #[test]
 fn interrupt_during_start_up_verification_and_warm_up() {
     let serve = format!(r#""{}", "serve", "--port", "{{port}}""#, exe());
     // Start-up: the server only listens after 3 s.
-    interrupt_at("start-up", &format!(r#""sh", "-c", "sleep 3; exec \"$0\" serve --port \"$1\"", "{}", "{{port}}""#, exe()), "0s", false, Duration::from_millis(800));
+    interrupt_at(
+        "start-up",
+        &format!(
+            r#""sh", "-c", "sleep 3; exec \"$0\" serve --port \"$1\"", "{}", "{{port}}""#,
+            exe()
+        ),
+        "0s",
+        false,
+        Duration::from_millis(800),
+    );
     // Verification runs right after readiness (its cases take over a second).
-    interrupt_at("verification", &serve, "0s", true, Duration::from_millis(100));
+    interrupt_at(
+        "verification",
+        &serve,
+        "0s",
+        true,
+        Duration::from_millis(100),
+    );
     // Warm-up: 20 s of it, interrupted 3 s after readiness.
     interrupt_at("warm-up", &serve, "20s", true, Duration::from_secs(3));
 }
@@ -123,7 +210,13 @@ fn interrupting_a_pipeline_run_leaves_no_broker_behind() {
     // The harness's stderr goes to a file, shown when the run does not get going.
     let log = out.path().join("harness.stderr");
     let mut child = Command::new(exe())
-        .args(["run", "--plan", plan.to_str().unwrap(), "--out", results.to_str().unwrap()])
+        .args([
+            "run",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--out",
+            results.to_str().unwrap(),
+        ])
         .env("IOBOUND_HOME", repo_root())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap())
@@ -135,9 +228,16 @@ fn interrupting_a_pipeline_run_leaves_no_broker_behind() {
     // Wait until the contender passed its check (the measured load starts right after).
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            panic!("the harness exited ({status}) before the pipeline was measured; its stderr:\n{}", stderr());
+            panic!(
+                "the harness exited ({status}) before the pipeline was measured; its stderr:\n{}",
+                stderr()
+            );
         }
-        assert!(t0.elapsed() < Duration::from_secs(90), "the pipeline run never got going in 90 s; the harness's stderr:\n{}", stderr());
+        assert!(
+            t0.elapsed() < Duration::from_secs(90),
+            "the pipeline run never got going in 90 s; the harness's stderr:\n{}",
+            stderr()
+        );
         let verified = std::fs::read_dir(&results)
             .ok()
             .and_then(|mut r| r.next())
@@ -158,10 +258,21 @@ fn interrupting_a_pipeline_run_leaves_no_broker_behind() {
     // This run's processes only (other runs may be going on): the broker's and the database's
     // directories carry the harness's pid, the load tool writes into this results directory,
     // the contender listened on the port in its command line.
-    let port = r["contenders"][0]["command"].as_array().unwrap().iter().filter_map(|a| a.as_str()).find(|a| a.starts_with("--port=")).unwrap().to_string();
-    for needle in [format!(".cache/kafka-{harness}"), format!(".cache/pgdata-{harness}"), dir.display().to_string(), port] {
+    let port = r["contenders"][0]["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a.as_str())
+        .find(|a| a.starts_with("--port="))
+        .unwrap()
+        .to_string();
+    for needle in [
+        format!(".cache/kafka-{harness}"),
+        format!(".cache/pgdata-{harness}"),
+        dir.display().to_string(),
+        port,
+    ] {
         let left = processes_with(&needle);
         assert!(left.is_empty(), "{needle}: processes survived: {left:?}");
     }
 }
-

@@ -11,8 +11,14 @@ use std::process::Command;
 fn bare_path(dir: &Path) -> String {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    for tool in ["bash", "dirname", "find", "sed", "head", "grep", "uname", "mktemp", "rm", "mkdir", "touch", "cat", "basename"] {
-        let found = ["/usr/bin", "/bin"].iter().map(|d| Path::new(d).join(tool)).find(|p| p.exists());
+    for tool in [
+        "bash", "dirname", "find", "sed", "head", "grep", "uname", "mktemp", "rm", "mkdir",
+        "touch", "cat", "basename",
+    ] {
+        let found = ["/usr/bin", "/bin"]
+            .iter()
+            .map(|d| Path::new(d).join(tool))
+            .find(|p| p.exists());
         if let Some(p) = found {
             std::os::unix::fs::symlink(p, bin.join(tool)).unwrap();
         }
@@ -31,8 +37,14 @@ fn a_missing_jdk_is_named_with_where_it_was_looked_for_and_how_to_install_one() 
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("no JDK >= 21 found") && err.contains(&tmp.path().display().to_string()), "{err}");
-    assert!(err.contains("apt-get install openjdk-21-jdk") && err.contains("JAVA_HOME"), "{err}");
+    assert!(
+        err.contains("no JDK >= 21 found") && err.contains(&tmp.path().display().to_string()),
+        "{err}"
+    );
+    assert!(
+        err.contains("apt-get install openjdk-21-jdk") && err.contains("JAVA_HOME"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -42,7 +54,10 @@ fn a_missing_rust_toolchain_is_named_with_how_to_install_it() {
     let root = tmp.path().join("project");
     std::fs::create_dir_all(root.join("harness")).unwrap();
     std::fs::copy(repo_root().join("iobound"), root.join("iobound")).unwrap();
-    let jdk = std::env::var("JAVA_HOME").ok().filter(|j| Path::new(j).join("bin/javac").exists()).unwrap_or_else(|| "/usr/lib/jvm/temurin-25-jdk-amd64".into());
+    let jdk = std::env::var("JAVA_HOME")
+        .ok()
+        .filter(|j| Path::new(j).join("bin/javac").exists())
+        .unwrap_or_else(|| "/usr/lib/jvm/temurin-25-jdk-amd64".into());
     if !Path::new(&jdk).join("bin/javac").exists() {
         eprintln!("skipped: no JDK >= 21 to get past the JDK check");
         return;
@@ -56,7 +71,10 @@ fn a_missing_rust_toolchain_is_named_with_how_to_install_it() {
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("cargo is not installed") && err.contains("rustup"), "{err}");
+    assert!(
+        err.contains("cargo is not installed") && err.contains("rustup"),
+        "{err}"
+    );
     assert!(!root.join("harness/target").exists(), "nothing was built");
 }
 
@@ -75,14 +93,32 @@ fn missing_test_tools_are_named_with_the_command_to_install_them_before_anything
         std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     };
     for tool in ["cargo", "mvn", "go", "npm", "python3"] {
-        stand_in(tool, &format!("echo {tool} ran >> {}/ran; exit 1", tmp.path().display()));
+        stand_in(
+            tool,
+            &format!("echo {tool} ran >> {}/ran; exit 1", tmp.path().display()),
+        );
     }
     stand_in("id", "echo 1000");
     let t0 = std::time::Instant::now();
-    let o = Command::new("/bin/bash").arg(root.join("iobound")).arg("test").env("PATH", &path).output().unwrap();
+    let o = Command::new("/bin/bash")
+        .arg(root.join("iobound"))
+        .arg("test")
+        .env("PATH", &path)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("the tests need wrk chromium") && err.contains("sudo apt-get install wrk chromium"), "{err}");
-    assert!(!tmp.path().join("ran").exists(), "no toolchain ran before the check");
-    assert!(t0.elapsed() < std::time::Duration::from_secs(10), "checked before anything else");
+    assert!(
+        err.contains("the tests need wrk chromium")
+            && err.contains("sudo apt-get install wrk chromium"),
+        "{err}"
+    );
+    assert!(
+        !tmp.path().join("ran").exists(),
+        "no toolchain ran before the check"
+    );
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(10),
+        "checked before anything else"
+    );
 }

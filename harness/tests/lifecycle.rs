@@ -36,23 +36,42 @@ duration = "1s"
     )
     .unwrap();
     let o = Command::new(exe())
-        .args(["run", "--plan", plan.to_str().unwrap(), "--out", out.path().to_str().unwrap()])
+        .args([
+            "run",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--out",
+            out.path().to_str().unwrap(),
+        ])
         .env("IOBOUND_HOME", home.path())
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(3), "exit 3 = some contender failed\n{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "exit 3 = some contender failed\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let r = load_results(&results_dir(out.path()));
     assert_eq!(r["complete"], true, "the plan itself finished");
     let runs = r["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0]["status"], "failed");
     let why = runs[0]["failure"].as_str().unwrap();
-    assert!(why.contains("exited during the run") && why.contains("exit status 124"), "{why}");
-    assert!(why.contains("listening on"), "the log tail is included: {why}");
+    assert!(
+        why.contains("exited during the run") && why.contains("exit status 124"),
+        "{why}"
+    );
+    assert!(
+        why.contains("listening on"),
+        "the log tail is included: {why}"
+    );
     // What was measured before the crash is kept.
     assert!(runs[0]["summary"]["ok"].as_u64().unwrap() > 100);
     assert_eq!(runs[1]["status"], "failed");
     assert!(runs[1]["failure"].as_str().unwrap().contains("not run"));
-    assert!(processes_in(home.path()).is_empty(), "no server left behind");
+    assert!(
+        processes_in(home.path()).is_empty(),
+        "no server left behind"
+    );
 }
-

@@ -11,19 +11,45 @@ fn a_pipeline_run_delivers_every_record_through_real_kafka() {
     let out = tempfile::tempdir().unwrap();
     let plan = pipeline_plan(out.path(), "pipeline-virtual", "2s", "4s");
     let results = out.path().join("results");
-    let o = run(&["run", "--plan", plan.to_str().unwrap(), "--out", results.to_str().unwrap()]);
+    let o = run(&[
+        "run",
+        "--plan",
+        plan.to_str().unwrap(),
+        "--out",
+        results.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = load_results(&results_dir(&results));
-    assert!(r["environment"]["kafka"].as_str().unwrap().contains("Kafka 4.4.0"), "{}", r["environment"]["kafka"]);
+    assert!(
+        r["environment"]["kafka"]
+            .as_str()
+            .unwrap()
+            .contains("Kafka 4.4.0"),
+        "{}",
+        r["environment"]["kafka"]
+    );
     let v = &r["contenders"][0]["verification"];
     assert_eq!(v["passed"], true, "{v}");
     let run = &r["runs"][0];
     assert_eq!(run["status"], "ok", "{}", run["failure"]);
     let d = &run["delivery"];
-    assert_eq!((d["sent"].as_u64(), d["lost"].as_u64(), d["malformed"].as_u64()), (Some(800), Some(0), Some(0)), "{d}");
+    assert_eq!(
+        (
+            d["sent"].as_u64(),
+            d["lost"].as_u64(),
+            d["malformed"].as_u64()
+        ),
+        (Some(800), Some(0), Some(0)),
+        "{d}"
+    );
     assert!(d["received"].as_u64().unwrap() == 800, "{d}");
     let p50 = run["summary"]["latency"]["p50"].as_f64().unwrap();
-    assert!(p50 >= 100.0, "every record waits for the 100 ms downstream: p50 {p50}");
-    assert!(run["resources"]["peak_threads"].as_u64().unwrap() > 0, "the contender was sampled");
+    assert!(
+        p50 >= 100.0,
+        "every record waits for the 100 ms downstream: p50 {p50}"
+    );
+    assert!(
+        run["resources"]["peak_threads"].as_u64().unwrap() > 0,
+        "the contender was sampled"
+    );
 }
-

@@ -10,37 +10,95 @@ use common::*;
 fn profile_draws_a_flame_graph_per_contender_naming_its_own_code() {
     let out = tempfile::tempdir().unwrap();
     let o = run(&[
-        "run", "-c", "go,node,spring-mvc-virtual", "--path", "/hash?id=1", "--rate", "300", "--duration", "4s", "--warmup", "2s", "--profile", "--out", out.path().to_str().unwrap(),
+        "run",
+        "-c",
+        "go,node,spring-mvc-virtual",
+        "--path",
+        "/hash?id=1",
+        "--rate",
+        "300",
+        "--duration",
+        "4s",
+        "--warmup",
+        "2s",
+        "--profile",
+        "--out",
+        out.path().to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "run failed:\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "run failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let dir = results_dir(out.path());
     let r = load_results(&dir);
     assert_eq!(r["plan"]["profile"], true);
     // A frame of each contender's own code: Go's package main, the Node server's file, the
     // Java contenders' package.
-    let own = [("go", "main.hash"), ("node", "server.js"), ("spring-mvc-virtual", "dev.iobound.")];
+    let own = [
+        ("go", "main.hash"),
+        ("node", "server.js"),
+        ("spring-mvc-virtual", "dev.iobound."),
+    ];
     for (name, frame) in own {
-        let run = r["runs"].as_array().unwrap().iter().find(|x| x["contender"] == name).unwrap_or_else(|| panic!("no run of {name}"));
+        let run = r["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["contender"] == name)
+            .unwrap_or_else(|| panic!("no run of {name}"));
         assert_eq!(run["status"], "ok", "{name}: {}", run["failure"]);
         let p = &run["profile"];
-        assert!(p.is_object(), "{name} has no profile; warnings: {}", run["driver"]["warnings"]);
+        assert!(
+            p.is_object(),
+            "{name} has no profile; warnings: {}",
+            run["driver"]["warnings"]
+        );
         // 4 s at 10 ms is at most ~400 samples of a busy thread; a contender hashing 300
         // files a second is busy for a good part of that.
         let samples = p["samples"].as_u64().unwrap();
         assert!(samples >= 20, "{name}: {samples} samples");
         let folded = std::fs::read_to_string(dir.join(p["folded"].as_str().unwrap())).unwrap();
-        assert!(folded.lines().all(|l| l.rsplit_once(' ').is_some_and(|(_, n)| n.parse::<u64>().is_ok())), "{name}: folded stacks end in a count");
+        assert!(
+            folded.lines().all(|l| l
+                .rsplit_once(' ')
+                .is_some_and(|(_, n)| n.parse::<u64>().is_ok())),
+            "{name}: folded stacks end in a count"
+        );
         let svg_path = dir.join(p["folded"].as_str().unwrap().replace(".folded", ".svg"));
-        let svg = std::fs::read_to_string(&svg_path).unwrap_or_else(|e| panic!("{}: {e}", svg_path.display()));
-        assert!(svg.matches("<rect").count() > 10, "{name}: the flame graph is empty");
-        assert!(svg.contains(frame), "{name}: no frame of its own code ({frame}) in the flame graph");
-        assert!(std::fs::metadata(svg_path.with_extension("png")).unwrap().len() > 1000);
+        let svg = std::fs::read_to_string(&svg_path)
+            .unwrap_or_else(|e| panic!("{}: {e}", svg_path.display()));
+        assert!(
+            svg.matches("<rect").count() > 10,
+            "{name}: the flame graph is empty"
+        );
+        assert!(
+            svg.contains(frame),
+            "{name}: no frame of its own code ({frame}) in the flame graph"
+        );
+        assert!(
+            std::fs::metadata(svg_path.with_extension("png"))
+                .unwrap()
+                .len()
+                > 1000
+        );
         let tool = p["tool"].as_str().unwrap();
-        assert_eq!(tool, match name { "go" => "pprof", "node" => "v8", _ => "jfr" }, "{name}");
+        assert_eq!(
+            tool,
+            match name {
+                "go" => "pprof",
+                "node" => "v8",
+                _ => "jfr",
+            },
+            "{name}"
+        );
         if name == "node" {
             // Beside the profile, every Node run carries its event-loop delay, second by second.
             let e = &run["event_loop"];
-            assert!(e["per_second"].as_array().is_some_and(|s| s.len() >= 3), "node: no event-loop delay: {e}");
+            assert!(
+                e["per_second"].as_array().is_some_and(|s| s.len() >= 3),
+                "node: no event-loop delay: {e}"
+            );
             assert!(e["max_ms"].as_f64().unwrap() >= e["worst_p99_ms"].as_f64().unwrap());
         }
         if name == "spring-mvc-virtual" {
@@ -50,16 +108,41 @@ fn profile_draws_a_flame_graph_per_contender_naming_its_own_code() {
         }
     }
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    assert!(md.contains("## CPU profiles") && md.contains("profiles/go.hash-id-1.run1.svg"), "{md}");
-    assert!(md.contains("Event-loop delay (Node's perf_hooks") && md.contains("node "), "{md}");
+    assert!(
+        md.contains("## CPU profiles") && md.contains("profiles/go.hash-id-1.run1.svg"),
+        "{md}"
+    );
+    assert!(
+        md.contains("Event-loop delay (Node's perf_hooks") && md.contains("node "),
+        "{md}"
+    );
     // Nothing of the profilers is left behind (JFR's recording file, pprof's raw profile).
-    let left: Vec<_> = std::fs::read_dir(dir.join("profiles")).unwrap().flatten().map(|e| e.file_name().to_string_lossy().to_string()).filter(|f| f.ends_with(".jfr") || f.ends_with(".pb.gz")).collect();
+    let left: Vec<_> = std::fs::read_dir(dir.join("profiles"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|f| f.ends_with(".jfr") || f.ends_with(".pb.gz"))
+        .collect();
     assert!(left.is_empty(), "{left:?}");
 }
 
 #[test]
 fn profile_with_a_url_is_refused_before_anything_starts() {
-    let o = run(&["run", "--url", "http://127.0.0.1:9/plaintext", "--profile", "--duration", "1s"]);
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--profile profiles the built-in contenders"));
+    let o = run(&[
+        "run",
+        "--url",
+        "http://127.0.0.1:9/plaintext",
+        "--profile",
+        "--duration",
+        "1s",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--profile profiles the built-in contenders")
+    );
 }

@@ -9,9 +9,14 @@ use std::path::Path;
 /// The README's block after a marker: a fenced code block, or Markdown up to the end marker.
 fn block<'a>(rest: &'a str, markdown: bool, dir: &str) -> &'a str {
     let found = if markdown {
-        rest.split_once("-->").and_then(|(_, b)| b.split_once("<!-- /iobound table -->")).map(|(b, _)| b)
+        rest.split_once("-->")
+            .and_then(|(_, b)| b.split_once("<!-- /iobound table -->"))
+            .map(|(b, _)| b)
     } else {
-        rest.split_once("```\n").map(|(_, b)| b).and_then(|b| b.split_once("\n```")).map(|(b, _)| b)
+        rest.split_once("```\n")
+            .map(|(_, b)| b)
+            .and_then(|b| b.split_once("\n```"))
+            .map(|(b, _)| b)
     };
     found.unwrap_or_else(|| panic!("no table block after the marker for {dir}"))
 }
@@ -30,15 +35,31 @@ fn readme_tables_are_printed_by_their_committed_results() {
             None => (false, args),
         };
         let block = block(rest, markdown, dir);
-        let results = iobound::run::results::Results::load(&root.join(dir).join("results.json")).unwrap_or_else(|e| panic!("{dir}: {e:#}"));
-        let printed = if markdown { iobound::report::markdown::render_markdown(&results) } else { iobound::report::table::render(&results, &root.join(dir)) };
+        let results = iobound::run::results::Results::load(&root.join(dir).join("results.json"))
+            .unwrap_or_else(|e| panic!("{dir}: {e:#}"));
+        let printed = if markdown {
+            iobound::report::markdown::render_markdown(&results)
+        } else {
+            iobound::report::table::render(&results, &root.join(dir))
+        };
         let (printed, block) = (printed.trim_matches('\n'), block.trim_matches('\n'));
         if printed != block {
-            let line = printed.lines().zip(block.lines()).position(|(a, b)| a != b).unwrap_or(printed.lines().count().min(block.lines().count()));
-            let cmd = if markdown { format!("./iobound table --markdown {dir}") } else { format!("./iobound table {dir}") };
+            let line = printed
+                .lines()
+                .zip(block.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(printed.lines().count().min(block.lines().count()));
+            let cmd = if markdown {
+                format!("./iobound table --markdown {dir}")
+            } else {
+                format!("./iobound table {dir}")
+            };
             panic!("README table of {dir} differs from what its results print, first at line {}:\n  README:  {:?}\n  printed: {:?}\nrun `{cmd}` and paste its output", line + 1, block.lines().nth(line), printed.lines().nth(line));
         }
         checked += 1;
     }
-    assert!(checked >= 2, "only {checked} README tables are marked with their results");
+    assert!(
+        checked >= 2,
+        "only {checked} README tables are marked with their results"
+    );
 }

@@ -10,18 +10,38 @@ use common::*;
 fn short_comparison_writes_real_results() {
     let out = tempfile::tempdir().unwrap();
     let o = run(&[
-        "run", "-c", "spring-mvc,spring-webflux", "--path", "/delay?ms=50", "--users", "20", "--duration", "3s",
-        "--warmup", "1s", "--out", out.path().to_str().unwrap(),
+        "run",
+        "-c",
+        "spring-mvc,spring-webflux",
+        "--path",
+        "/delay?ms=50",
+        "--users",
+        "20",
+        "--duration",
+        "3s",
+        "--warmup",
+        "1s",
+        "--out",
+        out.path().to_str().unwrap(),
     ]);
     let stdout = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "run failed:\n{stdout}\n{}", String::from_utf8_lossy(&o.stderr));
-    assert!(stdout.contains("throughput (req/s)") && stdout.contains("spring-webflux"), "{stdout}");
+    assert!(
+        o.status.success(),
+        "run failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains("throughput (req/s)") && stdout.contains("spring-webflux"),
+        "{stdout}"
+    );
 
     let dir = results_dir(out.path());
     let r = load_results(&dir);
     assert_eq!(r["schema_version"], 1);
     assert_eq!(r["complete"], true);
-    assert!(r["environment"]["java"].as_str().is_some_and(|j| j.contains("version")));
+    assert!(r["environment"]["java"]
+        .as_str()
+        .is_some_and(|j| j.contains("version")));
     assert_eq!(r["environment"]["contender_cpus"], serde_json::json!([0]));
     let runs = r["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
@@ -34,24 +54,44 @@ fn short_comparison_writes_real_results() {
         assert!((100.0..=410.0).contains(&rps), "{name}: {rps} req/s");
         assert!(s["latency"]["p50"].as_f64().unwrap() >= 50.0, "{name}");
         assert!(s["latency"]["max"].as_f64().unwrap() >= s["latency"]["p99"].as_f64().unwrap());
-        assert_eq!(s["errors"]["connect"].as_u64().unwrap() + s["errors"]["timeout"].as_u64().unwrap(), 0, "{name}");
+        assert_eq!(
+            s["errors"]["connect"].as_u64().unwrap() + s["errors"]["timeout"].as_u64().unwrap(),
+            0,
+            "{name}"
+        );
         assert!(run["intervals"].as_array().unwrap().len() >= 3, "{name}");
         let res = &run["resources"];
-        assert!(res["samples"].as_array().unwrap().len() >= 8, "{name}: sampled every 250 ms");
+        assert!(
+            res["samples"].as_array().unwrap().len() >= 8,
+            "{name}: sampled every 250 ms"
+        );
         assert!(res["peak_threads"].as_u64().unwrap() >= 10, "{name}");
         assert!(res["peak_rss_mb"].as_f64().unwrap() > 30.0, "{name}");
         assert!(res["cpu_s"].as_f64().unwrap() > 0.0, "{name}");
-        assert!(res["peak_sockets"].as_u64().unwrap() >= 20, "{name}: 20 client connections");
+        assert!(
+            res["peak_sockets"].as_u64().unwrap() >= 20,
+            "{name}: 20 client connections"
+        );
         assert!(run["driver"]["cpu_s"].as_f64().unwrap() > 0.0);
         let hlog = dir.join(run["histogram_log"].as_str().unwrap());
-        assert!(std::fs::metadata(&hlog).unwrap().len() > 100, "{}", hlog.display());
+        assert!(
+            std::fs::metadata(&hlog).unwrap().len() > 100,
+            "{}",
+            hlog.display()
+        );
     }
     for c in r["contenders"].as_array().unwrap() {
         assert_eq!(c["verification"]["passed"], true);
-        assert!(c["command"].as_array().unwrap().iter().any(|a| a == "-Xmx512m"), "same heap for every JVM");
+        assert!(
+            c["command"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a == "-Xmx512m"),
+            "same heap for every JVM"
+        );
     }
     // The table can be rebuilt from results.json alone.
     let t = run(&["table", dir.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&t.stdout).contains("latency p99 (ms)"));
 }
-

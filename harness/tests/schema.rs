@@ -7,11 +7,16 @@ use common::{load_results, results_dir, run, serve};
 
 fn validator() -> (boon::Schemas, boon::SchemaIndex) {
     let path = common::repo_root().join("docs/results.schema.json");
-    let schema: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).expect("the schema is JSON");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).expect("the schema is JSON");
     let mut schemas = boon::Schemas::new();
     let mut compiler = boon::Compiler::new();
-    compiler.add_resource("results.schema.json", schema).unwrap();
-    let index = compiler.compile("results.schema.json", &mut schemas).unwrap_or_else(|e| panic!("the schema compiles: {e}"));
+    compiler
+        .add_resource("results.schema.json", schema)
+        .unwrap();
+    let index = compiler
+        .compile("results.schema.json", &mut schemas)
+        .unwrap_or_else(|e| panic!("the schema compiles: {e}"));
     (schemas, index)
 }
 
@@ -41,16 +46,43 @@ fn a_results_file_written_now_matches_the_schema_and_a_broken_one_does_not() {
     let (server, port) = serve(&[]);
     let out = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{port}/plaintext");
-    let o = run(&["run", "--url", &url, "--pid", &server.0.id().to_string(), "--users", "2", "--duration", "1s", "--threshold", "errors<=100%", "--out", out.path().to_str().unwrap()]);
+    let o = run(&[
+        "run",
+        "--url",
+        &url,
+        "--pid",
+        &server.0.id().to_string(),
+        "--users",
+        "2",
+        "--duration",
+        "1s",
+        "--threshold",
+        "errors<=100%",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mut r = load_results(&results_dir(out.path()));
-    assert_eq!(r["thresholds"].as_array().map(Vec::len), Some(1), "the threshold check is part of what is validated");
+    assert_eq!(
+        r["thresholds"].as_array().map(Vec::len),
+        Some(1),
+        "the threshold check is part of what is validated"
+    );
     check(&r, "a fresh results.json");
     // The schema is not a check that cannot fail: a wrong status or a missing count is caught.
     r["runs"][0]["status"] = "fine".into();
     let (schemas, index) = validator();
-    assert!(schemas.validate(&r, index).is_err(), "an unknown status is rejected");
+    assert!(
+        schemas.validate(&r, index).is_err(),
+        "an unknown status is rejected"
+    );
     r["runs"][0]["status"] = "ok".into();
-    r["runs"][0]["summary"].as_object_mut().unwrap().remove("due");
-    assert!(schemas.validate(&r, index).is_err(), "a summary without `due` is rejected");
+    r["runs"][0]["summary"]
+        .as_object_mut()
+        .unwrap()
+        .remove("due");
+    assert!(
+        schemas.validate(&r, index).is_err(),
+        "a summary without `due` is rejected"
+    );
 }

@@ -12,7 +12,10 @@ pub fn decimal(raw: &str, name: &str, max: u64) -> Result<u64, String> {
     if raw.is_empty() || raw.len() > 10 || !raw.bytes().all(|c| c.is_ascii_digit()) {
         return Err(bad());
     }
-    raw.parse::<u64>().ok().filter(|v| *v <= max).ok_or_else(bad)
+    raw.parse::<u64>()
+        .ok()
+        .filter(|v| *v <= max)
+        .ok_or_else(bad)
 }
 
 /// `ms` of /delay: required.
@@ -40,7 +43,13 @@ pub fn hash_delay_ms(raw: Option<&str>) -> Result<u64, String> {
 /// `key` of /enrich: 1..64 characters of A-Z a-z 0-9 - _.
 pub fn enrich_key(raw: Option<&str>) -> Result<&str, String> {
     match raw {
-        Some(k) if (1..=64).contains(&k.len()) && k.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_') => Ok(k),
+        Some(k)
+            if (1..=64).contains(&k.len())
+                && k.bytes()
+                    .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_') =>
+        {
+            Ok(k)
+        }
         _ => Err("key must be 1..64 characters of A-Z a-z 0-9 - _".into()),
     }
 }
@@ -49,23 +58,39 @@ pub fn enrich_key(raw: Option<&str>) -> Result<&str, String> {
 pub fn message_limit(raw: Option<&str>) -> Result<i64, String> {
     match raw {
         None => Ok(20),
-        Some(v) => decimal(v, "limit", 100).ok().filter(|n| *n >= 1).map(|n| n as i64).ok_or_else(|| "limit must be an integer between 1 and 100".into()),
+        Some(v) => decimal(v, "limit", 100)
+            .ok()
+            .filter(|n| *n >= 1)
+            .map(|n| n as i64)
+            .ok_or_else(|| "limit must be an integer between 1 and 100".into()),
     }
 }
 
 /// The id in /messages/{id}: 1..19 decimal digits, at least 1, within 64 bits.
 pub fn message_id(raw: &str) -> Result<i64, String> {
     let ok = !raw.is_empty() && raw.len() <= 19 && raw.bytes().all(|c| c.is_ascii_digit());
-    ok.then(|| raw.parse::<i64>().ok()).flatten().filter(|v| *v >= 1).ok_or_else(|| "id must be a positive integer".into())
+    ok.then(|| raw.parse::<i64>().ok())
+        .flatten()
+        .filter(|v| *v >= 1)
+        .ok_or_else(|| "id must be a positive integer".into())
 }
 
 /// The text of a create/update body: a JSON object whose "text" is a string of 1..1000
 /// characters (code points) without U+0000, which PostgreSQL text cannot hold.
 pub fn message_text(body: &[u8]) -> Result<String, String> {
-    let bad = || format!("body must be a JSON object whose \"text\" is a string of 1..{MAX_TEXT} characters");
+    let bad = || {
+        format!("body must be a JSON object whose \"text\" is a string of 1..{MAX_TEXT} characters")
+    };
     let v: serde_json::Value = serde_json::from_slice(body).map_err(|_| bad())?;
     match v.get("text") {
-        Some(serde_json::Value::String(t)) if !t.is_empty() && t.chars().count() <= MAX_TEXT && !t.contains('\0') && v.is_object() => Ok(t.clone()),
+        Some(serde_json::Value::String(t))
+            if !t.is_empty()
+                && t.chars().count() <= MAX_TEXT
+                && !t.contains('\0')
+                && v.is_object() =>
+        {
+            Ok(t.clone())
+        }
         _ => Err(bad()),
     }
 }
@@ -76,11 +101,16 @@ pub fn query(raw: Option<&str>) -> Result<Vec<(String, String)>, String> {
     let raw = raw.unwrap_or("");
     let b = raw.as_bytes();
     for (i, c) in b.iter().enumerate() {
-        if *c == b'%' && !(b.get(i + 1).is_some_and(u8::is_ascii_hexdigit) && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit)) {
+        if *c == b'%'
+            && !(b.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+                && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+        {
             return Err("malformed query string: a % not followed by two hex digits".into());
         }
     }
-    Ok(form_urlencoded::parse(b).map(|(k, v)| (k.into_owned(), v.into_owned())).collect())
+    Ok(form_urlencoded::parse(b)
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect())
 }
 
 /// The first value of `name`.
@@ -90,7 +120,11 @@ pub fn param<'a>(q: &'a [(String, String)], name: &str) -> Option<&'a str> {
 
 /// A path the contract serves must be clean: no empty, "." or ".." segments.
 pub fn clean_path(p: &str) -> bool {
-    p.starts_with('/') && (p == "/" || p[1..].split('/').all(|s| !s.is_empty() && s != "." && s != ".."))
+    p.starts_with('/')
+        && (p == "/"
+            || p[1..]
+                .split('/')
+                .all(|s| !s.is_empty() && s != "." && s != ".."))
 }
 
 #[cfg(test)]
@@ -101,7 +135,16 @@ mod tests {
     fn delays_are_decimal_and_bounded() {
         assert_eq!(delay_ms(Some("300")), Ok(300));
         assert_eq!(delay_ms(Some("60000")), Ok(60000));
-        for bad in [None, Some(""), Some("-1"), Some("1.5"), Some("abc"), Some("60001"), Some("99999999999999999999999"), Some("+1")] {
+        for bad in [
+            None,
+            Some(""),
+            Some("-1"),
+            Some("1.5"),
+            Some("abc"),
+            Some("60001"),
+            Some("99999999999999999999999"),
+            Some("+1"),
+        ] {
             assert!(delay_ms(bad).is_err(), "{bad:?}");
         }
         assert_eq!(hash_delay_ms(None), Ok(0));
@@ -111,7 +154,14 @@ mod tests {
     #[test]
     fn hash_ids_name_corpus_files_only() {
         assert_eq!(hash_id(Some("63"), 64), Ok(63));
-        for bad in [Some("64"), Some("-1"), Some("../../etc/passwd"), Some("1.bin"), None, Some("")] {
+        for bad in [
+            Some("64"),
+            Some("-1"),
+            Some("../../etc/passwd"),
+            Some("1.bin"),
+            None,
+            Some(""),
+        ] {
             assert!(hash_id(bad, 64).is_err(), "{bad:?}");
         }
     }
@@ -119,21 +169,43 @@ mod tests {
     #[test]
     fn keys_limits_and_ids() {
         assert_eq!(enrich_key(Some("fast-abc_1")), Ok("fast-abc_1"));
-        assert!(enrich_key(Some("a b")).is_err() && enrich_key(Some(&"k".repeat(65))).is_err() && enrich_key(Some("été")).is_err() && enrich_key(None).is_err());
+        assert!(
+            enrich_key(Some("a b")).is_err()
+                && enrich_key(Some(&"k".repeat(65))).is_err()
+                && enrich_key(Some("été")).is_err()
+                && enrich_key(None).is_err()
+        );
         assert_eq!(message_limit(None), Ok(20));
         assert!(message_limit(Some("0")).is_err() && message_limit(Some("101")).is_err());
         assert_eq!(message_id("9223372036854775807"), Ok(i64::MAX));
-        assert!(message_id("9223372036854775808").is_err() && message_id("0").is_err() && message_id("-1").is_err());
+        assert!(
+            message_id("9223372036854775808").is_err()
+                && message_id("0").is_err()
+                && message_id("-1").is_err()
+        );
     }
 
     #[test]
     fn texts_are_checked() {
         assert_eq!(message_text(br#"{"text":"hi","other":1}"#), Ok("hi".into()));
-        assert_eq!(message_text("{\"text\":\"é\"}".as_bytes()).map(|t| t.chars().count()), Ok(1));
+        assert_eq!(
+            message_text("{\"text\":\"é\"}".as_bytes()).map(|t| t.chars().count()),
+            Ok(1)
+        );
         let long = format!("{{\"text\":\"{}\"}}", "é".repeat(1000));
         assert!(message_text(long.as_bytes()).is_ok());
-        for bad in [&br#"{"text":""}"#[..], br#"{"text":5}"#, br#"["text"]"#, b"nope", br#"{"text":"a\u0000b"}"#] {
-            assert!(message_text(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        for bad in [
+            &br#"{"text":""}"#[..],
+            br#"{"text":5}"#,
+            br#"["text"]"#,
+            b"nope",
+            br#"{"text":"a\u0000b"}"#,
+        ] {
+            assert!(
+                message_text(bad).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
         }
         let deep = "[".repeat(10_000);
         assert!(message_text(deep.as_bytes()).is_err());
@@ -142,9 +214,17 @@ mod tests {
     #[test]
     fn queries_and_paths() {
         let q = query(Some("a=1&b=%41&a=2")).unwrap();
-        assert_eq!((param(&q, "a"), param(&q, "b"), param(&q, "c")), (Some("1"), Some("A"), None));
+        assert_eq!(
+            (param(&q, "a"), param(&q, "b"), param(&q, "c")),
+            (Some("1"), Some("A"), None)
+        );
         assert!(query(Some("delayMs=%")).is_err() && query(Some("x=%zz")).is_err());
         assert!(clean_path("/messages/1") && clean_path("/"));
-        assert!(!clean_path("/a/../b") && !clean_path("//x") && !clean_path("/a/./b") && !clean_path("/a/"));
+        assert!(
+            !clean_path("/a/../b")
+                && !clean_path("//x")
+                && !clean_path("/a/./b")
+                && !clean_path("/a/")
+        );
     }
 }

@@ -29,7 +29,12 @@ struct App {
 type Shared = State<Arc<App>>;
 
 fn text(status: StatusCode, body: impl Into<String>) -> Response {
-    (status, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body.into()).into_response()
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        body.into(),
+    )
+        .into_response()
 }
 
 fn bad(why: String) -> Response {
@@ -44,7 +49,10 @@ fn json(status: StatusCode, v: &impl serde::Serialize) -> Response {
 }
 
 fn env_or(name: &str, fallback: &str) -> String {
-    std::env::var(name).ok().filter(|v| !v.is_empty()).unwrap_or_else(|| fallback.to_string())
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| fallback.to_string())
 }
 
 async fn plaintext() -> Response {
@@ -61,7 +69,12 @@ async fn delay(uri: Uri) -> Response {
 }
 
 async fn hash(State(app): Shared, uri: Uri) -> Response {
-    let parsed = query(uri.query()).and_then(|q| Ok((hash_id(param(&q, "id"), app.corpus_files)?, hash_delay_ms(param(&q, "delayMs"))?)));
+    let parsed = query(uri.query()).and_then(|q| {
+        Ok((
+            hash_id(param(&q, "id"), app.corpus_files)?,
+            hash_delay_ms(param(&q, "delayMs"))?,
+        ))
+    });
     let (id, wait) = match parsed {
         Ok(v) => v,
         Err(why) => return bad(why),
@@ -70,7 +83,10 @@ async fn hash(State(app): Shared, uri: Uri) -> Response {
     // The file name comes from the parsed number, never from the input.
     match tokio::fs::read(format!("{}/{id}.bin", app.corpus_dir)).await {
         Ok(bytes) => text(StatusCode::OK, hex::encode(Sha512::digest(&bytes))),
-        Err(_) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("cannot read file {id}")),
+        Err(_) => text(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot read file {id}"),
+        ),
     }
 }
 
@@ -85,19 +101,30 @@ async fn enrich(State(app): Shared, uri: Uri) -> Response {
     };
     let failed = |e: reqwest::Error| {
         if e.is_timeout() {
-            text(StatusCode::GATEWAY_TIMEOUT, format!("downstream did not answer within {} ms", app.timeout_ms))
+            text(
+                StatusCode::GATEWAY_TIMEOUT,
+                format!("downstream did not answer within {} ms", app.timeout_ms),
+            )
         } else {
             text(StatusCode::BAD_GATEWAY, format!("downstream failed: {e}"))
         }
     };
-    let resp = match app.client.get(format!("{}/value?key={key}", app.downstream)).send().await {
+    let resp = match app
+        .client
+        .get(format!("{}/value?key={key}", app.downstream))
+        .send()
+        .await
+    {
         Ok(r) => r,
         Err(e) => return failed(e),
     };
     let status = resp.status();
     match resp.text().await {
         Err(e) => failed(e),
-        Ok(_) if !status.is_success() => text(StatusCode::BAD_GATEWAY, format!("downstream answered {}", status.as_u16())),
+        Ok(_) if !status.is_success() => text(
+            StatusCode::BAD_GATEWAY,
+            format!("downstream answered {}", status.as_u16()),
+        ),
         Ok(body) => text(StatusCode::OK, format!("{key}={body}")),
     }
 }
@@ -115,12 +142,28 @@ const SQL_UPDATE: &str = "UPDATE messages SET text = $1 WHERE id = $2 RETURNING 
 const SQL_DELETE: &str = "DELETE FROM messages WHERE id = $1";
 
 /// Runs a statement (prepared once per pooled connection) returning messages.
-async fn rows(app: &App, sql: &str, params: &[&(dyn tokio_postgres::types::ToSql + Sync)]) -> Result<Vec<Message>, Response> {
+async fn rows(
+    app: &App,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Result<Vec<Message>, Response> {
     let err = |e: String| text(StatusCode::INTERNAL_SERVER_ERROR, e);
     let client = app.db.get().await.map_err(|e| err(e.to_string()))?;
-    let stmt = client.prepare_cached(sql).await.map_err(|e| err(e.to_string()))?;
-    let rows = client.query(&stmt, params).await.map_err(|e| err(e.to_string()))?;
-    Ok(rows.iter().map(|r| Message { id: r.get(0), text: r.get(1) }).collect())
+    let stmt = client
+        .prepare_cached(sql)
+        .await
+        .map_err(|e| err(e.to_string()))?;
+    let rows = client
+        .query(&stmt, params)
+        .await
+        .map_err(|e| err(e.to_string()))?;
+    Ok(rows
+        .iter()
+        .map(|r| Message {
+            id: r.get(0),
+            text: r.get(1),
+        })
+        .collect())
 }
 
 fn one(status: StatusCode, found: Result<Vec<Message>, Response>) -> Response {
@@ -176,8 +219,14 @@ async fn delete(State(app): Shared, Path(raw): Path<String>) -> Response {
     };
     let done = async {
         let client = app.db.get().await.map_err(|e| e.to_string())?;
-        let stmt = client.prepare_cached(SQL_DELETE).await.map_err(|e| e.to_string())?;
-        client.execute(&stmt, &[&id]).await.map_err(|e| e.to_string())
+        let stmt = client
+            .prepare_cached(SQL_DELETE)
+            .await
+            .map_err(|e| e.to_string())?;
+        client
+            .execute(&stmt, &[&id])
+            .await
+            .map_err(|e| e.to_string())
     };
     match done.await {
         Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, e),
@@ -202,32 +251,53 @@ fn database() -> Result<deadpool_postgres::Pool, String> {
     cfg.dbname = Some(env_or("IOBOUND_DB_NAME", "iobound"));
     cfg.user = Some(env_or("IOBOUND_DB_USER", "iobound"));
     cfg.password = std::env::var("IOBOUND_DB_PASSWORD").ok();
-    let size: usize = env_or("IOBOUND_DB_POOL", "10").parse().map_err(|_| "IOBOUND_DB_POOL is not a pool size".to_string())?;
+    let size: usize = env_or("IOBOUND_DB_POOL", "10")
+        .parse()
+        .map_err(|_| "IOBOUND_DB_POOL is not a pool size".to_string())?;
     cfg.pool = Some(deadpool_postgres::PoolConfig::new(size));
     // Connections open on first use: the server starts without a database, as the others do.
-    cfg.create_pool(Some(deadpool_postgres::Runtime::Tokio1), tokio_postgres::NoTls).map_err(|e| e.to_string())
+    cfg.create_pool(
+        Some(deadpool_postgres::Runtime::Tokio1),
+        tokio_postgres::NoTls,
+    )
+    .map_err(|e| e.to_string())
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--version") {
         // The versions Cargo.toml pins.
-        println!("Rust {} (tokio 1.54.1, axum 0.8.9)", env!("IOBOUND_RUSTC_VERSION"));
+        println!(
+            "Rust {} (tokio 1.54.1, axum 0.8.9)",
+            env!("IOBOUND_RUSTC_VERSION")
+        );
         return;
     }
-    let port: u16 = args.iter().find_map(|a| a.strip_prefix("--port=")).and_then(|p| p.parse().ok()).unwrap_or(8080);
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    let port: u16 = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--port="))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(8080);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
     runtime.block_on(serve(port));
 }
 
 async fn serve(port: u16) {
-    let timeout_ms: u64 = env_or("IOBOUND_DOWNSTREAM_TIMEOUT_MS", "2000").parse().unwrap_or(2000);
+    let timeout_ms: u64 = env_or("IOBOUND_DOWNSTREAM_TIMEOUT_MS", "2000")
+        .parse()
+        .unwrap_or(2000);
     let app = Arc::new(App {
         corpus_dir: env_or("IOBOUND_CORPUS_DIR", "."),
         corpus_files: env_or("IOBOUND_CORPUS_FILES", "0").parse().unwrap_or(0),
         downstream: env_or("IOBOUND_DOWNSTREAM_URL", "http://127.0.0.1:8081"),
         timeout_ms,
-        client: reqwest::Client::builder().timeout(Duration::from_millis(timeout_ms)).build().expect("HTTP client"),
+        client: reqwest::Client::builder()
+            .timeout(Duration::from_millis(timeout_ms))
+            .build()
+            .expect("HTTP client"),
         db: database().unwrap_or_else(|e| panic!("database pool: {e}")),
     });
     let router = Router::new()
@@ -245,8 +315,15 @@ async fn serve(port: u16) {
     // The listen backlog every contender uses (tokio's TcpListener::bind would take 1,024).
     let socket = tokio::net::TcpSocket::new_v4().expect("socket");
     socket.set_reuseaddr(true).expect("SO_REUSEADDR");
-    socket.bind(([127, 0, 0, 1], port).into()).unwrap_or_else(|e| panic!("bind 127.0.0.1:{port}: {e}"));
+    socket
+        .bind(([127, 0, 0, 1], port).into())
+        .unwrap_or_else(|e| panic!("bind 127.0.0.1:{port}: {e}"));
     let listener = socket.listen(4096).expect("listen");
-    println!("rust-axum on 127.0.0.1:{port}, {} tokio worker(s)", tokio::runtime::Handle::current().metrics().num_workers());
-    axum::serve(listener, router.into_make_service()).await.expect("server");
+    println!(
+        "rust-axum on 127.0.0.1:{port}, {} tokio worker(s)",
+        tokio::runtime::Handle::current().metrics().num_workers()
+    );
+    axum::serve(listener, router.into_make_service())
+        .await
+        .expect("server");
 }

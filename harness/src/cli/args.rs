@@ -189,10 +189,22 @@ pub struct LoadArgs {
     #[arg(allow_negative_numbers = true, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000), conflicts_with = "rate")]
     pub users: Option<u32>,
     /// Closed model: users added at each step (Gatling's incrementConcurrentUsers)
-    #[arg(allow_negative_numbers = true, long, value_name = "N", requires = "steps", conflicts_with = "rate")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "N",
+        requires = "steps",
+        conflicts_with = "rate"
+    )]
     pub step_users: Option<u32>,
     /// Closed model: number of steps after the first level
-    #[arg(allow_negative_numbers = true, long, value_name = "N", requires = "step_duration", conflicts_with = "rate")]
+    #[arg(
+        allow_negative_numbers = true,
+        long,
+        value_name = "N",
+        requires = "step_duration",
+        conflicts_with = "rate"
+    )]
     pub steps: Option<u32>,
     /// Closed model: how long each level lasts; the run lasts (steps + 1) x this
     #[arg(long, value_name = "D", value_parser = duration_arg, conflicts_with = "duration")]
@@ -230,7 +242,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["path", "users", "rate", "url"])]
     pub plan: Option<PathBuf>,
     /// Contenders to run, comma separated (with --plan: a subset of the plan's)
-    #[arg(short = 'c', long = "contender", value_name = "NAMES", value_delimiter = ',')]
+    #[arg(
+        short = 'c',
+        long = "contender",
+        value_name = "NAMES",
+        value_delimiter = ','
+    )]
     pub contenders: Vec<String>,
     /// Path to request (ad hoc runs), e.g. /delay?ms=100
     #[arg(long, value_name = "PATH")]
@@ -361,13 +378,17 @@ pub struct ServeArgs {
 }
 
 pub fn duration_arg(s: &str) -> std::result::Result<String, String> {
-    crate::util::parse_duration(s).map(|_| s.to_string()).map_err(|e| e.to_string())
+    crate::util::parse_duration(s)
+        .map(|_| s.to_string())
+        .map_err(|e| e.to_string())
 }
 
 fn rate_arg(s: &str) -> std::result::Result<f64, String> {
     match s.parse::<f64>() {
         Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
-        _ => Err(format!("{s:?} is not a positive rate in requests per second, e.g. 1000")),
+        _ => Err(format!(
+            "{s:?} is not a positive rate in requests per second, e.g. 1000"
+        )),
     }
 }
 
@@ -385,9 +406,15 @@ mod tests {
             (vec!["run", "-c", "x", "--users", "-5"], "--users"),
             (vec!["run", "-c", "x", "--duration", "ten"], "--duration"),
             (vec!["run", "-c", "x", "--rate", "0"], "--rate"),
-            (vec!["run", "-c", "x", "--rate", "5", "--users", "3"], "--users"),
+            (
+                vec!["run", "-c", "x", "--rate", "5", "--users", "3"],
+                "--users",
+            ),
         ] {
-            let e = Cli::try_parse_from(std::iter::once("iobound").chain(args)).err().expect("must fail").to_string();
+            let e = Cli::try_parse_from(std::iter::once("iobound").chain(args))
+                .err()
+                .expect("must fail")
+                .to_string();
             let first = e.lines().next().unwrap_or("");
             assert!(first.contains(flag), "{first}");
         }

@@ -32,7 +32,9 @@ pub struct ToolRun {
 fn run_measured(argv: &[String], cpus: &[usize]) -> Result<(String, f64)> {
     let cpus = cpus.to_vec();
     let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).stdout(Stdio::piped()).stderr(Stdio::null());
+    cmd.args(&argv[1..])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
@@ -45,7 +47,12 @@ fn run_measured(argv: &[String], cpus: &[usize]) -> Result<(String, f64)> {
             Ok(())
         });
     }
-    let mut child = cmd.spawn().with_context(|| format!("cannot run {} (is it installed? `apt-get install {}`)", argv[0], argv[0]))?;
+    let mut child = cmd.spawn().with_context(|| {
+        format!(
+            "cannot run {} (is it installed? `apt-get install {}`)",
+            argv[0], argv[0]
+        )
+    })?;
     let mut out = String::new();
     if let Some(mut so) = child.stdout.take() {
         use std::io::Read;
@@ -70,7 +77,9 @@ pub fn parse_wrk_requests(out: &str) -> Option<u64> {
     out.lines().find_map(|l| {
         let l = l.trim();
         let (n, rest) = l.split_once(' ')?;
-        rest.starts_with("requests in").then(|| n.parse().ok()).flatten()
+        rest.starts_with("requests in")
+            .then(|| n.parse().ok())
+            .flatten()
     })
 }
 
@@ -79,7 +88,11 @@ fn tool_run(tool: &str, requests: u64, cpu_s: f64, secs: f64) -> ToolRun {
         tool: tool.into(),
         requests,
         cpu_s,
-        cpu_s_per_100k: if requests > 0 { cpu_s * 100_000.0 / requests as f64 } else { f64::NAN },
+        cpu_s_per_100k: if requests > 0 {
+            cpu_s * 100_000.0 / requests as f64
+        } else {
+            f64::NAN
+        },
         rps: requests as f64 / secs,
     }
 }
@@ -87,17 +100,41 @@ fn tool_run(tool: &str, requests: u64, cpu_s: f64, secs: f64) -> ToolRun {
 pub fn driver(exe: &Path, args: &BenchArgs) -> Result<Vec<(ToolRun, ToolRun)>> {
     let port = contender::free_port()?;
     let dir = tempfile_dir()?;
-    let argv: Vec<String> = vec![exe.display().to_string(), "serve".into(), "--port".into(), port.to_string()];
-    let mut server = contender::start(&argv, &dir, &args.server_cpus, port, &dir.join("serve.log"), &[])?;
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let argv: Vec<String> = vec![
+        exe.display().to_string(),
+        "serve".into(),
+        "--port".into(),
+        port.to_string(),
+    ];
+    let mut server = contender::start(
+        &argv,
+        &dir,
+        &args.server_cpus,
+        port,
+        &dir.join("serve.log"),
+        &[],
+    )?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     server.wait_ready(&rt, "/plaintext", Duration::from_secs(10))?;
     let url = format!("http://127.0.0.1:{port}{}", args.path);
     let secs = args.duration.as_secs().max(1);
     let mut pairs = Vec::new();
     for rep in 1..=args.repeats {
-        let wrk: Vec<String> = ["wrk", "-t1", &format!("-c{}", args.connections), &format!("-d{secs}s"), &url].iter().map(|s| s.to_string()).collect();
+        let wrk: Vec<String> = [
+            "wrk",
+            "-t1",
+            &format!("-c{}", args.connections),
+            &format!("-d{secs}s"),
+            &url,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let (out, cpu) = run_measured(&wrk, &args.driver_cpus)?;
-        let n = parse_wrk_requests(&out).with_context(|| format!("cannot read wrk's request count from:\n{out}"))?;
+        let n = parse_wrk_requests(&out)
+            .with_context(|| format!("cannot read wrk's request count from:\n{out}"))?;
         let w = tool_run("wrk", n, cpu, secs as f64);
         let ours: Vec<String> = [
             exe.display().to_string(),
@@ -111,8 +148,11 @@ pub fn driver(exe: &Path, args: &BenchArgs) -> Result<Vec<(ToolRun, ToolRun)>> {
         ]
         .to_vec();
         let (out, cpu) = run_measured(&ours, &args.driver_cpus)?;
-        let v: serde_json::Value = serde_json::from_str(&out).with_context(|| format!("iobound load printed no JSON:\n{out}"))?;
-        let requests = v["ok"].as_u64().unwrap_or(0) + v["errors"].as_u64().unwrap_or(0) + v["drained"].as_u64().unwrap_or(0);
+        let v: serde_json::Value = serde_json::from_str(&out)
+            .with_context(|| format!("iobound load printed no JSON:\n{out}"))?;
+        let requests = v["ok"].as_u64().unwrap_or(0)
+            + v["errors"].as_u64().unwrap_or(0)
+            + v["drained"].as_u64().unwrap_or(0);
         let i = tool_run("iobound", requests, cpu, secs as f64);
         eprintln!(
             "repeat {rep}: wrk {:.0} req/s, {:.3} CPU-s/100k | iobound {:.0} req/s, {:.3} CPU-s/100k | ratio {:.2}",
@@ -141,5 +181,4 @@ mod tests {
         assert_eq!(parse_wrk_requests(out), Some(1_033_021));
         assert_eq!(parse_wrk_requests("nothing"), None);
     }
-
 }

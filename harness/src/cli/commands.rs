@@ -1,12 +1,15 @@
 //! The command bodies: run (and demo), verify, list, table, report, compare, load, bench.
 
 use super::args::{dur, LoadArgs};
-use super::flags::{load_file, parse_url};
 use super::bench;
+use super::flags::{load_file, parse_url};
 use crate::conformance;
 use crate::driver;
 use crate::plan::{LoadFile, Plan, PlanFile, ScenarioFile};
-use crate::run::{self, results::{Results, RunStatus}};
+use crate::run::{
+    self,
+    results::{Results, RunStatus},
+};
 use crate::services::{manifest, ServiceChoice, Services};
 use crate::util::{interrupt, median};
 use anyhow::{bail, Context, Result};
@@ -15,7 +18,14 @@ use std::sync::Arc;
 
 /// A results directory and its results.json, from either path.
 pub fn results_at(path: &Path) -> Result<(PathBuf, Results)> {
-    let (dir, file) = if path.is_dir() { (path.to_path_buf(), path.join("results.json")) } else { (path.parent().unwrap_or(Path::new(".")).to_path_buf(), path.to_path_buf()) };
+    let (dir, file) = if path.is_dir() {
+        (path.to_path_buf(), path.join("results.json"))
+    } else {
+        (
+            path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+            path.to_path_buf(),
+        )
+    };
     Ok((dir, Results::load(&file)?))
 }
 
@@ -23,8 +33,20 @@ pub fn results_at(path: &Path) -> Result<(PathBuf, Results)> {
 /// threshold broke.
 pub const THRESHOLD_BROKEN: i32 = 4;
 
-pub fn run(plan: &Plan, root: &Path, out: &Path, external: Option<run::External>, choice: ServiceChoice, junit: Option<&Path>) -> Result<i32> {
-    let opts = run::Options { root: root.to_path_buf(), out: out.to_path_buf(), external, services: choice };
+pub fn run(
+    plan: &Plan,
+    root: &Path,
+    out: &Path,
+    external: Option<run::External>,
+    choice: ServiceChoice,
+    junit: Option<&Path>,
+) -> Result<i32> {
+    let opts = run::Options {
+        root: root.to_path_buf(),
+        out: out.to_path_buf(),
+        external,
+        services: choice,
+    };
     let (dir, mut res) = run::run_plan(plan, &opts)?;
     if plan.has_thresholds() {
         res.thresholds = crate::stats::gates::check_thresholds(&plan.scenarios, &res, &dir);
@@ -33,13 +55,26 @@ pub fn run(plan: &Plan, root: &Path, out: &Path, external: Option<run::External>
     let text = crate::report::write_outputs(&dir, &res)?;
     println!("{text}");
     if let Some(path) = junit {
-        let suite = format!("iobound run {}", res.plan.get("name").and_then(|v| v.as_str()).unwrap_or("plan"));
-        crate::util::write_atomic(path, crate::report::gates::junit(&suite, &crate::report::gates::threshold_cases(&res)).as_bytes())?;
+        let suite = format!(
+            "iobound run {}",
+            res.plan
+                .get("name")
+                .and_then(|v| v.as_str())
+                .unwrap_or("plan")
+        );
+        crate::util::write_atomic(
+            path,
+            crate::report::gates::junit(&suite, &crate::report::gates::threshold_cases(&res))
+                .as_bytes(),
+        )?;
         eprintln!("junit:   {}", path.display());
     }
     eprintln!("results: {}", dir.join("results.json").display());
     if dir.join("report.html").exists() {
-        eprintln!("report:  {} (open it in a browser)", dir.join("report.html").display());
+        eprintln!(
+            "report:  {} (open it in a browser)",
+            dir.join("report.html").display()
+        );
     }
     Ok(if !res.complete {
         130
@@ -58,12 +93,21 @@ pub fn list(root: &Path) -> Result<i32> {
         println!("{}  [{}]  {}", m.name, m.model, m.language);
         println!("    {}", m.framework);
         let runtime = m.runtime_version(java.as_deref());
-        println!("    runtime: {}", runtime.as_deref().unwrap_or("unknown (not installed or not built)"));
+        println!(
+            "    runtime: {}",
+            runtime
+                .as_deref()
+                .unwrap_or("unknown (not installed or not built)")
+        );
         println!("    {}", m.config);
         for (k, t) in &m.tunables {
             println!("    tunable {k} = {} ({})", t.default, t.help);
         }
-        let built = if m.artifact_path().exists() { "built" } else { "not built: run ./iobound build" };
+        let built = if m.artifact_path().exists() {
+            "built"
+        } else {
+            "not built: run ./iobound build"
+        };
         println!("    artifact {} ({built})", m.artifact);
     }
     Ok(0)
@@ -71,34 +115,82 @@ pub fn list(root: &Path) -> Result<i32> {
 
 /// `iobound verify`: starts each contender in turn and checks it against the contract (the
 /// same launch and checks as a plan's round), nothing measured.
-pub fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64, choice: &ServiceChoice) -> Result<i32> {
+pub fn verify_cmd(
+    root: &Path,
+    names: Vec<String>,
+    fuzz: usize,
+    seed: u64,
+    choice: &ServiceChoice,
+) -> Result<i32> {
     let all = manifest::discover(root)?;
-    let names = if names.is_empty() { all.iter().map(|m| m.name.clone()).collect() } else { names };
+    let names = if names.is_empty() {
+        all.iter().map(|m| m.name.clone()).collect()
+    } else {
+        names
+    };
     let file = PlanFile {
         name: Some("verify".into()),
         contenders: names.clone(),
-        scenarios: vec![ScenarioFile { name: "none".into(), path: Some("/".into()), load: LoadFile { model: "closed".into(), users: Some(1), duration: Some("1s".into()), ..LoadFile::default() }, ..ScenarioFile::default() }],
+        scenarios: vec![ScenarioFile {
+            name: "none".into(),
+            path: Some("/".into()),
+            load: LoadFile {
+                model: "closed".into(),
+                users: Some(1),
+                duration: Some("1s".into()),
+                ..LoadFile::default()
+            },
+            ..ScenarioFile::default()
+        }],
         ..PlanFile::default()
     };
     let plan = file.validate()?;
     let java = crate::services::jdk::find_java();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     interrupt::install();
     let logs = std::env::temp_dir().join(format!("iobound-verify-{}", std::process::id()));
     std::fs::create_dir_all(&logs)?;
-    let wanted = names.iter().map(|name| manifest::find(&all, name)).collect::<Result<Vec<_>>>()?;
+    let wanted = names
+        .iter()
+        .map(|name| manifest::find(&all, name))
+        .collect::<Result<Vec<_>>>()?;
     let need_kafka = wanted.iter().any(|m| m.is_pipeline());
     let mut services = Services::start(root, &plan, &rt, &logs, choice, true, need_kafka)?;
     let mut failed = Vec::new();
     for m in &wanted {
         let name = &m.name;
         if !m.artifact_path().exists() {
-            bail!("{name} is not built ({} is missing); run `./iobound build`", m.artifact_path().display());
+            bail!(
+                "{name} is not built ({} is missing); run `./iobound build`",
+                m.artifact_path().display()
+            );
         }
         let log = std::env::temp_dir().join(format!("iobound-verify-{name}.log"));
-        let run::Launched { mut proc, startup_timeout, .. } = run::launch(m, &m.resolve_tunables(None)?, &plan, java.as_deref(), &log, &services.env())?;
+        let run::Launched {
+            mut proc,
+            startup_timeout,
+            ..
+        } = run::launch(
+            m,
+            &m.resolve_tunables(None)?,
+            &plan,
+            java.as_deref(),
+            &log,
+            &services.env(),
+        )?;
         let verdict = match proc.wait_ready(&rt, &m.ready, startup_timeout) {
-            Ok(_) => run::launch::verify_contender(&rt, &proc, m, &services, &plan.driver_cpus, &logs, Some((fuzz, seed))).map(|v| {
+            Ok(_) => run::launch::verify_contender(
+                &rt,
+                &proc,
+                m,
+                &services,
+                &plan.driver_cpus,
+                &logs,
+                Some((fuzz, seed)),
+            )
+            .map(|v| {
                 conformance::print(name, &v);
                 v.passed
             })?,
@@ -114,7 +206,10 @@ pub fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64, choic
     }
     services.stop();
     if failed.is_empty() {
-        eprintln!("verify: {} contender(s) conform to the contract", names.len());
+        eprintln!(
+            "verify: {} contender(s) conform to the contract",
+            names.len()
+        );
         Ok(0)
     } else {
         eprintln!("verify: FAILED: {}", failed.join(", "));
@@ -124,14 +219,21 @@ pub fn verify_cmd(root: &Path, names: Vec<String>, fuzz: usize, seed: u64, choic
 
 /// `iobound load`: drive one URL, print a JSON summary on stdout.
 pub fn load_cmd(a: &LoadArgs, driver_cpus: Option<&str>) -> Result<i32> {
-    let cpus = driver_cpus.map(crate::util::parse_cpu_list).transpose().context("--driver-cpus")?.unwrap_or_default();
+    let cpus = driver_cpus
+        .map(crate::util::parse_cpu_list)
+        .transpose()
+        .context("--driver-cpus")?
+        .unwrap_or_default();
     let url = a.url.as_deref().context("--url is required")?;
     let (addr, path) = parse_url(url, a.allow_remote)?;
     let lf = load_file(a);
     let load = lf.validate("load")?;
     crate::services::contender::raise_nofile();
     let target = driver::Target::new(addr, &path, load.connection_close);
-    let cfg = driver::DriverConfig { threads: 1, cpus: cpus.clone() };
+    let cfg = driver::DriverConfig {
+        threads: 1,
+        cpus: cpus.clone(),
+    };
     let live = Arc::new(driver::record::Live::default());
     interrupt::install();
     let o = driver::run(&target, &load, &cfg, live, interrupt::stop_flag())?;
@@ -148,7 +250,13 @@ pub fn load_cmd(a: &LoadArgs, driver_cpus: Option<&str>) -> Result<i32> {
 }
 
 /// `iobound bench driver`: CPU per request of the iobound driver against wrk.
-pub fn bench_driver(connections: u32, duration: &str, repeats: u32, path: &str, json: bool) -> Result<i32> {
+pub fn bench_driver(
+    connections: u32,
+    duration: &str,
+    repeats: u32,
+    path: &str,
+    json: bool,
+) -> Result<i32> {
     let exe = std::env::current_exe()?;
     let online = crate::util::online_cpus();
     let args = bench::BenchArgs {
@@ -161,12 +269,22 @@ pub fn bench_driver(connections: u32, duration: &str, repeats: u32, path: &str, 
     };
     eprintln!("bench driver: built-in server on CPU 0; wrk -t1 and iobound (1 thread) on CPU {}; {connections} connections, {duration} each, GET {path}", args.driver_cpus[0]);
     let pairs = bench::driver(&exe, &args)?;
-    let ratio = median(pairs.iter().map(|(w, i)| i.cpu_s_per_100k / w.cpu_s_per_100k).collect());
+    let ratio = median(
+        pairs
+            .iter()
+            .map(|(w, i)| i.cpu_s_per_100k / w.cpu_s_per_100k)
+            .collect(),
+    );
     let wrk = median(pairs.iter().map(|(w, _)| w.cpu_s_per_100k).collect());
     let ours = median(pairs.iter().map(|(_, i)| i.cpu_s_per_100k).collect());
     println!("driver CPU per 100k requests (median of {repeats}): wrk {wrk:.3} s, iobound {ours:.3} s, ratio iobound/wrk {ratio:.2}");
     if json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"path": path, "connections": connections, "runs": pairs, "median_ratio": ratio}))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({"path": path, "connections": connections, "runs": pairs, "median_ratio": ratio})
+            )?
+        );
     }
     Ok(0)
 }

@@ -2,9 +2,11 @@
 //! --plan), validated like any plan; --url is checked to be on this machine.
 
 use super::args::{CapacityArgs, LoadArgs, RunArgs};
-use crate::plan::validate;
-use crate::plan::{self, Capacity, CapacityFile, CpusFile, JvmFile, LoadFile, Plan, PlanFile, ScenarioFile};
 use crate::plan::thresholds::{merged, Threshold};
+use crate::plan::validate;
+use crate::plan::{
+    self, Capacity, CapacityFile, CpusFile, JvmFile, LoadFile, Plan, PlanFile, ScenarioFile,
+};
 use crate::run::{External, ExternalProcess};
 use crate::util;
 use anyhow::{bail, Context, Result};
@@ -14,12 +16,18 @@ use std::path::{Path, PathBuf};
 
 /// Resolves a --url to a socket address and path, refusing non-loopback targets unless allowed.
 pub fn parse_url(url: &str, allow_remote: bool) -> Result<(SocketAddr, String)> {
-    let rest = url.strip_prefix("http://").with_context(|| format!("--url {url:?}: only http:// URLs are supported"))?;
+    let rest = url
+        .strip_prefix("http://")
+        .with_context(|| format!("--url {url:?}: only http:// URLs are supported"))?;
     let (hostport, path) = match rest.find('/') {
         Some(i) => (&rest[..i], rest[i..].to_string()),
         None => (rest, "/".to_string()),
     };
-    let with_port = if hostport.rsplit_once(':').is_some_and(|(_, p)| p.chars().all(|c| c.is_ascii_digit())) && !hostport.ends_with(']') {
+    let with_port = if hostport
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.chars().all(|c| c.is_ascii_digit()))
+        && !hostport.ends_with(']')
+    {
         hostport.to_string()
     } else {
         format!("{hostport}:80")
@@ -39,7 +47,11 @@ pub fn load_file(a: &LoadArgs) -> LoadFile {
     let open = a.rate.is_some();
     LoadFile {
         model: if open { "open" } else { "closed" }.into(),
-        users: if open { None } else { Some(i64::from(a.users.unwrap_or(64))) },
+        users: if open {
+            None
+        } else {
+            Some(i64::from(a.users.unwrap_or(64)))
+        },
         step_users: a.step_users.map(i64::from),
         steps: a.steps.map(i64::from),
         step_duration: a.step_duration.clone(),
@@ -47,7 +59,11 @@ pub fn load_file(a: &LoadArgs) -> LoadFile {
         rate: a.rate,
         ramp_to: a.ramp_to,
         max_connections: a.max_connections.map(i64::from),
-        duration: if a.step_duration.is_none() { Some(a.duration.clone().unwrap_or_else(|| "10s".into())) } else { None },
+        duration: if a.step_duration.is_none() {
+            Some(a.duration.clone().unwrap_or_else(|| "10s".into()))
+        } else {
+            None
+        },
         timeout: Some(a.timeout.clone()),
         connection_close: Some(a.connection_close),
     }
@@ -56,9 +72,15 @@ pub fn load_file(a: &LoadArgs) -> LoadFile {
 pub fn parse_sets(sets: &[String]) -> Result<BTreeMap<String, BTreeMap<String, toml::Value>>> {
     let mut out: BTreeMap<String, BTreeMap<String, toml::Value>> = BTreeMap::new();
     for s in sets {
-        let (lhs, value) = s.split_once('=').with_context(|| format!("--set {s:?}: write NAME.KEY=VALUE, e.g. --set spring-mvc.threads=500"))?;
-        let (name, key) = lhs.split_once('.').with_context(|| format!("--set {s:?}: write NAME.KEY=VALUE, e.g. --set spring-mvc.threads=500"))?;
-        out.entry(name.to_string()).or_default().insert(key.to_string(), toml::Value::String(value.to_string()));
+        let (lhs, value) = s.split_once('=').with_context(|| {
+            format!("--set {s:?}: write NAME.KEY=VALUE, e.g. --set spring-mvc.threads=500")
+        })?;
+        let (name, key) = lhs.split_once('.').with_context(|| {
+            format!("--set {s:?}: write NAME.KEY=VALUE, e.g. --set spring-mvc.threads=500")
+        })?;
+        out.entry(name.to_string())
+            .or_default()
+            .insert(key.to_string(), toml::Value::String(value.to_string()));
     }
     Ok(out)
 }
@@ -68,13 +90,43 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
         Some(p) => PlanFile::load(&resolve(p, root))?,
         None => {
             // A server of one's own is named after its URL's path.
-            let url_path = a.load.url.as_deref().and_then(|u| parse_url(u, true).ok()).map(|(_, p)| p);
-            let path = a.path.clone().or(url_path).unwrap_or_else(|| "/plaintext".into());
-            let name: String = path.trim_start_matches('/').chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+            let url_path = a
+                .load
+                .url
+                .as_deref()
+                .and_then(|u| parse_url(u, true).ok())
+                .map(|(_, p)| p);
+            let path = a
+                .path
+                .clone()
+                .or(url_path)
+                .unwrap_or_else(|| "/plaintext".into());
+            let name: String = path
+                .trim_start_matches('/')
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect();
             PlanFile {
                 name: Some("adhoc".into()),
-                scenarios: vec![ScenarioFile { name: if name.is_empty() { "root".into() } else { name }, path: Some(path), mix: None, pipeline: false, warmup: None, load: load_file(&a.load), downstream: None, events: Vec::new(), overload: None, thresholds: Default::default(), capacity: None, restart: None }],
-                warmup: Some(if a.load.url.is_some() { "0s".into() } else { plan::DEFAULT_WARMUP.into() }),
+                scenarios: vec![ScenarioFile {
+                    name: if name.is_empty() { "root".into() } else { name },
+                    path: Some(path),
+                    mix: None,
+                    pipeline: false,
+                    warmup: None,
+                    load: load_file(&a.load),
+                    downstream: None,
+                    events: Vec::new(),
+                    overload: None,
+                    thresholds: Default::default(),
+                    capacity: None,
+                    restart: None,
+                }],
+                warmup: Some(if a.load.url.is_some() {
+                    "0s".into()
+                } else {
+                    plan::DEFAULT_WARMUP.into()
+                }),
                 runs: Some(1),
                 ..PlanFile::default()
             }
@@ -99,7 +151,10 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
     } else if !a.contenders.is_empty() {
         for c in &a.contenders {
             if !file.contenders.contains(c) {
-                bail!("--contender {c}: not in the plan's contenders ({})", file.contenders.join(", "));
+                bail!(
+                    "--contender {c}: not in the plan's contenders ({})",
+                    file.contenders.join(", ")
+                );
             }
         }
         file.contenders = a.contenders.clone();
@@ -119,7 +174,10 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
         file.profile = Some(true);
     }
     if a.heap.is_some() {
-        file.jvm = JvmFile { heap: a.heap.clone(), flags: file.jvm.flags.clone() };
+        file.jvm = JvmFile {
+            heap: a.heap.clone(),
+            flags: file.jvm.flags.clone(),
+        };
     }
     file.cpus = CpusFile {
         contender: a.contender_cpus.clone().or(file.cpus.contender),
@@ -131,12 +189,20 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
         file.tunables.entry(name).or_default().extend(kv);
     }
     // Thresholds are checked before anything starts, like every other flag.
-    let flag_thresholds = a.thresholds.iter().map(|t| Threshold::parse_flag(t)).collect::<Result<Vec<_>>>()?;
+    let flag_thresholds = a
+        .thresholds
+        .iter()
+        .map(|t| Threshold::parse_flag(t))
+        .collect::<Result<Vec<_>>>()?;
     let mut plan = file.validate()?;
     for s in &mut plan.scenarios {
         s.thresholds = merged(&s.thresholds, &flag_thresholds);
     }
-    let overlap: Vec<_> = plan.contender_cpus.iter().filter(|c| plan.driver_cpus.contains(c)).collect();
+    let overlap: Vec<_> = plan
+        .contender_cpus
+        .iter()
+        .filter(|c| plan.driver_cpus.contains(c))
+        .collect();
     if !overlap.is_empty() && util::online_cpus() > 1 {
         eprintln!("iobound: warning: contender and driver share CPU(s) {overlap:?}: they will compete and figures will mix both costs");
     }
@@ -151,16 +217,35 @@ pub fn build_capacity_plan(c: &CapacityArgs, root: &Path) -> Result<(Plan, Optio
     if a.load.users.is_some() || a.load.step_users.is_some() || a.load.ramp_to.is_some() {
         bail!("iobound capacity probes open-model rates: remove --users/--step-users/--ramp-to; --rate sets the first probe's rate (default 100)");
     }
-    let file = CapacityFile { slo: c.slo.clone(), max_rate: Some(c.max_rate), growth: Some(c.growth), precision: Some(c.precision.clone()), repeats: Some(c.repeats) };
+    let file = CapacityFile {
+        slo: c.slo.clone(),
+        max_rate: Some(c.max_rate),
+        growth: Some(c.growth),
+        precision: Some(c.precision.clone()),
+        repeats: Some(c.repeats),
+    };
     let (mut plan, external) = build_plan(a, root)?;
     if a.plan.is_some() {
         if !plan.scenarios.iter().any(|s| s.capacity.is_some()) {
             bail!("the plan has no scenario with [scenario.capacity]; add one (see plans/capacity.toml), or use `iobound run` for this plan");
         }
         if !c.slo.is_empty() {
-            for (i, s) in plan.scenarios.iter_mut().filter(|s| s.capacity.is_some()).enumerate() {
+            for (i, s) in plan
+                .scenarios
+                .iter_mut()
+                .filter(|s| s.capacity.is_some())
+                .enumerate()
+            {
                 let keep = s.capacity.clone().unwrap();
-                let slo = validate::capacity_of(&format!("--slo (scenario[{i}] {:?})", s.name), &CapacityFile { slo: c.slo.clone(), ..CapacityFile::default() }, &s.load.profile)?.slo;
+                let slo = validate::capacity_of(
+                    &format!("--slo (scenario[{i}] {:?})", s.name),
+                    &CapacityFile {
+                        slo: c.slo.clone(),
+                        ..CapacityFile::default()
+                    },
+                    &s.load.profile,
+                )?
+                .slo;
                 s.capacity = Some(Capacity { slo, ..keep });
             }
         }
@@ -169,9 +254,21 @@ pub fn build_capacity_plan(c: &CapacityArgs, root: &Path) -> Result<(Plan, Optio
     if c.slo.is_empty() {
         bail!("--slo is required: the objective each probe is judged against, e.g. --slo 'p99<=200ms' --slo 'errors<=0.1%'");
     }
-    let duration = a.load.duration.as_deref().map(util::parse_duration).transpose().context("--duration")?.unwrap_or(std::time::Duration::from_secs(20));
+    let duration = a
+        .load
+        .duration
+        .as_deref()
+        .map(util::parse_duration)
+        .transpose()
+        .context("--duration")?
+        .unwrap_or(std::time::Duration::from_secs(20));
     for s in &mut plan.scenarios {
-        s.load.profile = plan::Profile::Open { rate: a.load.rate.unwrap_or(100.0), ramp_to: a.load.rate.unwrap_or(100.0), duration, max_connections: a.load.max_connections.unwrap_or(10_000) };
+        s.load.profile = plan::Profile::Open {
+            rate: a.load.rate.unwrap_or(100.0),
+            ramp_to: a.load.rate.unwrap_or(100.0),
+            duration,
+            max_connections: a.load.max_connections.unwrap_or(10_000),
+        };
         s.capacity = Some(validate::capacity_of("capacity", &file, &s.load.profile)?);
     }
     Ok((plan, external))
@@ -192,18 +289,32 @@ mod tests {
     #[test]
     fn remote_targets_need_allow_remote() {
         assert!(parse_url("http://127.0.0.1:8080/plaintext", false).is_ok());
-        assert_eq!(parse_url("http://127.0.0.1:8080/x?y=1", false).unwrap().1, "/x?y=1");
+        assert_eq!(
+            parse_url("http://127.0.0.1:8080/x?y=1", false).unwrap().1,
+            "/x?y=1"
+        );
         assert_eq!(parse_url("http://[::1]:81", false).unwrap().0.port(), 81);
-        let e = parse_url("http://192.0.2.1:80/", false).unwrap_err().to_string();
+        let e = parse_url("http://192.0.2.1:80/", false)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--allow-remote"), "{e}");
         assert!(parse_url("http://192.0.2.1:80/", true).is_ok());
-        assert!(parse_url("https://127.0.0.1/", false).unwrap_err().to_string().contains("only http://"));
+        assert!(parse_url("https://127.0.0.1/", false)
+            .unwrap_err()
+            .to_string()
+            .contains("only http://"));
     }
 
     #[test]
     fn sets_parse_into_tunables() {
         let t = parse_sets(&["spring-mvc.threads=500".into()]).unwrap();
-        assert_eq!(t["spring-mvc"]["threads"], toml::Value::String("500".into()));
-        assert!(parse_sets(&["threads=5".into()]).unwrap_err().to_string().contains("NAME.KEY=VALUE"));
+        assert_eq!(
+            t["spring-mvc"]["threads"],
+            toml::Value::String("500".into())
+        );
+        assert!(parse_sets(&["threads=5".into()])
+            .unwrap_err()
+            .to_string()
+            .contains("NAME.KEY=VALUE"));
     }
 }

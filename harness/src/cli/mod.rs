@@ -22,8 +22,13 @@ fn root() -> PathBuf {
         return PathBuf::from(h);
     }
     let exe = std::env::current_exe().ok();
-    let found = exe.as_deref().and_then(|e| e.ancestors().find(|a| a.join("contenders").is_dir() && a.join("contract").is_dir()));
-    found.map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+    let found = exe.as_deref().and_then(|e| {
+        e.ancestors()
+            .find(|a| a.join("contenders").is_dir() && a.join("contract").is_dir())
+    });
+    found
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
 }
 
 pub fn main() -> Result<i32> {
@@ -33,22 +38,68 @@ pub fn main() -> Result<i32> {
     match cli.cmd {
         Cmd::Run(a) => {
             let (plan, external) = flags::build_plan(&a, &root)?;
-            commands::run(&plan, &root, &a.out, external, ServiceChoice { url: a.db_url.clone(), allow_remote: a.load.allow_remote, kafka_bootstrap: a.kafka_bootstrap.clone() }, a.junit.as_deref())
+            commands::run(
+                &plan,
+                &root,
+                &a.out,
+                external,
+                ServiceChoice {
+                    url: a.db_url.clone(),
+                    allow_remote: a.load.allow_remote,
+                    kafka_bootstrap: a.kafka_bootstrap.clone(),
+                },
+                a.junit.as_deref(),
+            )
         }
         Cmd::Capacity(c) => {
             let (plan, external) = flags::build_capacity_plan(&c, &root)?;
             let a = &c.run;
-            commands::run(&plan, &root, &a.out, external, ServiceChoice { url: a.db_url.clone(), allow_remote: a.load.allow_remote, kafka_bootstrap: a.kafka_bootstrap.clone() }, a.junit.as_deref())
+            commands::run(
+                &plan,
+                &root,
+                &a.out,
+                external,
+                ServiceChoice {
+                    url: a.db_url.clone(),
+                    allow_remote: a.load.allow_remote,
+                    kafka_bootstrap: a.kafka_bootstrap.clone(),
+                },
+                a.junit.as_deref(),
+            )
         }
         Cmd::Demo { out } => {
             let plan = PlanFile::load(&root.join("plans/demo.toml"))?.validate()?;
             commands::run(&plan, &root, &out, None, Default::default(), None)
         }
-        Cmd::Verify { contenders, fuzz, seed, db_url, allow_remote, kafka_bootstrap } => commands::verify_cmd(&root, contenders, fuzz, seed, &ServiceChoice { url: db_url, allow_remote, kafka_bootstrap }),
+        Cmd::Verify {
+            contenders,
+            fuzz,
+            seed,
+            db_url,
+            allow_remote,
+            kafka_bootstrap,
+        } => commands::verify_cmd(
+            &root,
+            contenders,
+            fuzz,
+            seed,
+            &ServiceChoice {
+                url: db_url,
+                allow_remote,
+                kafka_bootstrap,
+            },
+        ),
         Cmd::List => commands::list(&root),
         Cmd::Table { path, markdown } => {
             let (dir, res) = commands::results_at(&path)?;
-            println!("{}", if markdown { crate::report::markdown::render_markdown(&res) } else { crate::report::table::render(&res, &dir) });
+            println!(
+                "{}",
+                if markdown {
+                    crate::report::markdown::render_markdown(&res)
+                } else {
+                    crate::report::table::render(&res, &dir)
+                }
+            );
             Ok(0)
         }
         Cmd::Report { path } => {
@@ -56,8 +107,16 @@ pub fn main() -> Result<i32> {
             println!("{}", crate::report::write_outputs(&dir, &res)?);
             Ok(0)
         }
-        Cmd::Compare { a, b, fail_if, junit } => {
-            let rules = fail_if.iter().map(|r| crate::stats::gates::FailIf::parse(r)).collect::<Result<Vec<_>>>()?;
+        Cmd::Compare {
+            a,
+            b,
+            fail_if,
+            junit,
+        } => {
+            let rules = fail_if
+                .iter()
+                .map(|r| crate::stats::gates::FailIf::parse(r))
+                .collect::<Result<Vec<_>>>()?;
             let (da, ra) = commands::results_at(&a)?;
             let (db, rb) = commands::results_at(&b)?;
             println!("{}", crate::report::compare::render(&ra, &da, &rb, &db)?);
@@ -67,21 +126,56 @@ pub fn main() -> Result<i32> {
             let gates = crate::report::compare::gates(&ra, &da, &rb, &db, &rules);
             print!("{}", crate::report::compare::describe_gates(&gates));
             if let Some(path) = junit {
-                crate::util::write_atomic(&path, crate::report::gates::junit("iobound compare", &crate::report::gates::gate_cases(&gates)).as_bytes())?;
+                crate::util::write_atomic(
+                    &path,
+                    crate::report::gates::junit(
+                        "iobound compare",
+                        &crate::report::gates::gate_cases(&gates),
+                    )
+                    .as_bytes(),
+                )?;
                 eprintln!("junit: {}", path.display());
             }
-            Ok(if gates.iter().any(|g| g.outcome == crate::stats::gates::Outcome::Fail) { commands::THRESHOLD_BROKEN } else { 0 })
+            Ok(
+                if gates
+                    .iter()
+                    .any(|g| g.outcome == crate::stats::gates::Outcome::Fail)
+                {
+                    commands::THRESHOLD_BROKEN
+                } else {
+                    0
+                },
+            )
         }
-        Cmd::Bench { what: BenchCmd::Driver { connections, duration, repeats, path, json } } => commands::bench_driver(connections, &duration, repeats, &path, json),
+        Cmd::Bench {
+            what:
+                BenchCmd::Driver {
+                    connections,
+                    duration,
+                    repeats,
+                    path,
+                    json,
+                },
+        } => commands::bench_driver(connections, &duration, repeats, &path, json),
         Cmd::Serve(a) => {
             crate::services::contender::ensure_port_free(a.port)?;
-            crate::services::test_server::serve(crate::services::test_server::ServeConfig { port: a.port, stall_at: a.stall_at.as_deref().map(dur), stall_for: dur(&a.stall_for), workers: a.workers.map(|n| n as usize) })?;
+            crate::services::test_server::serve(crate::services::test_server::ServeConfig {
+                port: a.port,
+                stall_at: a.stall_at.as_deref().map(dur),
+                stall_for: dur(&a.stall_for),
+                workers: a.workers.map(|n| n as usize),
+            })?;
             Ok(0)
         }
         Cmd::Load { load, driver_cpus } => commands::load_cmd(&load, driver_cpus.as_deref()),
         Cmd::Downstream(a) => {
             crate::services::contender::ensure_port_free(a.port)?;
-            let b = crate::plan::downstream::Behaviour::new(&a.latency, &a.error_rate, &a.stall_prob, &a.stall_for)?;
+            let b = crate::plan::downstream::Behaviour::new(
+                &a.latency,
+                &a.error_rate,
+                &a.stall_prob,
+                &a.stall_for,
+            )?;
             crate::services::test_server::downstream(a.port, b, a.seed)?;
             Ok(0)
         }

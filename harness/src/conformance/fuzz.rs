@@ -2,8 +2,8 @@
 //! and raw path traversal, oversized values. Every one must get a 4xx (never a 5xx, never a
 //! 2xx that accepted garbage, never a hang), and the contender must keep serving afterwards.
 
-use crate::util::http1;
 use crate::conformance::CaseResult;
+use crate::util::http1;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -26,7 +26,9 @@ impl Rng {
 
     fn digits(&mut self, min: usize, max: usize) -> String {
         let len = min + self.below(max - min + 1);
-        (0..len).map(|_| char::from(b'0' + self.below(10) as u8)).collect()
+        (0..len)
+            .map(|_| char::from(b'0' + self.below(10) as u8))
+            .collect()
     }
 
     fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
@@ -46,19 +48,38 @@ const TRAVERSALS: &[&str] = &[
 ];
 
 const ODD: &[&str] = &[
-    "1.5", "1e3", "0x10", "+5", " 5", "%205", "5%20", "NaN", "Infinity", "-0", "true", "null", "[]", "{}", "%C3%A9", "%EF%BC%95", "%F0%9F%98%80",
-    "\u{00e9}", "%FF%FE", "5%00", "%",
+    "1.5",
+    "1e3",
+    "0x10",
+    "+5",
+    " 5",
+    "%205",
+    "5%20",
+    "NaN",
+    "Infinity",
+    "-0",
+    "true",
+    "null",
+    "[]",
+    "{}",
+    "%C3%A9",
+    "%EF%BC%95",
+    "%F0%9F%98%80",
+    "\u{00e9}",
+    "%FF%FE",
+    "5%00",
+    "%",
 ];
 
 /// One invalid value for `ms`.
 fn bad_ms(rng: &mut Rng) -> String {
     match rng.below(6) {
-        0 => rng.digits(7, 40),                                         // too large, up to far beyond 64 bits
-        1 => format!("-{}", rng.digits(1, 25)),                         // negative
-        2 => format!("{}", 60_001 + rng.below(1_000_000)),              // just above the limit
-        3 => rng.pick(ODD).to_string(),                                  // not a decimal integer
-        4 => rng.pick(TRAVERSALS).to_string(),                           // path-like
-        _ => "9".repeat(1000 + rng.below(4000)),                         // oversized
+        0 => rng.digits(7, 40),                 // too large, up to far beyond 64 bits
+        1 => format!("-{}", rng.digits(1, 25)), // negative
+        2 => format!("{}", 60_001 + rng.below(1_000_000)), // just above the limit
+        3 => rng.pick(ODD).to_string(),         // not a decimal integer
+        4 => rng.pick(TRAVERSALS).to_string(),  // path-like
+        _ => "9".repeat(1000 + rng.below(4000)), // oversized
     }
 }
 
@@ -86,14 +107,24 @@ pub struct FuzzCase {
 
 impl FuzzCase {
     fn get(path: String, valid: Option<String>) -> FuzzCase {
-        FuzzCase { method: "GET", path, body: None, valid, accept: &[] }
+        FuzzCase {
+            method: "GET",
+            path,
+            body: None,
+            valid,
+            accept: &[],
+        }
     }
 }
 
 /// An invalid /messages id: zero, negative, beyond 64 bits, not a decimal, path-like.
 fn bad_message_id(rng: &mut Rng) -> String {
     match rng.below(5) {
-        0 => format!("{}{}", 9_223_372_036_854_775_808u64 + rng.below(1000) as u64, rng.digits(0, 20)),
+        0 => format!(
+            "{}{}",
+            9_223_372_036_854_775_808u64 + rng.below(1000) as u64,
+            rng.digits(0, 20)
+        ),
         1 => format!("-{}", rng.digits(1, 20)),
         2 => "0".repeat(1 + rng.below(19)),
         3 => rng.pick(ODD).to_string(),
@@ -102,10 +133,31 @@ fn bad_message_id(rng: &mut Rng) -> String {
 }
 
 /// Characters valid texts are made of: ASCII, JSON escapes, accents, CJK, emoji.
-const TEXT_CHARS: &[char] = &['a', 'Z', '7', ' ', '"', '\\', '/', '\n', '\t', '\u{e9}', '\u{df}', '\u{65e5}', '\u{672c}', '\u{1f600}', '\u{2713}', '<', '&', '\''];
+const TEXT_CHARS: &[char] = &[
+    'a',
+    'Z',
+    '7',
+    ' ',
+    '"',
+    '\\',
+    '/',
+    '\n',
+    '\t',
+    '\u{e9}',
+    '\u{df}',
+    '\u{65e5}',
+    '\u{672c}',
+    '\u{1f600}',
+    '\u{2713}',
+    '<',
+    '&',
+    '\'',
+];
 
 fn text(rng: &mut Rng, len: usize) -> String {
-    (0..len).map(|_| TEXT_CHARS[rng.below(TEXT_CHARS.len())]).collect()
+    (0..len)
+        .map(|_| TEXT_CHARS[rng.below(TEXT_CHARS.len())])
+        .collect()
 }
 
 /// An invalid create body: not JSON, not an object, text missing, of the wrong type, empty,
@@ -113,21 +165,57 @@ fn text(rng: &mut Rng, len: usize) -> String {
 fn bad_body(rng: &mut Rng) -> String {
     let quoted = |t: &str| serde_json::Value::String(t.to_string()).to_string();
     match rng.below(10) {
-        0 => rng.pick(&["", "{", "}", "{\"text\":", "{\"text\":\"a", "{text:\"a\"}", "{'text':'a'}", "nul", "{\"text\":\"a\",}", "{\"text\" \"a\"}"]).to_string(),
-        1 => rng.pick(&["[]", "[\"text\"]", "\"text\"", "42", "null", "true", "[{\"text\":\"a\"}]"]).to_string(),
-        2 => format!("{{\"{}\":{}}}", rng.pick(&["Text", "message", "body", "txt", ""]), quoted("hello")),
-        3 => format!("{{\"text\":{}}}", rng.pick(&["42", "null", "true", "[\"a\"]", "{\"a\":1}", "1e400", "-0"])),
+        0 => rng
+            .pick(&[
+                "",
+                "{",
+                "}",
+                "{\"text\":",
+                "{\"text\":\"a",
+                "{text:\"a\"}",
+                "{'text':'a'}",
+                "nul",
+                "{\"text\":\"a\",}",
+                "{\"text\" \"a\"}",
+            ])
+            .to_string(),
+        1 => rng
+            .pick(&[
+                "[]",
+                "[\"text\"]",
+                "\"text\"",
+                "42",
+                "null",
+                "true",
+                "[{\"text\":\"a\"}]",
+            ])
+            .to_string(),
+        2 => format!(
+            "{{\"{}\":{}}}",
+            rng.pick(&["Text", "message", "body", "txt", ""]),
+            quoted("hello")
+        ),
+        3 => format!(
+            "{{\"text\":{}}}",
+            rng.pick(&["42", "null", "true", "[\"a\"]", "{\"a\":1}", "1e400", "-0"])
+        ),
         4 => "{\"text\":\"\"}".to_string(),
         5 => {
             let len = 1001 + rng.below(3000);
             format!("{{\"text\":{}}}", quoted(&text(rng, len)))
         }
-        6 => format!("{{\"text\":{}}}", quoted(&format!("a{}b", "\u{0}".repeat(1 + rng.below(3))))),
+        6 => format!(
+            "{{\"text\":{}}}",
+            quoted(&format!("a{}b", "\u{0}".repeat(1 + rng.below(3))))
+        ),
         7 => {
             let depth = 2000 + rng.below(8000);
             format!("{{\"text\":{}{}}}", "[".repeat(depth), "]".repeat(depth))
         }
-        8 => format!("{{\"text\":{}}}", quoted(&"x".repeat(70_000 + rng.below(200_000)))),
+        8 => format!(
+            "{{\"text\":{}}}",
+            quoted(&"x".repeat(70_000 + rng.below(200_000)))
+        ),
         _ => format!("{{\"text\":{},\"text\":{}}}", quoted(""), quoted("")),
     }
 }
@@ -136,7 +224,7 @@ fn bad_body(rng: &mut Rng) -> String {
 fn bad_id(rng: &mut Rng, files: u32) -> String {
     match rng.below(4) {
         0 => (u64::from(files) + rng.below(1_000_000) as u64).to_string(), // past the corpus
-        1 => format!("{}.bin", rng.below(files.max(1) as usize)),           // a file name, not an id
+        1 => format!("{}.bin", rng.below(files.max(1) as usize)),          // a file name, not an id
         2 => format!("{}/../{}", rng.below(10), rng.pick(TRAVERSALS)),
         _ => bad_ms(rng).replace("60001", "-60001"),
     }
@@ -148,7 +236,10 @@ fn bad_key(rng: &mut Rng) -> String {
         0 => rng.pick(TRAVERSALS).to_string(),
         1 => format!("{}.", rng.pick(ODD)), // '.' is never part of a key
         2 => "k".repeat(65 + rng.below(5000)),
-        3 => format!("ok{}", rng.pick(&["%20", "%2F", ".", "~", "%00", "%C3%A9", "!", "*", "%22"])),
+        3 => format!(
+            "ok{}",
+            rng.pick(&["%20", "%2F", ".", "~", "%00", "%C3%A9", "!", "*", "%22"])
+        ),
         _ => String::new(),
     }
 }
@@ -156,7 +247,12 @@ fn bad_key(rng: &mut Rng) -> String {
 fn good_key(rng: &mut Rng) -> String {
     const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
     let len = 1 + rng.below(40);
-    format!("fast-{}", (0..len).map(|_| char::from(CHARS[rng.below(CHARS.len())])).collect::<String>())
+    format!(
+        "fast-{}",
+        (0..len)
+            .map(|_| char::from(CHARS[rng.below(CHARS.len())]))
+            .collect::<String>()
+    )
 }
 
 /// For each endpoint (/delay, /hash, /enrich, GET /messages/{id}, POST /messages) `n` cases,
@@ -179,18 +275,37 @@ pub fn cases(n: usize, seed: u64, vectors: &[String]) -> Vec<FuzzCase> {
             let id = rng.below(files as usize);
             FuzzCase::get(format!("/hash?id={id}"), Some(vectors[id].clone()))
         } else if i % 7 == 0 {
-            FuzzCase::get(format!("/hash?id={}&delayMs={}", rng.below(files.max(1) as usize), bad_ms(&mut rng)), None)
+            FuzzCase::get(
+                format!(
+                    "/hash?id={}&delayMs={}",
+                    rng.below(files.max(1) as usize),
+                    bad_ms(&mut rng)
+                ),
+                None,
+            )
         } else {
             FuzzCase::get(format!("/hash?id={}", bad_id(&mut rng, files)), None)
         });
         out.push(if valid {
             let key = good_key(&mut rng);
-            FuzzCase::get(format!("/enrich?key={key}"), Some(format!("{key}=value-{key}")))
+            FuzzCase::get(
+                format!("/enrich?key={key}"),
+                Some(format!("{key}=value-{key}")),
+            )
         } else {
             FuzzCase::get(format!("/enrich?key={}", bad_key(&mut rng)), None)
         });
         out.push(if valid {
-            FuzzCase { accept: &[200, 404], ..FuzzCase::get(format!("/messages/{}", 1 + rng.below(crate::services::database::SEED_ROWS as usize)), None) }
+            FuzzCase {
+                accept: &[200, 404],
+                ..FuzzCase::get(
+                    format!(
+                        "/messages/{}",
+                        1 + rng.below(crate::services::database::SEED_ROWS as usize)
+                    ),
+                    None,
+                )
+            }
         } else {
             FuzzCase::get(format!("/messages/{}", bad_message_id(&mut rng)), None)
         });
@@ -200,7 +315,13 @@ pub fn cases(n: usize, seed: u64, vectors: &[String]) -> Vec<FuzzCase> {
         } else {
             bad_body(&mut rng)
         };
-        out.push(FuzzCase { method: "POST", path: "/messages".into(), body: Some(body), valid: None, accept: if valid { &[201] } else { &[] } });
+        out.push(FuzzCase {
+            method: "POST",
+            path: "/messages".into(),
+            body: Some(body),
+            valid: None,
+            accept: if valid { &[201] } else { &[] },
+        });
         out.push(FuzzCase::get(bad_path(&mut rng), None));
     }
     out
@@ -216,7 +337,9 @@ pub fn judge(case: &FuzzCase, status: u16, body: &[u8]) -> Result<(), String> {
         Some(want) if status == 200 && body == want.as_bytes() => Ok(()),
         Some(want) => Err(format!("{} -> {status} (want 200 {want:?})", what())),
         None if !case.accept.is_empty() && case.accept.contains(&status) => Ok(()),
-        None if !case.accept.is_empty() => Err(format!("{} -> {status} (want {:?})", what(), case.accept)),
+        None if !case.accept.is_empty() => {
+            Err(format!("{} -> {status} (want {:?})", what(), case.accept))
+        }
         None if (400..500).contains(&status) => Ok(()),
         None => Err(format!("{} -> {status} (want 4xx)", what())),
     }
@@ -232,7 +355,11 @@ pub async fn run(addr: SocketAddr, n: usize, seed: u64, vectors: &[String]) -> C
                 let (method, path, body) = (c.method, c.path.clone(), c.body.clone());
                 tokio::spawn(async move {
                     let body = body.as_deref().map(|b| ("application/json", b.as_bytes()));
-                    tokio::time::timeout(Duration::from_secs(10), http1::fetch(addr, method, &path, body)).await
+                    tokio::time::timeout(
+                        Duration::from_secs(10),
+                        http1::fetch(addr, method, &path, body),
+                    )
+                    .await
                 })
             })
             .collect();
@@ -261,12 +388,19 @@ pub async fn run(addr: SocketAddr, n: usize, seed: u64, vectors: &[String]) -> C
     }
     let shown: Vec<String> = failures.iter().take(5).cloned().collect();
     CaseResult {
-        name: format!("fuzz: {n} generated inputs per endpoint (seed {seed}) get 4xx, valid ones 200"),
+        name: format!(
+            "fuzz: {n} generated inputs per endpoint (seed {seed}) get 4xx, valid ones 200"
+        ),
         passed: failures.is_empty(),
         detail: if failures.is_empty() {
             format!("{} cases (/delay, /hash, /enrich, GET /messages/{{id}}, POST /messages, non-endpoints), all answered as the contract says; still serving", all.len())
         } else {
-            format!("{} of {} wrong, e.g. {}", failures.len(), all.len(), shown.join(" | "))
+            format!(
+                "{} of {} wrong, e.g. {}",
+                failures.len(),
+                all.len(),
+                shown.join(" | ")
+            )
         },
     }
 }
@@ -280,49 +414,113 @@ mod tests {
         let vectors: Vec<String> = (0..50).map(|i| format!("h{i}")).collect();
         let a = cases(1000, 7, &vectors);
         let b = cases(1000, 7, &vectors);
-        assert_eq!(a.iter().map(|c| &c.path).collect::<Vec<_>>(), b.iter().map(|c| &c.path).collect::<Vec<_>>());
+        assert_eq!(
+            a.iter().map(|c| &c.path).collect::<Vec<_>>(),
+            b.iter().map(|c| &c.path).collect::<Vec<_>>()
+        );
         for route in ["/delay?", "/hash?", "/enrich?", "/messages/"] {
             let of: Vec<&FuzzCase> = a.iter().filter(|c| c.path.starts_with(route)).collect();
             assert_eq!(of.len(), 1000, "{route}");
-            assert_eq!(of.iter().filter(|c| c.valid.is_some() || !c.accept.is_empty()).count(), 100, "{route}");
+            assert_eq!(
+                of.iter()
+                    .filter(|c| c.valid.is_some() || !c.accept.is_empty())
+                    .count(),
+                100,
+                "{route}"
+            );
         }
         assert!(a.iter().any(|c| c.path.contains("etc")));
         assert!(a.iter().any(|c| c.path.contains("ms=-")));
         assert!(a.iter().any(|c| c.path.len() > 1000));
-        assert!(a.iter().any(|c| c.path.contains("%EF%BC%95") || c.path.contains('\u{00e9}')));
-        assert!(a.iter().any(|c| c.path.starts_with("/hash?id=") && c.path.ends_with(".bin")));
+        assert!(a
+            .iter()
+            .any(|c| c.path.contains("%EF%BC%95") || c.path.contains('\u{00e9}')));
+        assert!(a
+            .iter()
+            .any(|c| c.path.starts_with("/hash?id=") && c.path.ends_with(".bin")));
         let posts: Vec<&FuzzCase> = a.iter().filter(|c| c.method == "POST").collect();
-        assert_eq!((posts.len(), posts.iter().filter(|c| c.accept == [201]).count()), (1000, 100));
+        assert_eq!(
+            (
+                posts.len(),
+                posts.iter().filter(|c| c.accept == [201]).count()
+            ),
+            (1000, 100)
+        );
         let bodies: Vec<&str> = posts.iter().map(|c| c.body.as_deref().unwrap()).collect();
-        assert!(bodies.iter().any(|b| b.len() > 64 * 1024), "oversized bodies");
-        assert!(bodies.iter().any(|b| b.contains("\\u0000")), "NUL characters");
-        assert!(bodies.iter().any(|b| b.starts_with("{\"text\":[[[[")), "deep nesting");
-        assert!(bodies.iter().any(|b| serde_json::from_str::<serde_json::Value>(b).is_err()), "invalid JSON");
+        assert!(
+            bodies.iter().any(|b| b.len() > 64 * 1024),
+            "oversized bodies"
+        );
+        assert!(
+            bodies.iter().any(|b| b.contains("\\u0000")),
+            "NUL characters"
+        );
+        assert!(
+            bodies.iter().any(|b| b.starts_with("{\"text\":[[[[")),
+            "deep nesting"
+        );
+        assert!(
+            bodies
+                .iter()
+                .any(|b| serde_json::from_str::<serde_json::Value>(b).is_err()),
+            "invalid JSON"
+        );
         for c in &posts {
-            let parsed: Option<serde_json::Value> = serde_json::from_str(c.body.as_deref().unwrap()).ok();
-            let text = parsed.as_ref().and_then(|v| v.get("text")).and_then(|t| t.as_str());
-            let valid = text.is_some_and(|t| (1..=1000).contains(&t.chars().count()) && !t.contains('\u{0}'));
-            assert_eq!(valid, c.accept == [201], "{:.80}", c.body.as_deref().unwrap());
+            let parsed: Option<serde_json::Value> =
+                serde_json::from_str(c.body.as_deref().unwrap()).ok();
+            let text = parsed
+                .as_ref()
+                .and_then(|v| v.get("text"))
+                .and_then(|t| t.as_str());
+            let valid = text
+                .is_some_and(|t| (1..=1000).contains(&t.chars().count()) && !t.contains('\u{0}'));
+            assert_eq!(
+                valid,
+                c.accept == [201],
+                "{:.80}",
+                c.body.as_deref().unwrap()
+            );
         }
-        for c in a.iter().filter(|c| c.path.starts_with("/messages/") && c.accept.is_empty()) {
+        for c in a
+            .iter()
+            .filter(|c| c.path.starts_with("/messages/") && c.accept.is_empty())
+        {
             let id = &c.path["/messages/".len()..];
-            let ok = !id.is_empty() && id.len() <= 19 && id.bytes().all(|b| b.is_ascii_digit()) && id.parse::<i64>().is_ok_and(|n| n >= 1);
+            let ok = !id.is_empty()
+                && id.len() <= 19
+                && id.bytes().all(|b| b.is_ascii_digit())
+                && id.parse::<i64>().is_ok_and(|n| n >= 1);
             assert!(!ok, "{id}");
         }
-        let h = a.iter().find(|c| c.path.starts_with("/hash?id=") && c.valid.is_some()).unwrap();
+        let h = a
+            .iter()
+            .find(|c| c.path.starts_with("/hash?id=") && c.valid.is_some())
+            .unwrap();
         let id: usize = h.path["/hash?id=".len()..].parse().unwrap();
         assert_eq!(h.valid.as_deref(), Some(vectors[id].as_str()));
         // No invalid case is accidentally valid.
         for c in a.iter().filter(|c| c.valid.is_none()) {
             if let Some(v) = c.path.strip_prefix("/delay?ms=") {
-                assert!(!(v.chars().all(|ch| ch.is_ascii_digit()) && !v.is_empty() && v.len() <= 6 && v.parse::<u32>().unwrap() <= 60_000), "{v}");
+                assert!(
+                    !(v.chars().all(|ch| ch.is_ascii_digit())
+                        && !v.is_empty()
+                        && v.len() <= 6
+                        && v.parse::<u32>().unwrap() <= 60_000),
+                    "{v}"
+                );
             }
             if let Some(v) = c.path.strip_prefix("/hash?id=") {
                 let digits = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
-                assert!(!digits || v.len() > 10 || v.parse::<u64>().unwrap() >= 50, "{v}");
+                assert!(
+                    !digits || v.len() > 10 || v.parse::<u64>().unwrap() >= 50,
+                    "{v}"
+                );
             }
             if let Some(k) = c.path.strip_prefix("/enrich?key=") {
-                let ok = !k.is_empty() && k.len() <= 64 && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+                let ok = !k.is_empty()
+                    && k.len() <= 64
+                    && k.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
                 assert!(!ok, "{k}");
             }
         }
@@ -337,7 +535,13 @@ mod tests {
         let good = FuzzCase::get("/delay?ms=2".into(), Some("2".into()));
         assert!(judge(&good, 200, b"2").is_ok());
         assert!(judge(&good, 400, b"").is_err());
-        let create = FuzzCase { method: "POST", path: "/messages".into(), body: Some("{\"text\":\"a\"}".into()), valid: None, accept: &[201] };
+        let create = FuzzCase {
+            method: "POST",
+            path: "/messages".into(),
+            body: Some("{\"text\":\"a\"}".into()),
+            valid: None,
+            accept: &[201],
+        };
         assert!(judge(&create, 201, b"{}").is_ok());
         assert!(judge(&create, 400, b"").unwrap_err().contains("want [201]"));
     }

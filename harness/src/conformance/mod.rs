@@ -55,15 +55,24 @@ impl Context<'_> {
         let files = self.corpus.spec.files;
         let last = files.saturating_sub(1);
         let mut out = c.clone();
-        out.path = c.path.replace("{files}", &files.to_string()).replace("{last}", &last.to_string());
+        out.path = c
+            .path
+            .replace("{files}", &files.to_string())
+            .replace("{last}", &last.to_string());
         if let Some(b) = &c.body {
             if let Some(id) = b.strip_prefix("{sha512:").and_then(|r| r.strip_suffix('}')) {
-                let id = if id == "last" { last } else { id.parse().with_context(|| format!("case {:?}: bad placeholder {b}", c.name))? };
+                let id = if id == "last" {
+                    last
+                } else {
+                    id.parse()
+                        .with_context(|| format!("case {:?}: bad placeholder {b}", c.name))?
+                };
                 out.body = Some(self.corpus.vector(id)?);
             }
         }
         if let Some(b) = &c.request_body {
-            out.request_body = Some(expand_repeats(b).with_context(|| format!("case {:?}", c.name))?);
+            out.request_body =
+                Some(expand_repeats(b).with_context(|| format!("case {:?}", c.name))?);
         }
         if c.timeout_bounds {
             let t = self.downstream_timeout.as_millis() as u64;
@@ -79,7 +88,9 @@ fn expand_repeats(body: &str) -> Result<String> {
     let mut out = body.to_string();
     while let Some(at) = out.find("{repeat:") {
         let end = at + out[at..].find('}').context("unclosed {repeat:N:TEXT}")?;
-        let (n, text) = out[at + 8..end].split_once(':').context("write {repeat:N:TEXT}")?;
+        let (n, text) = out[at + 8..end]
+            .split_once(':')
+            .context("write {repeat:N:TEXT}")?;
         let n: usize = n.parse().context("{repeat:N:TEXT} needs a number N")?;
         out.replace_range(at..=end, &text.repeat(n));
     }
@@ -90,8 +101,12 @@ fn expand_repeats(body: &str) -> Result<String> {
 pub fn json_matches(want: &serde_json::Value, got: &serde_json::Value) -> bool {
     use serde_json::Value;
     match (want, got) {
-        (Value::Object(w), Value::Object(g)) => w.iter().all(|(k, v)| g.get(k).is_some_and(|x| json_matches(v, x))),
-        (Value::Array(w), Value::Array(g)) => w.len() == g.len() && w.iter().zip(g).all(|(a, b)| json_matches(a, b)),
+        (Value::Object(w), Value::Object(g)) => w
+            .iter()
+            .all(|(k, v)| g.get(k).is_some_and(|x| json_matches(v, x))),
+        (Value::Array(w), Value::Array(g)) => {
+            w.len() == g.len() && w.iter().zip(g).all(|(a, b)| json_matches(a, b))
+        }
         (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
         _ => want == got,
     }
@@ -120,11 +135,17 @@ pub struct Verification {
 }
 
 pub fn cases() -> Result<Vec<Case>> {
-    Ok(toml::from_str::<CaseFile>(CASES).context("contract/cases.toml")?.case)
+    Ok(toml::from_str::<CaseFile>(CASES)
+        .context("contract/cases.toml")?
+        .case)
 }
 
 /// Judges one response against a case; `Err` holds what differs.
-pub fn judge(case: &Case, resp: &http1::Response, elapsed: Duration) -> std::result::Result<(), String> {
+pub fn judge(
+    case: &Case,
+    resp: &http1::Response,
+    elapsed: Duration,
+) -> std::result::Result<(), String> {
     let mut wrong = Vec::new();
     if resp.status != case.status && !case.also_status.contains(&resp.status) {
         wrong.push(format!("status {} (want {})", resp.status, case.status));
@@ -134,7 +155,8 @@ pub fn judge(case: &Case, resp: &http1::Response, elapsed: Duration) -> std::res
             Err(e) => wrong.push(format!("body is not JSON ({e})")),
             Ok(got) => {
                 if let Some(want) = &case.json {
-                    let want: serde_json::Value = serde_json::from_str(want).unwrap_or(serde_json::Value::Null);
+                    let want: serde_json::Value =
+                        serde_json::from_str(want).unwrap_or(serde_json::Value::Null);
                     if !json_matches(&want, &got) {
                         let shown: String = got.to_string().chars().take(120).collect();
                         wrong.push(format!("JSON {shown} (want {want})"));
@@ -143,7 +165,10 @@ pub fn judge(case: &Case, resp: &http1::Response, elapsed: Duration) -> std::res
                 if let Some(n) = case.json_count {
                     let len = got.as_array().map(Vec::len);
                     if len != Some(n) {
-                        wrong.push(format!("{} elements (want an array of {n})", len.map_or("not an array".into(), |l| l.to_string())));
+                        wrong.push(format!(
+                            "{} elements (want an array of {n})",
+                            len.map_or("not an array".into(), |l| l.to_string())
+                        ));
                     }
                 }
             }
@@ -158,16 +183,25 @@ pub fn judge(case: &Case, resp: &http1::Response, elapsed: Duration) -> std::res
     }
     if let Some(ct) = &case.content_type {
         let got = resp.header("content-type").unwrap_or("");
-        if !got.to_ascii_lowercase().starts_with(&ct.to_ascii_lowercase()) {
+        if !got
+            .to_ascii_lowercase()
+            .starts_with(&ct.to_ascii_lowercase())
+        {
             wrong.push(format!("content-type {got:?} (want {ct})"));
         }
     }
     let ms = elapsed.as_millis() as u64;
     if case.min_ms.is_some_and(|min| ms < min) {
-        wrong.push(format!("answered after {ms} ms, before the {} ms it must wait", case.min_ms.unwrap_or(0)));
+        wrong.push(format!(
+            "answered after {ms} ms, before the {} ms it must wait",
+            case.min_ms.unwrap_or(0)
+        ));
     }
     if case.max_ms.is_some_and(|max| ms > max) {
-        wrong.push(format!("took {ms} ms (limit {} ms)", case.max_ms.unwrap_or(0)));
+        wrong.push(format!(
+            "took {ms} ms (limit {} ms)",
+            case.max_ms.unwrap_or(0)
+        ));
     }
     if wrong.is_empty() {
         Ok(())
@@ -182,10 +216,15 @@ async fn run_case(addr: SocketAddr, case: &Case) -> CaseResult {
     let method = case.method.clone().unwrap_or_else(|| "GET".into());
     let handles: Vec<_> = (0..n)
         .map(|_| {
-            let (path, method, body) = (case.path.clone(), method.clone(), case.request_body.clone());
+            let (path, method, body) =
+                (case.path.clone(), method.clone(), case.request_body.clone());
             tokio::spawn(async move {
                 let body = body.as_deref().map(|b| ("application/json", b.as_bytes()));
-                let r = tokio::time::timeout(Duration::from_secs(75), http1::fetch(addr, &method, &path, body)).await;
+                let r = tokio::time::timeout(
+                    Duration::from_secs(75),
+                    http1::fetch(addr, &method, &path, body),
+                )
+                .await;
                 (r, t0.elapsed())
             })
         })
@@ -213,7 +252,12 @@ async fn run_case(addr: SocketAddr, case: &Case) -> CaseResult {
         name: case.name.clone(),
         passed: failures.is_empty(),
         detail: if failures.is_empty() {
-            format!("{method} {} -> {} in {} ms", case.path, case.status, slowest.as_millis())
+            format!(
+                "{method} {} -> {} in {} ms",
+                case.path,
+                case.status,
+                slowest.as_millis()
+            )
         } else {
             format!("{method} {}: {}", case.path, failures.join(" | "))
         },
@@ -229,7 +273,11 @@ async fn message_round_trip(addr: SocketAddr) -> CaseResult {
         Ok(id) => format!("POST, GET, list, PUT, DELETE of id {id} as the contract says (text with non-ASCII, emoji, quotes)"),
         Err(e) => return CaseResult { name, passed: false, detail: e },
     };
-    CaseResult { name, passed: true, detail }
+    CaseResult {
+        name,
+        passed: true,
+        detail,
+    }
 }
 
 /// Requests served on one keep-alive connection before the check passes: a server that closes
@@ -240,12 +288,19 @@ pub const KEEP_ALIVE_REQUESTS: usize = 1000;
 /// KEEP_ALIVE_REQUESTS requests on one connection, each answered 200 without the server
 /// closing the connection.
 async fn keep_alive(addr: SocketAddr) -> CaseResult {
-    let name = format!("keep-alive: {KEEP_ALIVE_REQUESTS} requests on one connection, none closed by the server");
+    let name = format!(
+        "keep-alive: {KEEP_ALIVE_REQUESTS} requests on one connection, none closed by the server"
+    );
     let request = http1::build_request("GET", "/plaintext", &addr.to_string(), None, false);
     let run = async {
-        let mut conn = http1::Conn::connect(addr).await.map_err(|e| format!("cannot connect: {e}"))?;
+        let mut conn = http1::Conn::connect(addr)
+            .await
+            .map_err(|e| format!("cannot connect: {e}"))?;
         for i in 1..=KEEP_ALIVE_REQUESTS {
-            let r = conn.send(&request, false).await.map_err(|e| format!("request {i}: the connection failed ({e:?})"))?;
+            let r = conn
+                .send(&request, false)
+                .await
+                .map_err(|e| format!("request {i}: the connection failed ({e:?})"))?;
             if r.status != 200 {
                 return Err(format!("request {i}: status {}", r.status));
             }
@@ -256,70 +311,132 @@ async fn keep_alive(addr: SocketAddr) -> CaseResult {
         Ok(())
     };
     match tokio::time::timeout(Duration::from_secs(30), run).await {
-        Ok(Ok(())) => CaseResult { name, passed: true, detail: format!("{KEEP_ALIVE_REQUESTS} x 200 on one connection") },
-        Ok(Err(detail)) => CaseResult { name, passed: false, detail },
-        Err(_) => CaseResult { name, passed: false, detail: "not done within 30 s".into() },
+        Ok(Ok(())) => CaseResult {
+            name,
+            passed: true,
+            detail: format!("{KEEP_ALIVE_REQUESTS} x 200 on one connection"),
+        },
+        Ok(Err(detail)) => CaseResult {
+            name,
+            passed: false,
+            detail,
+        },
+        Err(_) => CaseResult {
+            name,
+            passed: false,
+            detail: "not done within 30 s".into(),
+        },
     }
 }
 
 async fn round_trip_steps(addr: SocketAddr, text: &str) -> std::result::Result<i64, String> {
     let call = |method: &'static str, path: String, body: Option<String>| async move {
         let b = body.as_deref().map(|b| ("application/json", b.as_bytes()));
-        let r = tokio::time::timeout(Duration::from_secs(10), http1::fetch(addr, method, &path, b)).await;
+        let r = tokio::time::timeout(
+            Duration::from_secs(10),
+            http1::fetch(addr, method, &path, b),
+        )
+        .await;
         match r {
             Ok(Ok(resp)) => Ok(resp),
             Ok(Err(e)) => Err(format!("{method} {path}: {e}")),
             Err(_) => Err(format!("{method} {path}: no answer within 10 s")),
         }
     };
-    let as_json = |what: &str, resp: &http1::Response| -> std::result::Result<serde_json::Value, String> {
-        serde_json::from_slice(&resp.body).map_err(|e| format!("{what}: body is not JSON ({e}): {:?}", String::from_utf8_lossy(&resp.body)))
-    };
+    let as_json =
+        |what: &str, resp: &http1::Response| -> std::result::Result<serde_json::Value, String> {
+            serde_json::from_slice(&resp.body).map_err(|e| {
+                format!(
+                    "{what}: body is not JSON ({e}): {:?}",
+                    String::from_utf8_lossy(&resp.body)
+                )
+            })
+        };
     let body = serde_json::json!({ "text": text }).to_string();
     let created = call("POST", "/messages".into(), Some(body)).await?;
     if created.status != 201 {
         return Err(format!("POST /messages -> {} (want 201)", created.status));
     }
     let c = as_json("POST /messages", &created)?;
-    let id = c["id"].as_i64().filter(|id| *id > i64::from(crate::services::database::SEED_ROWS)).ok_or_else(|| format!("POST /messages: no new numeric id in {c}"))?;
+    let id = c["id"]
+        .as_i64()
+        .filter(|id| *id > i64::from(crate::services::database::SEED_ROWS))
+        .ok_or_else(|| format!("POST /messages: no new numeric id in {c}"))?;
     if c["text"] != text {
-        return Err(format!("POST /messages: text came back as {} (sent {text:?})", c["text"]));
+        return Err(format!(
+            "POST /messages: text came back as {} (sent {text:?})",
+            c["text"]
+        ));
     }
     let got = call("GET", format!("/messages/{id}"), None).await?;
     let g = as_json("GET", &got)?;
     if got.status != 200 || g["id"] != id || g["text"] != text {
-        return Err(format!("GET /messages/{id} -> {} {g} (want 200 with the text as created)", got.status));
+        return Err(format!(
+            "GET /messages/{id} -> {} {g} (want 200 with the text as created)",
+            got.status
+        ));
     }
     let list = call("GET", "/messages?limit=1".into(), None).await?;
     let l = as_json("GET /messages?limit=1", &list)?;
     if list.status != 200 || l.as_array().map(Vec::len) != Some(1) || l[0]["id"] != id {
-        return Err(format!("GET /messages?limit=1 -> {} {l} (want the new message first)", list.status));
+        return Err(format!(
+            "GET /messages?limit=1 -> {} {l} (want the new message first)",
+            list.status
+        ));
     }
-    let put = call("PUT", format!("/messages/{id}"), Some(r#"{"text":"changed"}"#.into())).await?;
+    let put = call(
+        "PUT",
+        format!("/messages/{id}"),
+        Some(r#"{"text":"changed"}"#.into()),
+    )
+    .await?;
     let p = as_json("PUT", &put)?;
     if put.status != 200 || p["id"] != id || p["text"] != "changed" {
-        return Err(format!("PUT /messages/{id} -> {} {p} (want 200 with the new text)", put.status));
+        return Err(format!(
+            "PUT /messages/{id} -> {} {p} (want 200 with the new text)",
+            put.status
+        ));
     }
     let again = call("GET", format!("/messages/{id}"), None).await?;
     if as_json("GET after PUT", &again)?["text"] != "changed" {
-        return Err(format!("GET /messages/{id} after PUT still has the old text"));
+        return Err(format!(
+            "GET /messages/{id} after PUT still has the old text"
+        ));
     }
     let del = call("DELETE", format!("/messages/{id}"), None).await?;
     if del.status != 204 {
-        return Err(format!("DELETE /messages/{id} -> {} (want 204)", del.status));
+        return Err(format!(
+            "DELETE /messages/{id} -> {} (want 204)",
+            del.status
+        ));
     }
-    for (method, body) in [("GET", None), ("DELETE", None), ("PUT", Some(r#"{"text":"x"}"#.to_string()))] {
+    for (method, body) in [
+        ("GET", None),
+        ("DELETE", None),
+        ("PUT", Some(r#"{"text":"x"}"#.to_string())),
+    ] {
         let r = call(method, format!("/messages/{id}"), body).await?;
         if r.status != 404 {
-            return Err(format!("{method} /messages/{id} after DELETE -> {} (want 404)", r.status));
+            return Err(format!(
+                "{method} /messages/{id} after DELETE -> {} (want 404)",
+                r.status
+            ));
         }
     }
     Ok(id)
 }
 
-pub fn verify(rt: &tokio::runtime::Runtime, addr: SocketAddr, ctx: &Context) -> Result<Verification> {
+pub fn verify(
+    rt: &tokio::runtime::Runtime,
+    addr: SocketAddr,
+    ctx: &Context,
+) -> Result<Verification> {
     // Without PostgreSQL (a plan that never calls /messages) its cases are left out, and said so.
-    let cases = cases()?.iter().filter(|c| ctx.database.is_some() || !c.path.starts_with("/messages")).map(|c| ctx.resolve(c)).collect::<Result<Vec<_>>>()?;
+    let cases = cases()?
+        .iter()
+        .filter(|c| ctx.database.is_some() || !c.path.starts_with("/messages"))
+        .map(|c| ctx.resolve(c))
+        .collect::<Result<Vec<_>>>()?;
     if let Some(db) = ctx.database {
         db.reset(rt)?;
     }
@@ -348,15 +465,32 @@ pub fn verify(rt: &tokio::runtime::Runtime, addr: SocketAddr, ctx: &Context) -> 
         }
         out
     });
-    let not_checked = if ctx.database.is_some() { Vec::new() } else { vec!["/messages (no scenario calls it, so PostgreSQL was not started; `iobound verify` checks it)".to_string()] };
-    Ok(Verification { passed: results.iter().all(|r| r.passed), cases: results, not_checked })
+    let not_checked = if ctx.database.is_some() {
+        Vec::new()
+    } else {
+        vec!["/messages (no scenario calls it, so PostgreSQL was not started; `iobound verify` checks it)".to_string()]
+    };
+    Ok(Verification {
+        passed: results.iter().all(|r| r.passed),
+        cases: results,
+        not_checked,
+    })
 }
 
 /// Prints a verification: one line per contender ("69/69 contract cases pass, 6,000 hostile
 /// inputs") unless --verbose; every case when asked, and the failing ones always.
 pub fn print(name: &str, v: &Verification) {
-    for c in v.cases.iter().filter(|c| crate::util::verbose() || !c.passed) {
-        eprintln!("  {} {:<58} {}", if c.passed { "PASS" } else { "FAIL" }, c.name, c.detail);
+    for c in v
+        .cases
+        .iter()
+        .filter(|c| crate::util::verbose() || !c.passed)
+    {
+        eprintln!(
+            "  {} {:<58} {}",
+            if c.passed { "PASS" } else { "FAIL" },
+            c.name,
+            c.detail
+        );
     }
     eprintln!("  {}", summary_line(name, v));
 }
@@ -364,15 +498,29 @@ pub fn print(name: &str, v: &Verification) {
 /// "name: 69/69 contract cases pass, 6,000 hostile inputs; not checked: ..." (or how many FAIL).
 pub fn summary_line(name: &str, v: &Verification) -> String {
     let fuzz: Option<&CaseResult> = v.cases.iter().find(|c| c.name.starts_with("fuzz:"));
-    let contract: Vec<&CaseResult> = v.cases.iter().filter(|c| !c.name.starts_with("fuzz:")).collect();
+    let contract: Vec<&CaseResult> = v
+        .cases
+        .iter()
+        .filter(|c| !c.name.starts_with("fuzz:"))
+        .collect();
     let passed = contract.iter().filter(|c| c.passed).count();
     let mut line = if v.passed {
         format!("{name}: {passed}/{} contract cases pass", contract.len())
     } else {
-        format!("{name}: {} of {} contract cases FAIL: it will not be measured", v.cases.iter().filter(|c| !c.passed).count(), v.cases.len())
+        format!(
+            "{name}: {} of {} contract cases FAIL: it will not be measured",
+            v.cases.iter().filter(|c| !c.passed).count(),
+            v.cases.len()
+        )
     };
     if let Some(f) = fuzz.filter(|f| f.passed) {
-        let inputs = f.detail.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()).map(crate::util::thousands).unwrap_or_default();
+        let inputs = f
+            .detail
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+            .map(crate::util::thousands)
+            .unwrap_or_default();
         line.push_str(&format!(", {inputs} hostile inputs"));
     }
     if !v.not_checked.is_empty() {
@@ -386,7 +534,12 @@ mod tests {
     use super::*;
 
     fn resp(status: u16, body: &str, ct: &str) -> http1::Response {
-        http1::Response { status, headers: vec![("Content-Type".into(), ct.into())], body: body.as_bytes().to_vec(), close: false }
+        http1::Response {
+            status,
+            headers: vec![("Content-Type".into(), ct.into())],
+            body: body.as_bytes().to_vec(),
+            close: false,
+        }
     }
 
     #[test]
@@ -396,65 +549,182 @@ mod tests {
         assert!(cs.iter().filter(|c| c.status == 400).count() >= 6);
         assert!(cs.iter().any(|c| c.concurrency.unwrap_or(1) > 1));
         for route in ["/plaintext", "/delay", "/hash", "/enrich", "/messages"] {
-            assert!(cs.iter().any(|c| c.path.starts_with(route) && c.status == 200), "{route} has a success case");
+            assert!(
+                cs.iter()
+                    .any(|c| c.path.starts_with(route) && c.status == 200),
+                "{route} has a success case"
+            );
         }
     }
 
     #[test]
     fn placeholders_take_the_runs_corpus_and_timeout() {
         let cache = tempfile::tempdir().unwrap();
-        let corpus = crate::services::corpus::Corpus::ensure(cache.path(), &crate::plan::CorpusSpec { files: 3, size: 100, seed: 1 }).unwrap();
-        let ctx = Context { corpus: &corpus, downstream_timeout: Duration::from_millis(2000), database: None };
-        let all: Vec<Case> = cases().unwrap().iter().map(|c| ctx.resolve(c).unwrap()).collect();
-        let last = all.iter().find(|c| c.name == "hash of the last file is its SHA-512").unwrap();
+        let corpus = crate::services::corpus::Corpus::ensure(
+            cache.path(),
+            &crate::plan::CorpusSpec {
+                files: 3,
+                size: 100,
+                seed: 1,
+            },
+        )
+        .unwrap();
+        let ctx = Context {
+            corpus: &corpus,
+            downstream_timeout: Duration::from_millis(2000),
+            database: None,
+        };
+        let all: Vec<Case> = cases()
+            .unwrap()
+            .iter()
+            .map(|c| ctx.resolve(c).unwrap())
+            .collect();
+        let last = all
+            .iter()
+            .find(|c| c.name == "hash of the last file is its SHA-512")
+            .unwrap();
         assert_eq!(last.path, "/hash?id=2");
-        assert_eq!(last.body.as_deref(), Some(corpus.vector(2).unwrap().as_str()));
-        assert_eq!(all.iter().find(|c| c.name == "hash id past the corpus is rejected").unwrap().path, "/hash?id=3");
-        let stall = all.iter().find(|c| c.name == "enrich gives up at its timeout with 504").unwrap();
+        assert_eq!(
+            last.body.as_deref(),
+            Some(corpus.vector(2).unwrap().as_str())
+        );
+        assert_eq!(
+            all.iter()
+                .find(|c| c.name == "hash id past the corpus is rejected")
+                .unwrap()
+                .path,
+            "/hash?id=3"
+        );
+        let stall = all
+            .iter()
+            .find(|c| c.name == "enrich gives up at its timeout with 504")
+            .unwrap();
         assert_eq!((stall.min_ms, stall.max_ms), (Some(1900), Some(3500)));
-        assert!(all.iter().all(|c| !c.path.contains('{') && !c.body.as_deref().unwrap_or("").contains('{')));
-        let long = all.iter().find(|c| c.name == "messages: 1,000 characters (2,000 bytes of UTF-8) are accepted").unwrap();
-        assert_eq!(long.request_body.as_deref().unwrap().chars().count(), 1000 + r#"{"text":""}"#.len());
+        assert!(all
+            .iter()
+            .all(|c| !c.path.contains('{') && !c.body.as_deref().unwrap_or("").contains('{')));
+        let long = all
+            .iter()
+            .find(|c| c.name == "messages: 1,000 characters (2,000 bytes of UTF-8) are accepted")
+            .unwrap();
+        assert_eq!(
+            long.request_body.as_deref().unwrap().chars().count(),
+            1000 + r#"{"text":""}"#.len()
+        );
     }
 
     #[test]
     fn json_expectations_match_fields_not_formatting() {
-        let want: serde_json::Value = serde_json::from_str(r#"{"id":1,"text":"seed message 1"}"#).unwrap();
-        assert!(json_matches(&want, &serde_json::from_str(r#"{ "text" : "seed message 1", "id": 1.0, "extra": true }"#).unwrap()));
-        assert!(!json_matches(&want, &serde_json::from_str(r#"{"id":"1","text":"seed message 1"}"#).unwrap()));
-        assert!(!json_matches(&want, &serde_json::from_str(r#"{"id":1}"#).unwrap()));
+        let want: serde_json::Value =
+            serde_json::from_str(r#"{"id":1,"text":"seed message 1"}"#).unwrap();
+        assert!(json_matches(
+            &want,
+            &serde_json::from_str(r#"{ "text" : "seed message 1", "id": 1.0, "extra": true }"#)
+                .unwrap()
+        ));
+        assert!(!json_matches(
+            &want,
+            &serde_json::from_str(r#"{"id":"1","text":"seed message 1"}"#).unwrap()
+        ));
+        assert!(!json_matches(
+            &want,
+            &serde_json::from_str(r#"{"id":1}"#).unwrap()
+        ));
         let list: serde_json::Value = serde_json::from_str(r#"[{"id":2},{"id":1}]"#).unwrap();
-        assert!(!json_matches(&list, &serde_json::from_str(r#"[{"id":2}]"#).unwrap()));
-        let c = cases().unwrap().into_iter().find(|c| c.json_count == Some(20)).unwrap();
+        assert!(!json_matches(
+            &list,
+            &serde_json::from_str(r#"[{"id":2}]"#).unwrap()
+        ));
+        let c = cases()
+            .unwrap()
+            .into_iter()
+            .find(|c| c.json_count == Some(20))
+            .unwrap();
         let twenty = format!("[{}]", vec!["{}"; 20].join(","));
         assert!(judge(&c, &resp(200, &twenty, "application/json"), Duration::ZERO).is_ok());
-        assert!(judge(&c, &resp(200, "[{}]", "application/json"), Duration::ZERO).unwrap_err().contains("1 elements"));
-        assert!(judge(&c, &resp(200, "[{", "application/json"), Duration::ZERO).unwrap_err().contains("not JSON"));
-        assert_eq!(expand_repeats("{\"t\":\"{repeat:3:ab}\"}").unwrap(), "{\"t\":\"ababab\"}");
+        assert!(
+            judge(&c, &resp(200, "[{}]", "application/json"), Duration::ZERO)
+                .unwrap_err()
+                .contains("1 elements")
+        );
+        assert!(
+            judge(&c, &resp(200, "[{", "application/json"), Duration::ZERO)
+                .unwrap_err()
+                .contains("not JSON")
+        );
+        assert_eq!(
+            expand_repeats("{\"t\":\"{repeat:3:ab}\"}").unwrap(),
+            "{\"t\":\"ababab\"}"
+        );
     }
 
     #[test]
     fn judge_catches_each_kind_of_difference() {
-        let c = cases().unwrap().into_iter().find(|c| c.path == "/delay?ms=300").unwrap();
+        let c = cases()
+            .unwrap()
+            .into_iter()
+            .find(|c| c.path == "/delay?ms=300")
+            .unwrap();
         let ok = resp(200, "300", "text/plain;charset=UTF-8");
         assert!(judge(&c, &ok, Duration::from_millis(320)).is_ok());
-        assert!(judge(&c, &ok, Duration::from_millis(10)).unwrap_err().contains("before the 300 ms"));
-        assert!(judge(&c, &resp(500, "300", "text/plain"), Duration::from_millis(320)).unwrap_err().contains("status 500"));
-        assert!(judge(&c, &resp(200, "30", "text/plain"), Duration::from_millis(320)).unwrap_err().contains("body \"30\""));
-        assert!(judge(&c, &resp(200, "300", "application/json"), Duration::from_millis(320)).unwrap_err().contains("content-type"));
-        assert!(judge(&c, &ok, Duration::from_secs(5)).unwrap_err().contains("limit 3000 ms"));
+        assert!(judge(&c, &ok, Duration::from_millis(10))
+            .unwrap_err()
+            .contains("before the 300 ms"));
+        assert!(judge(
+            &c,
+            &resp(500, "300", "text/plain"),
+            Duration::from_millis(320)
+        )
+        .unwrap_err()
+        .contains("status 500"));
+        assert!(judge(
+            &c,
+            &resp(200, "30", "text/plain"),
+            Duration::from_millis(320)
+        )
+        .unwrap_err()
+        .contains("body \"30\""));
+        assert!(judge(
+            &c,
+            &resp(200, "300", "application/json"),
+            Duration::from_millis(320)
+        )
+        .unwrap_err()
+        .contains("content-type"));
+        assert!(judge(&c, &ok, Duration::from_secs(5))
+            .unwrap_err()
+            .contains("limit 3000 ms"));
     }
 
     #[test]
     fn a_verification_prints_as_one_line_unless_something_fails() {
-        let case = |name: &str, passed: bool, detail: &str| CaseResult { name: name.into(), passed, detail: detail.into() };
+        let case = |name: &str, passed: bool, detail: &str| CaseResult {
+            name: name.into(),
+            passed,
+            detail: detail.into(),
+        };
         let ok = Verification {
             passed: true,
-            cases: vec![case("a", true, ""), case("b", true, ""), case("fuzz: 1000 generated inputs", true, "6000 cases (/delay, ...)")],
+            cases: vec![
+                case("a", true, ""),
+                case("b", true, ""),
+                case(
+                    "fuzz: 1000 generated inputs",
+                    true,
+                    "6000 cases (/delay, ...)",
+                ),
+            ],
             not_checked: vec!["/messages (no scenario calls it)".into()],
         };
         assert_eq!(summary_line("go", &ok), "go: 2/2 contract cases pass, 6,000 hostile inputs; not checked: /messages (no scenario calls it)");
-        let bad = Verification { passed: false, cases: vec![case("a", true, ""), case("b", false, "500")], not_checked: Vec::new() };
-        assert_eq!(summary_line("go", &bad), "go: 1 of 2 contract cases FAIL: it will not be measured");
+        let bad = Verification {
+            passed: false,
+            cases: vec![case("a", true, ""), case("b", false, "500")],
+            not_checked: Vec::new(),
+        };
+        assert_eq!(
+            summary_line("go", &bad),
+            "go: 1 of 2 contract cases FAIL: it will not be measured"
+        );
     }
 }

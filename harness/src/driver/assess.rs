@@ -42,7 +42,8 @@ pub fn driver_report(o: &super::Outcome, cpus: &[usize], requests: u64) -> Drive
     let cpu_s = o.cpu.as_secs_f64();
     let utilization = cpu_s / (o.wall.as_secs_f64() * o.threads as f64).max(1e-9);
     let lag = (!o.recorder.lag.is_empty()).then(|| Latency::from_histogram(&o.recorder.lag));
-    let connection_wait = (!o.recorder.conn_wait.is_empty()).then(|| Latency::from_histogram(&o.recorder.conn_wait));
+    let connection_wait =
+        (!o.recorder.conn_wait.is_empty()).then(|| Latency::from_histogram(&o.recorder.conn_wait));
     let mut warnings = Vec::new();
     let mut saturated = false;
     if utilization > DRIVER_SATURATED {
@@ -58,7 +59,11 @@ pub fn driver_report(o: &super::Outcome, cpus: &[usize], requests: u64) -> Drive
             o.pool_waits
         ));
     }
-    let busy_seconds = o.cpu_busy_pct.iter().filter(|b| **b >= CPU_BUSY_LIMIT_PCT).count();
+    let busy_seconds = o
+        .cpu_busy_pct
+        .iter()
+        .filter(|b| **b >= CPU_BUSY_LIMIT_PCT)
+        .count();
     if busy_seconds > 0 {
         saturated = true;
         warnings.push(format!(
@@ -80,7 +85,11 @@ pub fn driver_report(o: &super::Outcome, cpus: &[usize], requests: u64) -> Drive
         threads: o.threads,
         cpus: cpus.to_vec(),
         cpu_s,
-        cpu_s_per_100k: if requests > 0 { cpu_s * 100_000.0 / requests as f64 } else { 0.0 },
+        cpu_s_per_100k: if requests > 0 {
+            cpu_s * 100_000.0 / requests as f64
+        } else {
+            0.0
+        },
         utilization,
         schedule_lag: lag,
         connection_wait,

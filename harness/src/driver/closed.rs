@@ -12,22 +12,31 @@ use tokio::time::Instant as TokioInstant;
 pub(crate) fn user_start(j: u32, users: u32, step_users: u32, level: Duration) -> Option<Duration> {
     if j < users {
         Some(Duration::ZERO)
-    } else if step_users == 0 {
-        None
     } else {
-        Some(level * ((j - users) / step_users + 1))
+        (j - users)
+            .checked_div(step_users)
+            .map(|wave| level * (wave + 1))
     }
 }
 
 pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
-    let Profile::Closed { users, step_users, steps, level, think } = ctx.load.profile else {
+    let Profile::Closed {
+        users,
+        step_users,
+        steps,
+        level,
+        think,
+    } = ctx.load.profile
+    else {
         unreachable!("closed::drive is only called for closed profiles")
     };
     let end = ctx.start + ctx.load.profile.duration();
     let total = users + step_users * steps;
     let mut tasks = Vec::new();
     for j in (index as u32..total).step_by(threads) {
-        let Some(offset) = user_start(j, users, step_users, level) else { continue };
+        let Some(offset) = user_start(j, users, step_users, level) else {
+            continue;
+        };
         let ctx = ctx.clone();
         tasks.push(tokio::task::spawn_local(async move {
             tokio::time::sleep_until(TokioInstant::from_std(ctx.start + offset)).await;

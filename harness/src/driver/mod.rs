@@ -14,14 +14,14 @@ mod open;
 pub mod record;
 pub mod summary;
 
-use crate::util::http1::{Conn, HttpError};
 use crate::plan::workload::{expand_path, MixEntry};
 use crate::plan::{Load, Profile};
+use crate::util::http1::{Conn, HttpError};
 use anyhow::{bail, Context, Result};
 use record::{ErrorKind, Live, Recorder};
+use std::cell::RefCell;
 use std::net::SocketAddr;
 use std::rc::Rc;
-use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -44,8 +44,6 @@ pub struct Target {
     pub tag: String,
 }
 
-
-
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Slot {
     pub entry: u16,
@@ -58,7 +56,6 @@ pub struct Slot {
 /// Digits of a write token's counter.
 pub const TOKEN_DIGITS: usize = 12;
 
-
 /// Requests in a mix's cycle: long enough that every entry's share is close to its weight.
 const MIX_CYCLE: usize = 20_000;
 
@@ -66,21 +63,39 @@ impl Target {
     /// `path` has been checked by `expand_path` (plans validate it).
     pub fn new(addr: SocketAddr, path: &str, close: bool) -> Target {
         let paths = expand_path(path).unwrap_or_else(|_| vec![path.to_string()]);
-        let requests = paths.iter().map(|p| crate::util::http1::build_request("GET", p, &addr.to_string(), None, close)).collect();
-        Target { addr, requests: Arc::new(requests), slots: Arc::default(), entries: Arc::default(), counter: Arc::default(), tag: String::new() }
+        let requests = paths
+            .iter()
+            .map(|p| crate::util::http1::build_request("GET", p, &addr.to_string(), None, close))
+            .collect();
+        Target {
+            addr,
+            requests: Arc::new(requests),
+            slots: Arc::default(),
+            entries: Arc::default(),
+            counter: Arc::default(),
+            tag: String::new(),
+        }
     }
 
     /// A weighted mix: a fixed, seeded cycle of requests in which each entry appears in
     /// proportion to its weight; each entry walks its own `{seq}` values. `{write}` in a body
     /// becomes `tag` plus a counter filled in when the request is sent.
     pub fn mix(addr: SocketAddr, entries: &[MixEntry], close: bool, tag: &str) -> Target {
-        let total: u64 = entries.iter().map(|e| u64::from(e.weight)).sum::<u64>().max(1);
-        let paths: Vec<Vec<String>> = entries.iter().map(|e| expand_path(&e.path).unwrap_or_else(|_| vec![e.path.clone()])).collect();
+        let total: u64 = entries
+            .iter()
+            .map(|e| u64::from(e.weight))
+            .sum::<u64>()
+            .max(1);
+        let paths: Vec<Vec<String>> = entries
+            .iter()
+            .map(|e| expand_path(&e.path).unwrap_or_else(|_| vec![e.path.clone()]))
+            .collect();
         let mut next = vec![0usize; entries.len()];
-        let mut rng = crate::util::SplitMix64::new(0x10b0_0d);
+        let mut rng = crate::util::SplitMix64::new(0x0010_b00d);
         let host = addr.to_string();
         let placeholder = format!("{tag}{}", "0".repeat(TOKEN_DIGITS));
-        let (mut requests, mut slots) = (Vec::with_capacity(MIX_CYCLE), Vec::with_capacity(MIX_CYCLE));
+        let (mut requests, mut slots) =
+            (Vec::with_capacity(MIX_CYCLE), Vec::with_capacity(MIX_CYCLE));
         for _ in 0..MIX_CYCLE {
             let mut pick = rng.next_u64() % total;
             let k = entries.iter().position(|e| {
@@ -97,16 +112,30 @@ impl Target {
             let path = &paths[k][next[k] % paths[k].len()];
             next[k] += 1;
             let body = e.body.as_ref().map(|b| b.replace("{write}", &placeholder));
-            let req = crate::util::http1::build_request(&e.method, path, &host, body.as_deref().map(|b| ("application/json", b.as_bytes())), close);
-            let token_at = match (&body, e.body.as_ref().is_some_and(|b| b.contains("{write}"))) {
+            let req = crate::util::http1::build_request(
+                &e.method,
+                path,
+                &host,
+                body.as_deref().map(|b| ("application/json", b.as_bytes())),
+                close,
+            );
+            let token_at = match (
+                &body,
+                e.body.as_ref().is_some_and(|b| b.contains("{write}")),
+            ) {
                 (Some(b), true) => {
-                    let in_body = b.find(&placeholder).expect("placeholder written above") + tag.len();
+                    let in_body =
+                        b.find(&placeholder).expect("placeholder written above") + tag.len();
                     (req.len() - b.len() + in_body) as u32
                 }
                 _ => 0,
             };
             requests.push(req);
-            slots.push(Slot { entry: k as u16, write: e.is_write(), token_at });
+            slots.push(Slot {
+                entry: k as u16,
+                write: e.is_write(),
+                token_at,
+            });
         }
         Target {
             addr,
@@ -207,18 +236,32 @@ impl Ctx {
             match tokio::time::timeout_at(deadline, Conn::connect(self.target.addr)).await {
                 Ok(Ok(c)) => *conn = Some(c),
                 Ok(Err(_)) => {
-                    self.rec.borrow_mut().error(Instant::now(), ErrorKind::Connect, since.elapsed(), &self.live);
+                    self.rec.borrow_mut().error(
+                        Instant::now(),
+                        ErrorKind::Connect,
+                        since.elapsed(),
+                        &self.live,
+                    );
                     return false;
                 }
                 Err(_) => {
-                    self.rec.borrow_mut().error(Instant::now(), ErrorKind::Timeout, since.elapsed(), &self.live);
+                    self.rec.borrow_mut().error(
+                        Instant::now(),
+                        ErrorKind::Timeout,
+                        since.elapsed(),
+                        &self.live,
+                    );
                     return false;
                 }
             }
         }
         let c = conn.as_mut().expect("connected above");
         let i = self.next.get();
-        self.next.set(if i + 1 >= self.target.requests.len() { 0 } else { i + 1 });
+        self.next.set(if i + 1 >= self.target.requests.len() {
+            0
+        } else {
+            i + 1
+        });
         let slot = self.target.slots.get(i).copied();
         let mut token = 0;
         let patched;
@@ -250,16 +293,31 @@ impl Ctx {
                         }
                     }
                 } else {
-                    rec.error(now, ErrorKind::Status(resp.status), now.saturating_duration_since(since), &self.live);
+                    rec.error(
+                        now,
+                        ErrorKind::Status(resp.status),
+                        now.saturating_duration_since(since),
+                        &self.live,
+                    );
                 }
                 !resp.close && !self.load.connection_close
             }
             Ok(Err(HttpError::Io(_) | HttpError::Closed | HttpError::Malformed(_))) => {
-                rec.error(now, ErrorKind::Io, now.saturating_duration_since(since), &self.live);
+                rec.error(
+                    now,
+                    ErrorKind::Io,
+                    now.saturating_duration_since(since),
+                    &self.live,
+                );
                 false
             }
             Err(_) => {
-                rec.error(now, ErrorKind::Timeout, now.saturating_duration_since(since), &self.live);
+                rec.error(
+                    now,
+                    ErrorKind::Timeout,
+                    now.saturating_duration_since(since),
+                    &self.live,
+                );
                 false
             }
         }
@@ -272,7 +330,12 @@ impl Ctx {
         let mut rec = self.rec.borrow_mut();
         let queued: Vec<Instant> = self.queue.borrow_mut().drain(..).collect();
         for since in queued.into_iter().chain(self.inflight.borrow_mut().drain()) {
-            rec.error(now, ErrorKind::Unanswered, now.saturating_duration_since(since), &self.live);
+            rec.error(
+                now,
+                ErrorKind::Unanswered,
+                now.saturating_duration_since(since),
+                &self.live,
+            );
         }
     }
 }
@@ -312,18 +375,37 @@ impl InFlight {
 
 /// What one driver thread hands back: recorder, CPU time, requests due, pool waits, per-entry
 /// counts, acknowledged writes.
-type ThreadOutcome = (Recorder, Duration, u64, u64, Vec<EntryCount>, Vec<(u32, u64)>);
+type ThreadOutcome = (
+    Recorder,
+    Duration,
+    u64,
+    u64,
+    Vec<EntryCount>,
+    Vec<(u32, u64)>,
+);
 
 /// Runs `load` against `target` and returns everything recorded. `cancel` stops it early
 /// (Ctrl-C, or the contender died); what was measured until then is kept.
-pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, cancel: Arc<AtomicBool>) -> Result<Outcome> {
+pub fn run(
+    target: &Target,
+    load: &Load,
+    cfg: &DriverConfig,
+    live: Arc<Live>,
+    cancel: Arc<AtomicBool>,
+) -> Result<Outcome> {
     if cfg.threads == 0 {
         bail!("driver threads must be at least 1");
     }
     let start = Instant::now() + Duration::from_millis(20);
     let mut handles = Vec::new();
     for index in 0..cfg.threads {
-        let (target, load, live, cancel, cpus) = (target.clone(), load.clone(), live.clone(), cancel.clone(), cfg.cpus.clone());
+        let (target, load, live, cancel, cpus) = (
+            target.clone(),
+            load.clone(),
+            live.clone(),
+            cancel.clone(),
+            cfg.cpus.clone(),
+        );
         let threads = cfg.threads;
         let target_len = target.requests.len().max(1);
         let entry_count = target.entries.len();
@@ -334,7 +416,9 @@ pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, ca
                     crate::util::pin_current_thread(&cpus).context("pinning the driver thread")?;
                 }
                 let cpu0 = crate::util::thread_cpu_time();
-                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?;
                 let ctx = Rc::new(Ctx {
                     target,
                     load,
@@ -355,7 +439,9 @@ pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, ca
                 local.block_on(&rt, async move {
                     let work = async {
                         match c2.load.profile {
-                            Profile::Closed { .. } => closed::drive(c2.clone(), index, threads).await,
+                            Profile::Closed { .. } => {
+                                closed::drive(c2.clone(), index, threads).await
+                            }
                             Profile::Open { .. } => open::drive(c2.clone(), index, threads).await,
                         }
                     };
@@ -369,8 +455,16 @@ pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, ca
                 let due = ctx.due.get();
                 let pool_waits = ctx.pool_waits.get();
                 let cpu = crate::util::thread_cpu_time().saturating_sub(cpu0);
-                let ctx = Rc::try_unwrap(ctx).map_err(|_| anyhow::anyhow!("driver tasks outlived their runtime"))?;
-                Ok((ctx.rec.into_inner(), cpu, due, pool_waits, ctx.entries.into_inner(), ctx.acks.into_inner()))
+                let ctx = Rc::try_unwrap(ctx)
+                    .map_err(|_| anyhow::anyhow!("driver tasks outlived their runtime"))?;
+                Ok((
+                    ctx.rec.into_inner(),
+                    cpu,
+                    due,
+                    pool_waits,
+                    ctx.entries.into_inner(),
+                    ctx.acks.into_inner(),
+                ))
             })?;
         handles.push(h);
     }
@@ -380,7 +474,9 @@ pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, ca
     let mut entries = vec![EntryCount::default(); target.entries.len()];
     let mut acks = Vec::new();
     for h in handles {
-        let (r, c, a, w, e, k) = h.join().map_err(|_| anyhow::anyhow!("a driver thread panicked"))??;
+        let (r, c, a, w, e, k) = h
+            .join()
+            .map_err(|_| anyhow::anyhow!("a driver thread panicked"))??;
         recorder.merge(r);
         cpu += c;
         due += a;
@@ -394,7 +490,19 @@ pub fn run(target: &Target, load: &Load, cfg: &DriverConfig, live: Arc<Live>, ca
     let wall = start.elapsed();
     let cancelled = cancel.load(Ordering::SeqCst);
     let duration = load.profile.duration().min(wall);
-    Ok(Outcome { recorder, duration, wall, cpu, threads: cfg.threads, cancelled, due, pool_waits, cpu_busy_pct: busy.stop(), entries, acks })
+    Ok(Outcome {
+        recorder,
+        duration,
+        wall,
+        cpu,
+        threads: cfg.threads,
+        cancelled,
+        due,
+        pool_waits,
+        cpu_busy_pct: busy.stop(),
+        entries,
+        acks,
+    })
 }
 
 /// Busy share of the driver's CPUs per second, read from /proc/stat by a thread of its own
@@ -419,7 +527,17 @@ impl CpuBusy {
                         continue;
                     }
                     let now = cpu_times(&cpus);
-                    let busiest = before.iter().zip(&now).map(|(&(b0, t0), &(b1, t1))| if t1 > t0 { (b1 - b0) as f64 * 100.0 / (t1 - t0) as f64 } else { 0.0 }).fold(0.0, f64::max);
+                    let busiest = before
+                        .iter()
+                        .zip(&now)
+                        .map(|(&(b0, t0), &(b1, t1))| {
+                            if t1 > t0 {
+                                (b1 - b0) as f64 * 100.0 / (t1 - t0) as f64
+                            } else {
+                                0.0
+                            }
+                        })
+                        .fold(0.0, f64::max);
                     out.push((busiest * 10.0).round() / 10.0);
                     before = now;
                     next += Duration::from_secs(1);
@@ -432,7 +550,10 @@ impl CpuBusy {
 
     fn stop(mut self) -> Vec<f64> {
         self.stop.store(true, Ordering::Relaxed);
-        self.handle.take().and_then(|h| h.join().ok()).unwrap_or_default()
+        self.handle
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default()
     }
 }
 
@@ -443,7 +564,17 @@ pub(crate) fn cpu_times(cpus: &[usize]) -> Vec<(u64, u64)> {
     cpus.iter()
         .map(|c| {
             let prefix = format!("cpu{c} ");
-            let v: Vec<u64> = text.lines().find(|l| l.starts_with(&prefix)).map(|l| l.split_whitespace().skip(1).take(8).filter_map(|x| x.parse().ok()).collect()).unwrap_or_default();
+            let v: Vec<u64> = text
+                .lines()
+                .find(|l| l.starts_with(&prefix))
+                .map(|l| {
+                    l.split_whitespace()
+                        .skip(1)
+                        .take(8)
+                        .filter_map(|x| x.parse().ok())
+                        .collect()
+                })
+                .unwrap_or_default();
             let total: u64 = v.iter().sum();
             let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
             (total.saturating_sub(idle), total)
@@ -477,10 +608,27 @@ mod tests {
 
     #[test]
     fn seq_templates_expand_in_order() {
-        assert_eq!(expand_path("/hash?id={seq:3}&delayMs=5").unwrap(), ["/hash?id=0&delayMs=5", "/hash?id=1&delayMs=5", "/hash?id=2&delayMs=5"]);
+        assert_eq!(
+            expand_path("/hash?id={seq:3}&delayMs=5").unwrap(),
+            [
+                "/hash?id=0&delayMs=5",
+                "/hash?id=1&delayMs=5",
+                "/hash?id=2&delayMs=5"
+            ]
+        );
         assert_eq!(expand_path("/plaintext").unwrap(), ["/plaintext"]);
-        assert_eq!(expand_path("/m/{seq:9..11}").unwrap(), ["/m/9", "/m/10", "/m/11"]);
-        for bad in ["/h?id={seq:0}", "/h?id={seq:x}", "/h?id={seq:5", "/h?a={seq:2}&b={seq:2}", "/m/{seq:5..4}", "/m/{seq:1..2000000}"] {
+        assert_eq!(
+            expand_path("/m/{seq:9..11}").unwrap(),
+            ["/m/9", "/m/10", "/m/11"]
+        );
+        for bad in [
+            "/h?id={seq:0}",
+            "/h?id={seq:x}",
+            "/h?id={seq:5",
+            "/h?a={seq:2}&b={seq:2}",
+            "/m/{seq:5..4}",
+            "/m/{seq:1..2000000}",
+        ] {
             assert!(expand_path(bad).is_err(), "{bad}");
         }
         let t = Target::new("127.0.0.1:1".parse().unwrap(), "/x?id={seq:4000}", false);
@@ -491,13 +639,38 @@ mod tests {
     #[test]
     fn mixes_keep_their_weights_and_place_write_tokens() {
         let entries = vec![
-            MixEntry { weight: 80, method: "GET".into(), path: "/messages/{seq:1..10000}".into(), body: None },
-            MixEntry { weight: 15, method: "POST".into(), path: "/messages".into(), body: Some(r#"{"text":"{write}"}"#.into()) },
-            MixEntry { weight: 5, method: "PUT".into(), path: "/messages/{seq:1..10000}".into(), body: Some(r#"{"text":"{write}"}"#.into()) },
+            MixEntry {
+                weight: 80,
+                method: "GET".into(),
+                path: "/messages/{seq:1..10000}".into(),
+                body: None,
+            },
+            MixEntry {
+                weight: 15,
+                method: "POST".into(),
+                path: "/messages".into(),
+                body: Some(r#"{"text":"{write}"}"#.into()),
+            },
+            MixEntry {
+                weight: 5,
+                method: "PUT".into(),
+                path: "/messages/{seq:1..10000}".into(),
+                body: Some(r#"{"text":"{write}"}"#.into()),
+            },
         ];
-        let t = Target::mix("127.0.0.1:1".parse().unwrap(), &entries, false, "iobound r1s0m ");
-        let share = |k: u16| t.slots.iter().filter(|s| s.entry == k).count() as f64 / t.slots.len() as f64;
-        assert!((share(0) - 0.80).abs() < 0.01 && (share(1) - 0.15).abs() < 0.01 && (share(2) - 0.05).abs() < 0.01);
+        let t = Target::mix(
+            "127.0.0.1:1".parse().unwrap(),
+            &entries,
+            false,
+            "iobound r1s0m ",
+        );
+        let share =
+            |k: u16| t.slots.iter().filter(|s| s.entry == k).count() as f64 / t.slots.len() as f64;
+        assert!(
+            (share(0) - 0.80).abs() < 0.01
+                && (share(1) - 0.15).abs() < 0.01
+                && (share(2) - 0.05).abs() < 0.01
+        );
         let first_get = t.slots.iter().position(|s| s.entry == 0).unwrap();
         assert_eq!(t.path_of(first_get), "/messages/1");
         assert_eq!(t.slots[first_get].token_at, 0);
@@ -508,7 +681,10 @@ mod tests {
         let text = String::from_utf8(r).unwrap();
         assert!(text.starts_with("POST /messages HTTP/1.1\r\n"), "{text}");
         assert!(text.contains("Content-Type: application/json\r\n"));
-        assert!(text.ends_with(&format!(r#"{{"text":"{}"}}"#, t.token(42))), "{text}");
+        assert!(
+            text.ends_with(&format!(r#"{{"text":"{}"}}"#, t.token(42))),
+            "{text}"
+        );
         assert_eq!(t.token(42), "iobound r1s0m 000000000042");
     }
 }

@@ -5,8 +5,8 @@
 //! the driver's queue and that wait counts as latency too.
 
 use super::{drain_window, Ctx};
-use crate::util::http1::Conn;
 use crate::plan::Profile;
+use crate::util::http1::Conn;
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -35,7 +35,13 @@ struct Pool {
 }
 
 pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
-    let Profile::Open { rate, ramp_to, duration, max_connections } = ctx.load.profile else {
+    let Profile::Open {
+        rate,
+        ramp_to,
+        duration,
+        max_connections,
+    } = ctx.load.profile
+    else {
         unreachable!("open::drive is only called for open profiles")
     };
     let max_conns = (max_connections / threads as u32).max(1);
@@ -49,7 +55,10 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
     let mut i = index as u64;
     loop {
         let offset = arrival_offset(i, rate, ramp_to, duration);
-        if !(offset < duration.as_secs_f64()) || ctx.live.finishing() {
+        // NaN (a broken schedule) ends the run as surely as an offset past its end.
+        let past_end =
+            offset.partial_cmp(&duration.as_secs_f64()) != Some(std::cmp::Ordering::Less);
+        if past_end || ctx.live.finishing() {
             break;
         }
         let intended = ctx.start + Duration::from_secs_f64(offset);
@@ -57,7 +66,9 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
             tokio::time::sleep_until(TokioInstant::from_std(intended)).await;
         }
         // The scheduler's own lateness: only this says the driver fell behind.
-        ctx.rec.borrow_mut().lag(Instant::now().saturating_duration_since(intended));
+        ctx.rec
+            .borrow_mut()
+            .lag(Instant::now().saturating_duration_since(intended));
         ctx.queue.borrow_mut().push_back(intended);
         ctx.due.set(ctx.due.get() + 1);
         if pool.idle.get() > 0 {
@@ -90,7 +101,9 @@ async fn worker(ctx: Rc<Ctx>, pool: Rc<Pool>) {
             Some(intended) => {
                 // Time in the queue waiting for a free connection (plus the scheduler's
                 // lateness, recorded apart). Latency still counts from `intended`.
-                ctx.rec.borrow_mut().conn_wait(Instant::now().saturating_duration_since(intended));
+                ctx.rec
+                    .borrow_mut()
+                    .conn_wait(Instant::now().saturating_duration_since(intended));
                 ctx.exchange(&mut conn, intended).await;
             }
             None if pool.done.get() => return,
@@ -117,7 +130,9 @@ mod tests {
     fn ramp_delivers_the_area_under_the_rate() {
         // 10 -> 300 req/s over 60 s is (10 + 300) / 2 * 60 = 9,300 arrivals.
         let d = Duration::from_secs(60);
-        let inside = (0..20_000u64).take_while(|i| arrival_offset(*i, 10.0, 300.0, d) < 60.0).count();
+        let inside = (0..20_000u64)
+            .take_while(|i| arrival_offset(*i, 10.0, 300.0, d) < 60.0)
+            .count();
         assert!((9_299..=9_301).contains(&inside), "{inside}");
         // Halfway through, the cumulative count is 10*30 + 290*900/120 = 2,475.
         assert!((arrival_offset(2_475, 10.0, 300.0, d) - 30.0).abs() < 0.01);
@@ -126,7 +141,9 @@ mod tests {
     #[test]
     fn falling_ramp_is_supported() {
         let d = Duration::from_secs(10);
-        let n = (0..10_000u64).take_while(|i| arrival_offset(*i, 100.0, 10.0, d) < 10.0).count();
+        let n = (0..10_000u64)
+            .take_while(|i| arrival_offset(*i, 100.0, 10.0, d) < 10.0)
+            .count();
         assert!((549..=551).contains(&n), "{n}");
     }
 }

@@ -14,7 +14,8 @@ pub const HIST_MAX_US: u64 = 3_600_000_000;
 pub const HIST_SIGFIG: u8 = 3;
 
 pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, HIST_MAX_US, HIST_SIGFIG).expect("static histogram bounds are valid")
+    Histogram::new_with_bounds(1, HIST_MAX_US, HIST_SIGFIG)
+        .expect("static histogram bounds are valid")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +85,11 @@ pub struct Interval {
 
 impl Interval {
     fn new() -> Interval {
-        Interval { hist: new_histogram(), failed: new_histogram(), errors: Errors::default() }
+        Interval {
+            hist: new_histogram(),
+            failed: new_histogram(),
+            errors: Errors::default(),
+        }
     }
 }
 
@@ -108,7 +113,13 @@ const LIVE_BUCKETS: usize = 128;
 
 impl Default for Live {
     fn default() -> Live {
-        Live { ok: AtomicU64::new(0), errors: AtomicU64::new(0), latency_us: AtomicU64::new(0), finish: Default::default(), buckets: std::array::from_fn(|_| AtomicU64::new(0)) }
+        Live {
+            ok: AtomicU64::new(0),
+            errors: AtomicU64::new(0),
+            latency_us: AtomicU64::new(0),
+            finish: Default::default(),
+            buckets: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
     }
 }
 
@@ -138,13 +149,21 @@ impl Live {
 
     /// The bucket counts now (to diff against a later snapshot).
     pub fn snapshot(&self) -> Vec<u64> {
-        self.buckets.iter().map(|b| b.load(Ordering::Relaxed)).collect()
+        self.buckets
+            .iter()
+            .map(|b| b.load(Ordering::Relaxed))
+            .collect()
     }
 
     /// The p99 (an upper bound, within the bucket's width) of the answers recorded since
     /// `before` was taken; None when there were none.
     pub fn p99_since(&self, before: &[u64]) -> Option<Duration> {
-        let diff: Vec<u64> = self.snapshot().iter().zip(before.iter().chain(std::iter::repeat(&0))).map(|(a, b)| a.saturating_sub(*b)).collect();
+        let diff: Vec<u64> = self
+            .snapshot()
+            .iter()
+            .zip(before.iter().chain(std::iter::repeat(&0)))
+            .map(|(a, b)| a.saturating_sub(*b))
+            .collect();
         let total: u64 = diff.iter().sum();
         let rank = (total * 99).div_ceil(100);
         let mut seen = 0;
@@ -171,7 +190,12 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn new(start: Instant) -> Recorder {
-        Recorder { start, intervals: Vec::new(), lag: new_histogram(), conn_wait: new_histogram() }
+        Recorder {
+            start,
+            intervals: Vec::new(),
+            lag: new_histogram(),
+            conn_wait: new_histogram(),
+        }
     }
 
     fn slot(&mut self, at: Instant) -> &mut Interval {
@@ -194,7 +218,8 @@ impl Recorder {
     pub fn error(&mut self, at: Instant, kind: ErrorKind, latency: Duration, live: &Live) {
         let slot = self.slot(at);
         slot.errors.add(kind);
-        slot.failed.saturating_record((latency.as_micros() as u64).max(1));
+        slot.failed
+            .saturating_record((latency.as_micros() as u64).max(1));
         live.errors.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -203,7 +228,8 @@ impl Recorder {
     }
 
     pub fn conn_wait(&mut self, wait: Duration) {
-        self.conn_wait.saturating_record((wait.as_micros() as u64).max(1));
+        self.conn_wait
+            .saturating_record((wait.as_micros() as u64).max(1));
     }
 
     /// Folds another thread's recorder into this one (same start instant).
@@ -212,12 +238,20 @@ impl Recorder {
             while self.intervals.len() <= i {
                 self.intervals.push(Interval::new());
             }
-            self.intervals[i].hist.add(&iv.hist).expect("same histogram bounds");
-            self.intervals[i].failed.add(&iv.failed).expect("same histogram bounds");
+            self.intervals[i]
+                .hist
+                .add(&iv.hist)
+                .expect("same histogram bounds");
+            self.intervals[i]
+                .failed
+                .add(&iv.failed)
+                .expect("same histogram bounds");
             self.intervals[i].errors.merge(&iv.errors);
         }
         self.lag.add(&other.lag).expect("same histogram bounds");
-        self.conn_wait.add(&other.conn_wait).expect("same histogram bounds");
+        self.conn_wait
+            .add(&other.conn_wait)
+            .expect("same histogram bounds");
     }
 
     /// Latency of every request, successful or not (failed ones at the time they failed).
@@ -253,16 +287,25 @@ mod tests {
             r.ok(Instant::now(), Duration::from_millis(ms), &live);
         }
         let p99 = live.p99_since(&[]).unwrap();
-        assert!(p99 >= Duration::from_millis(99) && p99 <= Duration::from_millis(99 * 5 / 4), "{p99:?}");
+        assert!(
+            p99 >= Duration::from_millis(99) && p99 <= Duration::from_millis(99 * 5 / 4),
+            "{p99:?}"
+        );
         let before = live.snapshot();
         assert_eq!(live.p99_since(&before), None, "nothing since");
         for _ in 0..100 {
             r.ok(Instant::now(), Duration::from_micros(300), &live);
         }
         let p = live.p99_since(&before).unwrap();
-        assert!(p >= Duration::from_micros(300) && p < Duration::from_micros(380), "only the answers since the snapshot: {p:?}");
+        assert!(
+            p >= Duration::from_micros(300) && p < Duration::from_micros(380),
+            "only the answers since the snapshot: {p:?}"
+        );
         for us in [4u64, 5, 7, 8, 1_000, 1 << 40] {
-            assert!(live_bucket_top(live_bucket(us)) >= us.min(live_bucket_top(LIVE_BUCKETS - 1)), "{us}");
+            assert!(
+                live_bucket_top(live_bucket(us)) >= us.min(live_bucket_top(LIVE_BUCKETS - 1)),
+                "{us}"
+            );
         }
     }
 
@@ -273,10 +316,23 @@ mod tests {
         let mut a = Recorder::new(start);
         let mut b = Recorder::new(start);
         for ms in 1..=100u64 {
-            a.ok(start + Duration::from_millis(10 * ms), Duration::from_millis(ms), &live);
+            a.ok(
+                start + Duration::from_millis(10 * ms),
+                Duration::from_millis(ms),
+                &live,
+            );
         }
-        b.ok(start + Duration::from_millis(2500), Duration::from_secs(2), &live);
-        b.error(start + Duration::from_millis(2600), ErrorKind::Status(503), Duration::from_millis(3), &live);
+        b.ok(
+            start + Duration::from_millis(2500),
+            Duration::from_secs(2),
+            &live,
+        );
+        b.error(
+            start + Duration::from_millis(2600),
+            ErrorKind::Status(503),
+            Duration::from_millis(3),
+            &live,
+        );
         b.error(start, ErrorKind::Timeout, Duration::from_secs(2), &live);
         a.merge(b);
         assert_eq!(a.intervals.len(), 3);

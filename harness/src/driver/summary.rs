@@ -118,7 +118,11 @@ pub struct IntervalRow {
 
 /// Interval rows and the phase summary from a driver's recorder. `measured` is the length of
 /// the measured phase; later intervals are the drain.
-pub fn summarize(rec: &Recorder, measured: Duration, profile: &crate::plan::Profile) -> (Summary, Vec<IntervalRow>) {
+pub fn summarize(
+    rec: &Recorder,
+    measured: Duration,
+    profile: &crate::plan::Profile,
+) -> (Summary, Vec<IntervalRow>) {
     let full = measured.as_secs() as usize;
     let mut rows = Vec::new();
     let mut ok_in = 0;
@@ -172,7 +176,14 @@ fn levels(rec: &Recorder, rows: &[IntervalRow], measured: Duration) -> Vec<Level
         let idx = match out.iter().position(|(l, _)| l.target == row.target) {
             Some(p) => p,
             None => {
-                out.push((Level { target: row.target, from_s: i as u32, ..Level::default() }, crate::driver::record::new_histogram()));
+                out.push((
+                    Level {
+                        target: row.target,
+                        from_s: i as u32,
+                        ..Level::default()
+                    },
+                    crate::driver::record::new_histogram(),
+                ));
                 out.len() - 1
             }
         };
@@ -180,7 +191,8 @@ fn levels(rec: &Recorder, rows: &[IntervalRow], measured: Duration) -> Vec<Level
         level.seconds += 1;
         level.to_s = i as u32 + 1;
         level.rps += row.ok as f64;
-        hist.add(&rec.intervals[i].hist).expect("same histogram bounds");
+        hist.add(&rec.intervals[i].hist)
+            .expect("same histogram bounds");
     }
     out.into_iter()
         .map(|(mut l, h)| {
@@ -197,14 +209,21 @@ pub fn write_hlog(rec: &Recorder, path: &Path, started: SystemTime, tag: &str) -
     let mut ser = V2DeflateSerializer::new();
     {
         let mut w = IntervalLogWriterBuilder::new()
-            .add_comment("iobound latency histograms, one per second of the run; values in microseconds")
+            .add_comment(
+                "iobound latency histograms, one per second of the run; values in microseconds",
+            )
             .with_start_time(started)
             .with_base_time(started)
             .with_max_value_divisor(1000.0)
             .begin_log_with(&mut buf, &mut ser)?;
         for (i, iv) in rec.intervals.iter().enumerate() {
-            w.write_histogram(&iv.hist, Duration::from_secs(i as u64), Duration::from_secs(1), Tag::new(tag))
-                .map_err(|e| anyhow::anyhow!("cannot encode histogram: {e:?}"))?;
+            w.write_histogram(
+                &iv.hist,
+                Duration::from_secs(i as u64),
+                Duration::from_secs(1),
+                Tag::new(tag),
+            )
+            .map_err(|e| anyhow::anyhow!("cannot encode histogram: {e:?}"))?;
         }
     }
     write_atomic(path, &buf)
@@ -222,7 +241,9 @@ pub fn encode_histogram(h: &Histogram<u64>) -> Result<String> {
 
 pub fn decode_histogram(s: &str) -> Result<Histogram<u64>> {
     use base64::Engine;
-    let bytes = base64::engine::general_purpose::STANDARD.decode(s).context("histogram is not base64")?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(s)
+        .context("histogram is not base64")?;
     hdrhistogram::serialization::Deserializer::new()
         .deserialize(&mut bytes.as_slice())
         .map_err(|e| anyhow::anyhow!("cannot decode histogram: {e:?}"))
@@ -252,7 +273,10 @@ mod tests {
 
     #[test]
     fn empty_histogram_is_all_zero() {
-        assert_eq!(Latency::from_histogram(&new_histogram()), Latency::default());
+        assert_eq!(
+            Latency::from_histogram(&new_histogram()),
+            Latency::default()
+        );
     }
 
     #[test]
@@ -262,27 +286,61 @@ mod tests {
         let mut rec = Recorder::new(start);
         for s in 0..3u64 {
             for _ in 0..100 {
-                rec.ok(start + Duration::from_millis(s * 1000 + 10), Duration::from_millis(5), &live);
+                rec.ok(
+                    start + Duration::from_millis(s * 1000 + 10),
+                    Duration::from_millis(5),
+                    &live,
+                );
             }
         }
-        rec.error(start + Duration::from_millis(1500), ErrorKind::Timeout, Duration::from_secs(1), &live);
-        let profile = Profile::Closed { users: 10, step_users: 0, steps: 0, level: Duration::from_secs(2), think: Duration::ZERO };
+        rec.error(
+            start + Duration::from_millis(1500),
+            ErrorKind::Timeout,
+            Duration::from_secs(1),
+            &live,
+        );
+        let profile = Profile::Closed {
+            users: 10,
+            step_users: 0,
+            steps: 0,
+            level: Duration::from_secs(2),
+            think: Duration::ZERO,
+        };
         let (s, rows) = summarize(&rec, Duration::from_secs(2), &profile);
         assert_eq!(s.ok, 200);
         assert_eq!(s.drained, 100);
         assert_eq!(s.errors.timeout, 1);
         let mut late = Recorder::new(start);
-        late.error(start + Duration::from_millis(2500), ErrorKind::Io, Duration::from_millis(1), &live);
-        assert_eq!(summarize(&late, Duration::from_secs(2), &profile).0.errors.io, 1, "drain errors count");
+        late.error(
+            start + Duration::from_millis(2500),
+            ErrorKind::Io,
+            Duration::from_millis(1),
+            &live,
+        );
+        assert_eq!(
+            summarize(&late, Duration::from_secs(2), &profile)
+                .0
+                .errors
+                .io,
+            1,
+            "drain errors count"
+        );
         assert!((s.rps - 100.0).abs() < 1e-9);
         assert_eq!(s.latency.count, 300);
         assert_eq!(rows.len(), 3);
         assert!(rows[2].drain && !rows[1].drain);
         assert_eq!(rows[0].target, 10.0);
         // Little's law: 100 req/s x 5 ms = 0.5 requests in flight on average.
-        assert!((s.littles_law_concurrency - 0.5).abs() < 0.01, "{}", s.littles_law_concurrency);
+        assert!(
+            (s.littles_law_concurrency - 0.5).abs() < 0.01,
+            "{}",
+            s.littles_law_concurrency
+        );
         assert_eq!(s.levels.len(), 1);
-        assert_eq!((s.levels[0].target, s.levels[0].seconds, s.levels[0].rps), (10.0, 2, 100.0));
+        assert_eq!(
+            (s.levels[0].target, s.levels[0].seconds, s.levels[0].rps),
+            (10.0, 2, 100.0)
+        );
         assert_eq!((s.levels[0].from_s, s.levels[0].to_s), (0, 2));
     }
 
@@ -291,20 +349,33 @@ mod tests {
         let start = Instant::now();
         let live = Live::default();
         let mut rec = Recorder::new(start);
-        rec.ok(start + Duration::from_millis(10), Duration::from_millis(7), &live);
-        rec.ok(start + Duration::from_millis(1010), Duration::from_millis(9), &live);
+        rec.ok(
+            start + Duration::from_millis(10),
+            Duration::from_millis(7),
+            &live,
+        );
+        rec.ok(
+            start + Duration::from_millis(1010),
+            Duration::from_millis(9),
+            &live,
+        );
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("x.hlog");
         write_hlog(&rec, &p, SystemTime::now(), "a.b").unwrap();
         let bytes = std::fs::read(&p).unwrap();
-        let entries: Vec<_> = hdrhistogram::serialization::interval_log::IntervalLogIterator::new(&bytes)
-            .filter_map(|e| match e {
-                Ok(hdrhistogram::serialization::interval_log::LogEntry::Interval(h)) => Some(h.tag().map(|t| t.as_str().to_string())),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(entries, vec![Some("a.b".to_string()), Some("a.b".to_string())]);
+        let entries: Vec<_> =
+            hdrhistogram::serialization::interval_log::IntervalLogIterator::new(&bytes)
+                .filter_map(|e| match e {
+                    Ok(hdrhistogram::serialization::interval_log::LogEntry::Interval(h)) => {
+                        Some(h.tag().map(|t| t.as_str().to_string()))
+                    }
+                    _ => None,
+                })
+                .collect();
+        assert_eq!(
+            entries,
+            vec![Some("a.b".to_string()), Some("a.b".to_string())]
+        );
         assert!(!dir.path().join("x.hlog.tmp").exists());
     }
-
 }

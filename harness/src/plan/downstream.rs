@@ -20,11 +20,15 @@ impl Dist {
     pub fn parse(s: &str) -> Result<Dist> {
         let d = |v: &str| crate::util::parse_duration(v.trim());
         let hint = "write fixed:100ms, uniform:50ms..150ms or lognormal:100ms,0.5 (median, sigma)";
-        let (kind, arg) = s.split_once(':').with_context(|| format!("latency {s:?}: {hint}"))?;
+        let (kind, arg) = s
+            .split_once(':')
+            .with_context(|| format!("latency {s:?}: {hint}"))?;
         Ok(match kind {
             "fixed" => Dist::Fixed(d(arg).with_context(|| format!("latency {s:?}: {hint}"))?),
             "uniform" => {
-                let (a, b) = arg.split_once("..").with_context(|| format!("latency {s:?}: {hint}"))?;
+                let (a, b) = arg
+                    .split_once("..")
+                    .with_context(|| format!("latency {s:?}: {hint}"))?;
                 let (a, b) = (d(a)?, d(b)?);
                 if b < a {
                     bail!("latency {s:?}: the upper bound is below the lower one");
@@ -32,8 +36,15 @@ impl Dist {
                 Dist::Uniform(a, b)
             }
             "lognormal" => {
-                let (m, sigma) = arg.split_once(',').with_context(|| format!("latency {s:?}: {hint}"))?;
-                let sigma: f64 = sigma.trim().parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0 && *v <= 5.0).with_context(|| format!("latency {s:?}: sigma must be a number in 0..5"))?;
+                let (m, sigma) = arg
+                    .split_once(',')
+                    .with_context(|| format!("latency {s:?}: {hint}"))?;
+                let sigma: f64 = sigma
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|v: &f64| v.is_finite() && *v >= 0.0 && *v <= 5.0)
+                    .with_context(|| format!("latency {s:?}: sigma must be a number in 0..5"))?;
                 Dist::LogNormal(d(m)?, sigma)
             }
             _ => bail!("latency {s:?}: unknown distribution {kind:?}; {hint}"),
@@ -54,7 +65,6 @@ impl Dist {
     }
 }
 
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct Behaviour {
     pub latency: Dist,
@@ -65,21 +75,35 @@ pub struct Behaviour {
 
 impl Default for Behaviour {
     fn default() -> Behaviour {
-        Behaviour { latency: Dist::Fixed(Duration::from_millis(100)), error_rate: 0.0, stall_prob: 0.0, stall_for: Duration::from_secs(10) }
+        Behaviour {
+            latency: Dist::Fixed(Duration::from_millis(100)),
+            error_rate: 0.0,
+            stall_prob: 0.0,
+            stall_for: Duration::from_secs(10),
+        }
     }
 }
 
 fn probability(name: &str, v: &str) -> Result<f64> {
-    v.parse::<f64>().ok().filter(|p| (0.0..=1.0).contains(p)).with_context(|| format!("{name} {v:?}: a probability in 0..1, e.g. 0.05"))
+    v.parse::<f64>()
+        .ok()
+        .filter(|p| (0.0..=1.0).contains(p))
+        .with_context(|| format!("{name} {v:?}: a probability in 0..1, e.g. 0.05"))
 }
 
 impl Behaviour {
-    pub fn new(latency: &str, error_rate: &str, stall_prob: &str, stall_for: &str) -> Result<Behaviour> {
+    pub fn new(
+        latency: &str,
+        error_rate: &str,
+        stall_prob: &str,
+        stall_for: &str,
+    ) -> Result<Behaviour> {
         Ok(Behaviour {
             latency: Dist::parse(latency)?,
             error_rate: probability("error_rate", error_rate)?,
             stall_prob: probability("stall_prob", stall_prob)?,
-            stall_for: crate::util::parse_duration(stall_for).with_context(|| format!("stall_for {stall_for:?}"))?,
+            stall_for: crate::util::parse_duration(stall_for)
+                .with_context(|| format!("stall_for {stall_for:?}"))?,
         })
     }
 
@@ -87,17 +111,20 @@ impl Behaviour {
     pub fn update(&mut self, query: &str) -> Result<()> {
         let mut next = self.clone();
         for kv in query.split('&').filter(|kv| !kv.is_empty()) {
-            let (k, v) = kv.split_once('=').with_context(|| format!("{kv:?}: write key=value"))?;
+            let (k, v) = kv
+                .split_once('=')
+                .with_context(|| format!("{kv:?}: write key=value"))?;
             match k {
                 "latency" => next.latency = Dist::parse(v)?,
                 "error_rate" => next.error_rate = probability(k, v)?,
                 "stall_prob" => next.stall_prob = probability(k, v)?,
                 "stall_for" => next.stall_for = crate::util::parse_duration(v)?,
-                _ => bail!("unknown setting {k:?}: use latency, error_rate, stall_prob or stall_for"),
+                _ => {
+                    bail!("unknown setting {k:?}: use latency, error_rate, stall_prob or stall_for")
+                }
             }
         }
         *self = next;
         Ok(())
     }
 }
-

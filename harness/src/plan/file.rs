@@ -199,6 +199,7 @@ impl PlanFile {
     pub fn load(path: &Path) -> Result<PlanFile> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read plan {}", path.display()))?;
-        toml::from_str(&text).map_err(|e| anyhow::anyhow!("plan {}: {}", path.display(), e.to_string().trim_end()))
+        toml::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("plan {}: {}", path.display(), e.to_string().trim_end()))
     }
 }

@@ -8,7 +8,10 @@ use anyhow::{bail, Context, Result};
 
 impl LoadFile {
     pub fn validate(&self, at: &str) -> Result<Load> {
-        let timeout = field_duration(&format!("{at}.timeout"), self.timeout.as_deref().unwrap_or(DEFAULT_TIMEOUT))?;
+        let timeout = field_duration(
+            &format!("{at}.timeout"),
+            self.timeout.as_deref().unwrap_or(DEFAULT_TIMEOUT),
+        )?;
         if timeout.is_zero() {
             bail!("{at}.timeout must be above zero; e.g. timeout = \"10s\"");
         }
@@ -18,18 +21,43 @@ impl LoadFile {
             "" => bail!("{at}.model is missing; set model = \"closed\" (users) or \"open\" (arrival rate)"),
             other => bail!("{at}.model = {other:?} is unknown; use \"closed\" (users) or \"open\" (arrival rate)"),
         };
-        Ok(Load { profile, timeout, connection_close: self.connection_close.unwrap_or(false) })
+        Ok(Load {
+            profile,
+            timeout,
+            connection_close: self.connection_close.unwrap_or(false),
+        })
     }
 
     fn closed(&self, at: &str) -> Result<Profile> {
-        for (set, name) in [(self.rate.is_some(), "rate"), (self.ramp_to.is_some(), "ramp_to"), (self.max_connections.is_some(), "max_connections")] {
+        for (set, name) in [
+            (self.rate.is_some(), "rate"),
+            (self.ramp_to.is_some(), "ramp_to"),
+            (self.max_connections.is_some(), "max_connections"),
+        ] {
             if set {
-                bail!("{at}.{name} applies to the open model only; remove it or set model = \"open\"");
+                bail!(
+                    "{at}.{name} applies to the open model only; remove it or set model = \"open\""
+                );
             }
         }
-        let users = positive_u32(&format!("{at}.users"), self.users, None, "set the number of concurrent users, e.g. users = 64")?;
-        let step_users = positive_u32(&format!("{at}.step_users"), self.step_users, Some(0), "users added at each step")?;
-        let steps = positive_u32(&format!("{at}.steps"), self.steps, Some(0), "number of steps after the first level")?;
+        let users = positive_u32(
+            &format!("{at}.users"),
+            self.users,
+            None,
+            "set the number of concurrent users, e.g. users = 64",
+        )?;
+        let step_users = positive_u32(
+            &format!("{at}.step_users"),
+            self.step_users,
+            Some(0),
+            "users added at each step",
+        )?;
+        let steps = positive_u32(
+            &format!("{at}.steps"),
+            self.steps,
+            Some(0),
+            "number of steps after the first level",
+        )?;
         if users == 0 && step_users == 0 {
             bail!("{at}.users is 0 and no step_users are added: nothing would be sent; set users >= 1");
         }
@@ -43,12 +71,26 @@ impl LoadFile {
         if level.is_zero() {
             bail!("{at}: each level must last more than 0 s");
         }
-        let think = field_duration(&format!("{at}.think_time"), self.think_time.as_deref().unwrap_or("0s"))?;
-        Ok(Profile::Closed { users, step_users, steps, level, think })
+        let think = field_duration(
+            &format!("{at}.think_time"),
+            self.think_time.as_deref().unwrap_or("0s"),
+        )?;
+        Ok(Profile::Closed {
+            users,
+            step_users,
+            steps,
+            level,
+            think,
+        })
     }
 
     fn open(&self, at: &str) -> Result<Profile> {
-        for (set, name) in [(self.users.is_some(), "users"), (self.step_users.is_some(), "step_users"), (self.steps.is_some(), "steps"), (self.think_time.is_some(), "think_time")] {
+        for (set, name) in [
+            (self.users.is_some(), "users"),
+            (self.step_users.is_some(), "step_users"),
+            (self.steps.is_some(), "steps"),
+            (self.think_time.is_some(), "think_time"),
+        ] {
             if set {
                 bail!("{at}.{name} applies to the closed model only; remove it or set model = \"closed\"");
             }
@@ -63,15 +105,27 @@ impl LoadFile {
         }
         let duration = field_duration(
             &format!("{at}.duration"),
-            self.duration.as_deref().with_context(|| format!("{at}.duration is missing; e.g. duration = \"30s\""))?,
+            self.duration
+                .as_deref()
+                .with_context(|| format!("{at}.duration is missing; e.g. duration = \"30s\""))?,
         )?;
         if duration.is_zero() {
             bail!("{at}.duration must be above zero");
         }
-        let max_connections = positive_u32(&format!("{at}.max_connections"), self.max_connections, Some(10_000), "connections the driver may open")?;
+        let max_connections = positive_u32(
+            &format!("{at}.max_connections"),
+            self.max_connections,
+            Some(10_000),
+            "connections the driver may open",
+        )?;
         if max_connections == 0 {
             bail!("{at}.max_connections must be at least 1");
         }
-        Ok(Profile::Open { rate, ramp_to, duration, max_connections })
+        Ok(Profile::Open {
+            rate,
+            ramp_to,
+            duration,
+            max_connections,
+        })
     }
 }

@@ -49,7 +49,12 @@ pub struct DownstreamPlan {
 
 impl DownstreamPlan {
     pub fn behaviour(&self) -> Result<downstream::Behaviour> {
-        downstream::Behaviour::new(&self.latency, &self.error_rate.to_string(), &self.stall_prob.to_string(), &self.stall_for)
+        downstream::Behaviour::new(
+            &self.latency,
+            &self.error_rate.to_string(),
+            &self.stall_prob.to_string(),
+            &self.stall_for,
+        )
     }
 
     /// These settings with the fields `over` sets replaced (a scenario's or an event's changes).
@@ -58,14 +63,20 @@ impl DownstreamPlan {
             latency: over.latency.clone().unwrap_or_else(|| self.latency.clone()),
             error_rate: over.error_rate.unwrap_or(self.error_rate),
             stall_prob: over.stall_prob.unwrap_or(self.stall_prob),
-            stall_for: over.stall_for.clone().unwrap_or_else(|| self.stall_for.clone()),
+            stall_for: over
+                .stall_for
+                .clone()
+                .unwrap_or_else(|| self.stall_for.clone()),
             timeout: self.timeout,
         }
     }
 
     /// The settings as a query for the downstream's /_control.
     pub fn control_query(&self) -> String {
-        format!("latency={}&error_rate={}&stall_prob={}&stall_for={}", self.latency, self.error_rate, self.stall_prob, self.stall_for)
+        format!(
+            "latency={}&error_rate={}&stall_prob={}&stall_for={}",
+            self.latency, self.error_rate, self.stall_prob, self.stall_for
+        )
     }
 }
 
@@ -93,10 +104,24 @@ pub struct Overload {
 pub enum Profile {
     /// `users` concurrent users, plus `step_users` more at each of `steps` further levels;
     /// every level lasts `level` (Gatling's incrementConcurrentUsers).
-    Closed { users: u32, step_users: u32, steps: u32, #[serde(with = "secs")] level: Duration, #[serde(with = "secs")] think: Duration },
+    Closed {
+        users: u32,
+        step_users: u32,
+        steps: u32,
+        #[serde(with = "secs")]
+        level: Duration,
+        #[serde(with = "secs")]
+        think: Duration,
+    },
     /// Arrivals per second rising linearly from `rate` to `ramp_to` (constant when equal);
     /// latency counts from each request's intended send time.
-    Open { rate: f64, ramp_to: f64, #[serde(with = "secs")] duration: Duration, max_connections: u32 },
+    Open {
+        rate: f64,
+        ramp_to: f64,
+        #[serde(with = "secs")]
+        duration: Duration,
+        max_connections: u32,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -156,7 +181,11 @@ impl Capacity {
     /// The latency objective a probe is stopped early against (10 times it for 3 s): the
     /// tightest latency limit of the SLO, in ms.
     pub fn latency_objective_ms(&self) -> Option<f64> {
-        self.slo.iter().filter(|t| t.unit == thresholds::Unit::Millis).map(|t| t.limit).reduce(f64::min)
+        self.slo
+            .iter()
+            .filter(|t| t.unit == thresholds::Unit::Millis)
+            .map(|t| t.limit)
+            .reduce(f64::min)
     }
 }
 
@@ -206,7 +235,9 @@ impl Plan {
 
     /// Whether a scenario calls /messages (and so needs PostgreSQL).
     pub fn uses_database(&self) -> bool {
-        self.scenarios.iter().any(|s| s.path.starts_with("/messages") || s.mix.iter().any(|m| m.path.starts_with("/messages")))
+        self.scenarios.iter().any(|s| {
+            s.path.starts_with("/messages") || s.mix.iter().any(|m| m.path.starts_with("/messages"))
+        })
     }
 }
 
@@ -221,10 +252,14 @@ pub mod secs {
 /// JVM flags every Java contender gets, so that heap and GC never differ between them. A JVM
 /// out of memory exits (and the run is reported failed) instead of limping on unanswered.
 pub fn default_jvm_flags() -> Vec<String> {
-    ["-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError", "--enable-native-access=ALL-UNNAMED"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+    [
+        "-XX:+UseG1GC",
+        "-XX:+ExitOnOutOfMemoryError",
+        "--enable-native-access=ALL-UNNAMED",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
 }
 
 impl Profile {
@@ -239,11 +274,22 @@ impl Profile {
     /// Users (closed) or arrival rate per second (open) at time `t` into the run.
     pub fn target_at(&self, t: Duration) -> f64 {
         match self {
-            Profile::Closed { users, step_users, steps, level, .. } => {
+            Profile::Closed {
+                users,
+                step_users,
+                steps,
+                level,
+                ..
+            } => {
                 let k = ((t.as_secs_f64() / level.as_secs_f64()) as u32).min(*steps);
                 f64::from(users + k * step_users)
             }
-            Profile::Open { rate, ramp_to, duration, .. } => {
+            Profile::Open {
+                rate,
+                ramp_to,
+                duration,
+                ..
+            } => {
                 let f = (t.as_secs_f64() / duration.as_secs_f64()).min(1.0);
                 rate + (ramp_to - rate) * f
             }
@@ -252,7 +298,13 @@ impl Profile {
 
     pub fn describe(&self) -> String {
         match self {
-            Profile::Closed { users, step_users, steps, level, think } => {
+            Profile::Closed {
+                users,
+                step_users,
+                steps,
+                level,
+                think,
+            } => {
                 let mut s = if *steps == 0 {
                     format!("closed, {users} users for {}s", level.as_secs_f64())
                 } else {
@@ -267,11 +319,19 @@ impl Profile {
                 }
                 s
             }
-            Profile::Open { rate, ramp_to, duration, .. } => {
+            Profile::Open {
+                rate,
+                ramp_to,
+                duration,
+                ..
+            } => {
                 if rate == ramp_to {
                     format!("open, {rate} req/s for {}s", duration.as_secs_f64())
                 } else {
-                    format!("open, {rate} -> {ramp_to} req/s over {}s", duration.as_secs_f64())
+                    format!(
+                        "open, {rate} -> {ramp_to} req/s over {}s",
+                        duration.as_secs_f64()
+                    )
                 }
             }
         }
@@ -296,7 +356,11 @@ impl CorpusSpec {
 
 impl Default for CorpusSpec {
     fn default() -> CorpusSpec {
-        CorpusSpec { files: Self::DEFAULT_FILES, size: Self::DEFAULT_SIZE, seed: Self::DEFAULT_SEED }
+        CorpusSpec {
+            files: Self::DEFAULT_FILES,
+            size: Self::DEFAULT_SIZE,
+            seed: Self::DEFAULT_SEED,
+        }
     }
 }
 
@@ -305,7 +369,10 @@ impl Plan {
     /// collections to its output the same way (read back per run) unless the plan's flags
     /// already log GC.
     pub fn jvm_flags(&self) -> Vec<String> {
-        let mut f = vec![format!("-Xms{}", self.jvm_heap), format!("-Xmx{}", self.jvm_heap)];
+        let mut f = vec![
+            format!("-Xms{}", self.jvm_heap),
+            format!("-Xmx{}", self.jvm_heap),
+        ];
         f.extend(self.jvm_flags.iter().cloned());
         if !f.iter().any(|x| x.starts_with("-Xlog:gc")) {
             f.push(JVM_GC_LOG.to_string());

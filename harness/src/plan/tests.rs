@@ -4,7 +4,9 @@ use super::*;
 use std::time::Duration;
 
 fn plan(text: &str) -> Result<Plan> {
-    toml::from_str::<PlanFile>(text).map_err(anyhow::Error::from)?.validate()
+    toml::from_str::<PlanFile>(text)
+        .map_err(anyhow::Error::from)?
+        .validate()
 }
 
 const GOOD: &str = r#"
@@ -34,27 +36,55 @@ fn closed_steps_define_duration_and_levels() {
 #[test]
 fn corpus_and_downstream_are_checked() {
     let p = plan(GOOD).unwrap();
-    assert_eq!(p.corpus.files, CorpusSpec::CONFORMANCE_FILES, "no /hash scenario: the small corpus");
+    assert_eq!(
+        p.corpus.files,
+        CorpusSpec::CONFORMANCE_FILES,
+        "no /hash scenario: the small corpus"
+    );
     assert_eq!(p.downstream.timeout, Duration::from_secs(2));
     let hash = GOOD.replace("/delay?ms=100", "/hash?id=1");
     assert_eq!(plan(&hash).unwrap().corpus.files, CorpusSpec::DEFAULT_FILES);
-    let e = plan(&format!("{GOOD}\n[downstream]\nlatency = \"soon\"")).unwrap_err().to_string();
-    assert!(e.starts_with("downstream: latency \"soon\"") && e.contains("fixed:100ms"), "{e}");
-    let e = plan(&format!("{GOOD}\n[corpus]\nfiles = 0")).unwrap_err().to_string();
+    let e = plan(&format!("{GOOD}\n[downstream]\nlatency = \"soon\""))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("downstream: latency \"soon\"") && e.contains("fixed:100ms"),
+        "{e}"
+    );
+    let e = plan(&format!("{GOOD}\n[corpus]\nfiles = 0"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("corpus.files = 0"), "{e}");
-    let e = plan(&format!("{GOOD}\n[downstream]\nerror_rate = 1.5")).unwrap_err().to_string();
+    let e = plan(&format!("{GOOD}\n[downstream]\nerror_rate = 1.5"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("error_rate") && e.contains("0..1"), "{e}");
 }
 
 #[test]
 fn scenarios_may_change_the_downstream() {
-    let text = format!("{GOOD}\n[downstream]\nlatency = \"fixed:50ms\"\n[scenario.downstream]\nerror_rate = 0.5");
+    let text = format!(
+        "{GOOD}\n[downstream]\nlatency = \"fixed:50ms\"\n[scenario.downstream]\nerror_rate = 0.5"
+    );
     let p = plan(&text).unwrap();
-    assert_eq!(p.scenarios[0].downstream, "latency=fixed:50ms&error_rate=0.5&stall_prob=0&stall_for=10s");
-    assert_eq!(plan(GOOD).unwrap().scenarios[0].downstream, "latency=fixed:100ms&error_rate=0&stall_prob=0&stall_for=10s");
-    let e = plan(&format!("{GOOD}\n[scenario.downstream]\nstall_prob = 2.0")).unwrap_err().to_string();
-    assert!(e.contains("scenario[0] \"delay\".downstream: stall_prob"), "{e}");
-    let e = plan(&format!("{GOOD}\n[scenario.downstream]\ntimeout = \"1s\"")).unwrap_err().to_string();
+    assert_eq!(
+        p.scenarios[0].downstream,
+        "latency=fixed:50ms&error_rate=0.5&stall_prob=0&stall_for=10s"
+    );
+    assert_eq!(
+        plan(GOOD).unwrap().scenarios[0].downstream,
+        "latency=fixed:100ms&error_rate=0&stall_prob=0&stall_for=10s"
+    );
+    let e = plan(&format!("{GOOD}\n[scenario.downstream]\nstall_prob = 2.0"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("scenario[0] \"delay\".downstream: stall_prob"),
+        "{e}"
+    );
+    let e = plan(&format!("{GOOD}\n[scenario.downstream]\ntimeout = \"1s\""))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("set once, in the plan's [downstream]"), "{e}");
 }
 
@@ -72,8 +102,16 @@ fn events_mixes_and_overload_are_checked() {
     "#;
     let p = plan(&format!("{base}\n[[scenario.event]]\nat = \"10s\"\ndownstream = {{ latency = \"fixed:1500ms\" }}\n[[scenario.event]]\nat = \"20s\"\ndownstream = {{ latency = \"fixed:100ms\" }}")).unwrap();
     let e = &p.scenarios[0].events;
-    assert_eq!((e[0].at, e[1].at), (Duration::from_secs(10), Duration::from_secs(20)));
-    assert!(e[0].downstream.starts_with("latency=fixed:1500ms&error_rate=0"), "{}", e[0].downstream);
+    assert_eq!(
+        (e[0].at, e[1].at),
+        (Duration::from_secs(10), Duration::from_secs(20))
+    );
+    assert!(
+        e[0].downstream
+            .starts_with("latency=fixed:1500ms&error_rate=0"),
+        "{}",
+        e[0].downstream
+    );
     for (extra, says) in [
         ("[[scenario.event]]\nat = \"40s\"\ndownstream = {}", "not inside the measured phase"),
         ("[[scenario.event]]\nat = \"10s\"\ndownstream = {}\n[[scenario.event]]\nat = \"5s\"\ndownstream = {}", "must come after"),
@@ -83,10 +121,22 @@ fn events_mixes_and_overload_are_checked() {
         let e = plan(&format!("{base}\n{extra}")).unwrap_err().to_string();
         assert!(e.contains(says), "{extra}: {e}");
     }
-    let over = GOOD.replace("step_users = 256\n    steps = 3\n    step_duration = \"10s\"", "duration = \"10s\"");
+    let over = GOOD.replace(
+        "step_users = 256\n    steps = 3\n    step_duration = \"10s\"",
+        "duration = \"10s\"",
+    );
     let p = plan(&format!("{over}\n[scenario.overload]\nfactor = 4")).unwrap();
-    assert_eq!(p.scenarios[0].overload.as_ref().map(|o| (o.factor, o.duration, o.calm)), Some((4.0, Duration::from_secs(20), Duration::from_secs(15))));
-    assert!(plan(&format!("{over}\n[scenario.overload]\nfactor = 0.5")).unwrap_err().to_string().contains("overload.factor"));
+    assert_eq!(
+        p.scenarios[0]
+            .overload
+            .as_ref()
+            .map(|o| (o.factor, o.duration, o.calm)),
+        Some((4.0, Duration::from_secs(20), Duration::from_secs(15)))
+    );
+    assert!(plan(&format!("{over}\n[scenario.overload]\nfactor = 0.5"))
+        .unwrap_err()
+        .to_string()
+        .contains("overload.factor"));
     let mix = r#"
         contenders = ["a"]
         [[scenario]]
@@ -97,10 +147,21 @@ fn events_mixes_and_overload_are_checked() {
         users = 1
         duration = "1s"
     "#;
-    assert!(plan(mix).unwrap_err().to_string().contains("mix[1].method = \"FETCH\""));
+    assert!(plan(mix)
+        .unwrap_err()
+        .to_string()
+        .contains("mix[1].method = \"FETCH\""));
     let ok = plan(&mix.replace("FETCH", "POST")).unwrap();
-    assert_eq!(ok.scenarios[0].path, "mix: 9 GET /messages/{seq:1..10}, 1 POST /messages");
-    assert!(plan(&mix.replace("name = \"m\"", "name = \"m\"\npath = \"/x\"")).unwrap_err().to_string().contains("either path or mix"));
+    assert_eq!(
+        ok.scenarios[0].path,
+        "mix: 9 GET /messages/{seq:1..10}, 1 POST /messages"
+    );
+    assert!(
+        plan(&mix.replace("name = \"m\"", "name = \"m\"\npath = \"/x\""))
+            .unwrap_err()
+            .to_string()
+            .contains("either path or mix")
+    );
 }
 
 #[test]
@@ -111,7 +172,8 @@ fn plans_repeat_four_times_unless_they_say() {
 
 #[test]
 fn open_ramp_is_linear() {
-    let p = plan(r#"
+    let p = plan(
+        r#"
         contenders = ["a"]
         [[scenario]]
         name = "ramp"
@@ -121,7 +183,9 @@ fn open_ramp_is_linear() {
         rate = 10
         ramp_to = 300
         duration = "60s"
-    "#).unwrap();
+    "#,
+    )
+    .unwrap();
     let prof = &p.scenarios[0].load.profile;
     assert_eq!(prof.target_at(Duration::from_secs(30)), 155.0);
     assert_eq!(prof.target_at(Duration::from_secs(60)), 300.0);
@@ -136,7 +200,10 @@ fn errors_name_the_field_and_the_fix() {
     let e = err(&GOOD.replace("users = 256\n", "users = -5\n"));
     assert!(e.contains("load.users must not be negative"), "{e}");
     let e = err(&GOOD.replace("model = \"closed\"", "model = \"clsoed\""));
-    assert!(e.contains("load.model = \"clsoed\" is unknown") && e.contains("\"open\""), "{e}");
+    assert!(
+        e.contains("load.model = \"clsoed\" is unknown") && e.contains("\"open\""),
+        "{e}"
+    );
     let e = err(&GOOD.replace("step_users = 256", "stepusers = 256"));
     assert!(e.contains("unknown field `stepusers`"), "{e}");
     let e = err(&GOOD.replace("\"/delay?ms=100\"", "\"delay\""));
@@ -146,9 +213,15 @@ fn errors_name_the_field_and_the_fix() {
     let e = err(&GOOD.replace("\"10s\"", "\"ten\""));
     assert!(e.contains("step_duration: invalid duration"), "{e}");
     let e = err(&GOOD.replace("step_users = 256", "rate = 5"));
-    assert!(e.contains("load.rate applies to the open model only"), "{e}");
+    assert!(
+        e.contains("load.rate applies to the open model only"),
+        "{e}"
+    );
     let e = err("contenders = [\"a\"]\n[[scenario]\nname = 1");
-    assert!(e.contains("TOML parse error") || e.contains("expected"), "{e}");
+    assert!(
+        e.contains("TOML parse error") || e.contains("expected"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -164,8 +237,12 @@ fn open_rate_must_be_positive() {
         duration = "5s"
     "#;
     assert!(err(text).contains("rate must be a positive number"));
-    assert!(err(&text.replace("rate = -3", "rate = 5\nramp_to = 0")).contains("ramp_to must be a positive rate"));
-    assert!(err(&text.replace("rate = -3", "rate = 5").replace("duration = \"5s\"", "")).contains("duration is missing"));
+    assert!(err(&text.replace("rate = -3", "rate = 5\nramp_to = 0"))
+        .contains("ramp_to must be a positive rate"));
+    assert!(err(&text
+        .replace("rate = -3", "rate = 5")
+        .replace("duration = \"5s\"", ""))
+    .contains("duration is missing"));
 }
 
 #[test]
@@ -175,7 +252,9 @@ fn every_plan_in_plans_is_accepted() {
     for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "toml") {
-            PlanFile::load(&p).and_then(|f| f.validate()).unwrap_or_else(|e| panic!("{}: {e:#}", p.display()));
+            PlanFile::load(&p)
+                .and_then(|f| f.validate())
+                .unwrap_or_else(|e| panic!("{}: {e:#}", p.display()));
             seen += 1;
         }
     }
@@ -185,10 +264,27 @@ fn every_plan_in_plans_is_accepted() {
 #[test]
 fn services_get_cpus_of_their_own_on_four_or_more() {
     use super::validate::services_cpus;
-    assert_eq!(services_cpus(None, &[0], &[1], 2).unwrap(), [1], "two CPUs: the services share the driver's");
+    assert_eq!(
+        services_cpus(None, &[0], &[1], 2).unwrap(),
+        [1],
+        "two CPUs: the services share the driver's"
+    );
     assert_eq!(services_cpus(None, &[0], &[1], 4).unwrap(), [2, 3]);
-    assert_eq!(services_cpus(None, &[0, 1], &[2, 3], 4).unwrap(), [2, 3], "no CPU left: the driver's");
-    assert_eq!(services_cpus(Some("1"), &[0], &[1], 4).unwrap(), [1], "as given (CPUs that exist here)");
-    let e = services_cpus(Some("0"), &[0], &[1], 2).unwrap_err().to_string();
-    assert!(e.contains("the contender's") && e.contains("--services-cpus 1"), "{e}");
+    assert_eq!(
+        services_cpus(None, &[0, 1], &[2, 3], 4).unwrap(),
+        [2, 3],
+        "no CPU left: the driver's"
+    );
+    assert_eq!(
+        services_cpus(Some("1"), &[0], &[1], 4).unwrap(),
+        [1],
+        "as given (CPUs that exist here)"
+    );
+    let e = services_cpus(Some("0"), &[0], &[1], 2)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("the contender's") && e.contains("--services-cpus 1"),
+        "{e}"
+    );
 }

@@ -28,8 +28,18 @@ pub const METRIC_KEYS: &[(&str, Unit, Op, &str)] = &[
     ("p75", Unit::Millis, Op::Le, "latency p75"),
     ("p90", Unit::Millis, Op::Le, "latency p90"),
     ("p95", Unit::Millis, Op::Le, "latency p95"),
-    ("p99", Unit::Millis, Op::Le, "latency p99 of answered requests"),
-    ("p99_all", Unit::Millis, Op::Le, "latency p99 of every request due, failed ones included"),
+    (
+        "p99",
+        Unit::Millis,
+        Op::Le,
+        "latency p99 of answered requests",
+    ),
+    (
+        "p99_all",
+        Unit::Millis,
+        Op::Le,
+        "latency p99 of every request due, failed ones included",
+    ),
     ("p999", Unit::Millis, Op::Le, "latency p99.9"),
     ("max", Unit::Millis, Op::Le, "latency max"),
     ("mean", Unit::Millis, Op::Le, "latency mean"),
@@ -37,8 +47,18 @@ pub const METRIC_KEYS: &[(&str, Unit, Op, &str)] = &[
     ("rss", Unit::Number, Op::Le, "peak RSS in MB"),
     ("cpu", Unit::Number, Op::Le, "CPU ms per 1,000 requests"),
     ("sockets", Unit::Number, Op::Le, "peak sockets"),
-    ("gc_pause_total", Unit::Millis, Op::Le, "time paused for garbage collection over the run"),
-    ("gc_pause_max", Unit::Millis, Op::Le, "the longest garbage-collection pause"),
+    (
+        "gc_pause_total",
+        Unit::Millis,
+        Op::Le,
+        "time paused for garbage collection over the run",
+    ),
+    (
+        "gc_pause_max",
+        Unit::Millis,
+        Op::Le,
+        "the longest garbage-collection pause",
+    ),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -96,8 +116,16 @@ pub struct Threshold {
 impl Threshold {
     /// `metric` with the limit as written in a plan (`"200ms"`, `">= 5000"`); `at` names the field.
     pub fn parse(at: &str, metric: &str, text: &str) -> Result<Threshold> {
-        let Some(&(key, unit, default_op, _)) = METRIC_KEYS.iter().find(|(k, ..)| *k == metric) else {
-            bail!("{at}: unknown metric {metric:?}; use one of {}", METRIC_KEYS.iter().map(|m| m.0).collect::<Vec<_>>().join(", "));
+        let Some(&(key, unit, default_op, _)) = METRIC_KEYS.iter().find(|(k, ..)| *k == metric)
+        else {
+            bail!(
+                "{at}: unknown metric {metric:?}; use one of {}",
+                METRIC_KEYS
+                    .iter()
+                    .map(|m| m.0)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         };
         let (op, rest) = Op::split(text);
         let limit = number_in(unit, rest).ok_or_else(|| {
@@ -108,7 +136,12 @@ impl Threshold {
             };
             anyhow::anyhow!("{at}: {text:?} is not a limit for {metric}; write e.g. {example}")
         })?;
-        Ok(Threshold { metric: key.to_string(), op: op.unwrap_or(default_op), limit, unit })
+        Ok(Threshold {
+            metric: key.to_string(),
+            op: op.unwrap_or(default_op),
+            limit,
+            unit,
+        })
     }
 
     /// A command-line threshold: `p99<=200ms`, `errors<=0.1%`, `throughput>=5000`.
@@ -124,13 +157,22 @@ impl Threshold {
 
     /// "p99 <= 200 ms", "errors <= 0.1%", "throughput >= 5,000".
     pub fn describe(&self) -> String {
-        format!("{} {} {}", self.metric, self.op.symbol(), with_unit(self.unit, self.limit))
+        format!(
+            "{} {} {}",
+            self.metric,
+            self.op.symbol(),
+            with_unit(self.unit, self.limit)
+        )
     }
 }
 
 /// A value with its unit, for messages.
 pub fn with_unit(unit: Unit, v: f64) -> String {
-    let n = if v.fract() == 0.0 && v.abs() < 1e15 { format!("{v:.0}") } else { format!("{v}") };
+    let n = if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v}")
+    };
     match unit {
         Unit::Millis => format!("{n} ms"),
         Unit::Percent => format!("{n}%"),
@@ -156,7 +198,11 @@ fn number_in(unit: Unit, text: &str) -> Option<f64> {
         Unit::Percent => (t.strip_suffix('%').unwrap_or(&t).to_string(), 1.0),
         Unit::Number => (t.clone(), 1.0),
     };
-    num.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0).map(|v| v * scale)
+    num.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|v| v * scale)
 }
 
 /// A `[thresholds]` table: metric -> limit (a string, or a bare number in the metric's unit).
@@ -177,7 +223,11 @@ pub fn parse_table(at: &str, table: &BTreeMap<String, toml::Value>) -> Result<Ve
 
 /// `base` with every metric `over` sets replaced by `over`'s limit.
 pub fn merged(base: &[Threshold], over: &[Threshold]) -> Vec<Threshold> {
-    let mut out: Vec<Threshold> = base.iter().filter(|b| !over.iter().any(|o| o.metric == b.metric)).cloned().collect();
+    let mut out: Vec<Threshold> = base
+        .iter()
+        .filter(|b| !over.iter().any(|o| o.metric == b.metric))
+        .cloned()
+        .collect();
     out.extend(over.iter().cloned());
     out
 }
@@ -193,28 +243,50 @@ mod tests {
         assert_eq!(Threshold::parse("x", "p99", "1.5s").unwrap().limit, 1500.0);
         assert_eq!(Threshold::parse("x", "p50", "250us").unwrap().limit, 0.25);
         let e = Threshold::parse("x", "errors", "0.1%").unwrap();
-        assert_eq!((e.op, e.limit, e.describe()), (Op::Le, 0.1, "errors <= 0.1%".to_string()));
+        assert_eq!(
+            (e.op, e.limit, e.describe()),
+            (Op::Le, 0.1, "errors <= 0.1%".to_string())
+        );
         let r = Threshold::parse("x", "throughput", ">= 5,000").unwrap();
         assert_eq!((r.op, r.limit), (Op::Ge, 5000.0));
-        assert_eq!(Threshold::parse("x", "throughput", "5000").unwrap().op, Op::Ge, "throughput must stay above");
-        assert!(!Op::Le.holds(200.1, 200.0) && Op::Le.holds(200.0, 200.0) && Op::Gt.holds(3.0, 2.0));
+        assert_eq!(
+            Threshold::parse("x", "throughput", "5000").unwrap().op,
+            Op::Ge,
+            "throughput must stay above"
+        );
+        assert!(
+            !Op::Le.holds(200.1, 200.0) && Op::Le.holds(200.0, 200.0) && Op::Gt.holds(3.0, 2.0)
+        );
     }
 
     #[test]
     fn bad_thresholds_name_the_field_and_the_fix() {
-        let e = Threshold::parse("thresholds.p99", "p99", "fast").unwrap_err().to_string();
+        let e = Threshold::parse("thresholds.p99", "p99", "fast")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("thresholds.p99") && e.contains("200ms"), "{e}");
-        let e = Threshold::parse("thresholds.p98", "p98", "1ms").unwrap_err().to_string();
+        let e = Threshold::parse("thresholds.p98", "p98", "1ms")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("unknown metric") && e.contains("p99"), "{e}");
         let e = Threshold::parse_flag("p99").unwrap_err().to_string();
         assert!(e.contains("--threshold") && e.contains("p99<=200ms"), "{e}");
-        assert!(Threshold::parse("x", "errors", "-1%").is_err(), "negative limits are refused");
+        assert!(
+            Threshold::parse("x", "errors", "-1%").is_err(),
+            "negative limits are refused"
+        );
     }
 
     #[test]
     fn flags_and_tables_read_the_same_way_and_scenarios_override_the_plan() {
-        assert_eq!(Threshold::parse_flag("p99<=200ms").unwrap(), Threshold::parse("x", "p99", "200ms").unwrap());
-        assert_eq!(Threshold::parse_flag("throughput>=5000").unwrap().op, Op::Ge);
+        assert_eq!(
+            Threshold::parse_flag("p99<=200ms").unwrap(),
+            Threshold::parse("x", "p99", "200ms").unwrap()
+        );
+        assert_eq!(
+            Threshold::parse_flag("throughput>=5000").unwrap().op,
+            Op::Ge
+        );
         assert_eq!(Threshold::parse_flag("p99=300ms").unwrap().limit, 300.0);
         let mut table = BTreeMap::new();
         table.insert("p99".to_string(), toml::Value::String("200ms".into()));

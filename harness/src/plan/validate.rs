@@ -3,9 +3,12 @@
 //! database, Kafka), each error naming the field and the fix.
 
 use super::file::{CapacityFile, PlanFile, ScenarioFile};
-use super::workload::{check_mix, check_path, MixEntry};
 use super::thresholds::{self, Threshold};
-use super::{default_jvm_flags, Capacity, CorpusSpec, DownstreamPlan, Event, Overload, Plan, Profile, Scenario, DEFAULT_DB_POOL, DEFAULT_HEAP, DEFAULT_PLAN_RUNS, DEFAULT_WARMUP, DEFAULT_WARMUP_MIN};
+use super::workload::{check_mix, check_path, MixEntry};
+use super::{
+    default_jvm_flags, Capacity, CorpusSpec, DownstreamPlan, Event, Overload, Plan, Profile,
+    Scenario, DEFAULT_DB_POOL, DEFAULT_HEAP, DEFAULT_PLAN_RUNS, DEFAULT_WARMUP, DEFAULT_WARMUP_MIN,
+};
 use crate::util::{parse_cpu_list, parse_duration};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
@@ -15,7 +18,12 @@ pub(super) fn field_duration(what: &str, text: &str) -> Result<Duration> {
     parse_duration(text).with_context(|| format!("{what}: invalid duration"))
 }
 
-pub(super) fn positive_u32(what: &str, v: Option<i64>, default: Option<u32>, fix: &str) -> Result<u32> {
+pub(super) fn positive_u32(
+    what: &str,
+    v: Option<i64>,
+    default: Option<u32>,
+    fix: &str,
+) -> Result<u32> {
     match (v, default) {
         (None, Some(d)) => Ok(d),
         (None, None) => bail!("{what} is missing; {fix}"),
@@ -40,9 +48,15 @@ impl PlanFile {
             bail!("plan.runs = {runs} is out of range; use 1..=100");
         }
         let downstream = self.downstream_plan()?;
-        let default_warmup = field_duration("plan.warmup", self.warmup.as_deref().unwrap_or(DEFAULT_WARMUP))?;
+        let default_warmup = field_duration(
+            "plan.warmup",
+            self.warmup.as_deref().unwrap_or(DEFAULT_WARMUP),
+        )?;
         let plan_thresholds = thresholds::parse_table("thresholds", &self.thresholds)?;
-        let warmup_min = field_duration("plan.warmup_min", self.warmup_min.as_deref().unwrap_or(DEFAULT_WARMUP_MIN))?;
+        let warmup_min = field_duration(
+            "plan.warmup_min",
+            self.warmup_min.as_deref().unwrap_or(DEFAULT_WARMUP_MIN),
+        )?;
         let band_text = self.warmup_band.clone().unwrap_or_else(|| "10%".into());
         let warmup_band = band_text.trim().strip_suffix('%').and_then(|b| b.trim().parse::<f64>().ok()).filter(|b| (1.0..=100.0).contains(b)).ok_or_else(|| anyhow::anyhow!("plan.warmup_band = {band_text:?}: write a percentage between 1% and 100%, e.g. \"10%\""))? / 100.0;
         let mut scenarios: Vec<Scenario> = Vec::new();
@@ -52,19 +66,41 @@ impl PlanFile {
                 bail!("{at}: duplicate scenario name; give each scenario its own name");
             }
             let mut sc = scenario(&at, s, &downstream, default_warmup)?;
-            sc.thresholds = thresholds::merged(&plan_thresholds, &thresholds::parse_table(&format!("{at}.thresholds"), &s.thresholds)?);
+            sc.thresholds = thresholds::merged(
+                &plan_thresholds,
+                &thresholds::parse_table(&format!("{at}.thresholds"), &s.thresholds)?,
+            );
             scenarios.push(sc);
         }
-        let contender_cpus = parse_cpu_list(self.cpus.contender.as_deref().unwrap_or("0")).context("plan.cpus.contender")?;
-        let default_driver = if crate::util::online_cpus() > 1 { "1" } else { "0" };
-        let driver_cpus = parse_cpu_list(self.cpus.driver.as_deref().unwrap_or(default_driver)).context("plan.cpus.driver")?;
-        let services_cpus = services_cpus(self.cpus.services.as_deref(), &contender_cpus, &driver_cpus, crate::util::online_cpus())?;
+        let contender_cpus = parse_cpu_list(self.cpus.contender.as_deref().unwrap_or("0"))
+            .context("plan.cpus.contender")?;
+        let default_driver = if crate::util::online_cpus() > 1 {
+            "1"
+        } else {
+            "0"
+        };
+        let driver_cpus = parse_cpu_list(self.cpus.driver.as_deref().unwrap_or(default_driver))
+            .context("plan.cpus.driver")?;
+        let services_cpus = services_cpus(
+            self.cpus.services.as_deref(),
+            &contender_cpus,
+            &driver_cpus,
+            crate::util::online_cpus(),
+        )?;
         let driver_threads = self.driver_threads.unwrap_or(driver_cpus.len());
         if driver_threads == 0 || driver_threads > 64 {
             bail!("plan.driver_threads = {driver_threads} is out of range; use 1..=64 (one per driver CPU is usual)");
         }
-        let heap = self.jvm.heap.clone().unwrap_or_else(|| DEFAULT_HEAP.to_string());
-        if !heap.trim_end_matches(['m', 'g', 'M', 'G']).parse::<u64>().is_ok_and(|n| n > 0) {
+        let heap = self
+            .jvm
+            .heap
+            .clone()
+            .unwrap_or_else(|| DEFAULT_HEAP.to_string());
+        if !heap
+            .trim_end_matches(['m', 'g', 'M', 'G'])
+            .parse::<u64>()
+            .is_ok_and(|n| n > 0)
+        {
             bail!("plan.jvm.heap = {heap:?} is not a heap size; write e.g. \"512m\" or \"2g\"");
         }
         let tunables = self.tunable_texts()?;
@@ -106,7 +142,9 @@ impl PlanFile {
             stall_for: d.stall_for.clone().unwrap_or_else(|| "10s".into()),
             timeout: field_duration("downstream.timeout", d.timeout.as_deref().unwrap_or("2s"))?,
         };
-        downstream.behaviour().map_err(|e| anyhow::anyhow!("downstream: {e:#}"))?;
+        downstream
+            .behaviour()
+            .map_err(|e| anyhow::anyhow!("downstream: {e:#}"))?;
         if downstream.timeout.is_zero() || downstream.timeout > Duration::from_secs(60) {
             bail!("downstream.timeout must be between 1ms and 60s (default 2s)");
         }
@@ -139,19 +177,32 @@ impl PlanFile {
         let c = &self.corpus;
         let files = c.files.unwrap_or(i64::from(CorpusSpec::DEFAULT_FILES));
         if !(1..=1_000_000).contains(&files) {
-            bail!("corpus.files = {files} is out of range; use 1..=1000000 (default {})", CorpusSpec::DEFAULT_FILES);
+            bail!(
+                "corpus.files = {files} is out of range; use 1..=1000000 (default {})",
+                CorpusSpec::DEFAULT_FILES
+            );
         }
-        let size_kb = c.size_kb.unwrap_or((CorpusSpec::DEFAULT_SIZE / 1024) as i64);
+        let size_kb = c
+            .size_kb
+            .unwrap_or((CorpusSpec::DEFAULT_SIZE / 1024) as i64);
         if !(1..=65_536).contains(&size_kb) {
             bail!("corpus.size_kb = {size_kb} is out of range; use 1..=65536 (default 200)");
         }
-        let hashing = self.scenarios.iter().filter_map(|s| s.path.as_deref()).any(|p| p == "/hash" || p.starts_with("/hash?"));
+        let hashing = self
+            .scenarios
+            .iter()
+            .filter_map(|s| s.path.as_deref())
+            .any(|p| p == "/hash" || p.starts_with("/hash?"));
         let db_pool = self.database.pool.unwrap_or(DEFAULT_DB_POOL as i64);
         if !(1..=100).contains(&db_pool) {
             bail!("database.pool = {db_pool} is out of range; use 1..=100 connections per contender (default {DEFAULT_DB_POOL})");
         }
         let corpus = CorpusSpec {
-            files: if hashing { files as u32 } else { CorpusSpec::CONFORMANCE_FILES },
+            files: if hashing {
+                files as u32
+            } else {
+                CorpusSpec::CONFORMANCE_FILES
+            },
             size: size_kb as usize * 1024,
             seed: c.seed.unwrap_or(CorpusSpec::DEFAULT_SEED),
         };
@@ -160,12 +211,20 @@ impl PlanFile {
 }
 
 fn valid_name(name: &str) -> bool {
-    !name.trim().is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    !name.trim().is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// One `[[scenario]]`: what it requests, its warm-up and load, the downstream's behaviour
 /// during it, and its events or overload phases.
-fn scenario(at: &str, s: &ScenarioFile, downstream: &DownstreamPlan, default_warmup: Duration) -> Result<Scenario> {
+fn scenario(
+    at: &str,
+    s: &ScenarioFile,
+    downstream: &DownstreamPlan,
+    default_warmup: Duration,
+) -> Result<Scenario> {
     if !valid_name(&s.name) {
         bail!("{at}: name must be non-empty and use only letters, digits, '-' and '_'");
     }
@@ -175,7 +234,8 @@ fn scenario(at: &str, s: &ScenarioFile, downstream: &DownstreamPlan, default_war
         None => default_warmup,
     };
     let load = s.load.validate(&format!("{at}.load"))?;
-    if s.pipeline && !matches!(load.profile, Profile::Open { rate, ramp_to, .. } if rate == ramp_to) {
+    if s.pipeline && !matches!(load.profile, Profile::Open { rate, ramp_to, .. } if rate == ramp_to)
+    {
         bail!("{at}.load: a pipeline scenario produces records at a fixed rate: model = \"open\" with rate (and no ramp_to)");
     }
     let over = s.downstream.clone().unwrap_or_default();
@@ -183,7 +243,9 @@ fn scenario(at: &str, s: &ScenarioFile, downstream: &DownstreamPlan, default_war
         bail!("{at}.downstream.timeout: the contenders' timeout is set once, in the plan's [downstream]");
     }
     let merged = downstream.with(&over);
-    merged.behaviour().map_err(|e| anyhow::anyhow!("{at}.downstream: {e:#}"))?;
+    merged
+        .behaviour()
+        .map_err(|e| anyhow::anyhow!("{at}.downstream: {e:#}"))?;
     let events = events(at, s, &merged, load.profile.duration())?;
     let overload = overload(at, s, &load.profile)?;
     let capacity = capacity(at, s, &load.profile)?;
@@ -196,7 +258,20 @@ fn scenario(at: &str, s: &ScenarioFile, downstream: &DownstreamPlan, default_war
     if s.pipeline && overload.is_some() {
         bail!("{at}.overload: not available for pipeline scenarios");
     }
-    Ok(Scenario { name: s.name.clone(), path, mix, pipeline: s.pipeline, warmup, load, downstream: merged.control_query(), events, overload, thresholds: Vec::new(), capacity, restart: s.restart.unwrap_or(false) })
+    Ok(Scenario {
+        name: s.name.clone(),
+        path,
+        mix,
+        pipeline: s.pipeline,
+        warmup,
+        load,
+        downstream: merged.control_query(),
+        events,
+        overload,
+        thresholds: Vec::new(),
+        capacity,
+        restart: s.restart.unwrap_or(false),
+    })
 }
 
 /// The scenario's path (or a mix's description) and the mix's entries.
@@ -215,7 +290,12 @@ fn requests(at: &str, s: &ScenarioFile) -> Result<(String, Vec<MixEntry>)> {
 }
 
 /// `[[scenario.event]]`: downstream changes at increasing times inside the measured phase.
-fn events(at: &str, s: &ScenarioFile, merged: &DownstreamPlan, measured: Duration) -> Result<Vec<Event>> {
+fn events(
+    at: &str,
+    s: &ScenarioFile,
+    merged: &DownstreamPlan,
+    measured: Duration,
+) -> Result<Vec<Event>> {
     let mut events: Vec<Event> = Vec::new();
     for (k, e) in s.events.iter().enumerate() {
         let here = format!("{at}.event[{k}]");
@@ -230,15 +310,22 @@ fn events(at: &str, s: &ScenarioFile, merged: &DownstreamPlan, measured: Duratio
             bail!("{here}.downstream.timeout: the contenders' timeout is set once, in the plan's [downstream]");
         }
         let changed = merged.with(&e.downstream);
-        changed.behaviour().map_err(|e| anyhow::anyhow!("{here}.downstream: {e:#}"))?;
-        events.push(Event { at: when, downstream: changed.control_query() });
+        changed
+            .behaviour()
+            .map_err(|e| anyhow::anyhow!("{here}.downstream: {e:#}"))?;
+        events.push(Event {
+            at: when,
+            downstream: changed.control_query(),
+        });
     }
     Ok(events)
 }
 
 /// `[scenario.overload]`: the scenario's load must be a closed probe without steps.
 fn overload(at: &str, s: &ScenarioFile, profile: &Profile) -> Result<Option<Overload>> {
-    let Some(o) = &s.overload else { return Ok(None) };
+    let Some(o) = &s.overload else {
+        return Ok(None);
+    };
     if !matches!(profile, Profile::Closed { step_users: 0, .. }) {
         bail!("{at}.overload: the scenario's load is the capacity probe and must be a closed model without steps, e.g. model = \"closed\", users = 256, duration = \"10s\"");
     }
@@ -248,15 +335,24 @@ fn overload(at: &str, s: &ScenarioFile, profile: &Profile) -> Result<Option<Over
     }
     Ok(Some(Overload {
         factor,
-        duration: field_duration(&format!("{at}.overload.duration"), o.duration.as_deref().unwrap_or("20s"))?,
-        calm: field_duration(&format!("{at}.overload.calm"), o.calm.as_deref().unwrap_or("15s"))?,
+        duration: field_duration(
+            &format!("{at}.overload.duration"),
+            o.duration.as_deref().unwrap_or("20s"),
+        )?,
+        calm: field_duration(
+            &format!("{at}.overload.calm"),
+            o.calm.as_deref().unwrap_or("15s"),
+        )?,
     }))
 }
 
 /// `[scenario.capacity]`: the SLO and the search's bounds; the load must be an open model at a
 /// constant rate (the first probe).
 fn capacity(at: &str, s: &ScenarioFile, profile: &Profile) -> Result<Option<Capacity>> {
-    s.capacity.as_ref().map(|c| capacity_of(&format!("{at}.capacity"), c, profile)).transpose()
+    s.capacity
+        .as_ref()
+        .map(|c| capacity_of(&format!("{at}.capacity"), c, profile))
+        .transpose()
 }
 
 /// A capacity search's settings (`at` names them in errors: "scenario[0] \"x\".capacity").
@@ -268,9 +364,15 @@ pub fn capacity_of(at: &str, c: &CapacityFile, profile: &Profile) -> Result<Capa
         bail!("{at}: each probe holds one rate; remove load.ramp_to");
     }
     if c.slo.is_empty() {
-        bail!("{at}.slo is empty; give the objective, e.g. slo = [\"p99<=200ms\", \"errors<=0.1%\"]");
+        bail!(
+            "{at}.slo is empty; give the objective, e.g. slo = [\"p99<=200ms\", \"errors<=0.1%\"]"
+        );
     }
-    let slo = c.slo.iter().map(|t| Threshold::parse_flag(t).map_err(|e| anyhow::anyhow!("{at}.slo: {e:#}"))).collect::<Result<Vec<_>>>()?;
+    let slo = c
+        .slo
+        .iter()
+        .map(|t| Threshold::parse_flag(t).map_err(|e| anyhow::anyhow!("{at}.slo: {e:#}")))
+        .collect::<Result<Vec<_>>>()?;
     let max_rate = c.max_rate.unwrap_or(50_000.0);
     if !(max_rate.is_finite() && max_rate > *rate) {
         bail!("{at}.max_rate = {max_rate} must be above the first probe's rate ({rate}); e.g. max_rate = 20000");
@@ -280,17 +382,37 @@ pub fn capacity_of(at: &str, c: &CapacityFile, profile: &Profile) -> Result<Capa
         bail!("{at}.growth = {growth} is out of range; use 1.1..=10 (default 2: each probe doubles the rate)");
     }
     let text = c.precision.clone().unwrap_or_else(|| "5%".into());
-    let precision = text.trim().strip_suffix('%').and_then(|p| p.trim().parse::<f64>().ok()).filter(|p| (0.5..=50.0).contains(p)).ok_or_else(|| anyhow::anyhow!("{at}.precision = {text:?}: write a percentage between 0.5% and 50%, e.g. \"5%\""))?;
+    let precision = text
+        .trim()
+        .strip_suffix('%')
+        .and_then(|p| p.trim().parse::<f64>().ok())
+        .filter(|p| (0.5..=50.0).contains(p))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{at}.precision = {text:?}: write a percentage between 0.5% and 50%, e.g. \"5%\""
+            )
+        })?;
     let repeats = c.repeats.unwrap_or(3);
     if !(1..=10).contains(&repeats) {
         bail!("{at}.repeats = {repeats} is out of range; use 1..=10 (default 3)");
     }
-    Ok(Capacity { slo, max_rate, growth, precision: precision / 100.0, repeats: repeats as u32 })
+    Ok(Capacity {
+        slo,
+        max_rate,
+        growth,
+        precision: precision / 100.0,
+        repeats: repeats as u32,
+    })
 }
 
 /// The services' CPUs: as given (never the contender's), else on a machine of >= 4 CPUs the ones
 /// neither the contender nor the driver uses, else the driver's (which they then share).
-pub(super) fn services_cpus(given: Option<&str>, contender: &[usize], driver: &[usize], online: usize) -> Result<Vec<usize>> {
+pub(super) fn services_cpus(
+    given: Option<&str>,
+    contender: &[usize],
+    driver: &[usize],
+    online: usize,
+) -> Result<Vec<usize>> {
     if let Some(list) = given {
         let cpus = parse_cpu_list(list).context("plan.cpus.services")?;
         if let Some(c) = cpus.iter().find(|c| contender.contains(c)) {
@@ -298,7 +420,12 @@ pub(super) fn services_cpus(given: Option<&str>, contender: &[usize], driver: &[
         }
         return Ok(cpus);
     }
-    let free: Vec<usize> = (0..online).filter(|c| !contender.contains(c) && !driver.contains(c)).collect();
-    Ok(if online >= 4 && !free.is_empty() { free } else { driver.to_vec() })
+    let free: Vec<usize> = (0..online)
+        .filter(|c| !contender.contains(c) && !driver.contains(c))
+        .collect();
+    Ok(if online >= 4 && !free.is_empty() {
+        free
+    } else {
+        driver.to_vec()
+    })
 }
-

@@ -29,13 +29,20 @@ pub const MAX_SEQ: usize = 1_000_000;
 /// `/messages/{seq:1..10000}` gives /messages/1 .. /messages/10000, sent in turn (so every file
 /// of a corpus, every seeded row, is used); a path without a template is itself.
 pub fn expand_path(path: &str) -> Result<Vec<String>, String> {
-    let Some(at) = path.find("{seq:") else { return Ok(vec![path.to_string()]) };
+    let Some(at) = path.find("{seq:") else {
+        return Ok(vec![path.to_string()]);
+    };
     let rest = &path[at + 5..];
-    let end = rest.find('}').ok_or_else(|| format!("{path:?}: unclosed {{seq:N}}"))?;
+    let end = rest
+        .find('}')
+        .ok_or_else(|| format!("{path:?}: unclosed {{seq:N}}"))?;
     let spec = &rest[..end];
     let (from, to) = match spec.split_once("..") {
         Some((a, b)) => (a.parse::<u64>().ok(), b.parse::<u64>().ok()),
-        None => (Some(0), spec.parse::<u64>().ok().filter(|n| *n >= 1).map(|n| n - 1)),
+        None => (
+            Some(0),
+            spec.parse::<u64>().ok().filter(|n| *n >= 1).map(|n| n - 1),
+        ),
     };
     let (from, to) = match (from, to) {
         (Some(a), Some(b)) if a <= b && b - a < MAX_SEQ as u64 => (a, b),
@@ -64,10 +71,16 @@ pub(super) fn check_mix(at: &str, mix: &[MixEntry]) -> Result<String> {
     for (k, e) in mix.iter().enumerate() {
         let here = format!("{at}.mix[{k}]");
         if e.weight == 0 || e.weight > 1000 {
-            bail!("{here}.weight = {} is out of range; use 1..=1000 (weights are relative)", e.weight);
+            bail!(
+                "{here}.weight = {} is out of range; use 1..=1000 (weights are relative)",
+                e.weight
+            );
         }
         if !["GET", "POST", "PUT", "PATCH", "DELETE"].contains(&e.method.as_str()) {
-            bail!("{here}.method = {:?}: use one of GET, POST, PUT, PATCH, DELETE (upper case)", e.method);
+            bail!(
+                "{here}.method = {:?}: use one of GET, POST, PUT, PATCH, DELETE (upper case)",
+                e.method
+            );
         }
         check_path(&format!("{here}.path"), &e.path)?;
         if let Some(b) = &e.body {
@@ -79,5 +92,11 @@ pub(super) fn check_mix(at: &str, mix: &[MixEntry]) -> Result<String> {
             }
         }
     }
-    Ok(format!("mix: {}", mix.iter().map(|e| format!("{} {} {}", e.weight, e.method, e.path)).collect::<Vec<_>>().join(", ")))
+    Ok(format!(
+        "mix: {}",
+        mix.iter()
+            .map(|e| format!("{} {} {}", e.weight, e.method, e.path))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
 }

@@ -4,7 +4,10 @@
 
 use std::fmt::Write;
 
-pub const PALETTE: &[&str] = &["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"];
+pub const PALETTE: &[&str] = &[
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+    "#7f7f7f", "#bcbd22",
+];
 pub const GUIDE: &str = "#555555";
 
 #[derive(Debug, Clone)]
@@ -51,12 +54,16 @@ pub enum Anchor {
 
 /// About `n` round tick values covering [lo, hi].
 pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
-    if !(hi > lo) {
+    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
         return vec![lo];
     }
     let raw = (hi - lo) / n as f64;
     let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag);
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
     let mut out = Vec::new();
     let mut v = (lo / step).floor() * step;
     // The last tick is at or above `hi`, so the axis covers every value.
@@ -84,7 +91,11 @@ pub fn short(v: f64) -> String {
 fn trim(v: f64) -> String {
     let s = format!("{v:.2}");
     let s = s.trim_end_matches('0').trim_end_matches('.').to_string();
-    if s == "-0" { "0".into() } else { s }
+    if s == "-0" {
+        "0".into()
+    } else {
+        s
+    }
 }
 
 /// Rows the legend needs (entries wrap at the chart width).
@@ -136,16 +147,59 @@ fn draw(c: &Chart, cv: &mut Svg) {
     cv.text(LEFT, 20.0, &c.title, "#111111", Anchor::Start, true);
     for &y in &yt {
         cv.line(&[(LEFT, sy(y)), (LEFT + pw, sy(y))], "#e4e4e4", 1.0, false);
-        cv.text(LEFT - 6.0, sy(y) + 4.0, &short(y), "#444444", Anchor::End, false);
+        cv.text(
+            LEFT - 6.0,
+            sy(y) + 4.0,
+            &short(y),
+            "#444444",
+            Anchor::End,
+            false,
+        );
     }
-    let xt: Vec<(f64, String)> = c.x_ticks.clone().unwrap_or_else(|| ticks(x0, x1, 8).into_iter().map(|v| (v, short(v))).collect());
+    let xt: Vec<(f64, String)> = c.x_ticks.clone().unwrap_or_else(|| {
+        ticks(x0, x1, 8)
+            .into_iter()
+            .map(|v| (v, short(v)))
+            .collect()
+    });
     for (x, label) in &xt {
-        cv.line(&[(sx(*x), TOP + ph), (sx(*x), TOP + ph + 4.0)], "#888888", 1.0, false);
-        cv.text(sx(*x), TOP + ph + 16.0, label, "#444444", Anchor::Middle, false);
+        cv.line(
+            &[(sx(*x), TOP + ph), (sx(*x), TOP + ph + 4.0)],
+            "#888888",
+            1.0,
+            false,
+        );
+        cv.text(
+            sx(*x),
+            TOP + ph + 16.0,
+            label,
+            "#444444",
+            Anchor::Middle,
+            false,
+        );
     }
-    cv.line(&[(LEFT, TOP), (LEFT, TOP + ph), (LEFT + pw, TOP + ph)], "#888888", 1.0, false);
-    cv.text(LEFT + pw / 2.0, TOP + ph + 34.0, &c.x_label, "#333333", Anchor::Middle, false);
-    cv.text(LEFT - 6.0, TOP - 8.0, &c.y_label, "#333333", Anchor::End, false);
+    cv.line(
+        &[(LEFT, TOP), (LEFT, TOP + ph), (LEFT + pw, TOP + ph)],
+        "#888888",
+        1.0,
+        false,
+    );
+    cv.text(
+        LEFT + pw / 2.0,
+        TOP + ph + 34.0,
+        &c.x_label,
+        "#333333",
+        Anchor::Middle,
+        false,
+    );
+    cv.text(
+        LEFT - 6.0,
+        TOP - 8.0,
+        &c.y_label,
+        "#333333",
+        Anchor::End,
+        false,
+    );
     for s in &c.series {
         let mapped: Vec<(f64, f64)> = s.points.iter().map(|&(x, y)| (sx(x), sy(y))).collect();
         if !mapped.is_empty() {
@@ -153,7 +207,12 @@ fn draw(c: &Chart, cv: &mut Svg) {
         }
         if (c.markers && !s.dashed) || mapped.len() == 1 {
             for (&(x, y), &(px, py)) in s.points.iter().zip(&mapped) {
-                cv.point(px, py, &s.color, &format!("{}: {} at {}", s.name, short(y), short(x)));
+                cv.point(
+                    px,
+                    py,
+                    &s.color,
+                    &format!("{}: {} at {}", s.name, short(y), short(x)),
+                );
             }
         }
     }
@@ -162,7 +221,12 @@ fn draw(c: &Chart, cv: &mut Svg) {
         let mut x = LEFT;
         for &i in row {
             let s = &c.series[i];
-            cv.line(&[(x, y - 4.0), (x + 22.0, y - 4.0)], &s.color, 3.0, s.dashed);
+            cv.line(
+                &[(x, y - 4.0), (x + 22.0, y - 4.0)],
+                &s.color,
+                3.0,
+                s.dashed,
+            );
             cv.text(x + 28.0, y, &s.name, "#222222", Anchor::Start, false);
             x += 28.0 + s.name.len() as f64 * 6.6 + 12.0;
         }
@@ -170,7 +234,10 @@ fn draw(c: &Chart, cv: &mut Svg) {
 }
 
 pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// The SVG elements of a chart, in chart units (WIDTH x full height).
@@ -179,8 +246,16 @@ struct Svg(String);
 impl Svg {
     fn line(&mut self, pts: &[(f64, f64)], color: &str, width: f64, dashed: bool) {
         let d: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-        let dash = if dashed { r#" stroke-dasharray="6 4""# } else { "" };
-        let _ = write!(self.0, r#"<polyline fill="none" stroke="{color}" stroke-width="{width}"{dash} points="{}"/>"#, d.join(" "));
+        let dash = if dashed {
+            r#" stroke-dasharray="6 4""#
+        } else {
+            ""
+        };
+        let _ = write!(
+            self.0,
+            r#"<polyline fill="none" stroke="{color}" stroke-width="{width}"{dash} points="{}"/>"#,
+            d.join(" ")
+        );
     }
 
     fn text(&mut self, x: f64, y: f64, s: &str, color: &str, anchor: Anchor, bold: bool) {
@@ -189,20 +264,40 @@ impl Svg {
             Anchor::Middle => "middle",
             Anchor::End => "end",
         };
-        let w = if bold { r#" font-weight="bold" font-size="14""# } else { "" };
-        let _ = write!(self.0, r#"<text x="{x:.1}" y="{y:.1}" fill="{color}" text-anchor="{a}"{w}>{}</text>"#, esc(s));
+        let w = if bold {
+            r#" font-weight="bold" font-size="14""#
+        } else {
+            ""
+        };
+        let _ = write!(
+            self.0,
+            r#"<text x="{x:.1}" y="{y:.1}" fill="{color}" text-anchor="{a}"{w}>{}</text>"#,
+            esc(s)
+        );
     }
 
     /// A marker at a data point, with what hovering over it shows.
     fn point(&mut self, x: f64, y: f64, color: &str, title: &str) {
-        let _ = write!(self.0, r#"<circle class="pt" cx="{x:.0}" cy="{y:.0}" r="4" fill="{color}"><title>{}</title></circle>"#, esc(title));
+        let _ = write!(
+            self.0,
+            r#"<circle class="pt" cx="{x:.0}" cy="{y:.0}" r="4" fill="{color}"><title>{}</title></circle>"#,
+            esc(title)
+        );
     }
 
     /// A data series: its line, carrying its name and values (data-v: "x,y x,y ...") for the page's hover script.
     fn series(&mut self, s: &Series, pts: &[(f64, f64)]) {
         let d: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
-        let v: Vec<String> = s.points.iter().map(|(x, y)| format!("{},{}", short(*x), short(*y))).collect();
-        let dash = if s.dashed { r#" stroke-dasharray="6 4""# } else { "" };
+        let v: Vec<String> = s
+            .points
+            .iter()
+            .map(|(x, y)| format!("{},{}", short(*x), short(*y)))
+            .collect();
+        let dash = if s.dashed {
+            r#" stroke-dasharray="6 4""#
+        } else {
+            ""
+        };
         let _ = write!(
             self.0,
             r#"<polyline class="s" fill="none" stroke="{}" stroke-width="2"{dash} data-name="{}" data-v="{}" points="{}"/>"#,
@@ -231,7 +326,8 @@ const PNG_SCALE: f32 = 2.0;
 /// The font every PNG uses, compiled in so a chart looks the same on every machine: DejaVu Sans
 /// and its bold (for titles), cut down to Latin-1 and a few symbols (assets/fonts/README.md).
 fn fonts() -> std::sync::Arc<resvg::usvg::fontdb::Database> {
-    static FONTS: std::sync::OnceLock<std::sync::Arc<resvg::usvg::fontdb::Database>> = std::sync::OnceLock::new();
+    static FONTS: std::sync::OnceLock<std::sync::Arc<resvg::usvg::fontdb::Database>> =
+        std::sync::OnceLock::new();
     FONTS
         .get_or_init(|| {
             let mut db = resvg::usvg::fontdb::Database::new();
@@ -251,13 +347,29 @@ pub fn png(c: &Chart) -> anyhow::Result<Vec<u8>> {
 /// Any SVG the report draws (a chart, a flame graph), rendered with the embedded fonts.
 pub fn svg_to_png(id: &str, svg: &str) -> anyhow::Result<Vec<u8>> {
     use resvg::{tiny_skia, usvg};
-    let opt = usvg::Options { fontdb: fonts(), font_family: "DejaVu Sans".into(), ..usvg::Options::default() };
-    let tree = usvg::Tree::from_str(svg, &opt).map_err(|e| anyhow::anyhow!("chart {id}: the SVG does not parse: {e}"))?;
-    let size = tree.size().to_int_size().scale_by(PNG_SCALE).ok_or_else(|| anyhow::anyhow!("chart {id}: empty size"))?;
-    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height()).ok_or_else(|| anyhow::anyhow!("chart {id}: cannot allocate {size:?}"))?;
+    let opt = usvg::Options {
+        fontdb: fonts(),
+        font_family: "DejaVu Sans".into(),
+        ..usvg::Options::default()
+    };
+    let tree = usvg::Tree::from_str(svg, &opt)
+        .map_err(|e| anyhow::anyhow!("chart {id}: the SVG does not parse: {e}"))?;
+    let size = tree
+        .size()
+        .to_int_size()
+        .scale_by(PNG_SCALE)
+        .ok_or_else(|| anyhow::anyhow!("chart {id}: empty size"))?;
+    let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
+        .ok_or_else(|| anyhow::anyhow!("chart {id}: cannot allocate {size:?}"))?;
     pixmap.fill(tiny_skia::Color::WHITE);
-    resvg::render(&tree, tiny_skia::Transform::from_scale(PNG_SCALE, PNG_SCALE), &mut pixmap.as_mut());
-    pixmap.encode_png().map_err(|e| anyhow::anyhow!("chart {id}: PNG encoding failed: {e}"))
+    resvg::render(
+        &tree,
+        tiny_skia::Transform::from_scale(PNG_SCALE, PNG_SCALE),
+        &mut pixmap.as_mut(),
+    );
+    pixmap
+        .encode_png()
+        .map_err(|e| anyhow::anyhow!("chart {id}: PNG encoding failed: {e}"))
 }
 
 #[cfg(test)]
@@ -266,10 +378,16 @@ mod tests {
 
     #[test]
     fn ticks_are_round_and_cover_the_range() {
-        assert_eq!(ticks(0.0, 1000.0, 5), vec![0.0, 200.0, 400.0, 600.0, 800.0, 1000.0]);
+        assert_eq!(
+            ticks(0.0, 1000.0, 5),
+            vec![0.0, 200.0, 400.0, 600.0, 800.0, 1000.0]
+        );
         assert_eq!(ticks(0.0, 9.0, 5), vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
         assert_eq!(ticks(0.0, 0.9, 4), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
-        assert_eq!(ticks(0.0, 9522.0, 5), vec![0.0, 2000.0, 4000.0, 6000.0, 8000.0, 10000.0]);
+        assert_eq!(
+            ticks(0.0, 9522.0, 5),
+            vec![0.0, 2000.0, 4000.0, 6000.0, 8000.0, 10000.0]
+        );
         assert_eq!(short(12500.0), "12.5k");
         assert_eq!(short(2.5), "2.5");
         assert_eq!(short(3_000_000.0), "3M");
@@ -283,19 +401,36 @@ mod tests {
             x_label: "s".into(),
             y_label: "req/s".into(),
             series: vec![
-                Series { name: "a".into(), color: PALETTE[0].into(), dashed: false, points: vec![(0.0, 10.0), (1.0, 20.0), (2.0, 15.0)] },
-                Series { name: "b".into(), color: PALETTE[1].into(), dashed: true, points: vec![(0.0, 5.0), (1.0, 7.0)] },
+                Series {
+                    name: "a".into(),
+                    color: PALETTE[0].into(),
+                    dashed: false,
+                    points: vec![(0.0, 10.0), (1.0, 20.0), (2.0, 15.0)],
+                },
+                Series {
+                    name: "b".into(),
+                    color: PALETTE[1].into(),
+                    dashed: true,
+                    points: vec![(0.0, 5.0), (1.0, 7.0)],
+                },
             ],
             ..Chart::default()
         };
         let s = svg(&c);
         assert!(s.contains("Throughput &lt;req/s&gt;"));
         assert_eq!(s.matches(r#"<polyline class="s""#).count(), 2);
-        assert!(s.contains(r#"data-name="a" data-v="0,10 1,20 2,15""#), "{s}");
+        assert!(
+            s.contains(r#"data-name="a" data-v="0,10 1,20 2,15""#),
+            "{s}"
+        );
         // Markers (with a hover title) only where asked for.
         assert_eq!(s.matches("<title>").count(), 0);
         let m = svg(&Chart { markers: true, ..c });
-        assert_eq!(m.matches("<title>").count(), 3, "dashed guide series get no markers");
+        assert_eq!(
+            m.matches("<title>").count(),
+            3,
+            "dashed guide series get no markers"
+        );
         assert!(m.contains("<title>a: 20 at 1</title>"), "{m}");
         assert!(s.contains(r#"stroke-dasharray="6 4""#));
     }
@@ -306,7 +441,12 @@ mod tests {
             title: title.into(),
             x_label: "seconds".into(),
             y_label: "req/s".into(),
-            series: vec![Series { name: "spring-mvc".into(), color: PALETTE[1].into(), dashed: false, points: vec![(0.0, 0.0), (10.0, 100.0)] }],
+            series: vec![Series {
+                name: "spring-mvc".into(),
+                color: PALETTE[1].into(),
+                dashed: false,
+                points: vec![(0.0, 0.0), (10.0, 100.0)],
+            }],
             ..Chart::default()
         }
     }
@@ -321,12 +461,22 @@ mod tests {
     fn png_is_the_svg_at_twice_its_size_with_the_series_drawn() {
         let c = one_series("Throughput");
         let p = decode(&c);
-        assert_eq!((p.width(), p.height()), ((WIDTH * 2.0) as u32, (height(&c) * 2.0) as u32));
+        assert_eq!(
+            (p.width(), p.height()),
+            ((WIDTH * 2.0) as u32, (height(&c) * 2.0) as u32)
+        );
         // The series' colour (#d62728) fills the inside of its line; the background is white.
-        let reds = p.pixels().iter().filter(|px| (px.red(), px.green(), px.blue()) == (0xd6, 0x27, 0x28)).count();
+        let reds = p
+            .pixels()
+            .iter()
+            .filter(|px| (px.red(), px.green(), px.blue()) == (0xd6, 0x27, 0x28))
+            .count();
         assert!(reds > 1_000, "{reds} pixels of the series colour");
         let corner = p.pixel(0, 0).unwrap();
-        assert_eq!((corner.red(), corner.green(), corner.blue(), corner.alpha()), (255, 255, 255, 255));
+        assert_eq!(
+            (corner.red(), corner.green(), corner.blue(), corner.alpha()),
+            (255, 255, 255, 255)
+        );
     }
 
     /// Ink of the title row (the first 28 chart units, right of the y axis's label, which ends
@@ -354,8 +504,14 @@ mod tests {
     fn text_is_set_in_a_proportional_font_with_smooth_edges() {
         let (narrow, grey) = title_ink("iiiiiiiiii");
         let (wide, _) = title_ink("WWWWWWWWWW");
-        assert!(narrow > 0 && grey > 0, "the title is drawn, anti-aliased ({narrow} px wide, {grey} grey pixels)");
+        assert!(
+            narrow > 0 && grey > 0,
+            "the title is drawn, anti-aliased ({narrow} px wide, {grey} grey pixels)"
+        );
         // A monospaced (or pixel) font draws both equally wide; DejaVu's W is over 3 times its i.
-        assert!(wide > 3 * narrow, "W x10 is {wide} px wide, i x10 {narrow} px");
+        assert!(
+            wide > 3 * narrow,
+            "W x10 is {wide} px wide, i x10 {narrow} px"
+        );
     }
 }

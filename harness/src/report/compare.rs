@@ -15,7 +15,11 @@ use std::path::Path;
 fn pairs(a: &Results, b: &Results) -> Vec<(String, String, String)> {
     let names_a: Vec<&str> = a.contenders.iter().map(|c| c.name.as_str()).collect();
     let names_b: Vec<&str> = b.contenders.iter().map(|c| c.name.as_str()).collect();
-    let mut same: Vec<(String, String)> = names_a.iter().filter(|n| names_b.contains(n)).map(|n| (n.to_string(), n.to_string())).collect();
+    let mut same: Vec<(String, String)> = names_a
+        .iter()
+        .filter(|n| names_b.contains(n))
+        .map(|n| (n.to_string(), n.to_string()))
+        .collect();
     if same.is_empty() && names_a.len() == 1 && names_b.len() == 1 {
         same.push((names_a[0].to_string(), names_b[0].to_string()));
     }
@@ -41,13 +45,26 @@ pub fn render(a: &Results, dir_a: &Path, b: &Results, dir_b: &Path) -> Result<St
         );
     }
     let mut out = String::new();
-    out.push_str(&format!("A: {} ({})\nB: {} ({})\n", dir_a.display(), a.started_at, dir_b.display(), b.started_at));
+    out.push_str(&format!(
+        "A: {} ({})\nB: {} ({})\n",
+        dir_a.display(),
+        a.started_at,
+        dir_b.display(),
+        b.started_at
+    ));
     for (scenario, ca, cb) in pairs {
-        let (Some(x), Some(y)) = (stats::cell(a, dir_a, &scenario, &ca), stats::cell(b, dir_b, &scenario, &cb)) else {
+        let (Some(x), Some(y)) = (
+            stats::cell(a, dir_a, &scenario, &ca),
+            stats::cell(b, dir_b, &scenario, &cb),
+        ) else {
             out.push_str(&format!("\n{scenario} / {ca}: not measured in both\n"));
             continue;
         };
-        let who = if ca == cb { ca.clone() } else { format!("{ca} -> {cb}") };
+        let who = if ca == cb {
+            ca.clone()
+        } else {
+            format!("{ca} -> {cb}")
+        };
         out.push_str(&format!("\n{scenario} / {who}\n"));
         out.push_str(&table(&x, &y));
         out.push_str(&format!("  A: {}\n  B: {}\n", x.method, y.method));
@@ -61,10 +78,19 @@ pub fn render(a: &Results, dir_a: &Path, b: &Results, dir_b: &Path) -> Result<St
 }
 
 /// Every `--fail-if` rule on every scenario and contender the two sets share (B against A).
-pub fn gates(a: &Results, dir_a: &Path, b: &Results, dir_b: &Path, rules: &[FailIf]) -> Vec<GateResult> {
+pub fn gates(
+    a: &Results,
+    dir_a: &Path,
+    b: &Results,
+    dir_b: &Path,
+    rules: &[FailIf],
+) -> Vec<GateResult> {
     let mut out = Vec::new();
     for (scenario, ca, cb) in pairs(a, b) {
-        if let (Some(x), Some(y)) = (stats::cell(a, dir_a, &scenario, &ca), stats::cell(b, dir_b, &scenario, &cb)) {
+        if let (Some(x), Some(y)) = (
+            stats::cell(a, dir_a, &scenario, &ca),
+            stats::cell(b, dir_b, &scenario, &cb),
+        ) {
             out.extend(rules.iter().map(|r| gate(r, &x, &y)));
         }
     }
@@ -80,11 +106,20 @@ pub fn describe_gates(gates: &[GateResult]) -> String {
             Outcome::Fail => "FAIL",
             Outcome::NotTested => "not tested",
         };
-        out.push_str(&format!("{tag:<10} {} / {}: {}: {}\n", g.contender, g.scenario, g.rule, g.detail));
+        out.push_str(&format!(
+            "{tag:<10} {} / {}: {}: {}\n",
+            g.contender, g.scenario, g.rule, g.detail
+        ));
     }
     let failed = gates.iter().filter(|g| g.outcome == Outcome::Fail).count();
-    let untested = gates.iter().filter(|g| g.outcome == Outcome::NotTested).count();
-    out.push_str(&format!("gates: {} checked, {failed} failed, {untested} beyond the limit but not tested\n", gates.len()));
+    let untested = gates
+        .iter()
+        .filter(|g| g.outcome == Outcome::NotTested)
+        .count();
+    out.push_str(&format!(
+        "gates: {} checked, {failed} failed, {untested} beyond the limit but not tested\n",
+        gates.len()
+    ));
     out
 }
 
@@ -101,12 +136,23 @@ fn table(x: &Cell, y: &Cell) -> String {
                 (None, _) if d.change_pct.is_some() => "not tested (a test needs >= 4 runs each)",
                 _ => "",
             };
-            (m.label.to_string(), fmt_estimate(&(m.get)(x), m.decimals), fmt_estimate(&(m.get)(y), m.decimals), format!("{} {verdict}", d.describe().split(',').next().unwrap_or("-")))
+            (
+                m.label.to_string(),
+                fmt_estimate((m.get)(x), m.decimals),
+                fmt_estimate((m.get)(y), m.decimals),
+                format!(
+                    "{} {verdict}",
+                    d.describe().split(',').next().unwrap_or("-")
+                ),
+            )
         })
         .collect();
     let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(1).max(1);
     let w2 = rows.iter().map(|r| r.2.len()).max().unwrap_or(1).max(1);
-    let mut out = format!("{:<22} {:>w1$} {:>w2$}  change B vs A\n", "metric", "A", "B");
+    let mut out = format!(
+        "{:<22} {:>w1$} {:>w2$}  change B vs A\n",
+        "metric", "A", "B"
+    );
     for (l, a, b, d) in rows {
         out.push_str(&format!("{l:<22} {a:>w1$} {b:>w2$}  {d}\n"));
     }
@@ -138,13 +184,27 @@ mod tests {
         let after = set("spring-mvc", &[4950.0, 5000.0, 5020.0, 4990.0]);
         let t = render(&before, Path::new("a"), &after, Path::new("b")).unwrap();
         assert!(t.contains("s / spring-mvc"), "{t}");
-        assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("better")), "{t}");
+        assert!(
+            t.lines()
+                .any(|l| l.starts_with("throughput (req/s)") && l.contains("better")),
+            "{t}"
+        );
         let same = set("spring-mvc", &[1985.0, 2005.0, 1995.0, 1990.0]);
         let t = render(&before, Path::new("a"), &same, Path::new("b")).unwrap();
         assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("no significant change")), "{t}");
         // Three runs a side cannot be tested, however large the change.
-        let t = render(&set("spring-mvc", &[1980.0, 1990.0, 2000.0]), Path::new("a"), &set("spring-mvc", &[4950.0, 5000.0, 5020.0]), Path::new("b")).unwrap();
-        assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("not tested")), "{t}");
+        let t = render(
+            &set("spring-mvc", &[1980.0, 1990.0, 2000.0]),
+            Path::new("a"),
+            &set("spring-mvc", &[4950.0, 5000.0, 5020.0]),
+            Path::new("b"),
+        )
+        .unwrap();
+        assert!(
+            t.lines()
+                .any(|l| l.starts_with("throughput (req/s)") && l.contains("not tested")),
+            "{t}"
+        );
     }
 
     #[test]
@@ -157,8 +217,15 @@ mod tests {
         assert_eq!(g.len(), 1);
         assert_eq!(g[0].outcome, Outcome::Fail);
         let text = describe_gates(&g);
-        assert!(text.starts_with("FAIL") && text.contains("1 failed"), "{text}");
-        assert!(gates(&before, Path::new("a"), &rerun, Path::new("b"), &rules).iter().all(|g| g.outcome == Outcome::Pass));
+        assert!(
+            text.starts_with("FAIL") && text.contains("1 failed"),
+            "{text}"
+        );
+        assert!(
+            gates(&before, Path::new("a"), &rerun, Path::new("b"), &rules)
+                .iter()
+                .all(|g| g.outcome == Outcome::Pass)
+        );
     }
 
     #[test]
@@ -166,13 +233,24 @@ mod tests {
         let mut a = set("x", &[1.0]);
         a.runs[0].scenario = "plaintext".into();
         let b = set("y", &[1.0]);
-        let e = render(&a, Path::new("a"), &b, Path::new("b")).unwrap_err().to_string();
-        assert!(e.contains("share no scenario") && e.contains("plaintext"), "{e}");
+        let e = render(&a, Path::new("a"), &b, Path::new("b"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("share no scenario") && e.contains("plaintext"),
+            "{e}"
+        );
     }
 
     #[test]
     fn one_contender_each_is_paired_across_names() {
-        let t = render(&set("jetty", &[100.0, 101.0]), Path::new("a"), &set("jetty-virtual", &[200.0, 201.0]), Path::new("b")).unwrap();
+        let t = render(
+            &set("jetty", &[100.0, 101.0]),
+            Path::new("a"),
+            &set("jetty-virtual", &[200.0, 201.0]),
+            Path::new("b"),
+        )
+        .unwrap();
         assert!(t.contains("s / jetty -> jetty-virtual"), "{t}");
     }
 }

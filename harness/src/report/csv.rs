@@ -5,7 +5,13 @@ use crate::run::results::Results;
 
 /// A CSV document: the header, then one line per row, each field quoted where it must be.
 pub fn document(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
-    let field = |s: &str| if s.contains([',', '"', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() };
+    let field = |s: &str| {
+        if s.contains([',', '"', '\n']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
     let mut out = header.join(",");
     out.push('\n');
     for row in rows {
@@ -16,7 +22,21 @@ pub fn document(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) ->
 }
 
 pub fn intervals_csv(results: &Results) -> String {
-    let header = ["scenario", "contender", "run", "status", "t_s", "target", "ok", "errors", "p50_ms", "p90_ms", "p99_ms", "max_ms", "drain"];
+    let header = [
+        "scenario",
+        "contender",
+        "run",
+        "status",
+        "t_s",
+        "target",
+        "ok",
+        "errors",
+        "p50_ms",
+        "p90_ms",
+        "p99_ms",
+        "max_ms",
+        "drain",
+    ];
     let rows = results.runs.iter().flat_map(|r| {
         r.intervals.iter().map(move |row| {
             let l = &row.latency;
@@ -41,7 +61,22 @@ pub fn intervals_csv(results: &Results) -> String {
 }
 
 pub fn resources_csv(results: &Results) -> String {
-    let header = ["scenario", "contender", "run", "t_s", "processes", "threads", "rss_mb", "cpu_user_s", "cpu_sys_s", "ctx_voluntary", "ctx_involuntary", "fds", "sockets", "downstream_conns"];
+    let header = [
+        "scenario",
+        "contender",
+        "run",
+        "t_s",
+        "processes",
+        "threads",
+        "rss_mb",
+        "cpu_user_s",
+        "cpu_sys_s",
+        "ctx_voluntary",
+        "ctx_involuntary",
+        "fds",
+        "sockets",
+        "downstream_conns",
+    ];
     let rows = results.runs.iter().flat_map(|r| {
         r.resources.samples.iter().map(move |s| {
             vec![
@@ -71,7 +106,13 @@ mod tests {
 
     #[test]
     fn fields_with_commas_or_quotes_are_quoted() {
-        let out = document(&["a", "b"], [vec!["x,y".to_string(), "say \"hi\"".to_string()], vec!["1".into(), "2".into()]]);
+        let out = document(
+            &["a", "b"],
+            [
+                vec!["x,y".to_string(), "say \"hi\"".to_string()],
+                vec!["1".into(), "2".into()],
+            ],
+        );
         assert_eq!(out, "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n1,2\n");
     }
 }

@@ -25,12 +25,19 @@ impl Node {
     fn add(&mut self, frames: &[&str], n: u64) {
         self.samples += n;
         if let Some((first, rest)) = frames.split_first() {
-            self.children.entry((*first).to_string()).or_default().add(rest, n);
+            self.children
+                .entry((*first).to_string())
+                .or_default()
+                .add(rest, n);
         }
     }
 
     fn depth(&self) -> usize {
-        self.children.values().map(|c| 1 + c.depth()).max().unwrap_or(0)
+        self.children
+            .values()
+            .map(|c| 1 + c.depth())
+            .max()
+            .unwrap_or(0)
     }
 }
 
@@ -80,8 +87,18 @@ fn draw(out: &mut String, name: &str, node: &Node, x: f64, level: usize, total: 
     let fits = ((w - 6.0) / CHAR_W).floor() as usize;
     if fits >= 3 {
         let chars: Vec<char> = name.chars().collect();
-        let label: String = if chars.len() <= fits { name.to_string() } else { chars[..fits - 2].iter().collect::<String>() + ".." };
-        let _ = write!(out, "<text x=\"{:.2}\" y=\"{:.1}\" font-size=\"11\" fill=\"#000000\">{}</text>", x + 3.0, y + FRAME_H - 4.5, esc(&label));
+        let label: String = if chars.len() <= fits {
+            name.to_string()
+        } else {
+            chars[..fits - 2].iter().collect::<String>() + ".."
+        };
+        let _ = write!(
+            out,
+            "<text x=\"{:.2}\" y=\"{:.1}\" font-size=\"11\" fill=\"#000000\">{}</text>",
+            x + 3.0,
+            y + FRAME_H - 4.5,
+            esc(&label)
+        );
     }
     out.push_str("</g>\n");
     let mut cx = x;
@@ -98,7 +115,12 @@ fn colour(name: &str) -> String {
         h = (h ^ u64::from(b)).wrapping_mul(0x100000001b3);
     }
     let f = |shift: u32| ((h >> shift) & 0xff) as f64 / 255.0;
-    format!("#{:02x}{:02x}{:02x}", (205.0 + 50.0 * f(8)) as u8, (80.0 + 150.0 * f(16)) as u8, (30.0 + 50.0 * f(24)) as u8)
+    format!(
+        "#{:02x}{:02x}{:02x}",
+        (205.0 + 50.0 * f(8)) as u8,
+        (80.0 + 150.0 * f(16)) as u8,
+        (30.0 + 50.0 * f(24)) as u8
+    )
 }
 
 /// Draws every profiled run's flame graph (SVG and PNG beside its folded stacks); returns the
@@ -109,10 +131,16 @@ pub fn write(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
         let Some(p) = &r.profile else { continue };
         // A results directory copied without its profiles still gets its other outputs.
         let Ok(lines) = read_folded(&dir.join(&p.folded)) else {
-            eprintln!("report: no flame graph for {} {} run {}: {} is missing", r.contender, r.scenario, r.run, p.folded);
+            eprintln!(
+                "report: no flame graph for {} {} run {}: {} is missing",
+                r.contender, r.scenario, r.run, p.folded
+            );
             continue;
         };
-        let title = format!("{} {} run {}: CPU profile ({}, {} samples every {} ms)", r.contender, r.scenario, r.run, p.tool, p.samples, p.period_ms);
+        let title = format!(
+            "{} {} run {}: CPU profile ({}, {} samples every {} ms)",
+            r.contender, r.scenario, r.run, p.tool, p.samples, p.period_ms
+        );
         let image = svg(&lines, &title);
         let svg_path = dir.join(flamegraph_path(&p.folded, "svg"));
         crate::util::write_atomic(&svg_path, image.as_bytes())?;
@@ -148,7 +176,10 @@ fn rows(results: &Results) -> Vec<Row<'_>> {
                 run,
                 profile: p,
                 hottest: &p.hottest[..p.hottest.len().min(3)],
-                virtual_threads: p.virtual_threads_started.map(|n| super::fmt_num(n as f64, 0)).unwrap_or_else(|| "-".into()),
+                virtual_threads: p
+                    .virtual_threads_started
+                    .map(|n| super::fmt_num(n as f64, 0))
+                    .unwrap_or_else(|| "-".into()),
                 link: flamegraph_path(&p.folded, "svg"),
             })
         })
@@ -164,8 +195,23 @@ pub fn markdown(results: &Results) -> String {
     let mut s = String::from("\n## CPU profiles\n\nTaken during the measured run (`--profile`), sampling every 10 ms: JFR execution samples (Java frames of running threads) for the JVMs, pprof for Go, V8's CPU profiler for Node. \"Hottest\" is self time: the share of samples with that frame on top. The profiler costs throughput (see the README): compare figures from unprofiled runs.\n\n| contender | scenario | run | profiler | samples | virtual threads started | hottest frames (self) | flame graph |\n|---|---|---:|---|---:|---:|---|---|\n");
     for row in rows {
         let (r, p) = (row.run, row.profile);
-        let hot: Vec<String> = row.hottest.iter().map(|h| format!("`{}` {:.1}%", h.frame.replace('|', "\\|"), h.self_pct)).collect();
-        let _ = writeln!(s, "| {} | {} | {} | {} | {} | {} | {} | [svg]({}) |", r.contender, r.scenario, r.run, p.tool, super::fmt_num(p.samples as f64, 0), row.virtual_threads, hot.join("<br>"), row.link);
+        let hot: Vec<String> = row
+            .hottest
+            .iter()
+            .map(|h| format!("`{}` {:.1}%", h.frame.replace('|', "\\|"), h.self_pct))
+            .collect();
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | [svg]({}) |",
+            r.contender,
+            r.scenario,
+            r.run,
+            p.tool,
+            super::fmt_num(p.samples as f64, 0),
+            row.virtual_threads,
+            hot.join("<br>"),
+            row.link
+        );
     }
     s.push('\n');
     s
@@ -180,7 +226,11 @@ pub fn html(results: &Results) -> String {
     let mut s = String::from("<h2>CPU profiles</h2>\n<p>Taken during the measured run (<code>--profile</code>), sampling every 10 ms. \"Hottest\" is self time. The profiler costs throughput: compare figures from unprofiled runs.</p>\n<table><tr><th>contender</th><th>scenario</th><th>run</th><th>profiler</th><th>samples</th><th>virtual threads started</th><th>hottest frames (self)</th><th>flame graph</th></tr>\n");
     for row in rows {
         let (r, p) = (row.run, row.profile);
-        let hot: Vec<String> = row.hottest.iter().map(|h| format!("<code>{}</code> {:.1}%", esc(&h.frame), h.self_pct)).collect();
+        let hot: Vec<String> = row
+            .hottest
+            .iter()
+            .map(|h| format!("<code>{}</code> {:.1}%", esc(&h.frame), h.self_pct))
+            .collect();
         let _ = writeln!(s, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><a href=\"{}\">flame graph</a></td></tr>", esc(&r.contender), esc(&r.scenario), r.run, p.tool, super::fmt_num(p.samples as f64, 0), row.virtual_threads, hot.join("<br>"), esc(&row.link));
     }
     s.push_str("</table>\n");
@@ -193,15 +243,29 @@ mod tests {
 
     #[test]
     fn frames_are_as_wide_as_their_samples_and_callees_sit_on_callers() {
-        let lines = vec![("main;handle;digest".to_string(), 3u64), ("main;handle;read".to_string(), 1), ("main;idle".to_string(), 4)];
+        let lines = vec![
+            ("main;handle;digest".to_string(), 3u64),
+            ("main;handle;read".to_string(), 1),
+            ("main;idle".to_string(), 4),
+        ];
         let s = svg(&lines, "t <1>");
         assert!(s.contains("t &lt;1&gt;"));
-        assert!(s.contains("<title>main (8 samples, 100.00%)</title>"), "{s}");
+        assert!(
+            s.contains("<title>main (8 samples, 100.00%)</title>"),
+            "{s}"
+        );
         assert!(s.contains("<title>digest (3 samples, 37.50%)</title>"));
         let rect = |name: &str| {
             let at = s.find(&format!("<title>{name} (")).unwrap();
             let r = &s[at..];
-            let num = |k: &str| r[r.find(k).unwrap() + k.len()..].split('"').next().unwrap().parse::<f64>().unwrap();
+            let num = |k: &str| {
+                r[r.find(k).unwrap() + k.len()..]
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .parse::<f64>()
+                    .unwrap()
+            };
             (num("x=\""), num("y=\""), num("width=\""))
         };
         let (mx, my, mw) = rect("main");
@@ -209,13 +273,17 @@ mod tests {
         let (_, dy, dw) = rect("digest");
         assert!((mw - 1179.5).abs() < 0.1, "{mw}");
         assert!((hw / mw - 0.5).abs() < 0.01 && (dw / mw - 0.375).abs() < 0.01);
-        assert!(hx >= mx && hy < my && dy < hy, "callees are drawn above their callers");
+        assert!(
+            hx >= mx && hy < my && dy < hy,
+            "callees are drawn above their callers"
+        );
         assert!(!s.contains("(root)"));
     }
 
     #[test]
     fn the_flame_graph_renders_to_png() {
-        let png = super::super::chart::svg_to_png("t", &svg(&[("a;b".to_string(), 2)], "t")).unwrap();
+        let png =
+            super::super::chart::svg_to_png("t", &svg(&[("a;b".to_string(), 2)], "t")).unwrap();
         assert_eq!(&png[1..4], b"PNG");
     }
 }

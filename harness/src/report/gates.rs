@@ -13,7 +13,11 @@ pub fn terminal(results: &Results) -> String {
         return String::new();
     }
     let broken: Vec<&ThresholdCheck> = checks.iter().filter(|c| !c.passed).collect();
-    let mut out = format!("\nthresholds: {} checked, {} broken\n", checks.len(), broken.len());
+    let mut out = format!(
+        "\nthresholds: {} checked, {} broken\n",
+        checks.len(),
+        broken.len()
+    );
     for c in broken {
         let _ = writeln!(out, "  {}", describe_check(c));
     }
@@ -30,7 +34,13 @@ fn rows(results: &Results) -> Vec<Vec<String>> {
                 (false, Some(p)) => format!("**broken** ({p:.0}% beyond)"),
                 (false, None) => "**broken**".to_string(),
             };
-            vec![c.scenario.clone(), c.contender.clone(), c.rule.clone(), super::fmt_num(c.value, 1), verdict]
+            vec![
+                c.scenario.clone(),
+                c.contender.clone(),
+                c.rule.clone(),
+                super::fmt_num(c.value, 1),
+                verdict,
+            ]
         })
         .collect()
 }
@@ -57,14 +67,25 @@ pub fn html(results: &Results) -> String {
         return String::new();
     }
     let broken = results.thresholds.iter().filter(|c| !c.passed).count();
-    let mut h = format!("<h2 id=\"thresholds\">Thresholds</h2><p>{broken} of {} broken.</p><table><tr>", results.thresholds.len());
+    let mut h = format!(
+        "<h2 id=\"thresholds\">Thresholds</h2><p>{broken} of {} broken.</p><table><tr>",
+        results.thresholds.len()
+    );
     for c in HEADER {
         let _ = write!(h, "<th>{c}</th>");
     }
     h.push_str("</tr>");
     for (c, r) in results.thresholds.iter().zip(rows(results)) {
         let class = if c.passed { "" } else { " class=\"broken\"" };
-        let _ = write!(h, "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>", esc(&r[0]), esc(&r[1]), esc(&r[2]), esc(&r[3]), esc(&r[4].replace("**", "")));
+        let _ = write!(
+            h,
+            "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+            esc(&r[0]),
+            esc(&r[1]),
+            esc(&r[2]),
+            esc(&r[3]),
+            esc(&r[4].replace("**", ""))
+        );
     }
     h.push_str("</table>");
     h
@@ -116,10 +137,19 @@ pub fn junit(suite: &str, cases: &[Case]) -> String {
     let failures = cases.iter().filter(|c| c.failure.is_some()).count();
     let skipped = cases.iter().filter(|c| c.skipped.is_some()).count();
     let mut x = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(x, "<testsuites name=\"iobound\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\">", cases.len());
+    let _ = writeln!(
+        x,
+        "<testsuites name=\"iobound\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\">",
+        cases.len()
+    );
     let _ = writeln!(x, "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" skipped=\"{skipped}\" errors=\"0\">", esc(suite), cases.len());
     for c in cases {
-        let _ = write!(x, "    <testcase classname=\"{}\" name=\"{}\">", esc(&c.class), esc(&c.name));
+        let _ = write!(
+            x,
+            "    <testcase classname=\"{}\" name=\"{}\">",
+            esc(&c.class),
+            esc(&c.name)
+        );
         if let Some(f) = &c.failure {
             let _ = write!(x, "<failure message=\"{}\"/>", esc(f));
         }
@@ -139,17 +169,21 @@ mod tests {
 
     fn with_checks() -> Results {
         let mut r = blank_results(&["spring-mvc", "vertx"]);
-        let check = |contender: &str, value: f64, passed: bool, beyond: Option<f64>| ThresholdCheck {
-            contender: contender.into(),
-            scenario: "wait".into(),
-            metric: "p99".into(),
-            rule: "p99 <= 200 ms".into(),
-            value,
-            limit: 200.0,
-            passed,
-            beyond_pct: beyond,
-        };
-        r.thresholds = vec![check("spring-mvc", 300.0, false, Some(50.0)), check("vertx", 120.0, true, None)];
+        let check =
+            |contender: &str, value: f64, passed: bool, beyond: Option<f64>| ThresholdCheck {
+                contender: contender.into(),
+                scenario: "wait".into(),
+                metric: "p99".into(),
+                rule: "p99 <= 200 ms".into(),
+                value,
+                limit: 200.0,
+                passed,
+                beyond_pct: beyond,
+            };
+        r.thresholds = vec![
+            check("spring-mvc", 300.0, false, Some(50.0)),
+            check("vertx", 120.0, true, None),
+        ];
         r
     }
 
@@ -157,21 +191,43 @@ mod tests {
     fn broken_thresholds_show_in_every_output() {
         let r = with_checks();
         let t = terminal(&r);
-        assert!(t.contains("2 checked, 1 broken") && t.contains("spring-mvc / wait: p99 is 300 ms") && !t.contains("vertx"), "{t}");
+        assert!(
+            t.contains("2 checked, 1 broken")
+                && t.contains("spring-mvc / wait: p99 is 300 ms")
+                && !t.contains("vertx"),
+            "{t}"
+        );
         let md = markdown(&r);
-        assert!(md.contains("1 of 2 broken") && md.contains("| wait | spring-mvc | p99 <= 200 ms | 300.0 | **broken** (50% beyond) |"), "{md}");
+        assert!(
+            md.contains("1 of 2 broken")
+                && md.contains(
+                    "| wait | spring-mvc | p99 <= 200 ms | 300.0 | **broken** (50% beyond) |"
+                ),
+            "{md}"
+        );
         let h = html(&r);
         assert_eq!(h.matches("class=\"broken\"").count(), 1, "{h}");
-        assert!(terminal(&blank_results(&["x"])).is_empty() && markdown(&blank_results(&["x"])).is_empty());
+        assert!(
+            terminal(&blank_results(&["x"])).is_empty()
+                && markdown(&blank_results(&["x"])).is_empty()
+        );
     }
 
     #[test]
     fn junit_has_a_case_per_check_and_escapes_what_it_quotes() {
         let x = junit("iobound run <plan>", &threshold_cases(&with_checks()));
-        assert!(x.contains("tests=\"2\" failures=\"1\" skipped=\"0\""), "{x}");
+        assert!(
+            x.contains("tests=\"2\" failures=\"1\" skipped=\"0\""),
+            "{x}"
+        );
         assert!(x.contains("name=\"iobound run &lt;plan&gt;\""), "{x}");
         assert_eq!(x.matches("<testcase ").count(), 2);
-        assert_eq!(x.matches("<failure message=\"spring-mvc / wait: p99 is 300 ms").count(), 1, "{x}");
+        assert_eq!(
+            x.matches("<failure message=\"spring-mvc / wait: p99 is 300 ms")
+                .count(),
+            1,
+            "{x}"
+        );
         assert!(x.contains("name=\"spring-mvc: p99 &lt;= 200 ms\""), "{x}");
     }
 }

@@ -45,7 +45,11 @@ document.addEventListener('DOMContentLoaded',function(){
 "#;
 
 pub fn page(results: &Results, views: &[ScenarioView]) -> String {
-    let plan = results.plan.get("name").and_then(|v| v.as_str()).unwrap_or("plan");
+    let plan = results
+        .plan
+        .get("name")
+        .and_then(|v| v.as_str())
+        .unwrap_or("plan");
     let mut h = String::new();
     let _ = write!(h, "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>iobound report: {}</title><style>{STYLE}</style><script>{SCRIPT}</script></head><body><div id=\"tip\"></div>", esc(plan));
     let _ = write!(h, "<h1>iobound report: {}</h1>", esc(plan));
@@ -53,13 +57,25 @@ pub fn page(results: &Results, views: &[ScenarioView]) -> String {
         let _ = write!(h, "<p>{}</p>", esc(d));
     }
     if !results.complete {
-        let _ = write!(h, "<div class=\"banner\"><b>Incomplete results.</b> {}</div>", esc(results.incomplete_reason.as_deref().unwrap_or("the plan did not finish")));
+        let _ = write!(
+            h,
+            "<div class=\"banner\"><b>Incomplete results.</b> {}</div>",
+            esc(results
+                .incomplete_reason
+                .as_deref()
+                .unwrap_or("the plan did not finish"))
+        );
     }
     h.push_str(&super::gates::html(results));
     h.push_str(&super::capacity::html(results));
     let _ = write!(h, "<p>Scenarios: ");
     for v in views {
-        let _ = write!(h, "<a href=\"#{}\">{}</a> ", esc(&super::slug(&v.name)), esc(&v.name));
+        let _ = write!(
+            h,
+            "<a href=\"#{}\">{}</a> ",
+            esc(&super::slug(&v.name)),
+            esc(&v.name)
+        );
     }
     let _ = write!(h, "&middot; <a href=\"#contenders\">contenders</a> &middot; <a href=\"#environment\">environment</a></p>");
     for v in views {
@@ -72,7 +88,14 @@ pub fn page(results: &Results, views: &[ScenarioView]) -> String {
 }
 
 fn scenario(h: &mut String, results: &Results, v: &ScenarioView) {
-    let _ = write!(h, "<h2 id=\"{}\">{} <code>{}</code></h2><p>{}</p>", esc(&super::slug(&v.name)), esc(&v.name), esc(&v.path), esc(&v.load));
+    let _ = write!(
+        h,
+        "<h2 id=\"{}\">{} <code>{}</code></h2><p>{}</p>",
+        esc(&super::slug(&v.name)),
+        esc(&v.name),
+        esc(&v.path),
+        esc(&v.load)
+    );
     let _ = write!(h, "<table><tr><th>metric</th>");
     for (n, _) in &v.cells {
         let _ = write!(h, "<th>{}</th>", esc(n));
@@ -123,10 +146,22 @@ fn contenders(h: &mut String, results: &Results) {
     }
     h.push_str("</table>");
     for c in results.contenders.iter().filter(|c| c.failure.is_some()) {
-        let _ = write!(h, "<p><b>{}</b> not measured:</p><pre>{}</pre>", esc(&c.name), esc(c.failure.as_deref().unwrap_or("")));
+        let _ = write!(
+            h,
+            "<p><b>{}</b> not measured:</p><pre>{}</pre>",
+            esc(&c.name),
+            esc(c.failure.as_deref().unwrap_or(""))
+        );
     }
     for r in results.runs.iter().filter(|r| r.failure.is_some()) {
-        let _ = write!(h, "<p><b>{}</b> {} run {}:</p><pre>{}</pre>", esc(&r.contender), esc(&r.scenario), r.run, esc(r.failure.as_deref().unwrap_or("")));
+        let _ = write!(
+            h,
+            "<p><b>{}</b> {} run {}:</p><pre>{}</pre>",
+            esc(&r.contender),
+            esc(&r.scenario),
+            r.run,
+            esc(r.failure.as_deref().unwrap_or(""))
+        );
     }
 }
 
@@ -134,16 +169,42 @@ fn environment(h: &mut String, results: &Results) {
     let e = &results.environment;
     let rows = [
         ("started", results.started_at.clone()),
-        ("finished", results.finished_at.clone().unwrap_or_else(|| "-".into())),
+        (
+            "finished",
+            results.finished_at.clone().unwrap_or_else(|| "-".into()),
+        ),
         ("host", e.hostname.clone()),
         ("OS / kernel", format!("{} / {}", e.os, e.kernel)),
-        ("CPU", format!("{} ({} online), {:.0} GiB memory", e.cpu_model, e.cpus_online, e.memory_gib)),
+        (
+            "CPU",
+            format!(
+                "{} ({} online), {:.0} GiB memory",
+                e.cpu_model, e.cpus_online, e.memory_gib
+            ),
+        ),
         ("pinning", e.pinning.clone()),
-        ("driver", format!("{} thread(s) on CPUs {:?}", e.driver_threads, e.driver_cpus)),
+        (
+            "driver",
+            format!("{} thread(s) on CPUs {:?}", e.driver_threads, e.driver_cpus),
+        ),
         ("Java", e.java.clone().unwrap_or_else(|| "-".into())),
-        ("database", if e.database.is_empty() { "-".into() } else { e.database.clone() }),
+        (
+            "database",
+            if e.database.is_empty() {
+                "-".into()
+            } else {
+                e.database.clone()
+            },
+        ),
         ("JVM flags", e.jvm_flags.join(" ")),
-        ("iobound", format!("{} ({})", e.harness_version, e.git_commit.clone().unwrap_or_else(|| "no git".into()))),
+        (
+            "iobound",
+            format!(
+                "{} ({})",
+                e.harness_version,
+                e.git_commit.clone().unwrap_or_else(|| "no git".into())
+            ),
+        ),
     ];
     h.push_str("<h2 id=\"environment\">Environment</h2><table>");
     for (k, v) in rows {

@@ -24,21 +24,40 @@ pub fn table(header: &[String], left: usize, rows: &[Vec<String>]) -> String {
 
 pub fn report(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> String {
     let mut md = String::new();
-    let plan = results.plan.get("name").and_then(|v| v.as_str()).unwrap_or("plan");
+    let plan = results
+        .plan
+        .get("name")
+        .and_then(|v| v.as_str())
+        .unwrap_or("plan");
     let _ = writeln!(md, "# iobound report: {plan}\n");
     let env = &results.environment;
-    let _ = writeln!(md, "{} on {} ({} CPUs, {:.0} GiB), {}; {}.\n", results.started_at, env.cpu_model, env.cpus_online, env.memory_gib, env.kernel, env.pinning);
+    let _ = writeln!(
+        md,
+        "{} on {} ({} CPUs, {:.0} GiB), {}; {}.\n",
+        results.started_at, env.cpu_model, env.cpus_online, env.memory_gib, env.kernel, env.pinning
+    );
     if !env.database.is_empty() {
         let _ = writeln!(md, "Database: {}.\n", env.database);
     }
     if !results.complete {
-        let _ = writeln!(md, "**Incomplete results**: {}.\n", results.incomplete_reason.as_deref().unwrap_or("the plan did not finish"));
+        let _ = writeln!(
+            md,
+            "**Incomplete results**: {}.\n",
+            results
+                .incomplete_reason
+                .as_deref()
+                .unwrap_or("the plan did not finish")
+        );
     }
     md.push_str(&super::gates::markdown(results));
     let capacity = super::capacity::markdown(results);
     if !capacity.is_empty() {
         let _ = writeln!(md, "## Capacity\n{capacity}");
-        for p in png.iter().filter(|p| p.file_name().and_then(|f| f.to_str()).is_some_and(|f| f.ends_with("-capacity.png"))) {
+        for p in png.iter().filter(|p| {
+            p.file_name()
+                .and_then(|f| f.to_str())
+                .is_some_and(|f| f.ends_with("-capacity.png"))
+        }) {
             let f = p.file_name().unwrap().to_string_lossy();
             let _ = writeln!(md, "![{f}](charts/{f})\n");
         }
@@ -47,13 +66,20 @@ pub fn report(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> Str
         let _ = writeln!(md, "## {} `{}`\n\n{}\n", v.name, v.path, v.load);
         let mut header = vec!["metric".to_string()];
         header.extend(v.cells.iter().map(|(n, _)| n.clone()));
-        let rows: Vec<Vec<String>> = summary_rows(v).into_iter().map(|(label, cells)| std::iter::once(label).chain(cells).collect()).collect();
+        let rows: Vec<Vec<String>> = summary_rows(v)
+            .into_iter()
+            .map(|(label, cells)| std::iter::once(label).chain(cells).collect())
+            .collect();
         md.push_str(&table(&header, 1, &rows));
         md.push('\n');
         for n in notes(v, results) {
             let _ = writeln!(md, "- {}", n.replace('\n', " "));
         }
-        for p in png.iter().filter(|p| p.file_name().and_then(|f| f.to_str()).is_some_and(|f| f.starts_with(&format!("{}-", slug(&v.name))))) {
+        for p in png.iter().filter(|p| {
+            p.file_name()
+                .and_then(|f| f.to_str())
+                .is_some_and(|f| f.starts_with(&format!("{}-", slug(&v.name))))
+        }) {
             let f = p.file_name().unwrap().to_string_lossy();
             let _ = writeln!(md, "\n![{f}](charts/{f})");
         }
@@ -66,17 +92,47 @@ pub fn report(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> Str
         .iter()
         .map(|c| {
             let t: Vec<String> = c.tunables.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            vec![c.name.clone(), c.model.clone(), c.framework.clone(), c.runtime.clone().unwrap_or_else(|| "-".into()), c.config.replace('\n', " "), t.join(", ")]
+            vec![
+                c.name.clone(),
+                c.model.clone(),
+                c.framework.clone(),
+                c.runtime.clone().unwrap_or_else(|| "-".into()),
+                c.config.replace('\n', " "),
+                t.join(", "),
+            ]
         })
         .collect();
-    md.push_str(&table(&["contender", "model", "framework", "runtime", "configuration", "tunables"].map(String::from), 6, &rows));
-    let _ = writeln!(md, "\nJVM flags (every Java contender): `{}`", env.jvm_flags.join(" "));
+    md.push_str(&table(
+        &[
+            "contender",
+            "model",
+            "framework",
+            "runtime",
+            "configuration",
+            "tunables",
+        ]
+        .map(String::from),
+        6,
+        &rows,
+    ));
+    let _ = writeln!(
+        md,
+        "\nJVM flags (every Java contender): `{}`",
+        env.jvm_flags.join(" ")
+    );
     md
 }
 
 /// Each contender with the run shown for it in `scenario` (the median-throughput run).
-pub(super) fn columns<'a>(results: &'a Results, scenario: &str) -> Vec<(&'a ContenderInfo, Option<&'a Run>)> {
-    results.contenders.iter().map(|c| (c, representative(results, scenario, &c.name))).collect()
+pub(super) fn columns<'a>(
+    results: &'a Results,
+    scenario: &str,
+) -> Vec<(&'a ContenderInfo, Option<&'a Run>)> {
+    results
+        .contenders
+        .iter()
+        .map(|c| (c, representative(results, scenario, &c.name)))
+        .collect()
 }
 
 /// Below a scenario's table: each contender's recovery after a mid-run fault, and its overload
@@ -87,16 +143,35 @@ fn verdicts(picked: &[(&ContenderInfo, Option<&Run>)]) -> String {
         let Some(r) = r else { continue };
         if let Some(rc) = &r.recovery {
             let back = match rc.recovered_after_s {
-                Some(s) => format!("back within {} ms {s:.0} s after the fault cleared", fmt_num(rc.limit_ms, 0)),
-                None => format!("not back within {} ms by the end of the run", fmt_num(rc.limit_ms, 0)),
+                Some(s) => format!(
+                    "back within {} ms {s:.0} s after the fault cleared",
+                    fmt_num(rc.limit_ms, 0)
+                ),
+                None => format!(
+                    "not back within {} ms by the end of the run",
+                    fmt_num(rc.limit_ms, 0)
+                ),
             };
-            out.push_str(&format!("- {}: p99 {} ms before the fault, worst {} ms, {back}; {} errors\n", c.name, fmt_num(rc.baseline_p99_ms, 0), fmt_num(rc.worst_p99_ms, 0), rc.errors));
+            out.push_str(&format!(
+                "- {}: p99 {} ms before the fault, worst {} ms, {back}; {} errors\n",
+                c.name,
+                fmt_num(rc.baseline_p99_ms, 0),
+                fmt_num(rc.worst_p99_ms, 0),
+                rc.errors
+            ));
         }
         if let Some(o) = &r.overload {
-            out.push_str(&format!("- {}: {} ({})\n", c.name, o.behaviour, o.explanation));
+            out.push_str(&format!(
+                "- {}: {} ({})\n",
+                c.name, o.behaviour, o.explanation
+            ));
         }
     }
-    if out.is_empty() { out } else { format!("\n{out}") }
+    if out.is_empty() {
+        out
+    } else {
+        format!("\n{out}")
+    }
 }
 
 /// A closed-model run with more than one level of users: its per-level rows are worth showing.
@@ -109,11 +184,32 @@ pub fn render_markdown(results: &Results) -> String {
     let mut out = String::new();
     for scenario in scenarios(results) {
         let picked = columns(results, &scenario);
-        let Some(first) = picked.iter().find_map(|(_, r)| *r) else { continue };
-        out.push_str(&format!("\n**{}** `{}`: {}\n\n", first.scenario, first.path, first.load_description));
-        let mut header = ["contender", "model", "req/s", "p50 ms", "p99 ms", "max ms", "errors", "peak threads", "peak RSS MB", "CPU ms / 1k req"].map(String::from).to_vec();
+        let Some(first) = picked.iter().find_map(|(_, r)| *r) else {
+            continue;
+        };
+        out.push_str(&format!(
+            "\n**{}** `{}`: {}\n\n",
+            first.scenario, first.path, first.load_description
+        ));
+        let mut header = [
+            "contender",
+            "model",
+            "req/s",
+            "p50 ms",
+            "p99 ms",
+            "max ms",
+            "errors",
+            "peak threads",
+            "peak RSS MB",
+            "CPU ms / 1k req",
+        ]
+        .map(String::from)
+        .to_vec();
         // Where the scenario calls the downstream service: the outbound pool's size.
-        let downstream = picked.iter().filter_map(|(_, r)| *r).any(|r| r.resources.peak_downstream_conns > 0);
+        let downstream = picked
+            .iter()
+            .filter_map(|(_, r)| *r)
+            .any(|r| r.resources.peak_downstream_conns > 0);
         if downstream {
             header.push("peak downstream conns".into());
         }
@@ -135,11 +231,25 @@ pub fn render_markdown(results: &Results) -> String {
                         fmt_num(r.resources.cpu_ms_per_1k_requests, 1),
                     ]);
                     if downstream {
-                        rows.last_mut().unwrap().push(r.resources.peak_downstream_conns.to_string());
+                        rows.last_mut()
+                            .unwrap()
+                            .push(r.resources.peak_downstream_conns.to_string());
                     }
                 }
                 Some(r) => {
-                    let mut row = vec![c.name.clone(), c.model.clone(), format!("failed: {}", r.failure.as_deref().unwrap_or("").lines().next().unwrap_or(""))];
+                    let mut row = vec![
+                        c.name.clone(),
+                        c.model.clone(),
+                        format!(
+                            "failed: {}",
+                            r.failure
+                                .as_deref()
+                                .unwrap_or("")
+                                .lines()
+                                .next()
+                                .unwrap_or("")
+                        ),
+                    ];
                     row.resize(header.len(), String::new());
                     rows.push(row);
                 }
@@ -163,7 +273,11 @@ pub fn render_markdown(results: &Results) -> String {
                 }
             }
             out.push('\n');
-            out.push_str(&table(&["contender", "users", "req/s", "p99 ms", "threads", "RSS MB"].map(String::from), 1, &rows));
+            out.push_str(&table(
+                &["contender", "users", "req/s", "p99 ms", "threads", "RSS MB"].map(String::from),
+                1,
+                &rows,
+            ));
         }
     }
     out.push_str(&super::capacity::markdown(results));
@@ -176,7 +290,11 @@ mod tests {
 
     #[test]
     fn tables_align_text_left_and_numbers_right() {
-        let t = table(&["name".into(), "req/s".into()], 1, &[vec!["a".into(), "1,000".into()]]);
+        let t = table(
+            &["name".into(), "req/s".into()],
+            1,
+            &[vec!["a".into(), "1,000".into()]],
+        );
         assert_eq!(t, "| name | req/s |\n|---|---:|\n| a | 1,000 |\n");
     }
 }

@@ -43,9 +43,16 @@ pub fn views(results: &Results, dir: &Path) -> Vec<ScenarioView> {
             let first = results.runs.iter().find(|r| r.scenario == scenario);
             ScenarioView {
                 path: first.map(|r| r.path.clone()).unwrap_or_default(),
-                load: first.map(|r| r.load_description.clone()).unwrap_or_default(),
+                load: first
+                    .map(|r| r.load_description.clone())
+                    .unwrap_or_default(),
                 charts: charts(results, &scenario),
-                cells: results.contenders.iter().map(|c| c.name.clone()).zip(cells).collect(),
+                cells: results
+                    .contenders
+                    .iter()
+                    .map(|c| c.name.clone())
+                    .zip(cells)
+                    .collect(),
                 name: scenario,
             }
         })
@@ -54,7 +61,15 @@ pub fn views(results: &Results, dir: &Path) -> Vec<ScenarioView> {
 
 /// File-name-safe form of a scenario name.
 pub fn slug(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c.to_ascii_lowercase() } else { '-' }).collect()
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
 }
 
 fn color(i: usize) -> String {
@@ -71,23 +86,45 @@ pub fn charts(results: &Results, scenario: &str) -> Vec<Chart> {
         .contenders
         .iter()
         .enumerate()
-        .filter_map(|(i, c)| stats::representative(results, scenario, &c.name).map(|r| (i, c.name.as_str(), r)))
+        .filter_map(|(i, c)| {
+            stats::representative(results, scenario, &c.name).map(|r| (i, c.name.as_str(), r))
+        })
         .filter(|(_, _, r)| r.status != RunStatus::Failed)
         .collect();
     let id = |k: &str| format!("{}-{k}", slug(scenario));
-    let measured = |r: &Run| r.intervals.iter().filter(|row| !row.drain).cloned().collect::<Vec<_>>();
-    let per_second = |k: &str, title: &str, y: &str, f: fn(&crate::driver::summary::IntervalRow) -> f64| Chart {
-        id: id(k),
-        title: title.into(),
-        x_label: "seconds into the measured run".into(),
-        y_label: y.into(),
-        series: reps
+    let measured = |r: &Run| {
+        r.intervals
             .iter()
-            .map(|(i, n, r)| Series { name: n.to_string(), color: color(*i), dashed: false, points: measured(r).iter().map(|row| (f64::from(row.t) + 0.5, f(row))).collect() })
-            .collect(),
-        ..Chart::default()
+            .filter(|row| !row.drain)
+            .cloned()
+            .collect::<Vec<_>>()
     };
-    let mut out = vec![per_second("throughput", "Throughput over time", "req/s", |r| r.ok as f64)];
+    let per_second =
+        |k: &str, title: &str, y: &str, f: fn(&crate::driver::summary::IntervalRow) -> f64| Chart {
+            id: id(k),
+            title: title.into(),
+            x_label: "seconds into the measured run".into(),
+            y_label: y.into(),
+            series: reps
+                .iter()
+                .map(|(i, n, r)| Series {
+                    name: n.to_string(),
+                    color: color(*i),
+                    dashed: false,
+                    points: measured(r)
+                        .iter()
+                        .map(|row| (f64::from(row.t) + 0.5, f(row)))
+                        .collect(),
+                })
+                .collect(),
+            ..Chart::default()
+        };
+    let mut out = vec![per_second(
+        "throughput",
+        "Throughput over time",
+        "req/s",
+        |r| r.ok as f64,
+    )];
     let mut lat = Chart {
         id: id("latency"),
         title: "Response time over time: p99 (solid), p50 (dashed)".into(),
@@ -97,8 +134,24 @@ pub fn charts(results: &Results, scenario: &str) -> Vec<Chart> {
     };
     for (i, n, r) in &reps {
         let rows: Vec<_> = measured(r).into_iter().filter(|row| row.ok > 0).collect();
-        lat.series.push(Series { name: format!("{n} p99"), color: color(*i), dashed: false, points: rows.iter().map(|row| (f64::from(row.t) + 0.5, row.latency.p99)).collect() });
-        lat.series.push(Series { name: format!("{n} p50"), color: color(*i), dashed: true, points: rows.iter().map(|row| (f64::from(row.t) + 0.5, row.latency.p50)).collect() });
+        lat.series.push(Series {
+            name: format!("{n} p99"),
+            color: color(*i),
+            dashed: false,
+            points: rows
+                .iter()
+                .map(|row| (f64::from(row.t) + 0.5, row.latency.p99))
+                .collect(),
+        });
+        lat.series.push(Series {
+            name: format!("{n} p50"),
+            color: color(*i),
+            dashed: true,
+            points: rows
+                .iter()
+                .map(|row| (f64::from(row.t) + 0.5, row.latency.p50))
+                .collect(),
+        });
     }
     out.push(lat);
     if let Some(spectrum) = spectrum(results, scenario, &reps, id("percentiles")) {
@@ -106,17 +159,31 @@ pub fn charts(results: &Results, scenario: &str) -> Vec<Chart> {
     }
     let open = reps.first().is_some_and(|(_, _, r)| is_open(r));
     if let Some((_, _, r)) = reps.first() {
-        let label = if open { "arrival rate (req/s)" } else { "users" };
+        let label = if open {
+            "arrival rate (req/s)"
+        } else {
+            "users"
+        };
         out.push(Chart {
             id: id("load"),
             title: format!("Offered load: {label}"),
             x_label: "seconds into the measured run".into(),
             y_label: label.into(),
-            series: vec![Series { name: label.into(), color: GUIDE.into(), dashed: false, points: measured(r).iter().map(|row| (f64::from(row.t) + 0.5, row.target)).collect() }],
+            series: vec![Series {
+                name: label.into(),
+                color: GUIDE.into(),
+                dashed: false,
+                points: measured(r)
+                    .iter()
+                    .map(|row| (f64::from(row.t) + 0.5, row.target))
+                    .collect(),
+            }],
             ..Chart::default()
         });
     }
-    out.push(per_second("errors", "Errors over time", "errors/s", |r| r.errors as f64));
+    out.push(per_second("errors", "Errors over time", "errors/s", |r| {
+        r.errors as f64
+    }));
     if let Some(s) = scaling(&reps, open, id("scaling")) {
         out.push(s);
     }
@@ -128,7 +195,10 @@ pub fn charts(results: &Results, scenario: &str) -> Vec<Chart> {
 /// The contender's threads, memory, CPU, context switches and sockets over time, from the
 /// sampler (charts without data are left out).
 fn resource_charts(reps: &[(usize, &str, &Run)], id: &dyn Fn(&str) -> String) -> Vec<Chart> {
-    let sampled = |k: &str, title: &str, y: &str, f: &dyn Fn(&Sample, Option<&Sample>) -> Option<f64>| Chart {
+    let sampled = |k: &str,
+                   title: &str,
+                   y: &str,
+                   f: &dyn Fn(&Sample, Option<&Sample>) -> Option<f64>| Chart {
         id: id(k),
         title: title.into(),
         x_label: "seconds into the measured run".into(),
@@ -138,8 +208,19 @@ fn resource_charts(reps: &[(usize, &str, &Run)], id: &dyn Fn(&str) -> String) ->
             .filter(|(_, _, r)| !r.resources.samples.is_empty())
             .map(|(i, n, r)| {
                 let s = &r.resources.samples;
-                let points = s.iter().enumerate().filter_map(|(j, cur)| f(cur, j.checked_sub(1).map(|p| &s[p])).map(|v| (cur.t, v))).collect();
-                Series { name: n.to_string(), color: color(*i), dashed: false, points }
+                let points = s
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(j, cur)| {
+                        f(cur, j.checked_sub(1).map(|p| &s[p])).map(|v| (cur.t, v))
+                    })
+                    .collect();
+                Series {
+                    name: n.to_string(),
+                    color: color(*i),
+                    dashed: false,
+                    points,
+                }
             })
             .collect(),
         ..Chart::default()
@@ -151,15 +232,29 @@ fn resource_charts(reps: &[(usize, &str, &Run)], id: &dyn Fn(&str) -> String) ->
     };
     let mut out = Vec::new();
     for c in [
-        sampled("threads", "Threads", "threads", &|s, _| Some(s.threads as f64)),
+        sampled("threads", "Threads", "threads", &|s, _| {
+            Some(s.threads as f64)
+        }),
         sampled("rss", "Resident memory (RSS)", "MB", &|s, _| Some(s.rss_mb)),
-        sampled("cpu", "CPU (100% = one core)", "%", &|s, p| rate(s, p, |x| (x.cpu_user_s + x.cpu_sys_s) * 100.0)),
-        sampled("ctx", "Context switches", "per second", &|s, p| rate(s, p, |x| (x.ctx_voluntary + x.ctx_involuntary) as f64)),
-        sampled("sockets", "Open sockets", "sockets", &|s, _| Some(s.sockets as f64)),
-        sampled("downstream", "Connections to the downstream service", "connections", &|s, _| Some(s.downstream_conns as f64)),
+        sampled("cpu", "CPU (100% = one core)", "%", &|s, p| {
+            rate(s, p, |x| (x.cpu_user_s + x.cpu_sys_s) * 100.0)
+        }),
+        sampled("ctx", "Context switches", "per second", &|s, p| {
+            rate(s, p, |x| (x.ctx_voluntary + x.ctx_involuntary) as f64)
+        }),
+        sampled("sockets", "Open sockets", "sockets", &|s, _| {
+            Some(s.sockets as f64)
+        }),
+        sampled(
+            "downstream",
+            "Connections to the downstream service",
+            "connections",
+            &|s, _| Some(s.downstream_conns as f64),
+        ),
     ] {
         // The downstream chart only where there were downstream connections.
-        let all_zero = c.id.ends_with("-downstream") && c.series.iter().all(|s| s.points.iter().all(|p| p.1 == 0.0));
+        let all_zero = c.id.ends_with("-downstream")
+            && c.series.iter().all(|s| s.points.iter().all(|p| p.1 == 0.0));
         if c.has_data() && !all_zero {
             out.push(c);
         }
@@ -168,7 +263,12 @@ fn resource_charts(reps: &[(usize, &str, &Run)], id: &dyn Fn(&str) -> String) ->
 }
 
 /// Latency by percentile (HdrHistogram's percentile spectrum), from every run merged.
-fn spectrum(results: &Results, scenario: &str, reps: &[(usize, &str, &Run)], id: String) -> Option<Chart> {
+fn spectrum(
+    results: &Results,
+    scenario: &str,
+    reps: &[(usize, &str, &Run)],
+    id: String,
+) -> Option<Chart> {
     let mut series = Vec::new();
     for (i, n, _) in reps {
         let h = stats::merged_histogram(results, scenario, n)?;
@@ -181,9 +281,22 @@ fn spectrum(results: &Results, scenario: &str, reps: &[(usize, &str, &Run)], id:
             })
             .chain(std::iter::once((4.3, h.max() as f64 / 1000.0)))
             .collect();
-        series.push(Series { name: n.to_string(), color: color(*i), dashed: false, points });
+        series.push(Series {
+            name: n.to_string(),
+            color: color(*i),
+            dashed: false,
+            points,
+        });
     }
-    let ticks = [(0.0, "0%"), (0.301, "50%"), (1.0, "90%"), (2.0, "99%"), (3.0, "99.9%"), (4.0, "99.99%"), (4.3, "max")];
+    let ticks = [
+        (0.0, "0%"),
+        (0.301, "50%"),
+        (1.0, "90%"),
+        (2.0, "99%"),
+        (3.0, "99.9%"),
+        (4.0, "99.99%"),
+        (4.3, "max"),
+    ];
     Some(Chart {
         id,
         title: "Response time by percentile (all runs merged)".into(),
@@ -203,21 +316,44 @@ fn scaling(reps: &[(usize, &str, &Run)], open: bool, id: String) -> Option<Chart
     }
     let mut series: Vec<Series> = reps
         .iter()
-        .map(|(i, n, r)| Series { name: n.to_string(), color: color(*i), dashed: false, points: r.summary.levels.iter().map(|l| (l.target, l.rps)).collect() })
+        .map(|(i, n, r)| Series {
+            name: n.to_string(),
+            color: color(*i),
+            dashed: false,
+            points: r.summary.levels.iter().map(|l| (l.target, l.rps)).collect(),
+        })
         .collect();
-    let max_x = reps.iter().flat_map(|(_, _, r)| r.summary.levels.iter().map(|l| l.target)).fold(0.0, f64::max);
+    let max_x = reps
+        .iter()
+        .flat_map(|(_, _, r)| r.summary.levels.iter().map(|l| l.target))
+        .fold(0.0, f64::max);
     if open {
-        series.push(Series { name: "offered rate".into(), color: GUIDE.into(), dashed: true, points: vec![(0.0, 0.0), (max_x, max_x)] });
+        series.push(Series {
+            name: "offered rate".into(),
+            color: GUIDE.into(),
+            dashed: true,
+            points: vec![(0.0, 0.0), (max_x, max_x)],
+        });
     } else {
         // The uncontended response time: the best median at the lowest level of users.
-        let r0 = reps.iter().filter_map(|(_, _, r)| r.summary.levels.first().map(|l| l.latency.p50)).filter(|m| *m > 0.0).fold(f64::INFINITY, f64::min);
+        let r0 = reps
+            .iter()
+            .filter_map(|(_, _, r)| r.summary.levels.first().map(|l| l.latency.p50))
+            .filter(|m| *m > 0.0)
+            .fold(f64::INFINITY, f64::min);
         if r0.is_finite() {
             // Drawn only as far as 1.5 x the best measured throughput, so that a ceiling far
             // above the data (a CPU-bound scenario) does not flatten the chart.
-            let best = reps.iter().flat_map(|(_, _, r)| r.summary.levels.iter().map(|l| l.rps)).fold(0.0, f64::max);
+            let best = reps
+                .iter()
+                .flat_map(|(_, _, r)| r.summary.levels.iter().map(|l| l.rps))
+                .fold(0.0, f64::max);
             let end = max_x.min(1.5 * best * r0 / 1000.0).max(1.0);
             series.push(Series {
-                name: format!("Little's law: users / {} ms (best p50 at the first level)", chart::short((r0 * 10.0).round() / 10.0)),
+                name: format!(
+                    "Little's law: users / {} ms (best p50 at the first level)",
+                    chart::short((r0 * 10.0).round() / 10.0)
+                ),
                 color: GUIDE.into(),
                 dashed: true,
                 points: vec![(0.0, 0.0), (end, end / (r0 / 1000.0))],
@@ -226,8 +362,18 @@ fn scaling(reps: &[(usize, &str, &Run)], open: bool, id: String) -> Option<Chart
     }
     Some(Chart {
         id,
-        title: if open { "Throughput vs arrival rate" } else { "Throughput vs concurrency" }.into(),
-        x_label: if open { "arrival rate (req/s)" } else { "concurrent users" }.into(),
+        title: if open {
+            "Throughput vs arrival rate"
+        } else {
+            "Throughput vs concurrency"
+        }
+        .into(),
+        x_label: if open {
+            "arrival rate (req/s)"
+        } else {
+            "concurrent users"
+        }
+        .into(),
         y_label: "req/s".into(),
         series,
         x_ticks: None,
@@ -239,7 +385,9 @@ fn scaling(reps: &[(usize, &str, &Run)], open: bool, id: String) -> Option<Chart
 pub fn fmt_estimate(e: &stats::Estimate, decimals: usize) -> String {
     let v = fmt_num(e.value, decimals);
     match (e.lo, e.hi) {
-        (Some(lo), Some(hi)) => format!("{v} [{}-{}]", fmt_num(lo, decimals), fmt_num(hi, decimals)),
+        (Some(lo), Some(hi)) => {
+            format!("{v} [{}-{}]", fmt_num(lo, decimals), fmt_num(hi, decimals))
+        }
         _ => v,
     }
 }
@@ -248,13 +396,35 @@ pub fn fmt_estimate(e: &stats::Estimate, decimals: usize) -> String {
 /// interval) and, after the first, the difference against the first.
 pub fn summary_rows(view: &ScenarioView) -> Vec<(String, Vec<String>)> {
     let base = view.cells.first().and_then(|(_, c)| c.as_ref());
-    let count = |f: fn(&Cell) -> u64| view.cells.iter().map(|(_, c)| c.as_ref().map(|c| fmt_num(f(c) as f64, 0)).unwrap_or_else(|| "-".into())).collect();
+    let count = |f: fn(&Cell) -> u64| {
+        view.cells
+            .iter()
+            .map(|(_, c)| {
+                c.as_ref()
+                    .map(|c| fmt_num(f(c) as f64, 0))
+                    .unwrap_or_else(|| "-".into())
+            })
+            .collect()
+    };
     let mut rows = vec![
-        ("runs".to_string(), view.cells.iter().map(|(_, c)| c.as_ref().map(|c| runs_label(c)).unwrap_or_else(|| "failed".into())).collect()),
+        (
+            "runs".to_string(),
+            view.cells
+                .iter()
+                .map(|(_, c)| {
+                    c.as_ref()
+                        .map(runs_label)
+                        .unwrap_or_else(|| "failed".into())
+                })
+                .collect(),
+        ),
         ("OK (all runs)".to_string(), count(|c| c.ok)),
         ("KO (all runs)".to_string(), count(|c| c.ko)),
     ];
-    for m in METRICS.iter().filter(|m| m.shown(view.cells.iter().filter_map(|(_, c)| c.as_ref()))) {
+    for m in METRICS
+        .iter()
+        .filter(|m| m.shown(view.cells.iter().filter_map(|(_, c)| c.as_ref())))
+    {
         let cells = view
             .cells
             .iter()
@@ -262,7 +432,7 @@ pub fn summary_rows(view: &ScenarioView) -> Vec<(String, Vec<String>)> {
             .map(|(i, (_, c))| match c {
                 None => "-".to_string(),
                 Some(c) => {
-                    let v = fmt_estimate(&(m.get)(c), m.decimals);
+                    let v = fmt_estimate((m.get)(c), m.decimals);
                     match base {
                         Some(b) if i > 0 => format!("{v} ({})", Difference::of(m, b, c).describe()),
                         _ => v,
@@ -291,33 +461,75 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
     let mut out = Vec::new();
     out.extend(runtime::warmup_note(results, &view.name));
     out.extend(runtime::event_loop_note(results, &view.name));
-    if view.cells.iter().filter_map(|(_, c)| c.as_ref()).any(|c| c.p99_all.value.is_finite()) {
+    if view
+        .cells
+        .iter()
+        .filter_map(|(_, c)| c.as_ref())
+        .any(|c| c.p99_all.value.is_finite())
+    {
         out.push("Latency rows count successful responses; \"p99 all requests\" counts every request due, failed ones at the time they failed and unanswered ones at the time they were given up (censored). OK + KO = requests due.".to_string());
     }
-    let methods: Vec<&str> = view.cells.iter().filter_map(|(_, c)| c.as_ref().map(|c| c.method.as_str())).collect();
+    let methods: Vec<&str> = view
+        .cells
+        .iter()
+        .filter_map(|(_, c)| c.as_ref().map(|c| c.method.as_str()))
+        .collect();
     if let Some(m) = methods.first() {
         if methods.iter().all(|x| x == m) {
             out.push(format!("Intervals: {m}. Latency percentiles from the histograms of all runs merged. A difference is called significant only by a two-sided Mann-Whitney test over runs (p <= 0.05, both sides with >= 4 runs); otherwise it is marked not significant, or not tested."));
         } else {
-            for (n, c) in view.cells.iter().filter_map(|(n, c)| c.as_ref().map(|c| (n, c))) {
+            for (n, c) in view
+                .cells
+                .iter()
+                .filter_map(|(n, c)| c.as_ref().map(|c| (n, c)))
+            {
                 out.push(format!("{n}: {}", c.method));
             }
         }
     }
-    for (n, c) in view.cells.iter().filter_map(|(n, c)| c.as_ref().map(|c| (n, c))) {
+    for (n, c) in view
+        .cells
+        .iter()
+        .filter_map(|(n, c)| c.as_ref().map(|c| (n, c)))
+    {
         if let Some(why) = &c.noisy {
             out.push(format!("Noisy ({n}): {why}."));
         }
     }
     for (n, _) in &view.cells {
-        let runs: Vec<&Run> = results.runs.iter().filter(|r| r.scenario == view.name && &r.contender == n && r.writes.is_some()).collect();
+        let runs: Vec<&Run> = results
+            .runs
+            .iter()
+            .filter(|r| r.scenario == view.name && &r.contender == n && r.writes.is_some())
+            .collect();
         if runs.is_empty() {
             continue;
         }
-        let sum = |f: fn(&crate::services::database::WriteCheck) -> u64| runs.iter().filter_map(|r| r.writes.as_ref()).map(f).sum::<u64>();
-        let (creates, updates, deletes, lost, unacked) = (sum(|w| w.creates_acknowledged), sum(|w| w.updates_acknowledged), sum(|w| w.deletes_acknowledged), sum(|w| w.lost), sum(|w| w.creates_unacknowledged));
-        let verdict = if lost == 0 { "every one found in the database".to_string() } else { format!("{lost} NOT in the database") };
-        let extra = if unacked > 0 { format!("; {unacked} rows were committed without an answer reaching the driver (timeouts)") } else { String::new() };
+        let sum = |f: fn(&crate::services::database::WriteCheck) -> u64| {
+            runs.iter()
+                .filter_map(|r| r.writes.as_ref())
+                .map(f)
+                .sum::<u64>()
+        };
+        let (creates, updates, deletes, lost, unacked) = (
+            sum(|w| w.creates_acknowledged),
+            sum(|w| w.updates_acknowledged),
+            sum(|w| w.deletes_acknowledged),
+            sum(|w| w.lost),
+            sum(|w| w.creates_unacknowledged),
+        );
+        let verdict = if lost == 0 {
+            "every one found in the database".to_string()
+        } else {
+            format!("{lost} NOT in the database")
+        };
+        let extra = if unacked > 0 {
+            format!(
+                "; {unacked} rows were committed without an answer reaching the driver (timeouts)"
+            )
+        } else {
+            String::new()
+        };
         out.push(format!(
             "Writes ({n}, {} run(s)): {creates} creates, {updates} updates and {deletes} deletes acknowledged, {verdict}{extra}.",
             runs.len()
@@ -325,7 +537,11 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
     }
     for r in results.runs.iter().filter(|r| r.scenario == view.name) {
         if let Some(d) = &r.delivery {
-            let verdict = if d.lost == 0 { "none lost".to_string() } else { format!("{} LOST (e.g. {:?})", d.lost, d.lost_examples) };
+            let verdict = if d.lost == 0 {
+                "none lost".to_string()
+            } else {
+                format!("{} LOST (e.g. {:?})", d.lost, d.lost_examples)
+            };
             out.push(format!(
                 "Delivery ({} run {}): {} records sent, {} arrived in output, {verdict}; {} duplicates (at-least-once), {} failed enrichments; peak lag {} records.",
                 r.contender, r.run, d.sent, d.received, d.duplicates, d.failed_enrichments, d.peak_lag
@@ -333,8 +549,13 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
         }
         if let Some(rc) = &r.recovery {
             let back = match rc.recovered_after_s {
-                Some(s) if s <= crate::run::faults::RECOVERY_LIMIT_S => format!("back {s:.0} s after it cleared"),
-                Some(s) => format!("back only {s:.0} s after it cleared (over the {:.0} s bar)", crate::run::faults::RECOVERY_LIMIT_S),
+                Some(s) if s <= crate::run::faults::RECOVERY_LIMIT_S => {
+                    format!("back {s:.0} s after it cleared")
+                }
+                Some(s) => format!(
+                    "back only {s:.0} s after it cleared (over the {:.0} s bar)",
+                    crate::run::faults::RECOVERY_LIMIT_S
+                ),
                 None => "not back by the end of the run".into(),
             };
             out.push(format!(
@@ -343,27 +564,49 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
             ));
         }
         if let Some(v) = &r.overload {
-            let back = v.recovered_after_s.map_or("not back at baseline within the after phase".to_string(), |s| format!("back at baseline {s:.0} s into the after phase"));
+            let back = v.recovered_after_s.map_or(
+                "not back at baseline within the after phase".to_string(),
+                |s| format!("back at baseline {s:.0} s into the after phase"),
+            );
             out.push(format!(
                 "Overload ({} run {}): capacity {:.0} req/s (closed probe), offered {:.0} req/s ({}x): {} - {}; {:.0} req/s answered OK, {} fast errors, {} timeouts; {back}.",
                 r.contender, r.run, v.capacity_rps, v.offered_rps, v.factor, v.behaviour.to_uppercase(), v.explanation, v.ok_rps, v.fast_errors, v.timeouts
             ));
         }
     }
-    for r in results.runs.iter().filter(|r| r.scenario == view.name && r.status != RunStatus::Ok) {
-        let what = if r.status == RunStatus::Failed { "failed" } else { "incomplete" };
-        let why = r.failure.as_deref().unwrap_or("interrupted").lines().next().unwrap_or("").to_string();
+    for r in results
+        .runs
+        .iter()
+        .filter(|r| r.scenario == view.name && r.status != RunStatus::Ok)
+    {
+        let what = if r.status == RunStatus::Failed {
+            "failed"
+        } else {
+            "incomplete"
+        };
+        let why = r
+            .failure
+            .as_deref()
+            .unwrap_or("interrupted")
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
         out.push(format!("{} run {} {what}: {why}", r.contender, r.run));
     }
     out
 }
 
-
-
-
-
 /// Charts worth a PNG for a README: throughput, latency, scaling, threads, memory.
-const PNG_CHARTS: &[&str] = &["throughput", "latency", "percentiles", "scaling", "threads", "rss", "gc"];
+const PNG_CHARTS: &[&str] = &[
+    "throughput",
+    "latency",
+    "percentiles",
+    "scaling",
+    "threads",
+    "rss",
+    "gc",
+];
 
 /// Every output of a results directory: summary.txt (the terminal table, returned) and the
 /// reports of `write_all`.
@@ -371,7 +614,15 @@ pub fn write_outputs(dir: &Path, res: &Results) -> Result<String> {
     let text = table::render(res, dir);
     crate::util::write_atomic(&dir.join("summary.txt"), text.as_bytes())?;
     let files = write_all(res, dir)?;
-    eprintln!("report: {} ({} files: report.md, CSV, {} PNG charts)", dir.join("report.html").display(), files.len() + 1, files.iter().filter(|f| f.extension().is_some_and(|e| e == "png")).count());
+    eprintln!(
+        "report: {} ({} files: report.md, CSV, {} PNG charts)",
+        dir.join("report.html").display(),
+        files.len() + 1,
+        files
+            .iter()
+            .filter(|f| f.extension().is_some_and(|e| e == "png"))
+            .count()
+    );
     Ok(text)
 }
 
@@ -379,7 +630,8 @@ pub fn write_outputs(dir: &Path, res: &Results) -> Result<String> {
 pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
     let views = views(results, dir);
     let charts_dir = dir.join("charts");
-    std::fs::create_dir_all(&charts_dir).with_context(|| format!("cannot create {}", charts_dir.display()))?;
+    std::fs::create_dir_all(&charts_dir)
+        .with_context(|| format!("cannot create {}", charts_dir.display()))?;
     let mut written = Vec::new();
     let mut pngs = Vec::new();
     for v in &views {
@@ -415,8 +667,14 @@ pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
 
 pub fn fmt_num(v: f64, decimals: usize) -> String {
     let s = format!("{v:.decimals$}");
-    let (int, frac) = s.split_once('.').map(|(a, b)| (a.to_string(), format!(".{b}"))).unwrap_or((s.clone(), String::new()));
-    let (sign, digits) = int.strip_prefix('-').map(|d| ("-", d.to_string())).unwrap_or(("", int.clone()));
+    let (int, frac) = s
+        .split_once('.')
+        .map(|(a, b)| (a.to_string(), format!(".{b}")))
+        .unwrap_or((s.clone(), String::new()));
+    let (sign, digits) = int
+        .strip_prefix('-')
+        .map(|d| ("-", d.to_string()))
+        .unwrap_or(("", int.clone()));
     let mut grouped = String::new();
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i) % 3 == 0 {

@@ -10,19 +10,39 @@ use crate::run::warmup::WarmupRecord;
 /// The GC charts of one scenario, each contender from its representative run (none when no
 /// run carries GC figures).
 pub fn charts(reps: &[(usize, &str, &Run)], id: &dyn Fn(&str) -> String) -> Vec<Chart> {
-    let with_gc: Vec<_> = reps.iter().filter_map(|(i, n, r)| r.gc.as_ref().map(|g| (*i, *n, g))).collect();
+    let with_gc: Vec<_> = reps
+        .iter()
+        .filter_map(|(i, n, r)| r.gc.as_ref().map(|g| (*i, *n, g)))
+        .collect();
     if with_gc.is_empty() {
         return Vec::new();
     }
-    let sources: Vec<&str> = with_gc.iter().map(|(_, _, g)| g.source.as_str()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let sources: Vec<&str> = with_gc
+        .iter()
+        .map(|(_, _, g)| g.source.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let pauses = Chart {
         id: id("gc"),
-        title: format!("Time paused for garbage collection, per second ({})", sources.join(", ")),
+        title: format!(
+            "Time paused for garbage collection, per second ({})",
+            sources.join(", ")
+        ),
         x_label: "seconds into the measured run".into(),
         y_label: "ms paused".into(),
         series: with_gc
             .iter()
-            .map(|(i, n, g)| Series { name: n.to_string(), color: color(*i), dashed: false, points: g.per_second.iter().map(|s| (f64::from(s.t) + 0.5, s.pause_ms)).collect() })
+            .map(|(i, n, g)| Series {
+                name: n.to_string(),
+                color: color(*i),
+                dashed: false,
+                points: g
+                    .per_second
+                    .iter()
+                    .map(|s| (f64::from(s.t) + 0.5, s.pause_ms))
+                    .collect(),
+            })
             .collect(),
         ..Chart::default()
     };
@@ -33,7 +53,16 @@ pub fn charts(reps: &[(usize, &str, &Run)], id: &dyn Fn(&str) -> String) -> Vec<
         y_label: "MB".into(),
         series: with_gc
             .iter()
-            .map(|(i, n, g)| Series { name: n.to_string(), color: color(*i), dashed: false, points: g.per_second.iter().filter_map(|s| s.heap_after_mb.map(|h| (f64::from(s.t) + 0.5, h))).collect() })
+            .map(|(i, n, g)| Series {
+                name: n.to_string(),
+                color: color(*i),
+                dashed: false,
+                points: g
+                    .per_second
+                    .iter()
+                    .filter_map(|s| s.heap_after_mb.map(|h| (f64::from(s.t) + 0.5, h)))
+                    .collect(),
+            })
             .collect(),
         markers: true,
         ..Chart::default()
@@ -46,7 +75,12 @@ pub fn charts(reps: &[(usize, &str, &Run)], id: &dyn Fn(&str) -> String) -> Vec<
 pub fn event_loop_note(results: &Results, scenario: &str) -> Option<String> {
     let mut parts = Vec::new();
     for c in &results.contenders {
-        let all: Vec<_> = results.runs.iter().filter(|r| r.scenario == scenario && r.contender == c.name).filter_map(|r| r.event_loop.as_ref()).collect();
+        let all: Vec<_> = results
+            .runs
+            .iter()
+            .filter(|r| r.scenario == scenario && r.contender == c.name)
+            .filter_map(|r| r.event_loop.as_ref())
+            .collect();
         if all.is_empty() {
             continue;
         }
@@ -63,11 +97,22 @@ pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {
     let mut parts = Vec::new();
     let mut bounds = None;
     for c in &results.contenders {
-        let w: Vec<&WarmupRecord> = results.runs.iter().filter(|r| r.scenario == scenario && r.contender == c.name).filter_map(|r| r.warmup.as_ref()).collect();
+        let w: Vec<&WarmupRecord> = results
+            .runs
+            .iter()
+            .filter(|r| r.scenario == scenario && r.contender == c.name)
+            .filter_map(|r| r.warmup.as_ref())
+            .collect();
         let Some(first) = w.first() else { continue };
         bounds = Some((first.band_pct, first.min_s, first.max_s));
-        let (lo, hi) = w.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), x| (lo.min(x.seconds), hi.max(x.seconds)));
-        let secs = if hi - lo < 0.5 { format!("{lo:.0} s") } else { format!("{lo:.0}-{hi:.0} s") };
+        let (lo, hi) = w.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
+            (lo.min(x.seconds), hi.max(x.seconds))
+        });
+        let secs = if hi - lo < 0.5 {
+            format!("{lo:.0} s")
+        } else {
+            format!("{lo:.0}-{hi:.0} s")
+        };
         let unsettled = w.iter().filter(|x| !x.settled).count();
         parts.push(match unsettled {
             0 => format!("{} {secs}", c.name),
@@ -93,7 +138,13 @@ mod tests {
         let mut r = crate::run::results::test_support::blank_results(&["spring-mvc", "vertx"]);
         for (c, secs, settled) in [("spring-mvc", 14.0, true), ("vertx", 30.0, false)] {
             let mut run = blank_run(c, "s", 1);
-            run.warmup = Some(WarmupRecord { seconds: secs, settled, min_s: 5.0, max_s: 30.0, band_pct: 10.0 });
+            run.warmup = Some(WarmupRecord {
+                seconds: secs,
+                settled,
+                min_s: 5.0,
+                max_s: 30.0,
+                band_pct: 10.0,
+            });
             r.runs.push(run);
         }
         let n = warmup_note(&r, "s").unwrap();
@@ -107,13 +158,28 @@ mod tests {
         jvm.gc = Some(GcReport {
             source: "JVM -Xlog:gc".into(),
             collections: 2,
-            per_second: vec![GcSecond { t: 0, collections: 2, pause_ms: 7.5, max_pause_ms: 5.0, heap_after_mb: Some(40.0) }, GcSecond { t: 1, ..GcSecond::default() }],
+            per_second: vec![
+                GcSecond {
+                    t: 0,
+                    collections: 2,
+                    pause_ms: 7.5,
+                    max_pause_ms: 5.0,
+                    heap_after_mb: Some(40.0),
+                },
+                GcSecond {
+                    t: 1,
+                    ..GcSecond::default()
+                },
+            ],
             ..GcReport::default()
         });
         let other = blank_run("rust", "s", 1);
         let id = |k: &str| format!("s-{k}");
         let c = charts(&[(0, "spring-mvc", &jvm), (1, "rust", &other)], &id);
-        assert_eq!(c.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["s-gc", "s-heap"]);
+        assert_eq!(
+            c.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(),
+            ["s-gc", "s-heap"]
+        );
         assert_eq!(c[0].series.len(), 1, "only the contender with GC figures");
         assert_eq!(c[0].series[0].points, vec![(0.5, 7.5), (1.5, 0.0)]);
         assert!(c[0].title.contains("JVM -Xlog:gc"));

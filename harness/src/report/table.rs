@@ -32,10 +32,18 @@ const SHOWN: &[&str] = &[
 pub fn render(results: &Results, dir: &Path) -> String {
     let mut out = String::new();
     for scenario in scenarios(results) {
-        let cols: Vec<(&str, Option<&Run>)> = columns(results, &scenario).into_iter().map(|(c, r)| (c.name.as_str(), r)).collect();
-        let cells: Vec<Option<Cell>> = cols.iter().map(|(n, _)| stats::cell(results, dir, &scenario, n)).collect();
+        let cols: Vec<(&str, Option<&Run>)> = columns(results, &scenario)
+            .into_iter()
+            .map(|(c, r)| (c.name.as_str(), r))
+            .collect();
+        let cells: Vec<Option<Cell>> = cols
+            .iter()
+            .map(|(n, _)| stats::cell(results, dir, &scenario, n))
+            .collect();
         let first = results.runs.iter().find(|r| r.scenario == scenario);
-        let header = first.map(|r| format!("{} {}: {}", r.scenario, r.path, r.load_description)).unwrap_or_default();
+        let header = first
+            .map(|r| format!("{} {}: {}", r.scenario, r.path, r.load_description))
+            .unwrap_or_default();
         out.push_str(&format!("\n{header}\n"));
         let intervals: Vec<String> = cells
             .iter()
@@ -44,8 +52,18 @@ pub fn render(results: &Results, dir: &Path) -> String {
                 _ => "-".into(),
             })
             .collect();
-        let width = cols.iter().map(|(n, _)| n.len()).chain(intervals.iter().map(String::len)).max().unwrap_or(8).max(12);
-        let grid = Grid { cols: &cols, width, show_diff: cols.len() >= 2 };
+        let width = cols
+            .iter()
+            .map(|(n, _)| n.len())
+            .chain(intervals.iter().map(String::len))
+            .max()
+            .unwrap_or(8)
+            .max(12);
+        let grid = Grid {
+            cols: &cols,
+            width,
+            show_diff: cols.len() >= 2,
+        };
         grid.header(&mut out);
         grid.metric_rows(&mut out, &cells, &intervals);
         if cols.iter().filter_map(|(_, r)| *r).any(stepped) {
@@ -56,7 +74,13 @@ pub fn render(results: &Results, dir: &Path) -> String {
     out.push_str(&super::capacity::terminal(results));
     out.push_str(&super::gates::terminal(results));
     if !results.complete {
-        out.push_str(&format!("\nresults are INCOMPLETE: {}\n", results.incomplete_reason.as_deref().unwrap_or("the plan did not finish")));
+        out.push_str(&format!(
+            "\nresults are INCOMPLETE: {}\n",
+            results
+                .incomplete_reason
+                .as_deref()
+                .unwrap_or("the plan did not finish")
+        ));
     }
     out
 }
@@ -83,7 +107,9 @@ impl Grid<'_> {
         }
         out.push('\n');
         let n = self.cols.len();
-        out.push_str(&"-".repeat(22 + n * (self.width + 1) + if self.show_diff { 9 * (n - 1) } else { 0 }));
+        out.push_str(
+            &"-".repeat(22 + n * (self.width + 1) + if self.show_diff { 9 * (n - 1) } else { 0 }),
+        );
         out.push('\n');
     }
 
@@ -101,8 +127,19 @@ impl Grid<'_> {
             })
             .collect();
         self.row(out, "runs", &runs_row, &blank);
-        for m in METRICS.iter().filter(|m| SHOWN.contains(&m.label) && m.shown(cells.iter().flatten())) {
-            let values: Vec<String> = cells.iter().zip(&runs_row).map(|(c, r)| c.as_ref().map(|c| fmt_num((m.get)(c).value, m.decimals)).unwrap_or_else(|| r.clone())).collect();
+        for m in METRICS
+            .iter()
+            .filter(|m| SHOWN.contains(&m.label) && m.shown(cells.iter().flatten()))
+        {
+            let values: Vec<String> = cells
+                .iter()
+                .zip(&runs_row)
+                .map(|(c, r)| {
+                    c.as_ref()
+                        .map(|c| fmt_num((m.get)(c).value, m.decimals))
+                        .unwrap_or_else(|| r.clone())
+                })
+                .collect();
             let diffs: Vec<String> = cells
                 .iter()
                 .map(|c| match (cells[0].as_ref(), c.as_ref()) {
@@ -135,19 +172,60 @@ impl Grid<'_> {
                 }
             }
         }
-        let level_row = |out: &mut String, label: &str, value: &dyn Fn(&Run) -> Option<f64>, decimals: usize| {
+        let level_row = |out: &mut String,
+                         label: &str,
+                         value: &dyn Fn(&Run) -> Option<f64>,
+                         decimals: usize| {
             let base = self.cols.first().and_then(|(_, r)| r.and_then(value));
-            let vals: Vec<Option<f64>> = self.cols.iter().map(|(_, r)| r.filter(|r| r.status != RunStatus::Failed).and_then(value)).collect();
-            let values: Vec<String> = vals.iter().map(|v| v.map(|v| fmt_num(v, decimals)).unwrap_or_else(|| "-".into())).collect();
-            let diffs: Vec<String> = vals.iter().map(|v| base.zip(*v).and_then(|(a, b)| relative_change(a, b)).map(|d| format!("{d:+.0}%")).unwrap_or_else(|| "-".into())).collect();
+            let vals: Vec<Option<f64>> = self
+                .cols
+                .iter()
+                .map(|(_, r)| r.filter(|r| r.status != RunStatus::Failed).and_then(value))
+                .collect();
+            let values: Vec<String> = vals
+                .iter()
+                .map(|v| {
+                    v.map(|v| fmt_num(v, decimals))
+                        .unwrap_or_else(|| "-".into())
+                })
+                .collect();
+            let diffs: Vec<String> = vals
+                .iter()
+                .map(|v| {
+                    base.zip(*v)
+                        .and_then(|(a, b)| relative_change(a, b))
+                        .map(|d| format!("{d:+.0}%"))
+                        .unwrap_or_else(|| "-".into())
+                })
+                .collect();
             self.row(out, label, &values, &diffs);
         };
         for t in targets {
             let level = move |r: &Run| r.summary.levels.iter().find(|l| l.target == t).cloned();
-            level_row(out, &format!("req/s @ {t} users"), &|r: &Run| level(r).map(|l| l.rps), 0);
-            level_row(out, &format!("p99 ms @ {t} users"), &|r: &Run| level(r).map(|l| l.latency.p99), 1);
-            level_row(out, &format!("threads @ {t} users"), &|r: &Run| level(r).map(|l| l.peak_threads as f64), 0);
-            level_row(out, &format!("RSS MB @ {t} users"), &|r: &Run| level(r).map(|l| l.peak_rss_mb), 0);
+            level_row(
+                out,
+                &format!("req/s @ {t} users"),
+                &|r: &Run| level(r).map(|l| l.rps),
+                0,
+            );
+            level_row(
+                out,
+                &format!("p99 ms @ {t} users"),
+                &|r: &Run| level(r).map(|l| l.latency.p99),
+                1,
+            );
+            level_row(
+                out,
+                &format!("threads @ {t} users"),
+                &|r: &Run| level(r).map(|l| l.peak_threads as f64),
+                0,
+            );
+            level_row(
+                out,
+                &format!("RSS MB @ {t} users"),
+                &|r: &Run| level(r).map(|l| l.peak_rss_mb),
+                0,
+            );
         }
     }
 
@@ -162,7 +240,10 @@ impl Grid<'_> {
                 out.push_str(&format!("  warning ({n}): {w}\n"));
             }
             if r.status == RunStatus::Incomplete {
-                out.push_str(&format!("  {n}: INCOMPLETE (interrupted), figures cover {:.1}s\n", r.summary.duration_s));
+                out.push_str(&format!(
+                    "  {n}: INCOMPLETE (interrupted), figures cover {:.1}s\n",
+                    r.summary.duration_s
+                ));
             }
         }
     }
@@ -175,10 +256,18 @@ fn short_diff(d: &Difference) -> String {
         Some(false) => "~",
         None => "?",
     };
-    d.change_pct.map_or_else(|| "-".into(), |p| format!("{p:+.0}%{mark}"))
+    d.change_pct
+        .map_or_else(|| "-".into(), |p| format!("{p:+.0}%{mark}"))
 }
 
-fn push_row(out: &mut String, label: &str, values: &[String], diffs: &[String], width: usize, show_diff: bool) {
+fn push_row(
+    out: &mut String,
+    label: &str,
+    values: &[String],
+    diffs: &[String],
+    width: usize,
+    show_diff: bool,
+) {
     out.push_str(&format!("{label:<22}"));
     for (i, v) in values.iter().enumerate() {
         out.push_str(&format!(" {v:>width$}"));
@@ -188,9 +277,6 @@ fn push_row(out: &mut String, label: &str, values: &[String], diffs: &[String], 
     }
     out.push('\n');
 }
-
-
-
 
 #[cfg(test)]
 mod tests {
@@ -214,18 +300,73 @@ mod tests {
     fn repeats_show_the_median_its_interval_and_significance() {
         // Three runs each: a median and the runs' range, labelled as the 75% interval it is;
         // however far apart, the difference is not tested.
-        let r = results_with(&[("a", 1000.0), ("a", 1300.0), ("a", 1010.0), ("b", 2000.0), ("b", 2010.0), ("b", 1990.0)]);
+        let r = results_with(&[
+            ("a", 1000.0),
+            ("a", 1300.0),
+            ("a", 1010.0),
+            ("b", 2000.0),
+            ("b", 2010.0),
+            ("b", 1990.0),
+        ]);
         let t = render(&r, Path::new("/nonexistent"));
-        assert!(t.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("1,010") && l.contains("2,000") && l.contains("+98%?")), "{t}");
-        assert!(t.lines().any(|l| l.starts_with("  interval") && l.contains("1,990..2,010")), "{t}");
-        assert!(t.contains("min..max, a 75% confidence interval for the median; differences not tested"), "{t}");
+        assert!(
+            t.lines().any(|l| l.starts_with("throughput (req/s)")
+                && l.contains("1,010")
+                && l.contains("2,000")
+                && l.contains("+98%?")),
+            "{t}"
+        );
+        assert!(
+            t.lines()
+                .any(|l| l.starts_with("  interval") && l.contains("1,990..2,010")),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "min..max, a 75% confidence interval for the median; differences not tested"
+            ),
+            "{t}"
+        );
         assert!(t.contains("noisy (a): throughput varies"), "{t}");
         assert!(!t.contains("noisy (b)"), "{t}");
         // Four runs each: tested. Far apart: significant (no mark); close: "~".
-        let far = render(&results_with(&[("a", 1000.0), ("a", 1020.0), ("a", 990.0), ("a", 1005.0), ("b", 2000.0), ("b", 2010.0), ("b", 1990.0), ("b", 2005.0)]), Path::new("/x"));
-        assert!(far.lines().any(|l| l.starts_with("throughput (req/s)") && l.trim_end().ends_with("+100%")), "{far}");
-        let close = render(&results_with(&[("a", 1000.0), ("a", 1020.0), ("a", 990.0), ("a", 1005.0), ("b", 1010.0), ("b", 995.0), ("b", 1025.0), ("b", 1000.0)]), Path::new("/x"));
-        assert!(close.lines().any(|l| l.starts_with("throughput (req/s)") && l.contains("%~")), "{close}");
+        let far = render(
+            &results_with(&[
+                ("a", 1000.0),
+                ("a", 1020.0),
+                ("a", 990.0),
+                ("a", 1005.0),
+                ("b", 2000.0),
+                ("b", 2010.0),
+                ("b", 1990.0),
+                ("b", 2005.0),
+            ]),
+            Path::new("/x"),
+        );
+        assert!(
+            far.lines()
+                .any(|l| l.starts_with("throughput (req/s)") && l.trim_end().ends_with("+100%")),
+            "{far}"
+        );
+        let close = render(
+            &results_with(&[
+                ("a", 1000.0),
+                ("a", 1020.0),
+                ("a", 990.0),
+                ("a", 1005.0),
+                ("b", 1010.0),
+                ("b", 995.0),
+                ("b", 1025.0),
+                ("b", 1000.0),
+            ]),
+            Path::new("/x"),
+        );
+        assert!(
+            close
+                .lines()
+                .any(|l| l.starts_with("throughput (req/s)") && l.contains("%~")),
+            "{close}"
+        );
     }
 
     #[test]

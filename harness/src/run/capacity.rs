@@ -100,7 +100,10 @@ impl Tally {
     }
 
     fn of(&self, rate: f64) -> (u32, u32) {
-        self.rates.iter().find(|t| t.0 == rate).map_or((0, 0), |t| (t.1, t.2))
+        self.rates
+            .iter()
+            .find(|t| t.0 == rate)
+            .map_or((0, 0), |t| (t.1, t.2))
     }
 }
 
@@ -113,7 +116,13 @@ pub fn judge(r: &Run, slo: &[Threshold]) -> (bool, Vec<String>) {
     for t in slo {
         let v = match t.metric.as_str() {
             "throughput" => s.rps,
-            "errors" => if due > 0 { s.errors.total() as f64 * 100.0 / due as f64 } else { 0.0 },
+            "errors" => {
+                if due > 0 {
+                    s.errors.total() as f64 * 100.0 / due as f64
+                } else {
+                    0.0
+                }
+            }
             "p50" => s.latency.p50,
             "p75" => s.latency.p75,
             "p90" => s.latency.p90,
@@ -132,8 +141,17 @@ pub fn judge(r: &Run, slo: &[Threshold]) -> (bool, Vec<String>) {
             _ => continue,
         };
         if !t.op.holds(v, t.limit) {
-            let missed = if matches!(t.op, Op::Ge | Op::Gt) { "<" } else { ">" };
-            broke.push(format!("{} {} {missed} {}", t.metric, with_unit(t.unit, (v * 10.0).round() / 10.0), with_unit(t.unit, t.limit)));
+            let missed = if matches!(t.op, Op::Ge | Op::Gt) {
+                "<"
+            } else {
+                ">"
+            };
+            broke.push(format!(
+                "{} {} {missed} {}",
+                t.metric,
+                with_unit(t.unit, (v * 10.0).round() / 10.0),
+                with_unit(t.unit, t.limit)
+            ));
         }
     }
     if r.driver.saturated {
@@ -145,7 +163,12 @@ pub fn judge(r: &Run, slo: &[Threshold]) -> (bool, Vec<String>) {
 /// The next rate to try, given what passed and failed so far: geometric steps up to the first
 /// failure (never past `max_rate`), then the geometric middle until the two are within
 /// `precision`. None when the search is done.
-pub fn next_rate(c: &Capacity, start: f64, passed: Option<f64>, failed: Option<f64>) -> Option<f64> {
+pub fn next_rate(
+    c: &Capacity,
+    start: f64,
+    passed: Option<f64>,
+    failed: Option<f64>,
+) -> Option<f64> {
     match (passed, failed) {
         (None, None) => Some(start),
         (None, Some(_)) => None,
@@ -179,15 +202,40 @@ struct Search<'a> {
 impl RunCtx<'_> {
     /// One contender's capacity search in scenario `s`; probes are appended as runs and the
     /// answer to `res.capacity`.
-    pub(super) fn capacity_round(&mut self, name: &str, mut proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, c: &Capacity, repeat: u32) {
-        let Profile::Open { rate: start, .. } = s.load.profile else { return };
-        let mut st = Search { name, s, c, addr, tally: Tally::default(), probes: Vec::new(), first_failure: None, driver_stop: false, driver_retries: 0 };
+    pub(super) fn capacity_round(
+        &mut self,
+        name: &str,
+        mut proc: Option<&mut Running>,
+        addr: SocketAddr,
+        s: &Scenario,
+        c: &Capacity,
+        repeat: u32,
+    ) {
+        let Profile::Open { rate: start, .. } = s.load.profile else {
+            return;
+        };
+        let mut st = Search {
+            name,
+            s,
+            c,
+            addr,
+            tally: Tally::default(),
+            probes: Vec::new(),
+            first_failure: None,
+            driver_stop: false,
+            driver_retries: 0,
+        };
         // Step up, then bisect.
         let mut warm = true;
         while !st.driver_stop {
             let (lo, hi) = st.tally.bounds();
-            let Some(rate) = next_rate(c, start, lo, hi) else { break };
-            if self.probe(&mut st, proc.as_deref_mut(), rate, warm).is_none() {
+            let Some(rate) = next_rate(c, start, lo, hi) else {
+                break;
+            };
+            if self
+                .probe(&mut st, proc.as_deref_mut(), rate, warm)
+                .is_none()
+            {
                 break;
             }
             warm = false;
@@ -199,7 +247,10 @@ impl RunCtx<'_> {
                 if st.driver_stop || st.tally.of(rate).1 >= c.repeats {
                     continue;
                 }
-                if self.probe(&mut st, proc.as_deref_mut(), rate, false).is_none() {
+                if self
+                    .probe(&mut st, proc.as_deref_mut(), rate, false)
+                    .is_none()
+                {
                     break 'repeats;
                 }
             }
@@ -212,21 +263,51 @@ impl RunCtx<'_> {
 
     /// One probe at `rate`: a measured open-model run of the scenario's duration, judged
     /// against the SLO. None when the search cannot go on (Ctrl-C, a crash).
-    fn probe(&mut self, st: &mut Search, proc: Option<&mut Running>, rate: f64, warm: bool) -> Option<bool> {
+    fn probe(
+        &mut self,
+        st: &mut Search,
+        proc: Option<&mut Running>,
+        rate: f64,
+        warm: bool,
+    ) -> Option<bool> {
         if interrupt::stopped() {
             return None;
         }
         let (name, s, c) = (st.name, st.s, st.c);
-        let Profile::Open { duration, max_connections, .. } = s.load.profile else { return None };
-        let k = self.res.runs.iter().filter(|r| r.contender == name && r.probe.as_ref().is_some_and(|p| p.of == s.name)).count() as u32 + 1;
+        let Profile::Open {
+            duration,
+            max_connections,
+            ..
+        } = s.load.profile
+        else {
+            return None;
+        };
+        let k = self
+            .res
+            .runs
+            .iter()
+            .filter(|r| r.contender == name && r.probe.as_ref().is_some_and(|p| p.of == s.name))
+            .count() as u32
+            + 1;
         let p = Scenario {
             name: format!("{}@{rate:.0}", s.name),
             warmup: if warm { s.warmup } else { Duration::ZERO },
-            load: Load { profile: Profile::Open { rate, ramp_to: rate, duration, max_connections }, ..s.load.clone() },
+            load: Load {
+                profile: Profile::Open {
+                    rate,
+                    ramp_to: rate,
+                    duration,
+                    max_connections,
+                },
+                ..s.load.clone()
+            },
             capacity: None,
             ..s.clone()
         };
-        eprintln!("[{name}] capacity probe {k}: {rate:.0} req/s for {}s", duration.as_secs());
+        eprintln!(
+            "[{name}] capacity probe {k}: {rate:.0} req/s for {}s",
+            duration.as_secs()
+        );
         self.abort_p99_ms = c.latency_objective_ms().map(|o| o * ABORT_FACTOR);
         self.gave_up.set(false);
         let before = self.res.runs.len();
@@ -239,13 +320,19 @@ impl RunCtx<'_> {
         }
         // A warm-up that left requests unanswered hands the first probe its backlog: that probe
         // measures the warm-up, not its rate, and is not counted (the rate is probed again).
-        let inherited = run.driver.warnings.iter().any(|w| w.starts_with("the warm-up left"));
+        let inherited = run
+            .driver
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("the warm-up left"));
         let (mut passed, mut broke) = judge(run, &c.slo);
         // Latency counts from the intended send time, so a late driver adds its lateness; a
         // failure far beyond that lateness (or of errors) is still the server's, at a rate no
         // higher than the one intended. A pass the driver could not offer says nothing.
         let lag_p99 = run.driver.schedule_lag.as_ref().map_or(0.0, |l| l.p99);
-        let servers_failure = !passed && c.latency_objective_ms().is_none_or(|o| lag_p99 < o / 4.0) && broke.iter().any(|b| !b.starts_with("the driver"));
+        let servers_failure = !passed
+            && c.latency_objective_ms().is_none_or(|o| lag_p99 < o / 4.0)
+            && broke.iter().any(|b| !b.starts_with("the driver"));
         let driver_limited = run.driver.saturated && !servers_failure;
         // An inconclusive probe is probed again (a passing spell of CPU steal), and after
         // DRIVER_RETRIES the search stops there.
@@ -259,11 +346,28 @@ impl RunCtx<'_> {
         }
         if stopped_early {
             passed = false;
-            broke.push(format!("stopped early: p99 above {ABORT_FACTOR}x the objective for {ABORT_AFTER_S} s"));
+            broke.push(format!(
+                "stopped early: p99 above {ABORT_FACTOR}x the objective for {ABORT_AFTER_S} s"
+            ));
         }
-        eprintln!("  {}", if passed { "SLO holds".to_string() } else { format!("SLO broken: {}", broke.join("; ")) });
+        eprintln!(
+            "  {}",
+            if passed {
+                "SLO holds".to_string()
+            } else {
+                format!("SLO broken: {}", broke.join("; "))
+            }
+        );
         let failed_run = run.status == RunStatus::Failed;
-        run.probe = Some(Probe { of: s.name.clone(), rate, passed, broke: broke.clone(), driver_limited, stopped_early, counted: !inherited && !driver_limited });
+        run.probe = Some(Probe {
+            of: s.name.clone(),
+            rate,
+            passed,
+            broke: broke.clone(),
+            driver_limited,
+            stopped_early,
+            counted: !inherited && !driver_limited,
+        });
         st.probes.push(before);
         let _ = self.res.save(self.dir);
         if interrupt::stopped() || failed_run {
@@ -276,7 +380,8 @@ impl RunCtx<'_> {
         }
         if driver_limited {
             st.driver_stop = true;
-            st.first_failure.get_or_insert((rate, Some("driver".into())));
+            st.first_failure
+                .get_or_insert((rate, Some("driver".into())));
             return Some(false);
         }
         st.tally.add(rate, passed);
@@ -305,10 +410,22 @@ impl RunCtx<'_> {
             (Some(l), Some(h)) => format!("{} req/s: the SLO held in {lp} of {ln} probes there and broke in {} of {hn} at {} req/s", fmt(l), hn - hp, fmt(h)),
         };
         // Efficiency at the capacity: over the passing probes at that rate.
-        let at_capacity: Vec<&Run> = st.probes.iter().filter_map(|&i| self.res.runs.get(i)).filter(|r| r.probe.as_ref().is_some_and(|p| Some(p.rate) == lo && p.passed)).collect();
+        let at_capacity: Vec<&Run> = st
+            .probes
+            .iter()
+            .filter_map(|&i| self.res.runs.get(i))
+            .filter(|r| {
+                r.probe
+                    .as_ref()
+                    .is_some_and(|p| Some(p.rate) == lo && p.passed)
+            })
+            .collect();
         let cpu_s: f64 = at_capacity.iter().map(|r| r.resources.cpu_s).sum();
         let answered: f64 = at_capacity.iter().map(|r| r.summary.ok as f64).sum();
-        let rss = at_capacity.iter().map(|r| r.resources.peak_rss_mb).fold(0.0, f64::max);
+        let rss = at_capacity
+            .iter()
+            .map(|r| r.resources.peak_rss_mb)
+            .fold(0.0, f64::max);
         CapacityResult {
             contender: st.name.to_string(),
             scenario: st.s.name.clone(),
@@ -342,7 +459,13 @@ mod tests {
     use super::*;
 
     fn cap() -> Capacity {
-        Capacity { slo: vec![Threshold::parse_flag("p99<=200ms").unwrap()], max_rate: 10_000.0, growth: 2.0, precision: 0.05, repeats: 3 }
+        Capacity {
+            slo: vec![Threshold::parse_flag("p99<=200ms").unwrap()],
+            max_rate: 10_000.0,
+            growth: 2.0,
+            precision: 0.05,
+            repeats: 3,
+        }
     }
 
     /// The search against a server that keeps the SLO up to `true_capacity`.
@@ -350,7 +473,10 @@ mod tests {
         let c = cap();
         let mut t = Tally::default();
         let mut n = 0;
-        while let Some(r) = { let (lo, hi) = t.bounds(); next_rate(&c, start, lo, hi) } {
+        while let Some(r) = {
+            let (lo, hi) = t.bounds();
+            next_rate(&c, start, lo, hi)
+        } {
             t.add(r, r <= true_capacity);
             n += 1;
             assert!(n < 40, "the search ends");
@@ -376,7 +502,14 @@ mod tests {
     #[test]
     fn a_rate_that_fails_once_in_its_repeats_is_not_the_capacity() {
         let mut t = Tally::default();
-        for (r, ok) in [(100.0, true), (200.0, true), (400.0, false), (283.0, true), (283.0, false), (283.0, true)] {
+        for (r, ok) in [
+            (100.0, true),
+            (200.0, true),
+            (400.0, false),
+            (283.0, true),
+            (283.0, false),
+            (283.0, true),
+        ] {
             t.add(r, ok);
         }
         assert_eq!(t.bounds(), (Some(200.0), Some(283.0)));

@@ -66,11 +66,22 @@ fn start(ctx: &RunCtx, cmd: &str, addr: SocketAddr, run: u32) -> Result<Running>
     let log = ctx.dir.join("logs").join(format!("external-run{run}.log"));
     let argv = vec!["sh".to_string(), "-c".to_string(), format!("exec {cmd}")];
     let cwd = std::env::current_dir()?;
-    let mut proc = contender::start(&argv, &cwd, &ctx.plan.contender_cpus, addr.port(), &log, &[])?;
+    let mut proc = contender::start(
+        &argv,
+        &cwd,
+        &ctx.plan.contender_cpus,
+        addr.port(),
+        &log,
+        &[],
+    )?;
     let t0 = Instant::now();
     loop {
         if let Some(status) = proc.exited() {
-            bail!("--cmd exited before it accepted connections on {addr} ({}); last log lines:\n{}", contender::describe_exit(status), log_tail(&log, 15));
+            bail!(
+                "--cmd exited before it accepted connections on {addr} ({}); last log lines:\n{}",
+                contender::describe_exit(status),
+                log_tail(&log, 15)
+            );
         }
         if interrupt::stopped() {
             proc.stop(STOP_GRACE);
@@ -81,7 +92,11 @@ fn start(ctx: &RunCtx, cmd: &str, addr: SocketAddr, run: u32) -> Result<Running>
         }
         if t0.elapsed() > START_TIMEOUT {
             proc.stop(STOP_GRACE);
-            bail!("--cmd did not accept connections on {addr} within {}s; last log lines:\n{}", START_TIMEOUT.as_secs(), log_tail(&log, 15));
+            bail!(
+                "--cmd did not accept connections on {addr} within {}s; last log lines:\n{}",
+                START_TIMEOUT.as_secs(),
+                log_tail(&log, 15)
+            );
         }
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -38,7 +38,10 @@ pub(super) fn finish(mut r: Run, e: Ended, proc: Option<&Running>) -> Run {
         RunStatus::Ok
     };
     if let (Some(why), Some(p)) = (&e.crash, proc) {
-        r.failure = Some(format!("the contender exited during the run ({why}); last log lines:\n{}", log_tail(&p.log, 12)));
+        r.failure = Some(format!(
+            "the contender exited during the run ({why}); last log lines:\n{}",
+            log_tail(&p.log, 12)
+        ));
     }
     finish_events(&mut r, e.fired);
     r
@@ -57,7 +60,9 @@ fn finish_events(r: &mut Run, fired: Vec<EventRecord>) {
         }
     }
     if fired.iter().any(|e| !e.applied) {
-        r.driver.warnings.push("the downstream did not accept a mid-run change; see events".into());
+        r.driver
+            .warnings
+            .push("the downstream did not accept a mid-run change; see events".into());
     }
     r.events = fired;
 }

@@ -6,6 +6,7 @@ use super::finish::{finish, Ended};
 use super::results::{EntryResult, Run};
 use super::round::{failed_run, new_run, RunCtx};
 use super::warmup::{Settle, WarmupRecord};
+use super::watch::FaultLog;
 use super::writes::check_writes;
 use crate::driver::{self, assess::driver_report, summary, Target};
 use crate::plan::{Load, Profile, Scenario};
@@ -18,7 +19,14 @@ use std::time::{Duration, Instant, SystemTime};
 
 impl RunCtx<'_> {
     /// Warm-up then measured run of one scenario; the run is appended to the results.
-    pub(super) fn measure_scenario(&mut self, name: &str, mut proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, run: u32) {
+    pub(super) fn measure_scenario(
+        &mut self,
+        name: &str,
+        mut proc: Option<&mut Running>,
+        addr: SocketAddr,
+        s: &Scenario,
+        run: u32,
+    ) {
         if let Err(why) = self.set_up(s) {
             self.res.runs.push(failed_run(name, s, run, &why));
             return;
@@ -48,10 +56,16 @@ impl RunCtx<'_> {
 
     /// The downstream's behaviour for the scenario, and fresh rows when it uses the database.
     fn set_up(&self, s: &Scenario) -> Result<(), String> {
-        self.set_downstream(&s.downstream).map_err(|why| format!("could not set the downstream service ({}): {why}", s.downstream))?;
+        self.set_downstream(&s.downstream).map_err(|why| {
+            format!(
+                "could not set the downstream service ({}): {why}",
+                s.downstream
+            )
+        })?;
         let uses_db = !s.mix.is_empty() || s.path.starts_with("/messages");
         if let (Some(db), true) = (self.services.and_then(|sv| sv.database.as_ref()), uses_db) {
-            db.reset(self.rt).map_err(|e| format!("could not reset the database: {e:#}"))?;
+            db.reset(self.rt)
+                .map_err(|e| format!("could not reset the database: {e:#}"))?;
         }
         Ok(())
     }
@@ -59,16 +73,29 @@ impl RunCtx<'_> {
     /// The warm-up: at most the scenario's `warmup`, ending once the contender has settled
     /// (and not before the plan's minimum). Returns how many of its requests were left
     /// unanswered, and how long it lasted.
-    fn warm_up(&self, name: &str, proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, run: u32) -> Result<(Option<u64>, Option<WarmupRecord>), String> {
+    fn warm_up(
+        &self,
+        name: &str,
+        proc: Option<&mut Running>,
+        addr: SocketAddr,
+        s: &Scenario,
+        run: u32,
+    ) -> Result<(Option<u64>, Option<WarmupRecord>), String> {
         if s.warmup.is_zero() {
             return Ok((None, None));
         }
         let warm = warmup_load(&s.load, s.warmup);
-        let target = scenario_target(addr, s, warm.connection_close, &format!("iobound {name} {} r{run} warm ", s.name));
+        let target = scenario_target(
+            addr,
+            s,
+            warm.connection_close,
+            &format!("iobound {name} {} r{run} warm ", s.name),
+        );
         let bar = Progress::new(&format!("{name} {} warm-up", s.name), s.warmup);
         let min = self.plan.warmup_min.min(s.warmup);
         let detect = s.warmup > min;
-        *self.settle.borrow_mut() = detect.then(|| Settle::new(min, s.warmup, self.plan.warmup_band));
+        *self.settle.borrow_mut() =
+            detect.then(|| Settle::new(min, s.warmup, self.plan.warmup_band));
         // The contender's CPU per request is one of the figures that must settle.
         let sampler = match (proc.as_ref(), self.sample_tree) {
             (Some(p), _) if detect => Some(Sampler::new(p.pid, Instant::now(), None)),
@@ -77,11 +104,23 @@ impl RunCtx<'_> {
         };
         let mut samples = Vec::new();
         let t0 = Instant::now();
-        let outcome = self.drive(&target, &warm, proc, &bar, sampler.as_ref().map(|sm| (sm, &mut samples)), &[], &mut Vec::new());
+        let outcome = self.drive(
+            &target,
+            &warm,
+            proc,
+            &bar,
+            sampler.as_ref().map(|sm| (sm, &mut samples)),
+            FaultLog {
+                events: &[],
+                fired: &mut Vec::new(),
+            },
+        );
         let settled_at = self.settle.borrow_mut().take().and_then(|st| st.settled_at);
         bar.finish();
         let record = WarmupRecord {
-            seconds: settled_at.unwrap_or_else(|| t0.elapsed().min(s.warmup)).as_secs_f64(),
+            seconds: settled_at
+                .unwrap_or_else(|| t0.elapsed().min(s.warmup))
+                .as_secs_f64(),
             settled: settled_at.is_some(),
             min_s: min.as_secs_f64(),
             max_s: s.warmup.as_secs_f64(),
@@ -90,7 +129,10 @@ impl RunCtx<'_> {
         if detect {
             match settled_at {
                 Some(t) => eprintln!("[{name}] warm-up: settled after {:.0} s", t.as_secs_f64()),
-                None => eprintln!("[{name}] warm-up: not settled within {:.0} s", s.warmup.as_secs_f64()),
+                None => eprintln!(
+                    "[{name}] warm-up: not settled within {:.0} s",
+                    s.warmup.as_secs_f64()
+                ),
             }
         }
         match outcome {
@@ -103,15 +145,31 @@ impl RunCtx<'_> {
     }
 
     /// The measured run, sampled and watched.
-    fn measured(&mut self, name: &str, mut proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, run: u32, warm_left: Option<u64>) -> Run {
+    fn measured(
+        &mut self,
+        name: &str,
+        mut proc: Option<&mut Running>,
+        addr: SocketAddr,
+        s: &Scenario,
+        run: u32,
+        warm_left: Option<u64>,
+    ) -> Run {
         let started_at = crate::util::now();
         let wall_start = SystemTime::now();
-        let target = scenario_target(addr, s, s.load.connection_close, &format!("iobound {name} {} r{run} run ", s.name));
+        let target = scenario_target(
+            addr,
+            s,
+            s.load.connection_close,
+            &format!("iobound {name} {} r{run} run ", s.name),
+        );
         let bar = Progress::new(&format!("{name} {}", s.name), s.load.profile.duration());
         // Reading /proc/net/tcp costs the harness's CPU (10,000 lines at C10K, four times a
         // second): only where the scenario calls the downstream service.
         let calls_downstream = s.path == "/enrich" || s.path.starts_with("/enrich?");
-        let downstream_port = self.services.filter(|_| calls_downstream).map(|sv| sv.downstream.addr.port());
+        let downstream_port = self
+            .services
+            .filter(|_| calls_downstream)
+            .map(|sv| sv.downstream.addr.port());
         let sampler = match (proc.as_ref(), self.sample_tree) {
             (Some(p), _) => Some(Sampler::new(p.pid, Instant::now(), downstream_port)),
             (None, Some(pid)) => Some(Sampler::of_tree(pid, Instant::now())),
@@ -122,7 +180,17 @@ impl RunCtx<'_> {
         let mut fired = Vec::new();
         let profiling = self.begin_profile(name, proc.as_deref(), s, run);
         let begun = Instant::now();
-        let outcome = self.drive(&target, &s.load, proc.as_deref_mut(), &bar, sampler.as_ref().map(|sm| (sm, &mut samples)), &s.events, &mut fired);
+        let outcome = self.drive(
+            &target,
+            &s.load,
+            proc.as_deref_mut(),
+            &bar,
+            sampler.as_ref().map(|sm| (sm, &mut samples)),
+            FaultLog {
+                events: &s.events,
+                fired: &mut fired,
+            },
+        );
         bar.finish();
         let mut r = new_run(name, s, run);
         r.started_at = started_at;
@@ -134,18 +202,29 @@ impl RunCtx<'_> {
                 return r;
             }
         };
-        let (summary, intervals) = summary::summarize(&outcome.recorder, outcome.duration, &s.load.profile);
+        let (summary, intervals) =
+            summary::summarize(&outcome.recorder, outcome.duration, &s.load.profile);
         let requests = summary.ok + summary.drained;
         r.driver = driver_report(&outcome, &self.plan.driver_cpus, requests);
         r.summary = summary;
         r.intervals = intervals;
         self.record(&mut r, &outcome, &target, s, warm_left, wall_start);
-        let ended = Ended { samples, steal_before, fired, crash, cancelled: outcome.cancelled, requests };
+        let ended = Ended {
+            samples,
+            steal_before,
+            fired,
+            crash,
+            cancelled: outcome.cancelled,
+            requests,
+        };
         let mut r = finish(r, ended, proc.as_deref());
         if let Some(p) = proc.as_deref() {
             // The runtime's own lines in the contender's log, read once.
             if let Ok(log) = std::fs::read_to_string(&p.log) {
-                let (start, length) = (begun.saturating_duration_since(p.started), s.load.profile.duration());
+                let (start, length) = (
+                    begun.saturating_duration_since(p.started),
+                    s.load.profile.duration(),
+                );
                 r.gc = super::gc::from_text(&log, start, length);
                 r.event_loop = super::event_loop::from_text(&log, start, length);
             }
@@ -156,7 +235,13 @@ impl RunCtx<'_> {
 
     /// With --profile: the contender's profiler started for the measured run (a profiler that
     /// cannot start costs the run nothing but its profile: a warning says why).
-    fn begin_profile(&self, name: &str, proc: Option<&Running>, s: &Scenario, run: u32) -> Option<(super::profile::Session, String)> {
+    fn begin_profile(
+        &self,
+        name: &str,
+        proc: Option<&Running>,
+        s: &Scenario,
+        run: u32,
+    ) -> Option<(super::profile::Session, String)> {
         let (p, proc) = (self.profiler.as_ref()?, proc?);
         let stem = format!("profiles/{name}.{}.run{run}", s.name);
         let jfr = self.dir.join(format!("{stem}.jfr"));
@@ -173,14 +258,24 @@ impl RunCtx<'_> {
     fn end_profile(&self, r: &mut Run, profiling: Option<(super::profile::Session, String)>) {
         let Some((session, stem)) = profiling else {
             if self.profiler.is_some() {
-                r.driver.warnings.push("no CPU profile: the profiler did not start".into());
+                r.driver
+                    .warnings
+                    .push("no CPU profile: the profiler did not start".into());
             }
             return;
         };
         let folded = format!("{stem}.folded");
         match session.end(&self.dir.join(&folded)) {
             Ok(p) => {
-                eprintln!("  profile ({}): {} samples, hottest {}", p.tool, p.samples, p.hottest.first().map(|h| format!("{} ({:.0}%)", h.frame, h.self_pct)).unwrap_or_default());
+                eprintln!(
+                    "  profile ({}): {} samples, hottest {}",
+                    p.tool,
+                    p.samples,
+                    p.hottest
+                        .first()
+                        .map(|h| format!("{} ({:.0}%)", h.frame, h.self_pct))
+                        .unwrap_or_default()
+                );
                 r.profile = Some(super::profile::ProfileRecord { folded, ..p });
             }
             Err(e) => r.driver.warnings.push(format!("no CPU profile: {e:#}")),
@@ -188,10 +283,23 @@ impl RunCtx<'_> {
     }
 
     /// Histograms, warnings, per-entry counts and the write check of a measured run.
-    fn record(&self, r: &mut Run, outcome: &driver::Outcome, target: &Target, s: &Scenario, warm_left: Option<u64>, wall_start: SystemTime) {
-        match (summary::encode_histogram(&outcome.recorder.overall().0), summary::encode_histogram(&outcome.recorder.overall_all())) {
+    fn record(
+        &self,
+        r: &mut Run,
+        outcome: &driver::Outcome,
+        target: &Target,
+        s: &Scenario,
+        warm_left: Option<u64>,
+        wall_start: SystemTime,
+    ) {
+        match (
+            summary::encode_histogram(&outcome.recorder.overall().0),
+            summary::encode_histogram(&outcome.recorder.overall_all()),
+        ) {
             (Ok(h), Ok(all)) => (r.histogram, r.histogram_all) = (Some(h), Some(all)),
-            (Err(e), _) | (_, Err(e)) => r.driver.warnings.push(format!("histogram not kept: {e:#}")),
+            (Err(e), _) | (_, Err(e)) => {
+                r.driver.warnings.push(format!("histogram not kept: {e:#}"))
+            }
         }
         if let Some(n) = warm_left {
             r.driver.warnings.push(format!("the warm-up left {n} requests unanswered: the server may still have been busy with them when measurement began"));
@@ -211,23 +319,47 @@ impl RunCtx<'_> {
             .entries
             .iter()
             .zip(&outcome.entries)
-            .map(|(e, c)| EntryResult { method: e.method.clone(), path: e.path.clone(), weight: e.weight, sent: c.sent, ok: c.ok })
+            .map(|(e, c)| EntryResult {
+                method: e.method.clone(),
+                path: e.path.clone(),
+                weight: e.weight,
+                sent: c.sent,
+                ok: c.ok,
+            })
             .collect();
-        if let (Some(db), true) = (self.services.and_then(|sv| sv.database.as_ref()), target.entries.iter().any(|e| e.is_write())) {
+        if let (Some(db), true) = (
+            self.services.and_then(|sv| sv.database.as_ref()),
+            target.entries.iter().any(|e| e.is_write()),
+        ) {
             match check_writes(self.rt, db, target, &outcome.acks) {
                 Ok(w) => {
                     if w.lost > 0 {
-                        r.failure = Some(format!("{} acknowledged writes are not in the database, e.g. {}", w.lost, w.lost_examples.join("; ")));
+                        r.failure = Some(format!(
+                            "{} acknowledged writes are not in the database, e.g. {}",
+                            w.lost,
+                            w.lost_examples.join("; ")
+                        ));
                     }
                     r.writes = Some(w);
                 }
-                Err(e) => r.driver.warnings.push(format!("the write check could not run: {e:#}")),
+                Err(e) => r
+                    .driver
+                    .warnings
+                    .push(format!("the write check could not run: {e:#}")),
             }
         }
         let hlog = format!("histograms/{}.{}.run{}.hlog", r.contender, s.name, r.run);
-        match summary::write_hlog(&outcome.recorder, &self.dir.join(&hlog), wall_start, &format!("{}.{}", r.contender, s.name)) {
+        match summary::write_hlog(
+            &outcome.recorder,
+            &self.dir.join(&hlog),
+            wall_start,
+            &format!("{}.{}", r.contender, s.name),
+        ) {
             Ok(()) => r.histogram_log = Some(hlog),
-            Err(e) => r.driver.warnings.push(format!("histogram log not written: {e:#}")),
+            Err(e) => r
+                .driver
+                .warnings
+                .push(format!("histogram log not written: {e:#}")),
         }
     }
 }
@@ -240,10 +372,16 @@ fn print_run(r: &Run) {
         s.rps, s.latency.p50, s.latency.p99, s.latency.max, s.errors.total(), res.peak_threads, res.peak_rss_mb
     );
     if let Some(g) = &r.gc {
-        eprintln!("  GC ({}): {} collections, {:.1} ms paused in all, longest {:.1} ms", g.source, g.collections, g.pause_total_ms, g.pause_max_ms);
+        eprintln!(
+            "  GC ({}): {} collections, {:.1} ms paused in all, longest {:.1} ms",
+            g.source, g.collections, g.pause_total_ms, g.pause_max_ms
+        );
     }
     if let Some(e) = &r.event_loop {
-        eprintln!("  event-loop delay: worst second's p99 {:.1} ms, longest {:.1} ms", e.worst_p99_ms, e.max_ms);
+        eprintln!(
+            "  event-loop delay: worst second's p99 {:.1} ms, longest {:.1} ms",
+            e.worst_p99_ms, e.max_ms
+        );
     }
     if let Some(w) = &r.writes {
         eprintln!(
@@ -252,7 +390,14 @@ fn print_run(r: &Run) {
             w.updates_acknowledged,
             w.deletes_acknowledged,
             w.lost,
-            if w.creates_unacknowledged > 0 { format!(" ({} rows committed without an answer)", w.creates_unacknowledged) } else { String::new() }
+            if w.creates_unacknowledged > 0 {
+                format!(
+                    " ({} rows committed without an answer)",
+                    w.creates_unacknowledged
+                )
+            } else {
+                String::new()
+            }
         );
     }
     for w in &r.driver.warnings {
@@ -264,13 +409,36 @@ fn print_run(r: &Run) {
 /// would leave a queue behind in a saturated server that the measured run would inherit.
 fn warmup_load(load: &Load, length: Duration) -> Load {
     let profile = match load.profile {
-        Profile::Closed { users, step_users, think, .. } => {
+        Profile::Closed {
+            users,
+            step_users,
+            think,
+            ..
+        } => {
             let first = if users > 0 { users } else { step_users.max(1) };
-            Profile::Closed { users: first, step_users: 0, steps: 0, level: length, think }
+            Profile::Closed {
+                users: first,
+                step_users: 0,
+                steps: 0,
+                level: length,
+                think,
+            }
         }
-        Profile::Open { rate, max_connections, .. } => Profile::Open { rate, ramp_to: rate, duration: length, max_connections },
+        Profile::Open {
+            rate,
+            max_connections,
+            ..
+        } => Profile::Open {
+            rate,
+            ramp_to: rate,
+            duration: length,
+            max_connections,
+        },
     };
-    Load { profile, ..load.clone() }
+    Load {
+        profile,
+        ..load.clone()
+    }
 }
 
 /// The scenario's requests; a mix's write tokens start with `tag`.
@@ -289,13 +457,44 @@ mod tests {
     #[test]
     fn warmup_offers_the_first_level_only() {
         let load = Load {
-            profile: Profile::Closed { users: 250, step_users: 2250, steps: 1, level: Duration::from_secs(12), think: Duration::ZERO },
+            profile: Profile::Closed {
+                users: 250,
+                step_users: 2250,
+                steps: 1,
+                level: Duration::from_secs(12),
+                think: Duration::ZERO,
+            },
             timeout: Duration::from_secs(20),
             connection_close: false,
         };
         let w = warmup_load(&load, Duration::from_secs(2));
-        assert_eq!(w.profile, Profile::Closed { users: 250, step_users: 0, steps: 0, level: Duration::from_secs(2), think: Duration::ZERO });
-        let ramp = Load { profile: Profile::Open { rate: 10.0, ramp_to: 300.0, duration: Duration::from_secs(60), max_connections: 100 }, ..load };
-        assert_eq!(warmup_load(&ramp, Duration::from_secs(5)).profile, Profile::Open { rate: 10.0, ramp_to: 10.0, duration: Duration::from_secs(5), max_connections: 100 });
+        assert_eq!(
+            w.profile,
+            Profile::Closed {
+                users: 250,
+                step_users: 0,
+                steps: 0,
+                level: Duration::from_secs(2),
+                think: Duration::ZERO
+            }
+        );
+        let ramp = Load {
+            profile: Profile::Open {
+                rate: 10.0,
+                ramp_to: 300.0,
+                duration: Duration::from_secs(60),
+                max_connections: 100,
+            },
+            ..load
+        };
+        assert_eq!(
+            warmup_load(&ramp, Duration::from_secs(5)).profile,
+            Profile::Open {
+                rate: 10.0,
+                ramp_to: 10.0,
+                duration: Duration::from_secs(5),
+                max_connections: 100
+            }
+        );
     }
 }

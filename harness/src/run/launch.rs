@@ -24,31 +24,76 @@ pub struct Launched {
 
 /// Starts `m` on a free loopback port, pinned to the plan's contender CPUs, with the plan's
 /// JVM flags; readiness is the caller's next step.
-pub fn launch(m: &Manifest, tunables: &BTreeMap<String, String>, plan: &Plan, java: Option<&Path>, log: &Path, env: &[(String, String)]) -> Result<Launched> {
+pub fn launch(
+    m: &Manifest,
+    tunables: &BTreeMap<String, String>,
+    plan: &Plan,
+    java: Option<&Path>,
+    log: &Path,
+    env: &[(String, String)],
+) -> Result<Launched> {
     let port = contender::free_port()?;
     let flags = plan.jvm_flags();
-    let argv = m.command(&StartVars { java, jvm_flags: &flags, port }, tunables)?;
+    let argv = m.command(
+        &StartVars {
+            java,
+            jvm_flags: &flags,
+            port,
+        },
+        tunables,
+    )?;
     let mut env = env.to_vec();
-    env.push((super::gc::GO_GC_TRACE.0.to_string(), super::gc::GO_GC_TRACE.1.to_string()));
+    env.push((
+        super::gc::GO_GC_TRACE.0.to_string(),
+        super::gc::GO_GC_TRACE.1.to_string(),
+    ));
     let env = &env[..];
-    eprintln!("[{}] starting on 127.0.0.1:{port}, CPU {}", m.name, crate::util::format_cpus(&plan.contender_cpus));
+    eprintln!(
+        "[{}] starting on 127.0.0.1:{port}, CPU {}",
+        m.name,
+        crate::util::format_cpus(&plan.contender_cpus)
+    );
     let proc = contender::start(&argv, &m.dir, &plan.contender_cpus, port, log, env)?;
-    let startup_timeout = crate::util::parse_duration(m.startup_timeout.as_deref().unwrap_or("120s"))?;
-    Ok(Launched { proc, argv, startup_timeout })
+    let startup_timeout =
+        crate::util::parse_duration(m.startup_timeout.as_deref().unwrap_or("120s"))?;
+    Ok(Launched {
+        proc,
+        argv,
+        startup_timeout,
+    })
 }
 
 /// Checks a ready contender against the contract: the HTTP cases (plus `fuzz` = (count, seed)
 /// generated hostile inputs), or for a pipeline the delivery check through Kafka. A check that
 /// fails is a Verification that did not pass; an error means the check itself could not run.
-pub fn verify_contender(rt: &tokio::runtime::Runtime, proc: &Running, m: &Manifest, services: &Services, cpus: &[usize], logs: &Path, fuzz: Option<(usize, u64)>) -> Result<Verification> {
+pub fn verify_contender(
+    rt: &tokio::runtime::Runtime,
+    proc: &Running,
+    m: &Manifest,
+    services: &Services,
+    cpus: &[usize],
+    logs: &Path,
+    fuzz: Option<(usize, u64)>,
+) -> Result<Verification> {
     if m.is_pipeline() {
-        let Some(k) = &services.kafka else { bail!("pipeline contenders need Kafka") };
+        let Some(k) = &services.kafka else {
+            bail!("pipeline contenders need Kafka")
+        };
         return Ok(conformance::pipeline::verify(k, cpus, logs, &m.name));
     }
-    let ctx = conformance::Context { corpus: &services.corpus, downstream_timeout: services.downstream_timeout, database: services.database.as_ref() };
+    let ctx = conformance::Context {
+        corpus: &services.corpus,
+        downstream_timeout: services.downstream_timeout,
+        database: services.database.as_ref(),
+    };
     let mut v = conformance::verify(rt, proc.addr, &ctx)?;
     if let Some((count, seed)) = fuzz.filter(|(n, _)| *n > 0) {
-        let f = rt.block_on(conformance::fuzz::run(proc.addr, count, seed, &services.corpus.vectors()?));
+        let f = rt.block_on(conformance::fuzz::run(
+            proc.addr,
+            count,
+            seed,
+            &services.corpus.vectors()?,
+        ));
         v.passed &= f.passed;
         v.cases.push(f);
     }

@@ -18,9 +18,8 @@ pub mod environment;
 pub mod event_loop;
 pub mod external;
 pub mod faults;
-pub mod gc;
-pub mod warmup;
 mod finish;
+pub mod gc;
 mod http;
 pub mod launch;
 mod overload;
@@ -28,6 +27,7 @@ pub mod pipeline;
 pub mod profile;
 pub mod results;
 mod round;
+pub mod warmup;
 mod watch;
 mod writes;
 
@@ -36,9 +36,9 @@ use crate::services::manifest::{self, Manifest};
 use crate::services::{contender, ServiceChoice, Services};
 use crate::util::interrupt;
 use anyhow::{bail, Context, Result};
+pub use external::{External, ExternalProcess};
 use results::{ContenderInfo, Results};
 use round::RunCtx;
-pub use external::{External, ExternalProcess};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -73,7 +73,11 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
         let tunables = m.resolve_tunables(plan.tunables.get(name))?;
         for s in &plan.scenarios {
             if s.pipeline != m.is_pipeline() {
-                let (what, fits) = if m.is_pipeline() { ("a Kafka pipeline", "pipeline = true scenarios") } else { ("an HTTP server", "HTTP scenarios (path or mix)") };
+                let (what, fits) = if m.is_pipeline() {
+                    ("a Kafka pipeline", "pipeline = true scenarios")
+                } else {
+                    ("an HTTP server", "HTTP scenarios (path or mix)")
+                };
                 bail!("scenario {:?} cannot run on {name}: it is {what} and runs only {fits}; split the plan or pick other contenders (`iobound list`)", s.name);
             }
         }
@@ -81,13 +85,23 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
             bail!("--profile: {name} has no profiler (its manifest sets no `profiler`); leave it out with -c, or run without --profile");
         }
         if !m.artifact_path().exists() {
-            bail!("{name} is not built ({} is missing); run `./iobound build` (it runs: {})", m.artifact_path().display(), m.build);
+            bail!(
+                "{name} is not built ({} is missing); run `./iobound build` (it runs: {})",
+                m.artifact_path().display(),
+                m.build
+            );
         }
-        out.push(Prepared { manifest: m, tunables });
+        out.push(Prepared {
+            manifest: m,
+            tunables,
+        });
     }
     for key in plan.tunables.keys() {
         if !plan.contenders.contains(key) {
-            bail!("tunables.{key}: {key} is not among the plan's contenders ({})", plan.contenders.join(", "));
+            bail!(
+                "tunables.{key}: {key} is not among the plan's contenders ({})",
+                plan.contenders.join(", ")
+            );
         }
     }
     let java = if out.iter().any(|p| p.manifest.is_jvm()) {
@@ -101,8 +115,15 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
         // The profilers' own tools are checked before anything starts.
         for p in &out {
             let kind = p.manifest.profiler_kind().unwrap_or_default();
-            profile::Profiler::new(kind, java.as_deref(), &std::env::temp_dir()).with_context(|| format!("--profile for {}", p.manifest.name))?;
-            if kind == "pprof" && std::process::Command::new("go").arg("version").output().map(|o| !o.status.success()).unwrap_or(true) {
+            profile::Profiler::new(kind, java.as_deref(), &std::env::temp_dir())
+                .with_context(|| format!("--profile for {}", p.manifest.name))?;
+            if kind == "pprof"
+                && std::process::Command::new("go")
+                    .arg("version")
+                    .output()
+                    .map(|o| !o.status.success())
+                    .unwrap_or(true)
+            {
                 bail!("--profile for {}: reading a pprof profile needs Go's `go tool pprof`, and `go` is not on PATH; install Go or leave {} out with -c", p.manifest.name, p.manifest.name);
             }
         }
@@ -111,18 +132,35 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
 }
 
 fn results_dir(base: &Path, plan: &Plan) -> Result<PathBuf> {
-    let dir = base.join(format!("{}-{}", crate::util::stamp(SystemTime::now()), plan.name));
+    let dir = base.join(format!(
+        "{}-{}",
+        crate::util::stamp(SystemTime::now()),
+        plan.name
+    ));
     std::fs::create_dir_all(dir.join("histograms"))
         .and_then(|_| std::fs::create_dir_all(dir.join("logs")))
         .and_then(|_| std::fs::write(dir.join(".write-test"), b""))
         .and_then(|_| std::fs::remove_file(dir.join(".write-test")))
-        .with_context(|| format!("results directory {} is not writable; choose another with --out DIR", dir.display()))?;
+        .with_context(|| {
+            format!(
+                "results directory {} is not writable; choose another with --out DIR",
+                dir.display()
+            )
+        })?;
     Ok(dir)
 }
 
 /// The results of a plan before anything has run: its contenders, the machine, "running".
-fn new_results(plan: &Plan, opts: &Options, prepared: &[Prepared], java: Option<&Path>) -> Result<Results> {
-    let mut contenders: Vec<ContenderInfo> = prepared.iter().map(|p| ContenderInfo::of(&p.manifest, &p.tunables, java)).collect();
+fn new_results(
+    plan: &Plan,
+    opts: &Options,
+    prepared: &[Prepared],
+    java: Option<&Path>,
+) -> Result<Results> {
+    let mut contenders: Vec<ContenderInfo> = prepared
+        .iter()
+        .map(|p| ContenderInfo::of(&p.manifest, &p.tunables, java))
+        .collect();
     if let Some(ext) = &opts.external {
         contenders.push(ext.info());
     }
@@ -144,11 +182,28 @@ fn new_results(plan: &Plan, opts: &Options, prepared: &[Prepared], java: Option<
 
 /// Starts the services and records them in the results; Ok(None) when the user interrupted
 /// the start (the results then say so and nothing is measured).
-fn start_services(plan: &Plan, opts: &Options, rt: &tokio::runtime::Runtime, dir: &Path, res: &mut Results) -> Result<Option<Services>> {
-    match Services::start(&opts.root, plan, rt, &dir.join("logs"), &opts.services, plan.uses_database(), plan.has_pipeline()) {
+fn start_services(
+    plan: &Plan,
+    opts: &Options,
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    res: &mut Results,
+) -> Result<Option<Services>> {
+    match Services::start(
+        &opts.root,
+        plan,
+        rt,
+        &dir.join("logs"),
+        &opts.services,
+        plan.uses_database(),
+        plan.has_pipeline(),
+    ) {
         Ok(s) => {
             res.environment.database = match &s.database {
-                Some(db) => format!("{}; pool of {} connections per contender (IOBOUND_DB_POOL)", db.description, db.pool),
+                Some(db) => format!(
+                    "{}; pool of {} connections per contender (IOBOUND_DB_POOL)",
+                    db.description, db.pool
+                ),
                 None => "none (no scenario calls /messages)".into(),
             };
             if let Some(k) = &s.kafka {
@@ -158,7 +213,9 @@ fn start_services(plan: &Plan, opts: &Options, rt: &tokio::runtime::Runtime, dir
             Ok(Some(s))
         }
         Err(e) if interrupt::stopped() => {
-            res.incomplete_reason = Some(format!("interrupted by the user while the services started ({e:#}); nothing was measured"));
+            res.incomplete_reason = Some(format!(
+                "interrupted by the user while the services started ({e:#}); nothing was measured"
+            ));
             res.finished_at = Some(crate::util::now());
             res.save(dir)?;
             Ok(None)
@@ -176,14 +233,24 @@ pub fn run_plan(plan: &Plan, opts: &Options) -> Result<(PathBuf, Results)> {
     let (prepared, java) = prepare(plan, opts)?;
     let dir = results_dir(&opts.out, plan)?;
     // The harness itself (driver, sampler) stays off the contender's CPUs.
-    crate::util::pin_current_thread(&plan.driver_cpus).context("pinning the harness to the driver CPUs")?;
+    crate::util::pin_current_thread(&plan.driver_cpus)
+        .context("pinning the harness to the driver CPUs")?;
     // C10K: the driver needs a socket per user.
     contender::raise_nofile();
     interrupt::install();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let mut res = new_results(plan, opts, &prepared, java.as_deref())?;
     res.save(&dir)?;
-    eprintln!("iobound: plan {:?}: {} contender(s) x {} scenario(s) x {} run(s); results in {}", plan.name, res.contenders.len(), plan.scenarios.len(), plan.runs, dir.display());
+    eprintln!(
+        "iobound: plan {:?}: {} contender(s) x {} scenario(s) x {} run(s); results in {}",
+        plan.name,
+        res.contenders.len(),
+        plan.scenarios.len(),
+        plan.runs,
+        dir.display()
+    );
     eprintln!("iobound: {}", res.environment.pinning);
 
     let mut services = None;
@@ -193,14 +260,24 @@ pub fn run_plan(plan: &Plan, opts: &Options) -> Result<(PathBuf, Results)> {
             None => return Ok((dir, res)),
         }
     }
-    let outcome = run_rounds(plan, opts, &dir, &rt, &mut res, services.as_ref(), &prepared, java.as_deref());
+    let outcome = run_rounds(
+        plan,
+        opts,
+        &dir,
+        &rt,
+        &mut res,
+        services.as_ref(),
+        &prepared,
+        java.as_deref(),
+    );
     if let Some(s) = services.as_mut() {
         s.stop();
     }
     outcome?;
     let interrupted = interrupt::stopped();
     res.complete = !interrupted;
-    res.incomplete_reason = interrupted.then(|| "interrupted by the user; runs measured so far are kept".to_string());
+    res.incomplete_reason =
+        interrupted.then(|| "interrupted by the user; runs measured so far are kept".to_string());
     res.finished_at = Some(crate::util::now());
     res.save(&dir)?;
     Ok((dir, res))
@@ -217,7 +294,18 @@ fn run_rounds(
     prepared: &[Prepared],
     java: Option<&Path>,
 ) -> Result<()> {
-    let mut ctx = RunCtx { plan, services, dir, rt, res, sample_tree: None, abort_p99_ms: None, gave_up: Default::default(), settle: Default::default(), profiler: None };
+    let mut ctx = RunCtx {
+        plan,
+        services,
+        dir,
+        rt,
+        res,
+        sample_tree: None,
+        abort_p99_ms: None,
+        gave_up: Default::default(),
+        settle: Default::default(),
+        profiler: None,
+    };
     'repeats: for run in 1..=plan.runs {
         if let Some(ext) = &opts.external {
             if interrupt::stopped() {
@@ -249,7 +337,12 @@ mod tests {
                 path: Some("/".into()),
                 mix: None,
                 warmup: None,
-                load: crate::plan::LoadFile { model: "closed".into(), users: Some(1), duration: Some("1s".into()), ..Default::default() },
+                load: crate::plan::LoadFile {
+                    model: "closed".into(),
+                    users: Some(1),
+                    duration: Some("1s".into()),
+                    ..Default::default()
+                },
                 downstream: None,
                 ..Default::default()
             }],
@@ -258,7 +351,14 @@ mod tests {
         .validate()
         .unwrap();
         // /proc refuses new directories even to root.
-        let e = format!("{:#}", results_dir(Path::new("/proc/iobound-results"), &plan).unwrap_err());
-        assert!(e.contains("/proc/iobound-results/") && e.contains("is not writable; choose another with --out DIR"), "{e}");
+        let e = format!(
+            "{:#}",
+            results_dir(Path::new("/proc/iobound-results"), &plan).unwrap_err()
+        );
+        assert!(
+            e.contains("/proc/iobound-results/")
+                && e.contains("is not writable; choose another with --out DIR"),
+            "{e}"
+        );
     }
 }

@@ -15,22 +15,53 @@ impl RunCtx<'_> {
     /// An overload scenario: the scenario's closed load probes capacity C, then open-model
     /// phases at C/2, factor x C and C/2 again, each a run of its own ("<name>-probe",
     /// "<name>-calm", "<name>-<factor>x", "<name>-after"); the overload run gets the verdict.
-    pub(super) fn overload_round(&mut self, name: &str, mut proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, o: &Overload, run: u32) {
-        let probe = Scenario { name: format!("{}-probe", s.name), overload: None, ..s.clone() };
+    pub(super) fn overload_round(
+        &mut self,
+        name: &str,
+        mut proc: Option<&mut Running>,
+        addr: SocketAddr,
+        s: &Scenario,
+        o: &Overload,
+        run: u32,
+    ) {
+        let probe = Scenario {
+            name: format!("{}-probe", s.name),
+            overload: None,
+            ..s.clone()
+        };
         self.measure_scenario(name, proc.as_deref_mut(), addr, &probe, run);
-        let Some(capacity) = self.res.runs.last().filter(|r| r.scenario == probe.name && r.status == RunStatus::Ok).map(|r| r.summary.rps).filter(|c| *c > 0.0) else {
+        let Some(capacity) = self
+            .res
+            .runs
+            .last()
+            .filter(|r| r.scenario == probe.name && r.status == RunStatus::Ok)
+            .map(|r| r.summary.rps)
+            .filter(|c| *c > 0.0)
+        else {
             return;
         };
         let max_connections = 10_000;
         let phase = |suffix: String, rate: f64, length: Duration| Scenario {
             name: format!("{}-{suffix}", s.name),
             warmup: Duration::ZERO,
-            load: Load { profile: Profile::Open { rate, ramp_to: rate, duration: length, max_connections }, ..s.load.clone() },
+            load: Load {
+                profile: Profile::Open {
+                    rate,
+                    ramp_to: rate,
+                    duration: length,
+                    max_connections,
+                },
+                ..s.load.clone()
+            },
             overload: None,
             ..s.clone()
         };
         let factor_name = format!("{}x", o.factor);
-        let phases = [phase("calm".into(), capacity / 2.0, o.calm), phase(factor_name, capacity * o.factor, o.duration), phase("after".into(), capacity / 2.0, o.calm)];
+        let phases = [
+            phase("calm".into(), capacity / 2.0, o.calm),
+            phase(factor_name, capacity * o.factor, o.duration),
+            phase("after".into(), capacity / 2.0, o.calm),
+        ];
         let first = self.res.runs.len();
         for p in &phases {
             if interrupt::stopped() || proc.as_mut().is_some_and(|p| p.exited().is_some()) {
@@ -39,15 +70,33 @@ impl RunCtx<'_> {
             self.measure_scenario(name, proc.as_deref_mut(), addr, p, run);
         }
         let runs = &self.res.runs[first..];
-        let (Some(calm), Some(over), Some(after)) = (runs.iter().find(|r| r.scenario == phases[0].name), runs.iter().find(|r| r.scenario == phases[1].name), runs.iter().find(|r| r.scenario == phases[2].name)) else {
+        let (Some(calm), Some(over), Some(after)) = (
+            runs.iter().find(|r| r.scenario == phases[0].name),
+            runs.iter().find(|r| r.scenario == phases[1].name),
+            runs.iter().find(|r| r.scenario == phases[2].name),
+        ) else {
             return;
         };
         let e = &over.summary.errors;
         let sent = over.summary.ok + over.summary.drained + e.total();
-        let v = verdict(capacity, o.factor, sent, over.summary.rps, e.status + e.connect + e.io, e.timeout + e.unanswered, calm.summary.latency.p99, over.summary.latency.p99, &after.intervals, after.summary.latency.p99);
+        let v = verdict(
+            capacity,
+            o.factor,
+            sent,
+            over.summary.rps,
+            e.status + e.connect + e.io,
+            e.timeout + e.unanswered,
+            calm.summary.latency.p99,
+            over.summary.latency.p99,
+            &after.intervals,
+            after.summary.latency.p99,
+        );
         eprintln!("  overload: {} ({})", v.behaviour, v.explanation);
         let over_name = phases[1].name.clone();
-        if let Some(r) = self.res.runs[first..].iter_mut().find(|r| r.scenario == over_name) {
+        if let Some(r) = self.res.runs[first..]
+            .iter_mut()
+            .find(|r| r.scenario == over_name)
+        {
             r.overload = Some(v);
         }
     }

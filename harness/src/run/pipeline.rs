@@ -4,35 +4,71 @@
 //! every record sent must arrive.
 
 use super::finish::{finish, Ended};
+use super::results::{Run, RunStatus};
 use super::round::{failed_run, new_run, RunCtx};
 use crate::driver::summary::{decode_histogram, IntervalRow, Latency};
 use crate::plan::{Profile, Scenario};
 use crate::sampler::{self, Sampler};
 use crate::services::contender::{describe_exit, log_tail, Running};
-use crate::services::kafka::{run_load, LoadReport};
+use crate::services::kafka::{run_load, LoadReport, RecordLoad};
 use crate::util::interrupt;
-use super::results::{Run, RunStatus};
 use std::time::Instant;
 
 impl RunCtx<'_> {
     /// A pipeline scenario: warm-up and measured load through Kafka, sampled and watched like
     /// an HTTP run; the run gets the delivery check.
-    pub(super) fn measure_pipeline(&mut self, name: &str, mut proc: Option<&mut Running>, s: &Scenario, run: u32) {
+    pub(super) fn measure_pipeline(
+        &mut self,
+        name: &str,
+        mut proc: Option<&mut Running>,
+        s: &Scenario,
+        run: u32,
+    ) {
         let Some(kafka) = self.services.and_then(|sv| sv.kafka.as_ref()) else {
-            self.res.runs.push(failed_run(name, s, run, "no Kafka broker (pipeline scenarios need one)"));
+            self.res.runs.push(failed_run(
+                name,
+                s,
+                run,
+                "no Kafka broker (pipeline scenarios need one)",
+            ));
             return;
         };
         let Profile::Open { rate, duration, .. } = s.load.profile else {
-            self.res.runs.push(failed_run(name, s, run, "a pipeline scenario needs an open-model load"));
+            self.res.runs.push(failed_run(
+                name,
+                s,
+                run,
+                "a pipeline scenario needs an open-model load",
+            ));
             return;
         };
         let logs = self.dir.join("logs");
-        let (cpus, drain) = (self.plan.driver_cpus.clone(), s.load.timeout.as_secs_f64() + 5.0);
+        let (cpus, drain) = (
+            self.plan.driver_cpus.clone(),
+            s.load.timeout.as_secs_f64() + 5.0,
+        );
         if !s.warmup.is_zero() {
-            eprintln!("  {name} {} warm-up: {rate} records/s for {}s", s.name, s.warmup.as_secs());
+            eprintln!(
+                "  {name} {} warm-up: {rate} records/s for {}s",
+                s.name,
+                s.warmup.as_secs()
+            );
             let tag = format!("{name}-{}-r{run}-warm", s.name);
-            if let Err(e) = run_load(kafka, &cpus, &logs, rate, s.warmup.as_secs_f64(), drain, &tag, |_| !interrupt::stopped()) {
-                self.res.runs.push(failed_run(name, s, run, &format!("warm-up failed: {e:#}")));
+            if let Err(e) = run_load(
+                kafka,
+                &cpus,
+                &logs,
+                RecordLoad {
+                    rate,
+                    seconds: s.warmup.as_secs_f64(),
+                    drain,
+                },
+                &tag,
+                |_| !interrupt::stopped(),
+            ) {
+                self.res
+                    .runs
+                    .push(failed_run(name, s, run, &format!("warm-up failed: {e:#}")));
                 return;
             }
         }
@@ -51,28 +87,50 @@ impl RunCtx<'_> {
         let mut fired = Vec::new();
         let mut crash = None;
         let steal_before = sampler::cpu_steal();
-        eprintln!("  {name} {}: {rate} records/s for {}s (then up to {drain:.0}s for the last records)", s.name, duration.as_secs());
+        eprintln!(
+            "  {name} {}: {rate} records/s for {}s (then up to {drain:.0}s for the last records)",
+            s.name,
+            duration.as_secs()
+        );
         let tag = format!("{name}-{}-r{run}", s.name);
-        let report = run_load(kafka, &cpus, &logs, rate, duration.as_secs_f64(), drain, &tag, |elapsed| {
-            if let Some(sm) = sampler.as_ref() {
-                samples.push(sm.sample());
-            }
-            self.fire_due_event(&s.events, &mut fired, elapsed);
-            if let Some(st) = proc.as_mut().and_then(|p| p.exited()) {
-                crash = Some(describe_exit(st));
-                return false;
-            }
-            !interrupt::stopped()
-        });
+        let report = run_load(
+            kafka,
+            &cpus,
+            &logs,
+            RecordLoad {
+                rate,
+                seconds: duration.as_secs_f64(),
+                drain,
+            },
+            &tag,
+            |elapsed| {
+                if let Some(sm) = sampler.as_ref() {
+                    samples.push(sm.sample());
+                }
+                self.fire_due_event(&s.events, &mut fired, elapsed);
+                if let Some(st) = proc.as_mut().and_then(|p| p.exited()) {
+                    crash = Some(describe_exit(st));
+                    return false;
+                }
+                !interrupt::stopped()
+            },
+        );
         if let Some(sm) = sampler.as_ref() {
             samples.push(sm.sample_full());
         }
         let report = match report {
             Ok(x) => x,
             Err(e) => {
-                r.status = if crash.is_some() { RunStatus::Failed } else { RunStatus::Incomplete };
+                r.status = if crash.is_some() {
+                    RunStatus::Failed
+                } else {
+                    RunStatus::Incomplete
+                };
                 r.failure = Some(match (&crash, proc.as_ref()) {
-                    (Some(why), Some(p)) => format!("the contender exited during the run ({why}); last log lines:\n{}", log_tail(&p.log, 12)),
+                    (Some(why), Some(p)) => format!(
+                        "the contender exited during the run ({why}); last log lines:\n{}",
+                        log_tail(&p.log, 12)
+                    ),
                     _ => format!("pipeline load: {e:#}"),
                 });
                 self.res.runs.push(r);
@@ -81,7 +139,14 @@ impl RunCtx<'_> {
         };
         let delivered = delivered(&mut r, &report, rate, duration.as_secs_f64());
         r.driver.cpus = cpus;
-        let ended = Ended { samples, steal_before, fired, crash, cancelled: false, requests: delivered };
+        let ended = Ended {
+            samples,
+            steal_before,
+            fired,
+            crash,
+            cancelled: false,
+            requests: delivered,
+        };
         let r = finish(r, ended, proc.as_deref());
         if let Some(check) = &r.delivery {
             eprintln!(
@@ -114,10 +179,16 @@ fn delivered(r: &mut Run, report: &LoadReport, rate: f64, seconds: f64) -> u64 {
             r.summary.littles_law_concurrency = r.summary.rps * r.summary.latency.mean / 1000.0;
             r.histogram = Some(report.histogram.clone());
         }
-        Err(e) => r.driver.warnings.push(format!("latency histogram unreadable: {e:#}")),
+        Err(e) => r
+            .driver
+            .warnings
+            .push(format!("latency histogram unreadable: {e:#}")),
     }
     if check.lost > 0 {
-        r.failure = Some(format!("{} of {} records never arrived in output, e.g. sequence numbers {:?}", check.lost, check.sent, check.lost_examples));
+        r.failure = Some(format!(
+            "{} of {} records never arrived in output, e.g. sequence numbers {:?}",
+            check.lost, check.sent, check.lost_examples
+        ));
     }
     r.delivery = Some(check);
     ok
@@ -125,7 +196,11 @@ fn delivered(r: &mut Run, report: &LoadReport, rate: f64, seconds: f64) -> u64 {
 
 /// Per-second rows of a load report; seconds past `seconds` are the drain.
 pub fn intervals(r: &LoadReport, rate: f64, seconds: f64) -> Vec<IntervalRow> {
-    let last = r.intervals.iter().rposition(|i| i.ok > 0 || i.errors > 0).map_or(0, |p| p + 1);
+    let last = r
+        .intervals
+        .iter()
+        .rposition(|i| i.ok > 0 || i.errors > 0)
+        .map_or(0, |p| p + 1);
     r.intervals[..last]
         .iter()
         .map(|i| IntervalRow {
@@ -133,7 +208,13 @@ pub fn intervals(r: &LoadReport, rate: f64, seconds: f64) -> Vec<IntervalRow> {
             target: rate,
             ok: i.ok,
             errors: i.errors,
-            latency: Latency { p50: i.p50, p90: i.p90, p99: i.p99, max: i.max, ..Latency::default() },
+            latency: Latency {
+                p50: i.p50,
+                p90: i.p90,
+                p99: i.p99,
+                max: i.max,
+                ..Latency::default()
+            },
             drain: f64::from(i.t) >= seconds,
         })
         .collect()
@@ -153,6 +234,9 @@ mod tests {
         .unwrap();
         let rows = intervals(&r, 1.0, 2.0);
         assert_eq!(rows.len(), 3);
-        assert_eq!((rows[1].drain, rows[2].drain, rows[2].latency.p99), (false, true, 9.0));
+        assert_eq!(
+            (rows[1].drain, rows[2].drain, rows[2].latency.p99),
+            (false, true, 9.0)
+        );
     }
 }

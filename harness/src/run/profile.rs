@@ -54,9 +54,18 @@ pub enum Profiler {
 
 /// A profile being taken.
 pub enum Session {
-    Jfr { jdk_bin: PathBuf, file: PathBuf, pid: i32 },
-    Pprof { fetch: std::thread::JoinHandle<Result<Vec<u8>>> },
-    V8 { dir: PathBuf, pid: i32 },
+    Jfr {
+        jdk_bin: PathBuf,
+        file: PathBuf,
+        pid: i32,
+    },
+    Pprof {
+        fetch: std::thread::JoinHandle<Result<Vec<u8>>>,
+    },
+    V8 {
+        dir: PathBuf,
+        pid: i32,
+    },
 }
 
 impl Profiler {
@@ -69,18 +78,26 @@ impl Profiler {
                 let jdk_bin = java.parent().map(Path::to_path_buf).unwrap_or_default();
                 for tool in ["jcmd", "jfr"] {
                     if !jdk_bin.join(tool).exists() {
-                        bail!("--profile: {} has no {tool}; a full JDK (not a JRE) is needed", jdk_bin.display());
+                        bail!(
+                            "--profile: {} has no {tool}; a full JDK (not a JRE) is needed",
+                            jdk_bin.display()
+                        );
                     }
                 }
                 Ok(Profiler::Jfr { jdk_bin })
             }
             "pprof" => {
                 let port = crate::services::contender::free_port()?;
-                Ok(Profiler::Pprof { addr: SocketAddr::from(([127, 0, 0, 1], port)) })
+                Ok(Profiler::Pprof {
+                    addr: SocketAddr::from(([127, 0, 0, 1], port)),
+                })
             }
             "v8" => {
-                std::fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
-                Ok(Profiler::V8 { dir: work.to_path_buf() })
+                std::fs::create_dir_all(work)
+                    .with_context(|| format!("cannot create {}", work.display()))?;
+                Ok(Profiler::V8 {
+                    dir: work.to_path_buf(),
+                })
             }
             other => bail!("profiler {other:?} is unknown; use \"jfr\", \"pprof\" or \"v8\""),
         }
@@ -91,7 +108,9 @@ impl Profiler {
         match self {
             Profiler::Jfr { .. } => Vec::new(),
             Profiler::Pprof { addr } => vec![("IOBOUND_PPROF".into(), addr.to_string())],
-            Profiler::V8 { dir } => vec![("IOBOUND_V8_PROFILE_DIR".into(), dir.display().to_string())],
+            Profiler::V8 { dir } => {
+                vec![("IOBOUND_V8_PROFILE_DIR".into(), dir.display().to_string())]
+            }
         }
     }
 
@@ -110,12 +129,32 @@ impl Profiler {
                 // Java frames of Spring's stacks run deeper than JFR's default 64.
                 jcmd(jdk_bin, &[&pid, "JFR.configure", "stackdepth=256"])?;
                 let filename = format!("filename={}", file.display());
-                jcmd(jdk_bin, &[&pid, "JFR.start", "name=iobound", "settings=profile", "jdk.VirtualThreadStart#enabled=true", &filename])?;
-                Ok(Session::Jfr { jdk_bin: jdk_bin.clone(), file: file.to_path_buf(), pid: pid.parse().unwrap_or(0) })
+                jcmd(
+                    jdk_bin,
+                    &[
+                        &pid,
+                        "JFR.start",
+                        "name=iobound",
+                        "settings=profile",
+                        "jdk.VirtualThreadStart#enabled=true",
+                        &filename,
+                    ],
+                )?;
+                Ok(Session::Jfr {
+                    jdk_bin: jdk_bin.clone(),
+                    file: file.to_path_buf(),
+                    pid: pid.parse().unwrap_or(0),
+                })
             }
             Profiler::Pprof { addr } => {
                 let (addr, seconds) = (*addr, length.as_secs().max(1));
-                let fetch = std::thread::spawn(move || http_get(addr, &format!("/debug/pprof/profile?seconds={seconds}"), Duration::from_secs(seconds + 20)));
+                let fetch = std::thread::spawn(move || {
+                    http_get(
+                        addr,
+                        &format!("/debug/pprof/profile?seconds={seconds}"),
+                        Duration::from_secs(seconds + 20),
+                    )
+                });
                 Ok(Session::Pprof { fetch })
             }
             Profiler::V8 { dir } => {
@@ -123,7 +162,10 @@ impl Profiler {
                     let _ = std::fs::remove_file(old);
                 }
                 signal_usr2(pid)?;
-                Ok(Session::V8 { dir: dir.clone(), pid })
+                Ok(Session::V8 {
+                    dir: dir.clone(),
+                    pid,
+                })
             }
         }
     }
@@ -135,16 +177,39 @@ impl Session {
         let (tool, stacks, virtual_threads) = match self {
             Session::Jfr { jdk_bin, file, pid } => {
                 jcmd(&jdk_bin, &[&pid.to_string(), "JFR.stop", "name=iobound"])?;
-                let text = run_text(&jdk_bin.join("jfr"), &["print", "--events", "jdk.ExecutionSample", "--stack-depth", "256", &file.display().to_string()])?;
-                let summary = run_text(&jdk_bin.join("jfr"), &["summary", &file.display().to_string()])?;
+                let text = run_text(
+                    &jdk_bin.join("jfr"),
+                    &[
+                        "print",
+                        "--events",
+                        "jdk.ExecutionSample",
+                        "--stack-depth",
+                        "256",
+                        &file.display().to_string(),
+                    ],
+                )?;
+                let summary = run_text(
+                    &jdk_bin.join("jfr"),
+                    &["summary", &file.display().to_string()],
+                )?;
                 let _ = std::fs::remove_file(&file);
-                ("jfr", fold_jfr(&text), Some(jfr_event_count(&summary, "jdk.VirtualThreadStart")))
+                (
+                    "jfr",
+                    fold_jfr(&text),
+                    Some(jfr_event_count(&summary, "jdk.VirtualThreadStart")),
+                )
             }
             Session::Pprof { fetch } => {
-                let body = fetch.join().map_err(|_| anyhow::anyhow!("the pprof fetch panicked"))??;
+                let body = fetch
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("the pprof fetch panicked"))??;
                 let raw = folded.with_extension("pb.gz");
                 std::fs::write(&raw, &body)?;
-                let text = run_text(Path::new("go"), &["tool", "pprof", "-traces", &raw.display().to_string()]).context("go tool pprof (Go must be on PATH)")?;
+                let text = run_text(
+                    Path::new("go"),
+                    &["tool", "pprof", "-traces", &raw.display().to_string()],
+                )
+                .context("go tool pprof (Go must be on PATH)")?;
                 let _ = std::fs::remove_file(&raw);
                 ("pprof", fold_pprof_traces(&text), None)
             }
@@ -182,7 +247,14 @@ impl Session {
         }
         crate::util::write_atomic(folded, out.as_bytes())?;
         let samples = lines.iter().map(|(_, n)| n).sum();
-        Ok(ProfileRecord { tool: tool.into(), samples, period_ms: PERIOD_MS, folded: String::new(), hottest: hottest(&lines, 10), virtual_threads_started: virtual_threads })
+        Ok(ProfileRecord {
+            tool: tool.into(),
+            samples,
+            period_ms: PERIOD_MS,
+            folded: String::new(),
+            hottest: hottest(&lines, 10),
+            virtual_threads_started: virtual_threads,
+        })
     }
 }
 
@@ -191,11 +263,19 @@ pub fn hottest(lines: &[(String, u64)], n: usize) -> Vec<HotFrame> {
     let total: u64 = lines.iter().map(|(_, c)| c).sum();
     let mut by_leaf: HashMap<&str, u64> = HashMap::new();
     for (stack, c) in lines {
-        *by_leaf.entry(stack.rsplit(';').next().unwrap_or(stack)).or_insert(0) += c;
+        *by_leaf
+            .entry(stack.rsplit(';').next().unwrap_or(stack))
+            .or_insert(0) += c;
     }
     let mut v: Vec<_> = by_leaf.into_iter().collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    v.into_iter().take(n).map(|(f, c)| HotFrame { frame: f.to_string(), self_pct: 100.0 * c as f64 / total.max(1) as f64 }).collect()
+    v.into_iter()
+        .take(n)
+        .map(|(f, c)| HotFrame {
+            frame: f.to_string(),
+            self_pct: 100.0 * c as f64 / total.max(1) as f64,
+        })
+        .collect()
 }
 
 fn jcmd(jdk_bin: &Path, args: &[&str]) -> Result<String> {
@@ -203,10 +283,19 @@ fn jcmd(jdk_bin: &Path, args: &[&str]) -> Result<String> {
 }
 
 fn run_text(program: &Path, args: &[&str]) -> Result<String> {
-    let out = Command::new(program).args(args).output().with_context(|| format!("cannot run {}", program.display()))?;
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .with_context(|| format!("cannot run {}", program.display()))?;
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     if !out.status.success() {
-        bail!("{} {} failed: {}{}", program.display(), args.join(" "), stdout.trim(), String::from_utf8_lossy(&out.stderr).trim());
+        bail!(
+            "{} {} failed: {}{}",
+            program.display(),
+            args.join(" "),
+            stdout.trim(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
     }
     Ok(stdout)
 }
@@ -214,13 +303,22 @@ fn run_text(program: &Path, args: &[&str]) -> Result<String> {
 fn signal_usr2(pid: i32) -> Result<()> {
     // SAFETY: kill with a valid signal number has no memory effects.
     if unsafe { libc::kill(pid, libc::SIGUSR2) } != 0 {
-        bail!("cannot signal the contender (pid {pid}): {}", std::io::Error::last_os_error());
+        bail!(
+            "cannot signal the contender (pid {pid}): {}",
+            std::io::Error::last_os_error()
+        );
     }
     Ok(())
 }
 
 fn cpuprofiles(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "cpuprofile")).collect();
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cpuprofile"))
+        .collect();
     v.sort();
     v
 }
@@ -228,24 +326,38 @@ fn cpuprofiles(dir: &Path) -> Vec<PathBuf> {
 /// A node process profiles itself, or (as a cluster's primary) its workers: one profile per
 /// child process when it has any.
 fn expected_v8_profiles(pid: i32) -> usize {
-    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    let children =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
     children.split_whitespace().count().max(1)
 }
 
 /// A blocking GET on a loopback address; the body of a 200 answer.
 fn http_get(addr: SocketAddr, path: &str, timeout: Duration) -> Result<Vec<u8>> {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).with_context(|| format!("cannot reach the contender's profiling endpoint at {addr}"))?;
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+        .with_context(|| format!("cannot reach the contender's profiling endpoint at {addr}"))?;
     s.set_read_timeout(Some(timeout))?;
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )?;
     let mut buf = Vec::new();
     s.read_to_end(&mut buf)?;
-    let split = buf.windows(4).position(|w| w == b"\r\n\r\n").context("the profiling endpoint sent no HTTP answer")?;
+    let split = buf
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .context("the profiling endpoint sent no HTTP answer")?;
     let head = String::from_utf8_lossy(&buf[..split]).to_string();
     if !head.starts_with("HTTP/1.1 200") && !head.starts_with("HTTP/1.0 200") {
-        bail!("the profiling endpoint answered {}", head.lines().next().unwrap_or(""));
+        bail!(
+            "the profiling endpoint answered {}",
+            head.lines().next().unwrap_or("")
+        );
     }
     let body = buf[split + 4..].to_vec();
-    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         return dechunk(&body);
     }
     Ok(body)
@@ -254,8 +366,18 @@ fn http_get(addr: SocketAddr, path: &str, timeout: Duration) -> Result<Vec<u8>> 
 fn dechunk(mut b: &[u8]) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     loop {
-        let eol = b.windows(2).position(|w| w == b"\r\n").context("a malformed chunk")?;
-        let size = usize::from_str_radix(std::str::from_utf8(&b[..eol])?.split(';').next().unwrap_or("").trim(), 16)?;
+        let eol = b
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .context("a malformed chunk")?;
+        let size = usize::from_str_radix(
+            std::str::from_utf8(&b[..eol])?
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim(),
+            16,
+        )?;
         b = &b[eol + 2..];
         if size == 0 {
             return Ok(out);
@@ -291,10 +413,15 @@ pub fn fold_jfr(text: &str) -> HashMap<String, u64> {
 
 /// The count of one event type in `jfr summary`.
 pub fn jfr_event_count(summary: &str, event: &str) -> u64 {
-    summary.lines().find_map(|l| {
-        let mut w = l.split_whitespace();
-        (w.next() == Some(event)).then(|| w.next().and_then(|n| n.parse().ok())).flatten()
-    }).unwrap_or(0)
+    summary
+        .lines()
+        .find_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some(event))
+                .then(|| w.next().and_then(|n| n.parse().ok()))
+                .flatten()
+        })
+        .unwrap_or(0)
 }
 
 /// `go tool pprof -traces`: blocks separated by dashes, the first line "<value> <leaf>", then
@@ -305,7 +432,9 @@ pub fn fold_pprof_traces(text: &str) -> HashMap<String, u64> {
         let mut lines = block.lines().skip(1).filter(|l| !l.trim().is_empty());
         let Some(first) = lines.next() else { continue };
         let mut parts = first.split_whitespace();
-        let Some(ms) = parts.next().and_then(pprof_ms) else { continue };
+        let Some(ms) = parts.next().and_then(pprof_ms) else {
+            continue;
+        };
         let leaf: String = parts.collect::<Vec<_>>().join(" ");
         let mut frames = vec![clean(leaf.trim_end_matches(" (inline)"))];
         frames.extend(lines.map(|l| clean(l.trim().trim_end_matches(" (inline)"))));
@@ -360,8 +489,19 @@ pub fn fold_v8(json: &str) -> Result<HashMap<String, u64>> {
             parent.insert(*c, n.id);
         }
         let file = n.frame.url.rsplit('/').next().unwrap_or("");
-        let f = if n.frame.function.is_empty() { "(anonymous)" } else { &n.frame.function };
-        name.insert(n.id, if file.is_empty() { clean(f) } else { clean(&format!("{f} {file}")) });
+        let f = if n.frame.function.is_empty() {
+            "(anonymous)"
+        } else {
+            &n.frame.function
+        };
+        name.insert(
+            n.id,
+            if file.is_empty() {
+                clean(f)
+            } else {
+                clean(&format!("{f} {file}"))
+            },
+        );
     }
     let mut counts: HashMap<u64, u64> = HashMap::new();
     for s in &p.samples {
@@ -397,8 +537,15 @@ fn join_leaf_first(frames: &[String]) -> String {
 
 /// Reads folded stacks back.
 pub fn read_folded(path: &Path) -> Result<Vec<(String, u64)>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(text.lines().filter_map(|l| l.rsplit_once(' ').and_then(|(s, n)| n.parse().ok().map(|n| (s.to_string(), n)))).collect())
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(text
+        .lines()
+        .filter_map(|l| {
+            l.rsplit_once(' ')
+                .and_then(|(s, n)| n.parse().ok().map(|n| (s.to_string(), n)))
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -410,8 +557,17 @@ mod tests {
         let text = "jdk.ExecutionSample {\n  stackTrace = [\n    java.security.MessageDigest.digest(byte[]) line: 12\n    app.Hash.handle(Request) line: 40\n    java.lang.Thread.run() line: 1\n  ]\n}\n\njdk.ExecutionSample {\n  stackTrace = [\n    java.security.MessageDigest.digest(byte[]) line: 12\n    app.Hash.handle(Request) line: 41\n    java.lang.Thread.run() line: 1\n    ...\n  ]\n}\n";
         let s = fold_jfr(text);
         assert_eq!(s.len(), 1);
-        assert_eq!(s["java.lang.Thread.run;app.Hash.handle;java.security.MessageDigest.digest"], 2);
-        assert_eq!(jfr_event_count(" jdk.VirtualThreadStart                   3300         42900\n", "jdk.VirtualThreadStart"), 3300);
+        assert_eq!(
+            s["java.lang.Thread.run;app.Hash.handle;java.security.MessageDigest.digest"],
+            2
+        );
+        assert_eq!(
+            jfr_event_count(
+                " jdk.VirtualThreadStart                   3300         42900\n",
+                "jdk.VirtualThreadStart"
+            ),
+            3300
+        );
         assert_eq!(jfr_event_count("nothing\n", "jdk.VirtualThreadStart"), 0);
     }
 
@@ -419,7 +575,10 @@ mod tests {
     fn pprof_traces_fold_with_their_cpu_time() {
         let text = "File: go-server\nType: cpu\n-----------+-------\n      30ms   crypto/sha512.block\n             main.hashHandler (inline)\n             net/http.(*conn).serve\n-----------+-------\n     1.20s   runtime.futex\n-----------+-------\n";
         let s = fold_pprof_traces(text);
-        assert_eq!(s["net/http.(*conn).serve;main.hashHandler;crypto/sha512.block"], 3);
+        assert_eq!(
+            s["net/http.(*conn).serve;main.hashHandler;crypto/sha512.block"],
+            3
+        );
         assert_eq!(s["runtime.futex"], 120);
     }
 
@@ -438,6 +597,9 @@ mod tests {
 
     #[test]
     fn chunked_bodies_are_joined() {
-        assert_eq!(dechunk(b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n").unwrap(), b"abcde");
+        assert_eq!(
+            dechunk(b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n").unwrap(),
+            b"abcde"
+        );
     }
 }

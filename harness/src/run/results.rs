@@ -1,8 +1,8 @@
 //! The results model (results.json) and how it is written: atomically (temp file + rename),
 //! after every run, so an interrupted or crashed plan leaves valid partial results.
 
-use super::environment::Environment;
 use super::capacity::{CapacityResult, Probe};
+use super::environment::Environment;
 use super::faults::{EventRecord, OverloadVerdict, Recovery};
 use super::gc::GcReport;
 use super::warmup::WarmupRecord;
@@ -168,8 +168,10 @@ impl Results {
     }
 
     pub fn load(path: &Path) -> Result<Results> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let r: Results = serde_json::from_str(&text).with_context(|| format!("{} is not an iobound results file", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let r: Results = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not an iobound results file", path.display()))?;
         anyhow::ensure!(
             r.schema_version == SCHEMA_VERSION,
             "{} has schema_version {}; this iobound reads {SCHEMA_VERSION}",
@@ -182,7 +184,11 @@ impl Results {
 
 impl ContenderInfo {
     /// A contender of the plan, before it has started.
-    pub fn of(m: &Manifest, tunables: &BTreeMap<String, String>, java: Option<&Path>) -> ContenderInfo {
+    pub fn of(
+        m: &Manifest,
+        tunables: &BTreeMap<String, String>,
+        java: Option<&Path>,
+    ) -> ContenderInfo {
         ContenderInfo {
             name: m.name.clone(),
             model: m.model.clone(),
@@ -201,7 +207,8 @@ impl ContenderInfo {
             name: "external".into(),
             model: "unknown".into(),
             language: "unknown".into(),
-            framework: "an already running server (not started, verified or sampled by iobound)".into(),
+            framework: "an already running server (not started, verified or sampled by iobound)"
+                .into(),
             ..ContenderInfo::default()
         }
     }
@@ -210,7 +217,14 @@ impl ContenderInfo {
 impl Run {
     /// A run with nothing measured yet: status failed until the measurement says otherwise, no
     /// failure given, started now.
-    pub fn new(contender: &str, scenario: &str, run: u32, path: &str, load: serde_json::Value, load_description: &str) -> Run {
+    pub fn new(
+        contender: &str,
+        scenario: &str,
+        run: u32,
+        path: &str,
+        load: serde_json::Value,
+        load_description: &str,
+    ) -> Run {
         Run {
             contender: contender.into(),
             scenario: scenario.into(),
@@ -248,7 +262,14 @@ pub mod test_support {
     use super::*;
 
     pub fn blank_run(contender: &str, scenario: &str, run: u32) -> Run {
-        Run::new(contender, scenario, run, "/plaintext", serde_json::Value::Null, "closed, 1 user")
+        Run::new(
+            contender,
+            scenario,
+            run,
+            "/plaintext",
+            serde_json::Value::Null,
+            "closed, 1 user",
+        )
     }
 
     pub fn blank_results(contenders: &[&str]) -> Results {

@@ -36,11 +36,21 @@ pub(super) struct RunCtx<'a> {
 
 /// A run of scenario `s` with nothing measured yet (see Run::new).
 pub(super) fn new_run(name: &str, s: &Scenario, run: u32) -> Run {
-    Run::new(name, &s.name, run, &s.path, serde_json::to_value(&s.load).unwrap_or_default(), &s.load.profile.describe())
+    Run::new(
+        name,
+        &s.name,
+        run,
+        &s.path,
+        serde_json::to_value(&s.load).unwrap_or_default(),
+        &s.load.profile.describe(),
+    )
 }
 
 pub(super) fn failed_run(name: &str, s: &Scenario, run: u32, why: &str) -> Run {
-    Run { failure: Some(why.to_string()), ..new_run(name, s, run) }
+    Run {
+        failure: Some(why.to_string()),
+        ..new_run(name, s, run)
+    }
 }
 
 impl RunCtx<'_> {
@@ -52,15 +62,36 @@ impl RunCtx<'_> {
     }
 
     /// One contender, one repeat: start, verify, every scenario, stop.
-    pub fn contender_round(&mut self, index: usize, m: &Manifest, tunables: &BTreeMap<String, String>, java: Option<&Path>, run: u32) -> Result<()> {
-        let log = self.dir.join("logs").join(format!("{}.run{run}.log", m.name));
+    pub fn contender_round(
+        &mut self,
+        index: usize,
+        m: &Manifest,
+        tunables: &BTreeMap<String, String>,
+        java: Option<&Path>,
+        run: u32,
+    ) -> Result<()> {
+        let log = self
+            .dir
+            .join("logs")
+            .join(format!("{}.run{run}.log", m.name));
         eprintln!("\n[{}] run {run}/{}", m.name, self.plan.runs);
         self.profiler = None;
         if self.plan.profile {
-            self.profiler = Some(super::profile::Profiler::new(m.profiler_kind().unwrap_or_default(), java, &self.dir.join("profiles").join(format!(".{}.run{run}", m.name)))?);
+            self.profiler = Some(super::profile::Profiler::new(
+                m.profiler_kind().unwrap_or_default(),
+                java,
+                &self
+                    .dir
+                    .join("profiles")
+                    .join(format!(".{}.run{run}", m.name)),
+            )?);
         }
         let env = self.contender_env()?;
-        let Launched { mut proc, argv, startup_timeout } = launch(m, tunables, self.plan, java, &log, &env)?;
+        let Launched {
+            mut proc,
+            argv,
+            startup_timeout,
+        } = launch(m, tunables, self.plan, java, &log, &env)?;
         self.res.contenders[index].command = argv;
         match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
             Ok(t) => {
@@ -83,8 +114,18 @@ impl RunCtx<'_> {
             }
         }
         eprintln!("[{}] verifying against the contract", m.name);
-        let services = self.services.context("contenders need the harness's services")?;
-        let v = verify_contender(self.rt, &proc, m, services, &self.plan.driver_cpus, &self.dir.join("logs"), None)?;
+        let services = self
+            .services
+            .context("contenders need the harness's services")?;
+        let v = verify_contender(
+            self.rt,
+            &proc,
+            m,
+            services,
+            &self.plan.driver_cpus,
+            &self.dir.join("logs"),
+            None,
+        )?;
         crate::conformance::print(&m.name, &v);
         let passed = v.passed;
         self.res.contenders[index].verification = Some(v);
@@ -105,8 +146,20 @@ impl RunCtx<'_> {
             }
             // A failed restart, or a contender that has exited, ends the round: the scenarios
             // left are recorded as not run, with the reason.
-            let restarted = if s.restart && si > 0 { self.restart(m, tunables, java, run, &s.name, &mut proc).map(|p| proc = p) } else { Ok(()) };
-            let not_run = restarted.err().or_else(|| proc.exited().map(|status| format!("not run: the contender had exited ({})", describe_exit(status))));
+            let restarted = if s.restart && si > 0 {
+                self.restart(m, tunables, java, run, &s.name, &mut proc)
+                    .map(|p| proc = p)
+            } else {
+                Ok(())
+            };
+            let not_run = restarted.err().or_else(|| {
+                proc.exited().map(|status| {
+                    format!(
+                        "not run: the contender had exited ({})",
+                        describe_exit(status)
+                    )
+                })
+            });
             if let Some(why) = not_run {
                 for rest in &self.plan.scenarios[si..] {
                     self.res.runs.push(failed_run(&m.name, rest, run, &why));
@@ -129,19 +182,42 @@ impl RunCtx<'_> {
     /// What a contender starts with: the services' addresses, and the current profiler's
     /// settings under --profile.
     fn contender_env(&self) -> Result<Vec<(String, String)>> {
-        let mut env = self.services.context("contenders need the harness's services")?.env();
+        let mut env = self
+            .services
+            .context("contenders need the harness's services")?
+            .env();
         env.extend(self.profiler.iter().flat_map(|p| p.env()));
         Ok(env)
     }
 
     /// Stops the contender and starts it again (a log of its own) for a scenario that asks for
     /// a fresh process; it was verified at the round's start, so it is only waited for.
-    fn restart(&mut self, m: &Manifest, tunables: &BTreeMap<String, String>, java: Option<&Path>, run: u32, scenario: &str, old: &mut Running) -> Result<Running, String> {
+    fn restart(
+        &mut self,
+        m: &Manifest,
+        tunables: &BTreeMap<String, String>,
+        java: Option<&Path>,
+        run: u32,
+        scenario: &str,
+        old: &mut Running,
+    ) -> Result<Running, String> {
         let status = old.stop(STOP_GRACE);
-        eprintln!("[{}] stopped ({}); restarting for {scenario}", m.name, describe_exit(status));
+        eprintln!(
+            "[{}] stopped ({}); restarting for {scenario}",
+            m.name,
+            describe_exit(status)
+        );
         let env = self.contender_env().map_err(|e| format!("{e:#}"))?;
-        let log = self.dir.join("logs").join(format!("{}.run{run}.{scenario}.log", m.name));
-        let Launched { mut proc, startup_timeout, .. } = launch(m, tunables, self.plan, java, &log, &env).map_err(|e| format!("restart failed: {e:#}"))?;
+        let log = self
+            .dir
+            .join("logs")
+            .join(format!("{}.run{run}.{scenario}.log", m.name));
+        let Launched {
+            mut proc,
+            startup_timeout,
+            ..
+        } = launch(m, tunables, self.plan, java, &log, &env)
+            .map_err(|e| format!("restart failed: {e:#}"))?;
         match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
             Ok(t) => {
                 eprintln!("[{}] ready again in {:.1}s", m.name, t.as_secs_f64());
@@ -149,13 +225,22 @@ impl RunCtx<'_> {
             }
             Err(e) => {
                 proc.stop(STOP_GRACE);
-                Err(format!("not run: the restart before {scenario} failed: {e:#}"))
+                Err(format!(
+                    "not run: the restart before {scenario} failed: {e:#}"
+                ))
             }
         }
     }
 
     /// One scenario: overload phases, a capacity search, or one measured run.
-    pub fn scenario(&mut self, name: &str, proc: Option<&mut Running>, addr: SocketAddr, s: &Scenario, run: u32) {
+    pub fn scenario(
+        &mut self,
+        name: &str,
+        proc: Option<&mut Running>,
+        addr: SocketAddr,
+        s: &Scenario,
+        run: u32,
+    ) {
         match (&s.overload, &s.capacity) {
             (Some(o), _) => self.overload_round(name, proc, addr, s, o, run),
             (None, Some(c)) => self.capacity_round(name, proc, addr, s, c, run),

@@ -37,7 +37,9 @@ pub fn steady(window: &[(f64, f64, f64)], band: f64) -> bool {
         if v.is_empty() {
             return true;
         }
-        let (lo, hi) = v.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), x| (lo.min(*x), hi.max(*x)));
+        let (lo, hi) = v.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
+            (lo.min(*x), hi.max(*x))
+        });
         lo > 0.0 && hi / lo <= 1.0 + band
     };
     within(&|s| s.0) && within(&|s| s.1) && within(&|s| s.2)
@@ -57,15 +59,32 @@ pub struct Settle {
 
 impl Settle {
     pub fn new(min: Duration, max: Duration, band: f64) -> Settle {
-        Settle { min, max, band, seconds: Vec::new(), last: None, settled_at: None }
+        Settle {
+            min,
+            max,
+            band,
+            seconds: Vec::new(),
+            last: None,
+            settled_at: None,
+        }
     }
 
     /// One second more: the totals so far of answers, their latency (µs) and the contender's
     /// CPU seconds (None when not sampled). True once settled.
-    pub fn second(&mut self, elapsed: Duration, ok: u64, latency_us: u64, cpu_s: Option<f64>) -> bool {
+    pub fn second(
+        &mut self,
+        elapsed: Duration,
+        ok: u64,
+        latency_us: u64,
+        cpu_s: Option<f64>,
+    ) -> bool {
         if let Some((ok0, lat0, cpu0)) = self.last {
             let n = ok.saturating_sub(ok0);
-            let mean_ms = if n > 0 { latency_us.saturating_sub(lat0) as f64 / n as f64 / 1000.0 } else { f64::NAN };
+            let mean_ms = if n > 0 {
+                latency_us.saturating_sub(lat0) as f64 / n as f64 / 1000.0
+            } else {
+                f64::NAN
+            };
             // CPU time is read in 10 ms ticks: below a fifth of a core a second's reading is too
             // coarse to tell settling from rounding, and is left out.
             let cpu_per_req = match (cpu_s, cpu0) {
@@ -76,7 +95,11 @@ impl Settle {
         }
         self.last = Some((ok, latency_us, cpu_s));
         let window = &self.seconds[self.seconds.len().saturating_sub(SETTLE_WINDOW_S)..];
-        if self.settled_at.is_none() && elapsed >= self.min && elapsed <= self.max && steady(window, self.band) {
+        if self.settled_at.is_none()
+            && elapsed >= self.min
+            && elapsed <= self.max
+            && steady(window, self.band)
+        {
             self.settled_at = Some(elapsed);
         }
         self.settled_at.is_some()
@@ -90,11 +113,26 @@ mod tests {
     #[test]
     fn a_contender_still_warming_up_is_not_settled_and_a_steady_one_is() {
         // Throughput rising 20% a second (a JIT at work), then flat within 3%.
-        let warming = [(500.0, 10.0, 2.0), (600.0, 9.0, 1.8), (720.0, 8.0, 1.5), (860.0, 7.0, 1.3), (1000.0, 6.0, 1.1)];
+        let warming = [
+            (500.0, 10.0, 2.0),
+            (600.0, 9.0, 1.8),
+            (720.0, 8.0, 1.5),
+            (860.0, 7.0, 1.3),
+            (1000.0, 6.0, 1.1),
+        ];
         assert!(!steady(&warming, 0.10));
-        let flat = [(1000.0, 6.0, 1.0), (1010.0, 6.1, 1.02), (990.0, 5.9, 0.99), (1020.0, 6.0, 1.01), (1000.0, 6.05, 1.0)];
+        let flat = [
+            (1000.0, 6.0, 1.0),
+            (1010.0, 6.1, 1.02),
+            (990.0, 5.9, 0.99),
+            (1020.0, 6.0, 1.01),
+            (1000.0, 6.05, 1.0),
+        ];
         assert!(steady(&flat, 0.10));
-        assert!(!steady(&flat[..4], 0.10), "fewer than {SETTLE_WINDOW_S} seconds cannot settle");
+        assert!(
+            !steady(&flat[..4], 0.10),
+            "fewer than {SETTLE_WINDOW_S} seconds cannot settle"
+        );
         // Unsampled CPU (NaN) is left out, not a reason never to settle.
         let no_cpu: Vec<_> = flat.iter().map(|s| (s.0, s.1, f64::NAN)).collect();
         assert!(steady(&no_cpu, 0.10));
@@ -114,7 +152,11 @@ mod tests {
             lat += 1000 * 5000;
             cpu += 1.0;
         }
-        assert_eq!(at, Some(8), "steady from the start, but not before the minimum");
+        assert_eq!(
+            at,
+            Some(8),
+            "steady from the start, but not before the minimum"
+        );
     }
 
     #[test]
@@ -129,6 +171,9 @@ mod tests {
                 lat += 1000 * 5000;
             }
         }
-        assert_eq!(s.settled_at, None, "steady only after its end: not settled within the warm-up");
+        assert_eq!(
+            s.settled_at, None,
+            "steady only after its end: not settled within the warm-up"
+        );
     }
 }

@@ -11,6 +11,12 @@ use crate::services::contender::{describe_exit, Running};
 use crate::util::interrupt;
 use crate::util::progress::Progress;
 use anyhow::Result;
+
+/// The plan's fault events for a run and where the ones that fired are recorded.
+pub(super) struct FaultLog<'a> {
+    pub events: &'a [Event],
+    pub fired: &'a mut Vec<EventRecord>,
+}
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,21 +24,41 @@ use std::time::{Duration, Instant};
 impl RunCtx<'_> {
     /// Sends a /_control query to the downstream service (none when driving an external server).
     pub(super) fn set_downstream(&self, query: &str) -> std::result::Result<(), String> {
-        let Some(sv) = self.services else { return Ok(()) };
-        match self.rt.block_on(crate::util::http1::fetch(sv.downstream.addr, "GET", &format!("/_control?{query}"), None)) {
+        let Some(sv) = self.services else {
+            return Ok(());
+        };
+        match self.rt.block_on(crate::util::http1::fetch(
+            sv.downstream.addr,
+            "GET",
+            &format!("/_control?{query}"),
+            None,
+        )) {
             Ok(r) if r.status == 200 => Ok(()),
-            Ok(r) => Err(format!("status {}: {}", r.status, String::from_utf8_lossy(&r.body))),
+            Ok(r) => Err(format!(
+                "status {}: {}",
+                r.status,
+                String::from_utf8_lossy(&r.body)
+            )),
             Err(e) => Err(e.to_string()),
         }
     }
 
     /// Applies the next of a scenario's mid-run events once its time has come (called every
     /// 250 ms while a run goes on) and records it in `fired`.
-    pub(super) fn fire_due_event(&self, events: &[Event], fired: &mut Vec<EventRecord>, elapsed: Duration) {
+    pub(super) fn fire_due_event(
+        &self,
+        events: &[Event],
+        fired: &mut Vec<EventRecord>,
+        elapsed: Duration,
+    ) {
         if let (Some(e), Some(_)) = (events.get(fired.len()), self.services) {
             if elapsed >= e.at {
                 let applied = self.set_downstream(&e.downstream).is_ok();
-                fired.push(EventRecord { at_s: elapsed.as_secs_f64(), downstream: e.downstream.clone(), applied });
+                fired.push(EventRecord {
+                    at_s: elapsed.as_secs_f64(),
+                    downstream: e.downstream.clone(),
+                    applied,
+                });
             }
         }
     }
@@ -46,12 +72,15 @@ impl RunCtx<'_> {
         mut proc: Option<&mut Running>,
         bar: &Progress,
         mut sampling: Option<(&Sampler, &mut Vec<Sample>)>,
-        events: &[Event],
-        fired: &mut Vec<EventRecord>,
+        faults: FaultLog<'_>,
     ) -> Result<(driver::Outcome, Option<String>)> {
+        let FaultLog { events, fired } = faults;
         let live = Arc::new(Live::default());
         let cancel = Arc::new(AtomicBool::new(false));
-        let cfg = DriverConfig { threads: self.plan.driver_threads, cpus: self.plan.driver_cpus.clone() };
+        let cfg = DriverConfig {
+            threads: self.plan.driver_threads,
+            cpus: self.plan.driver_cpus.clone(),
+        };
         let (t, l, lv, c) = (target.clone(), load.clone(), live.clone(), cancel.clone());
         let handle = std::thread::spawn(move || driver::run(&t, &l, &cfg, lv, c));
         let mut crash = None;
@@ -71,21 +100,40 @@ impl RunCtx<'_> {
             if tick % 4 == 3 {
                 p99 = live.p99_since(&second_start);
                 second_start = live.snapshot();
-                let cpu = sampling.as_ref().and_then(|(_, samples)| samples.last()).map(|s| s.cpu_user_s + s.cpu_sys_s);
+                let cpu = sampling
+                    .as_ref()
+                    .and_then(|(_, samples)| samples.last())
+                    .map(|s| s.cpu_user_s + s.cpu_sys_s);
                 if let Some(settle) = self.settle.borrow_mut().as_mut() {
-                    if settle.second(t0.elapsed(), live.ok.load(Ordering::Relaxed), live.latency_us.load(Ordering::Relaxed), cpu) {
+                    if settle.second(
+                        t0.elapsed(),
+                        live.ok.load(Ordering::Relaxed),
+                        live.latency_us.load(Ordering::Relaxed),
+                        cpu,
+                    ) {
                         live.finish_early();
                     }
                 }
                 if let Some(limit) = self.abort_p99_ms {
-                    over = if p99.is_some_and(|p| p.as_secs_f64() * 1000.0 > limit) { over + 1 } else { 0 };
+                    over = if p99.is_some_and(|p| p.as_secs_f64() * 1000.0 > limit) {
+                        over + 1
+                    } else {
+                        0
+                    };
                     if over >= super::capacity::ABORT_AFTER_S {
                         self.gave_up.set(true);
                         cancel.store(true, Ordering::SeqCst);
                     }
                 }
             }
-            bar.update(live.ok.load(Ordering::Relaxed), live.errors.load(Ordering::Relaxed), load.profile.target_at(t0.elapsed()), t0.elapsed(), p99, threads);
+            bar.update(
+                live.ok.load(Ordering::Relaxed),
+                live.errors.load(Ordering::Relaxed),
+                load.profile.target_at(t0.elapsed()),
+                t0.elapsed(),
+                p99,
+                threads,
+            );
             self.fire_due_event(events, fired, t0.elapsed());
             if interrupt::stopped() {
                 cancel.store(true, Ordering::SeqCst);
@@ -102,14 +150,18 @@ impl RunCtx<'_> {
             tick += 1;
             let next = t0 + Duration::from_millis(250) * tick;
             while Instant::now() < next && !handle.is_finished() {
-                std::thread::sleep(Duration::from_millis(10).min(next.saturating_duration_since(Instant::now())));
+                std::thread::sleep(
+                    Duration::from_millis(10).min(next.saturating_duration_since(Instant::now())),
+                );
             }
         }
         // The last sample renews every reading, so counts over the run end where the run ended.
         if let Some((sampler, samples)) = sampling.as_mut() {
             samples.push(sampler.sample_full());
         }
-        let outcome = handle.join().map_err(|_| anyhow::anyhow!("the driver thread panicked"))??;
+        let outcome = handle
+            .join()
+            .map_err(|_| anyhow::anyhow!("the driver thread panicked"))??;
         Ok((outcome, crash))
     }
 }

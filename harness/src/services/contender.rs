@@ -38,12 +38,23 @@ pub fn ensure_port_free(port: u16) -> Result<()> {
     }
 }
 
-pub fn start(argv: &[String], dir: &Path, cpus: &[usize], port: u16, log: &Path, env: &[(String, String)]) -> Result<Running> {
+pub fn start(
+    argv: &[String],
+    dir: &Path,
+    cpus: &[usize],
+    port: u16,
+    log: &Path,
+    env: &[(String, String)],
+) -> Result<Running> {
     let out = File::create(log).with_context(|| format!("cannot create log {}", log.display()))?;
     let err = out.try_clone()?;
     let cpus = cpus.to_vec();
     let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).current_dir(dir).stdin(Stdio::null()).stdout(out).stderr(err);
+    cmd.args(&argv[1..])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err);
     cmd.envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
@@ -64,17 +75,29 @@ pub fn start(argv: &[String], dir: &Path, cpus: &[usize], port: u16, log: &Path,
             Ok(())
         });
     }
-    let child = cmd.spawn().with_context(|| format!("cannot start {:?} in {}", argv[0], dir.display()))?;
+    let child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {:?} in {}", argv[0], dir.display()))?;
     let pid = child.id() as i32;
     interrupt::register(pid);
-    Ok(Running { child, pid, addr: SocketAddr::from(([127, 0, 0, 1], port)), log: log.to_path_buf(), started: Instant::now(), exited: None })
+    Ok(Running {
+        child,
+        pid,
+        addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        log: log.to_path_buf(),
+        started: Instant::now(),
+        exited: None,
+    })
 }
 
 /// Raises the soft open-files limit to the hard limit (C10K needs more than the usual 1024).
 pub fn raise_nofile() {
     // SAFETY: getrlimit/setrlimit on a stack value.
     unsafe {
-        let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
         if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
             lim.rlim_cur = lim.rlim_max;
             libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
@@ -93,17 +116,30 @@ impl Running {
 
     /// Polls `path` until it answers 200, the process dies, the timeout passes or the user
     /// interrupts. Returns the time it took.
-    pub fn wait_ready(&mut self, rt: &tokio::runtime::Runtime, path: &str, timeout: Duration) -> Result<Duration> {
+    pub fn wait_ready(
+        &mut self,
+        rt: &tokio::runtime::Runtime,
+        path: &str,
+        timeout: Duration,
+    ) -> Result<Duration> {
         let t0 = Instant::now();
         loop {
             if let Some(status) = self.exited() {
-                bail!("exited during start-up ({}); last log lines:\n{}", describe_exit(status), log_tail(&self.log, 15));
+                bail!(
+                    "exited during start-up ({}); last log lines:\n{}",
+                    describe_exit(status),
+                    log_tail(&self.log, 15)
+                );
             }
             if interrupt::stopped() {
                 bail!("interrupted during start-up");
             }
             let ok = rt.block_on(async {
-                tokio::time::timeout(Duration::from_secs(2), crate::util::http1::fetch(self.addr, "GET", path, None)).await
+                tokio::time::timeout(
+                    Duration::from_secs(2),
+                    crate::util::http1::fetch(self.addr, "GET", path, None),
+                )
+                .await
             });
             if let Ok(Ok(r)) = ok {
                 if r.status == 200 {
@@ -111,7 +147,12 @@ impl Running {
                 }
             }
             if t0.elapsed() > timeout {
-                bail!("not ready after {}s (GET {path} on {}); last log lines:\n{}", timeout.as_secs(), self.addr, log_tail(&self.log, 15));
+                bail!(
+                    "not ready after {}s (GET {path} on {}); last log lines:\n{}",
+                    timeout.as_secs(),
+                    self.addr,
+                    log_tail(&self.log, 15)
+                );
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -136,7 +177,10 @@ impl Running {
             std::thread::sleep(Duration::from_millis(25));
         }
         self.kill_group(libc::SIGKILL);
-        let status = self.child.wait().unwrap_or_else(|_| ExitStatus::from_raw(libc::SIGKILL));
+        let status = self
+            .child
+            .wait()
+            .unwrap_or_else(|_| ExitStatus::from_raw(libc::SIGKILL));
         interrupt::unregister(self.pid);
         self.exited = Some(status);
         status
@@ -168,16 +212,25 @@ pub fn describe_exit(s: ExitStatus) -> String {
 pub fn log_tail(path: &Path, n: usize) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].iter().map(|l| format!("  | {l}")).collect::<Vec<_>>().join("\n")
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| format!("  | {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Live members of process group `pgid`, found by scanning /proc (zombies excluded: they
 /// hold no resources and wait only to be reaped).
 pub fn group_pids(pgid: i32) -> Vec<i32> {
-    let Ok(dir) = fs::read_dir("/proc") else { return Vec::new() };
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
     dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| {
-            stat_fields(*pid).is_some_and(|f| f.first().map(String::as_str) != Some("Z") && f.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid))
+            stat_fields(*pid).is_some_and(|f| {
+                f.first().map(String::as_str) != Some("Z")
+                    && f.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid)
+            })
         })
         .collect()
 }
@@ -185,7 +238,9 @@ pub fn group_pids(pgid: i32) -> Vec<i32> {
 /// Process `root` and its live descendants (zombies excluded), found by scanning /proc: a
 /// server iobound did not start, whose workers may sit in another process group.
 pub fn tree_pids(root: i32) -> Vec<i32> {
-    let Ok(dir) = fs::read_dir("/proc") else { return Vec::new() };
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
     let parents: Vec<(i32, i32)> = dir
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter_map(|pid| {
@@ -194,11 +249,20 @@ pub fn tree_pids(root: i32) -> Vec<i32> {
             Some((pid, f.get(1)?.parse().ok()?))
         })
         .collect();
-    let mut out: Vec<i32> = parents.iter().map(|&(p, _)| p).filter(|&p| p == root).collect();
+    let mut out: Vec<i32> = parents
+        .iter()
+        .map(|&(p, _)| p)
+        .filter(|&p| p == root)
+        .collect();
     let mut i = 0;
     while i < out.len() {
         let parent = out[i];
-        out.extend(parents.iter().filter(|&&(_, pp)| pp == parent).map(|&(p, _)| p));
+        out.extend(
+            parents
+                .iter()
+                .filter(|&&(_, pp)| pp == parent)
+                .map(|&(p, _)| p),
+        );
         i += 1;
     }
     out
@@ -220,7 +284,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("log");
         // The shell forks a grandchild; stopping must take both.
-        let argv: Vec<String> = ["sh", "-c", "sleep 300 & echo started; wait"].iter().map(|s| s.to_string()).collect();
+        let argv: Vec<String> = ["sh", "-c", "sleep 300 & echo started; wait"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let mut r = start(&argv, dir.path(), &[0], 1, &log, &[]).unwrap();
         std::thread::sleep(Duration::from_millis(300));
         let members = || group_pids(r.pid).len();
@@ -238,7 +305,10 @@ mod tests {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         let e = ensure_port_free(port).unwrap_err().to_string();
-        assert!(e.contains(&format!("port {port} on 127.0.0.1 is already in use")), "{e}");
+        assert!(
+            e.contains(&format!("port {port} on 127.0.0.1 is already in use")),
+            "{e}"
+        );
         drop(l);
         assert!(ensure_port_free(port).is_ok());
     }
@@ -248,7 +318,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("log");
         // A child that moves to a process group of its own, as daemons' workers may.
-        let argv: Vec<String> = ["sh", "-c", "setsid sleep 300 & sleep 300 & echo started; wait"].iter().map(|s| s.to_string()).collect();
+        let argv: Vec<String> = [
+            "sh",
+            "-c",
+            "setsid sleep 300 & sleep 300 & echo started; wait",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let mut r = start(&argv, dir.path(), &[0], 1, &log, &[]).unwrap();
         let t0 = std::time::Instant::now();
         while tree_pids(r.pid).len() < 3 && t0.elapsed() < Duration::from_secs(5) {
@@ -257,8 +334,16 @@ mod tests {
         let tree = tree_pids(r.pid);
         assert_eq!(tree.len(), 3, "the shell and both sleeps: {tree:?}");
         assert_eq!(tree[0], r.pid);
-        assert_eq!(group_pids(r.pid).len(), 2, "the setsid child left the group");
-        let escaped: Vec<i32> = tree.iter().copied().filter(|p| !group_pids(r.pid).contains(p)).collect();
+        assert_eq!(
+            group_pids(r.pid).len(),
+            2,
+            "the setsid child left the group"
+        );
+        let escaped: Vec<i32> = tree
+            .iter()
+            .copied()
+            .filter(|p| !group_pids(r.pid).contains(p))
+            .collect();
         r.stop(Duration::from_secs(1));
         for p in escaped {
             unsafe { libc::kill(p, libc::SIGKILL) };

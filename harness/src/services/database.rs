@@ -34,29 +34,53 @@ impl DbConfig {
             .strip_prefix("postgresql://")
             .or_else(|| url.strip_prefix("postgres://"))
             .with_context(|| format!("--db-url {url:?}: not a PostgreSQL URL; {fix}"))?;
-        let (auth, hostpart) = rest.rsplit_once('@').with_context(|| format!("--db-url {url:?}: no user; {fix}"))?;
+        let (auth, hostpart) = rest
+            .rsplit_once('@')
+            .with_context(|| format!("--db-url {url:?}: no user; {fix}"))?;
         let (user, password) = auth.split_once(':').unwrap_or((auth, ""));
-        let (hostport, name) = hostpart.split_once('/').with_context(|| format!("--db-url {url:?}: no database name; {fix}"))?;
+        let (hostport, name) = hostpart
+            .split_once('/')
+            .with_context(|| format!("--db-url {url:?}: no database name; {fix}"))?;
         let (host, port) = match hostport.rsplit_once(':') {
-            Some((h, p)) if !h.ends_with(']') || hostport.starts_with('[') => {
-                (h, p.parse::<u16>().with_context(|| format!("--db-url {url:?}: port {p:?} is not a number in 1..65535"))?)
-            }
+            Some((h, p)) if !h.ends_with(']') || hostport.starts_with('[') => (
+                h,
+                p.parse::<u16>().with_context(|| {
+                    format!("--db-url {url:?}: port {p:?} is not a number in 1..65535")
+                })?,
+            ),
             _ => (hostport, 5432),
         };
-        let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
         if user.is_empty() || name.is_empty() || host.is_empty() || name.contains(['?', '/']) {
             bail!("--db-url {url:?}: user, host and database must all be given, without options; {fix}");
         }
-        let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().map(|ip| ip.is_loopback()).unwrap_or(false);
+        let loopback = host == "localhost"
+            || host
+                .parse::<std::net::IpAddr>()
+                .map(|ip| ip.is_loopback())
+                .unwrap_or(false);
         if !loopback && !allow_remote {
             bail!("--db-url {url:?}: {host} is not a loopback address; the contenders would put load on it. Pass --allow-remote if that server is yours to load");
         }
-        Ok(DbConfig { host, port, name: name.to_string(), user: user.to_string(), password: password.to_string() })
+        Ok(DbConfig {
+            host,
+            port,
+            name: name.to_string(),
+            user: user.to_string(),
+            password: password.to_string(),
+        })
     }
 
     fn pg_config(&self) -> tokio_postgres::Config {
         let mut c = tokio_postgres::Config::new();
-        c.host(&self.host).port(self.port).dbname(&self.name).user(&self.user).connect_timeout(Duration::from_secs(5));
+        c.host(&self.host)
+            .port(self.port)
+            .dbname(&self.name)
+            .user(&self.user)
+            .connect_timeout(Duration::from_secs(5));
         if !self.password.is_empty() {
             c.password(&self.password);
         }
@@ -65,7 +89,16 @@ impl DbConfig {
 
     /// A connection; its driver task runs on `rt`.
     pub async fn connect(&self) -> Result<tokio_postgres::Client> {
-        let (client, conn) = self.pg_config().connect(tokio_postgres::NoTls).await.with_context(|| format!("cannot connect to PostgreSQL at {}:{}", self.host, self.port))?;
+        let (client, conn) = self
+            .pg_config()
+            .connect(tokio_postgres::NoTls)
+            .await
+            .with_context(|| {
+                format!(
+                    "cannot connect to PostgreSQL at {}:{}",
+                    self.host, self.port
+                )
+            })?;
         tokio::spawn(async move {
             let _ = conn.await;
         });
@@ -117,7 +150,11 @@ fn version_of(bin: &Path) -> String {
         .arg("--version")
         .output()
         .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().replace("postgres (PostgreSQL) ", "PostgreSQL "))
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .trim()
+                .replace("postgres (PostgreSQL) ", "PostgreSQL ")
+        })
         .unwrap_or_else(|| "PostgreSQL (version unknown)".into())
 }
 
@@ -134,17 +171,45 @@ fn as_unprivileged(mut argv: Vec<String>) -> Vec<String> {
 impl Database {
     /// initdb in a fresh directory under `<root>/.cache`, then a server on a free loopback port,
     /// pinned to `cpus`, logging to `log`.
-    pub fn start_embedded(root: &Path, cpus: &[usize], log: &Path, rt: &tokio::runtime::Runtime, pool: usize) -> Result<Database> {
+    pub fn start_embedded(
+        root: &Path,
+        cpus: &[usize],
+        log: &Path,
+        rt: &tokio::runtime::Runtime,
+        pool: usize,
+    ) -> Result<Database> {
         let bin = find_binaries(root)?;
-        let data = root.join(".cache").join(format!("pgdata-{}", std::process::id()));
+        let data = root
+            .join(".cache")
+            .join(format!("pgdata-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&data);
-        std::fs::create_dir_all(&data).with_context(|| format!("cannot create {}", data.display()))?;
+        std::fs::create_dir_all(&data)
+            .with_context(|| format!("cannot create {}", data.display()))?;
         let s = |p: &Path| p.display().to_string();
-        let initdb = as_unprivileged(vec![s(&bin.join("initdb")), "-A".into(), "trust".into(), "-U".into(), "iobound".into(), "-D".into(), s(&data), "-E".into(), "UTF8".into(), "--no-locale".into(), "--no-sync".into()]);
-        let out = std::process::Command::new(&initdb[0]).args(&initdb[1..]).output().with_context(|| format!("cannot run {}", initdb.join(" ")))?;
+        let initdb = as_unprivileged(vec![
+            s(&bin.join("initdb")),
+            "-A".into(),
+            "trust".into(),
+            "-U".into(),
+            "iobound".into(),
+            "-D".into(),
+            s(&data),
+            "-E".into(),
+            "UTF8".into(),
+            "--no-locale".into(),
+            "--no-sync".into(),
+        ]);
+        let out = std::process::Command::new(&initdb[0])
+            .args(&initdb[1..])
+            .output()
+            .with_context(|| format!("cannot run {}", initdb.join(" ")))?;
         if !out.status.success() {
             let _ = std::fs::remove_dir_all(&data);
-            bail!("initdb failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+            bail!(
+                "initdb failed ({}):\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
         let port = contender::free_port()?;
         let argv = as_unprivileged(vec![
@@ -162,12 +227,22 @@ impl Database {
             "max_connections=300".into(),
         ]);
         let mut server = contender::start(&argv, &data, cpus, port, log, &[])?;
-        let cfg = DbConfig { host: "127.0.0.1".into(), port, name: "postgres".into(), user: "iobound".into(), password: String::new() };
+        let cfg = DbConfig {
+            host: "127.0.0.1".into(),
+            port,
+            name: "postgres".into(),
+            user: "iobound".into(),
+            password: String::new(),
+        };
         let t0 = Instant::now();
         loop {
             if let Some(st) = server.exited() {
                 let _ = std::fs::remove_dir_all(&data);
-                bail!("PostgreSQL exited during start-up ({}); last log lines:\n{}", contender::describe_exit(st), contender::log_tail(log, 15));
+                bail!(
+                    "PostgreSQL exited during start-up ({}); last log lines:\n{}",
+                    contender::describe_exit(st),
+                    contender::log_tail(log, 15)
+                );
             }
             if rt.block_on(cfg.connect()).is_ok() {
                 break;
@@ -175,31 +250,59 @@ impl Database {
             if t0.elapsed() > Duration::from_secs(30) || crate::util::interrupt::stopped() {
                 server.stop(Duration::from_secs(2));
                 let _ = std::fs::remove_dir_all(&data);
-                bail!("PostgreSQL did not accept connections within 30 s; last log lines:\n{}", contender::log_tail(log, 15));
+                bail!(
+                    "PostgreSQL did not accept connections within 30 s; last log lines:\n{}",
+                    contender::log_tail(log, 15)
+                );
             }
             std::thread::sleep(Duration::from_millis(100));
         }
         rt.block_on(async {
             let c = cfg.connect().await?;
-            c.batch_execute("CREATE DATABASE iobound").await.context("creating the iobound database")
+            c.batch_execute("CREATE DATABASE iobound")
+                .await
+                .context("creating the iobound database")
         })?;
-        let cfg = DbConfig { name: "iobound".into(), ..cfg };
+        let cfg = DbConfig {
+            name: "iobound".into(),
+            ..cfg
+        };
         let description = format!("{} (embedded, started by iobound from {}; default settings, fsync on), pinned to CPU {}", version_of(&bin), bin.display(), crate::util::format_cpus(cpus));
-        let db = Database { cfg, pool, description, server: Some(server), data_dir: Some(data) };
+        let db = Database {
+            cfg,
+            pool,
+            description,
+            server: Some(server),
+            data_dir: Some(data),
+        };
         db.reset(rt)?;
         Ok(db)
     }
 
     /// A server someone else runs; the harness still owns the `messages` table in it.
-    pub fn external(url: &str, allow_remote: bool, rt: &tokio::runtime::Runtime, pool: usize) -> Result<Database> {
+    pub fn external(
+        url: &str,
+        allow_remote: bool,
+        rt: &tokio::runtime::Runtime,
+        pool: usize,
+    ) -> Result<Database> {
         let cfg = DbConfig::parse(url, allow_remote)?;
         let version = rt.block_on(async {
             let c = cfg.connect().await?;
             let row = c.query_one("SHOW server_version", &[]).await?;
             anyhow::Ok(row.get::<_, String>(0))
         })?;
-        let description = format!("PostgreSQL {version} (external, {}:{}/{})", cfg.host, cfg.port, cfg.name);
-        let db = Database { cfg, pool, description, server: None, data_dir: None };
+        let description = format!(
+            "PostgreSQL {version} (external, {}:{}/{})",
+            cfg.host, cfg.port, cfg.name
+        );
+        let db = Database {
+            cfg,
+            pool,
+            description,
+            server: None,
+            data_dir: None,
+        };
         db.reset(rt)?;
         Ok(db)
     }
@@ -235,21 +338,43 @@ impl Database {
     }
 
     /// Texts of the rows whose text starts with `prefix`.
-    pub fn texts_with_prefix(&self, rt: &tokio::runtime::Runtime, prefix: &str) -> Result<Vec<String>> {
+    pub fn texts_with_prefix(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        prefix: &str,
+    ) -> Result<Vec<String>> {
         rt.block_on(async {
             let c = self.cfg.connect().await?;
-            let pattern = format!("{}%", prefix.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
-            let rows = c.query("SELECT text FROM messages WHERE text LIKE $1", &[&pattern]).await?;
+            let pattern = format!(
+                "{}%",
+                prefix
+                    .replace('\\', "\\\\")
+                    .replace('%', "\\%")
+                    .replace('_', "\\_")
+            );
+            let rows = c
+                .query("SELECT text FROM messages WHERE text LIKE $1", &[&pattern])
+                .await?;
             anyhow::Ok(rows.iter().map(|r| r.get::<_, String>(0)).collect())
         })
     }
 
     /// The text of each of `ids` that exists.
-    pub fn texts_of(&self, rt: &tokio::runtime::Runtime, ids: &[i64]) -> Result<BTreeMap<i64, String>> {
+    pub fn texts_of(
+        &self,
+        rt: &tokio::runtime::Runtime,
+        ids: &[i64],
+    ) -> Result<BTreeMap<i64, String>> {
         rt.block_on(async {
             let c = self.cfg.connect().await?;
-            let rows = c.query("SELECT id, text FROM messages WHERE id = ANY($1)", &[&ids]).await?;
-            anyhow::Ok(rows.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1))).collect())
+            let rows = c
+                .query("SELECT id, text FROM messages WHERE id = ANY($1)", &[&ids])
+                .await?;
+            anyhow::Ok(
+                rows.iter()
+                    .map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1)))
+                    .collect(),
+            )
         })
     }
 
@@ -302,7 +427,12 @@ pub struct Ack {
 
 /// Judges acknowledged writes against the rows found: `tagged` are the texts starting with the
 /// run's tag prefix, `rows` the current text of every id an acknowledged PUT or DELETE named.
-pub fn judge_writes(acks: &[Ack], tag_prefix: &str, tagged: &[String], rows: &BTreeMap<i64, String>) -> WriteCheck {
+pub fn judge_writes(
+    acks: &[Ack],
+    tag_prefix: &str,
+    tagged: &[String],
+    rows: &BTreeMap<i64, String>,
+) -> WriteCheck {
     let mut w = WriteCheck::default();
     let present: BTreeSet<&str> = tagged.iter().map(String::as_str).collect();
     let mut acked_creates = BTreeSet::new();
@@ -345,19 +475,35 @@ pub fn judge_writes(acks: &[Ack], tag_prefix: &str, tagged: &[String], rows: &BT
         // may be the last, but the row must hold one of them.
         match rows.get(id) {
             Some(text) if text.starts_with(tag_prefix) => {}
-            Some(text) => lose(&mut w, format!("row {id} still reads {text:?} after an acknowledged update")),
-            None => lose(&mut w, format!("row {id} is gone after an acknowledged update")),
+            Some(text) => lose(
+                &mut w,
+                format!("row {id} still reads {text:?} after an acknowledged update"),
+            ),
+            None => lose(
+                &mut w,
+                format!("row {id} is gone after an acknowledged update"),
+            ),
         }
     }
     for id in &deleted {
         if rows.contains_key(id) {
-            lose(&mut w, format!("row {id} is still there after an acknowledged delete"));
+            lose(
+                &mut w,
+                format!("row {id} is still there after an acknowledged delete"),
+            );
         }
     }
     // Rows holding a token no create acknowledged: creates that committed without an answer
     // (or unacknowledged updates, which cannot be told apart by text alone; counted here too).
-    let acked_updates: BTreeSet<&str> = acks.iter().filter(|a| a.method == "PUT").filter_map(|a| a.token.as_deref()).collect();
-    w.creates_unacknowledged = present.iter().filter(|t| !acked_creates.contains(**t) && !acked_updates.contains(**t)).count() as u64;
+    let acked_updates: BTreeSet<&str> = acks
+        .iter()
+        .filter(|a| a.method == "PUT")
+        .filter_map(|a| a.token.as_deref())
+        .collect();
+    w.creates_unacknowledged = present
+        .iter()
+        .filter(|t| !acked_creates.contains(**t) && !acked_updates.contains(**t))
+        .count() as u64;
     w
 }
 
@@ -368,8 +514,22 @@ mod tests {
     #[test]
     fn db_urls_parse_and_bad_ones_say_how_to_fix_them() {
         let c = DbConfig::parse("postgresql://app:secret@127.0.0.1:5433/shop", false).unwrap();
-        assert_eq!(c, DbConfig { host: "127.0.0.1".into(), port: 5433, name: "shop".into(), user: "app".into(), password: "secret".into() });
-        assert_eq!(DbConfig::parse("postgres://app@localhost/shop", false).unwrap().port, 5432);
+        assert_eq!(
+            c,
+            DbConfig {
+                host: "127.0.0.1".into(),
+                port: 5433,
+                name: "shop".into(),
+                user: "app".into(),
+                password: "secret".into()
+            }
+        );
+        assert_eq!(
+            DbConfig::parse("postgres://app@localhost/shop", false)
+                .unwrap()
+                .port,
+            5432
+        );
         for (url, says) in [
             ("mysql://a@127.0.0.1/x", "not a PostgreSQL URL"),
             ("postgresql://127.0.0.1/x", "no user"),
@@ -384,7 +544,11 @@ mod tests {
     }
 
     fn ack(method: &str, id: Option<i64>, token: Option<&str>) -> Ack {
-        Ack { method: method.into(), id, token: token.map(String::from) }
+        Ack {
+            method: method.into(),
+            id,
+            token: token.map(String::from),
+        }
     }
 
     #[test]
@@ -399,15 +563,44 @@ mod tests {
             ack("DELETE", Some(10), None),
         ];
         // Token 2 was acknowledged but is missing; 5 was committed without an answer.
-        let tagged = vec!["iobound r1s0m 000000000001".to_string(), "iobound r1s0m 000000000003".into(), "iobound r1s0m 000000000005".into()];
-        let rows: BTreeMap<i64, String> = [(7, "iobound r1s0m 000000000003".to_string()), (8, "seed message 8".into()), (10, "seed message 10".into())].into();
+        let tagged = vec![
+            "iobound r1s0m 000000000001".to_string(),
+            "iobound r1s0m 000000000003".into(),
+            "iobound r1s0m 000000000005".into(),
+        ];
+        let rows: BTreeMap<i64, String> = [
+            (7, "iobound r1s0m 000000000003".to_string()),
+            (8, "seed message 8".into()),
+            (10, "seed message 10".into()),
+        ]
+        .into();
         let w = judge_writes(&acks, p, &tagged, &rows);
-        assert_eq!((w.creates_acknowledged, w.creates_found, w.creates_unacknowledged), (2, 1, 1));
-        assert_eq!((w.updates_acknowledged, w.updated_rows, w.deletes_acknowledged), (2, 2, 2));
+        assert_eq!(
+            (
+                w.creates_acknowledged,
+                w.creates_found,
+                w.creates_unacknowledged
+            ),
+            (2, 1, 1)
+        );
+        assert_eq!(
+            (
+                w.updates_acknowledged,
+                w.updated_rows,
+                w.deletes_acknowledged
+            ),
+            (2, 2, 2)
+        );
         assert_eq!(w.lost, 3, "{:?}", w.lost_examples);
         assert!(w.lost_examples.iter().any(|e| e.contains("000000000002")));
-        assert!(w.lost_examples.iter().any(|e| e.contains("row 8 still reads")));
-        assert!(w.lost_examples.iter().any(|e| e.contains("row 10 is still there")));
+        assert!(w
+            .lost_examples
+            .iter()
+            .any(|e| e.contains("row 8 still reads")));
+        assert!(w
+            .lost_examples
+            .iter()
+            .any(|e| e.contains("row 10 is still there")));
         let all_there = judge_writes(&acks[..1], p, &tagged[..1], &BTreeMap::new());
         assert_eq!(all_there.lost, 0);
     }

@@ -5,9 +5,9 @@
 //! `GET /_control?latency=..&error_rate=..&stall_prob=..&stall_for=..` changes the behaviour
 //! while it runs (fault injection).
 
-use crate::plan::downstream::{Behaviour, Rng};
 #[cfg(test)]
 use crate::plan::downstream::Dist;
+use crate::plan::downstream::{Behaviour, Rng};
 use std::cell::RefCell;
 use std::time::Duration;
 
@@ -26,22 +26,38 @@ pub struct Downstream {
 
 /// The contract's rule for /enrich keys (and the downstream's): 1..64 of A-Z a-z 0-9 - _.
 pub fn valid_key(k: &str) -> bool {
-    !k.is_empty() && k.len() <= 64 && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    !k.is_empty()
+        && k.len() <= 64
+        && k.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 impl Downstream {
     pub fn new(b: Behaviour, seed: u64) -> Downstream {
-        Downstream { behaviour: RefCell::new(b), rng: RefCell::new(Rng::new(seed)) }
+        Downstream {
+            behaviour: RefCell::new(b),
+            rng: RefCell::new(Rng::new(seed)),
+        }
     }
 
     pub fn answer(&self, path: &str) -> Answer {
         let (route, query) = path.split_once('?').unwrap_or((path, ""));
-        let now = |status, body: String| Answer { wait: Duration::ZERO, status, body };
+        let now = |status, body: String| Answer {
+            wait: Duration::ZERO,
+            status,
+            body,
+        };
         match route {
             "/value" => {
-                let key = query.split('&').find_map(|kv| kv.strip_prefix("key=")).unwrap_or("");
+                let key = query
+                    .split('&')
+                    .find_map(|kv| kv.strip_prefix("key="))
+                    .unwrap_or("");
                 if !valid_key(key) {
-                    return now("400 Bad Request", "key must be 1..64 of A-Z a-z 0-9 - _".into());
+                    return now(
+                        "400 Bad Request",
+                        "key must be 1..64 of A-Z a-z 0-9 - _".into(),
+                    );
                 }
                 let ok = format!("value-{key}");
                 if key.starts_with("fast-") {
@@ -51,7 +67,11 @@ impl Downstream {
                     return now("500 Internal Server Error", "injected failure".into());
                 }
                 if key.starts_with("stall-") {
-                    return Answer { wait: Duration::from_secs(60), status: "200 OK", body: ok };
+                    return Answer {
+                        wait: Duration::from_secs(60),
+                        status: "200 OK",
+                        body: ok,
+                    };
                 }
                 let b = self.behaviour.borrow();
                 let mut rng = self.rng.borrow_mut();
@@ -60,9 +80,17 @@ impl Downstream {
                     wait += b.stall_for;
                 }
                 if rng.unit() < b.error_rate {
-                    return Answer { wait, status: "500 Internal Server Error", body: "injected failure".into() };
+                    return Answer {
+                        wait,
+                        status: "500 Internal Server Error",
+                        body: "injected failure".into(),
+                    };
                 }
-                Answer { wait, status: "200 OK", body: ok }
+                Answer {
+                    wait,
+                    status: "200 OK",
+                    body: ok,
+                }
             }
             "/_control" => {
                 let updated = self.behaviour.borrow_mut().update(query);
@@ -84,19 +112,32 @@ mod tests {
     #[test]
     fn distributions_parse_and_sample_in_range() {
         let mut rng = Rng::new(3);
-        assert_eq!(Dist::parse("fixed:100ms").unwrap().sample(&mut rng), Duration::from_millis(100));
+        assert_eq!(
+            Dist::parse("fixed:100ms").unwrap().sample(&mut rng),
+            Duration::from_millis(100)
+        );
         let u = Dist::parse("uniform:50ms..150ms").unwrap();
         let draws: Vec<Duration> = (0..1000).map(|_| u.sample(&mut rng)).collect();
-        assert!(draws.iter().all(|d| (Duration::from_millis(50)..=Duration::from_millis(150)).contains(d)));
+        assert!(draws
+            .iter()
+            .all(|d| (Duration::from_millis(50)..=Duration::from_millis(150)).contains(d)));
         let ln = Dist::parse("lognormal:100ms,0.5").unwrap();
-        let mut v: Vec<f64> = (0..20_000).map(|_| ln.sample(&mut rng).as_secs_f64() * 1000.0).collect();
+        let mut v: Vec<f64> = (0..20_000)
+            .map(|_| ln.sample(&mut rng).as_secs_f64() * 1000.0)
+            .collect();
         v.sort_by(f64::total_cmp);
         let median = v[v.len() / 2];
         assert!((90.0..110.0).contains(&median), "median {median}");
         // exp(0.5 * 2.326) = 3.2: the p99 of lognormal(100 ms, 0.5) is about 320 ms.
         let p99 = v[v.len() * 99 / 100];
         assert!((280.0..360.0).contains(&p99), "p99 {p99}");
-        for bad in ["100ms", "fixed:soon", "uniform:2s..1s", "lognormal:100ms,x", "gamma:1s"] {
+        for bad in [
+            "100ms",
+            "fixed:soon",
+            "uniform:2s..1s",
+            "lognormal:100ms,x",
+            "gamma:1s",
+        ] {
             assert!(Dist::parse(bad).is_err(), "{bad}");
         }
     }
@@ -104,15 +145,31 @@ mod tests {
     #[test]
     fn answers_follow_keys_and_behaviour() {
         let d = Downstream::new(Behaviour::default(), 1);
-        assert_eq!(d.answer("/value?key=abc"), Answer { wait: Duration::from_millis(100), status: "200 OK", body: "value-abc".into() });
+        assert_eq!(
+            d.answer("/value?key=abc"),
+            Answer {
+                wait: Duration::from_millis(100),
+                status: "200 OK",
+                body: "value-abc".into()
+            }
+        );
         assert_eq!(d.answer("/value?key=fast-1").wait, Duration::ZERO);
-        assert_eq!(d.answer("/value?key=fail-1").status, "500 Internal Server Error");
+        assert_eq!(
+            d.answer("/value?key=fail-1").status,
+            "500 Internal Server Error"
+        );
         assert_eq!(d.answer("/value?key=stall-1").wait, Duration::from_secs(60));
         assert_eq!(d.answer("/value?key=../x").status, "400 Bad Request");
         assert_eq!(d.answer("/value").status, "400 Bad Request");
         // Half the requests fail once error_rate is set to 0.5 at run time.
-        assert_eq!(d.answer("/_control?error_rate=0.5&latency=fixed:5ms").status, "200 OK");
-        let failed = (0..2000).filter(|_| d.answer("/value?key=k").status.starts_with("500")).count();
+        assert_eq!(
+            d.answer("/_control?error_rate=0.5&latency=fixed:5ms")
+                .status,
+            "200 OK"
+        );
+        let failed = (0..2000)
+            .filter(|_| d.answer("/value?key=k").status.starts_with("500"))
+            .count();
         assert!((850..1150).contains(&failed), "{failed} of 2000");
         assert_eq!(d.answer("/value?key=k").wait, Duration::from_millis(5));
         assert_eq!(d.answer("/_control?error_rate=2").status, "400 Bad Request");

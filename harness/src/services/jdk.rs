@@ -24,7 +24,11 @@ pub fn find_java() -> Option<PathBuf> {
         candidates.push(Path::new(&h).join("bin/java"));
     }
     if let Ok(dir) = std::fs::read_dir("/usr/lib/jvm") {
-        let mut found: Vec<_> = dir.flatten().map(|e| e.path().join("bin/java")).filter(|p| p.is_file()).collect();
+        let mut found: Vec<_> = dir
+            .flatten()
+            .map(|e| e.path().join("bin/java"))
+            .filter(|p| p.is_file())
+            .collect();
         found.sort();
         found.reverse();
         candidates.extend(found);
@@ -34,7 +38,9 @@ pub fn find_java() -> Option<PathBuf> {
         if let Some((major, _)) = java_version(&c) {
             if major >= 21 {
                 // Explicit choices win; otherwise the newest.
-                if std::env::var("IOBOUND_JAVA").is_ok() || std::env::var("JAVA_HOME").is_ok_and(|h| c.starts_with(h)) {
+                if std::env::var("IOBOUND_JAVA").is_ok()
+                    || std::env::var("JAVA_HOME").is_ok_and(|h| c.starts_with(h))
+                {
                     return Some(c);
                 }
                 if best.as_ref().is_none_or(|(m, _)| major > *m) {

@@ -29,7 +29,11 @@ pub fn tool_jar(root: &Path) -> PathBuf {
 
 /// A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (22 characters).
 fn cluster_id() -> String {
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) ^ u64::from(std::process::id());
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+        ^ u64::from(std::process::id());
     cluster_id_from(&mut crate::util::SplitMix64::new(seed))
 }
 
@@ -70,7 +74,13 @@ fn server_properties(data: &Path, port: u16, controller: u16) -> String {
 
 impl Kafka {
     /// Formats a fresh data directory and starts the broker; then creates the topics.
-    pub fn start(root: &Path, java: &Path, cpus: &[usize], log: &Path, partitions: u32) -> Result<Kafka> {
+    pub fn start(
+        root: &Path,
+        java: &Path,
+        cpus: &[usize],
+        log: &Path,
+        partitions: u32,
+    ) -> Result<Kafka> {
         let libs = root.join(".cache/kafka/libs");
         if !libs.join("kafka_2.13-4.4.0.jar").exists() {
             bail!("Kafka 4.4.0 is not in {}: run './iobound build' (it copies the broker's jars from Maven Central), or give an external cluster with --kafka-bootstrap", libs.display());
@@ -79,34 +89,64 @@ impl Kafka {
         if !tool.exists() {
             bail!("{} is missing: run './iobound build'", tool.display());
         }
-        let data = root.join(".cache").join(format!("kafka-{}", std::process::id()));
+        let data = root
+            .join(".cache")
+            .join(format!("kafka-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&data);
-        std::fs::create_dir_all(&data).with_context(|| format!("cannot create {}", data.display()))?;
+        std::fs::create_dir_all(&data)
+            .with_context(|| format!("cannot create {}", data.display()))?;
         let (port, controller) = (contender::free_port()?, contender::free_port()?);
         let props = data.join("server.properties");
         std::fs::write(&props, server_properties(&data, port, controller))?;
         let cp = format!("{}/*", libs.display());
         let out = std::process::Command::new(java)
-            .args(["-cp", &cp, "kafka.tools.StorageTool", "format", "-t", &cluster_id(), "-c"])
+            .args([
+                "-cp",
+                &cp,
+                "kafka.tools.StorageTool",
+                "format",
+                "-t",
+                &cluster_id(),
+                "-c",
+            ])
             .arg(&props)
             .output()
             .context("cannot run Kafka's StorageTool")?;
         if !out.status.success() {
             let _ = std::fs::remove_dir_all(&data);
-            bail!("formatting Kafka's storage failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+            bail!(
+                "formatting Kafka's storage failed ({}):\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
-        let argv = vec![java.display().to_string(), "-Xms512m".into(), "-Xmx512m".into(), "-cp".into(), cp, "kafka.Kafka".into(), props.display().to_string()];
+        let argv = vec![
+            java.display().to_string(),
+            "-Xms512m".into(),
+            "-Xmx512m".into(),
+            "-cp".into(),
+            cp,
+            "kafka.Kafka".into(),
+            props.display().to_string(),
+        ];
         let mut server = contender::start(&argv, &data, cpus, port, log, &[])?;
         let t0 = Instant::now();
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             if let Some(st) = server.exited() {
                 let _ = std::fs::remove_dir_all(&data);
-                bail!("Kafka exited during start-up ({}); last log lines:\n{}", contender::describe_exit(st), contender::log_tail(log, 15));
+                bail!(
+                    "Kafka exited during start-up ({}); last log lines:\n{}",
+                    contender::describe_exit(st),
+                    contender::log_tail(log, 15)
+                );
             }
             if t0.elapsed() > Duration::from_secs(60) || crate::util::interrupt::stopped() {
                 server.stop(Duration::from_secs(2));
                 let _ = std::fs::remove_dir_all(&data);
-                bail!("Kafka did not listen on 127.0.0.1:{port} within 60 s; last log lines:\n{}", contender::log_tail(log, 15));
+                bail!(
+                    "Kafka did not listen on 127.0.0.1:{port} within 60 s; last log lines:\n{}",
+                    contender::log_tail(log, 15)
+                );
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -114,15 +154,40 @@ impl Kafka {
             "Apache Kafka 4.4.0, single node in KRaft mode (broker and controller), started by iobound on 127.0.0.1:{port} with a 512 MB heap, pinned to CPU {}; topics input and output with {partitions} partitions, replication 1",
             crate::util::format_cpus(cpus)
         );
-        let k = Kafka { bootstrap: format!("127.0.0.1:{port}"), partitions, description, java: java.to_path_buf(), tool, server: Some(server), data: Some(data) };
+        let k = Kafka {
+            bootstrap: format!("127.0.0.1:{port}"),
+            partitions,
+            description,
+            java: java.to_path_buf(),
+            tool,
+            server: Some(server),
+            data: Some(data),
+        };
         k.create_topics()?;
         Ok(k)
     }
 
     /// A cluster someone else runs; the topics are created if missing.
-    pub fn external(root: &Path, java: &Path, bootstrap: &str, allow_remote: bool, partitions: u32) -> Result<Kafka> {
-        let host = bootstrap.rsplit_once(':').map(|(h, _)| h).with_context(|| format!("--kafka-bootstrap {bootstrap:?}: write it as HOST:PORT, e.g. 127.0.0.1:9092"))?;
-        let loopback = host == "localhost" || host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    pub fn external(
+        root: &Path,
+        java: &Path,
+        bootstrap: &str,
+        allow_remote: bool,
+        partitions: u32,
+    ) -> Result<Kafka> {
+        let host = bootstrap
+            .rsplit_once(':')
+            .map(|(h, _)| h)
+            .with_context(|| {
+                format!(
+                    "--kafka-bootstrap {bootstrap:?}: write it as HOST:PORT, e.g. 127.0.0.1:9092"
+                )
+            })?;
+        let loopback = host == "localhost"
+            || host
+                .trim_matches(['[', ']'])
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
         if !loopback && !allow_remote {
             bail!("--kafka-bootstrap {bootstrap:?}: {host} is not a loopback address; pass --allow-remote if that cluster is yours to load");
         }
@@ -140,9 +205,27 @@ impl Kafka {
     }
 
     fn create_topics(&self) -> Result<()> {
-        let out = self.tool_command().args(["--bootstrap", &self.bootstrap, "--create-topics", &self.partitions.to_string()]).output().context("cannot run the pipeline load tool")?;
+        let out = self
+            .tool_command()
+            .args([
+                "--bootstrap",
+                &self.bootstrap,
+                "--create-topics",
+                &self.partitions.to_string(),
+            ])
+            .output()
+            .context("cannot run the pipeline load tool")?;
         if !out.status.success() {
-            bail!("creating the topics failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr).lines().rev().take(8).collect::<Vec<_>>().join("\n"));
+            bail!(
+                "creating the topics failed ({}):\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .rev()
+                    .take(8)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            );
         }
         Ok(())
     }
@@ -150,12 +233,25 @@ impl Kafka {
     /// `java -cp kafka-load.jar dev.iobound.kafkaload.LoadTool`, quiet.
     pub fn tool_command(&self) -> std::process::Command {
         let mut c = std::process::Command::new(&self.java);
-        c.args(["-Xmx512m", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-cp"]).arg(&self.tool).arg("dev.iobound.kafkaload.LoadTool");
+        c.args([
+            "-Xmx512m",
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+            "-cp",
+        ])
+        .arg(&self.tool)
+        .arg("dev.iobound.kafkaload.LoadTool");
         c
     }
 
     /// The argv of a load run (for contender::start, which pins and supervises it).
-    pub fn load_argv(&self, rate: f64, seconds: f64, drain: f64, tag: &str, out: &Path) -> Vec<String> {
+    pub fn load_argv(
+        &self,
+        rate: f64,
+        seconds: f64,
+        drain: f64,
+        tag: &str,
+        out: &Path,
+    ) -> Vec<String> {
         vec![
             self.java.display().to_string(),
             "-Xmx512m".into(),
@@ -186,7 +282,11 @@ impl Kafka {
         if let Some(mut s) = self.server.take() {
             // Its data is thrown away: no need to wait long for a controlled shutdown, and none
             // at all after Ctrl-C (everything must be gone within 5 s).
-            s.stop(if crate::util::interrupt::stopped() { Duration::ZERO } else { Duration::from_secs(3) });
+            s.stop(if crate::util::interrupt::stopped() {
+                Duration::ZERO
+            } else {
+                Duration::from_secs(3)
+            });
         }
         if let Some(d) = self.data.take() {
             let _ = std::fs::remove_dir_all(d);
@@ -263,12 +363,29 @@ impl LoadReport {
 /// Runs the load tool for `seconds` at `rate` records/s (pinned to `cpus`, supervised like any
 /// child, killed on Ctrl-C); `tick` is called every 250 ms with the time since start and stops
 /// the load when it returns false.
-pub fn run_load(kafka: &Kafka, cpus: &[usize], dir: &Path, rate: f64, seconds: f64, drain: f64, tag: &str, mut tick: impl FnMut(Duration) -> bool) -> Result<LoadReport> {
+/// How much the Kafka load tool sends: `rate` records/s for `seconds`, then up to `drain`
+/// seconds for the last records to come through.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordLoad {
+    pub rate: f64,
+    pub seconds: f64,
+    pub drain: f64,
+}
+
+pub fn run_load(
+    kafka: &Kafka,
+    cpus: &[usize],
+    dir: &Path,
+    load: RecordLoad,
+    tag: &str,
+    mut tick: impl FnMut(Duration) -> bool,
+) -> Result<LoadReport> {
     // The load tool runs in `dir`: give it absolute paths (results directories may be relative).
-    let dir = &std::path::absolute(dir).with_context(|| format!("cannot resolve {}", dir.display()))?;
+    let dir =
+        &std::path::absolute(dir).with_context(|| format!("cannot resolve {}", dir.display()))?;
     let out = dir.join(format!("{tag}.json"));
     let log = dir.join(format!("{tag}.log"));
-    let argv = kafka.load_argv(rate, seconds, drain, tag, &out);
+    let argv = kafka.load_argv(load.rate, load.seconds, load.drain, tag, &out);
     let mut proc = super::contender::start(&argv, dir, cpus, 0, &log, &[])?;
     let t0 = Instant::now();
     let status = loop {
@@ -283,9 +400,14 @@ pub fn run_load(kafka: &Kafka, cpus: &[usize], dir: &Path, rate: f64, seconds: f
     };
     proc.stop(Duration::from_secs(1));
     if !status.success() {
-        bail!("the pipeline load tool failed ({}); last log lines:\n{}", super::contender::describe_exit(status), super::contender::log_tail(&log, 12));
+        bail!(
+            "the pipeline load tool failed ({}); last log lines:\n{}",
+            super::contender::describe_exit(status),
+            super::contender::log_tail(&log, 12)
+        );
     }
-    let text = std::fs::read_to_string(&out).with_context(|| format!("the load tool wrote no report to {}", out.display()))?;
+    let text = std::fs::read_to_string(&out)
+        .with_context(|| format!("the load tool wrote no report to {}", out.display()))?;
     let _ = std::fs::remove_file(&out);
     let _ = std::fs::remove_file(&log);
     serde_json::from_str(&text).context("the load tool's report is not what iobound expects")
@@ -299,7 +421,11 @@ mod tests {
     fn cluster_ids_are_kraft_shaped() {
         let id = cluster_id();
         assert_eq!(id.len(), 22);
-        assert!(id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'), "{id}");
+        assert!(
+            id.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+            "{id}"
+        );
     }
 
     #[test]
@@ -317,7 +443,9 @@ mod tests {
     fn the_broker_listens_on_loopback_only() {
         let p = server_properties(Path::new("/d"), 9092, 9093);
         assert!(p.contains("listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\n"));
-        assert!(p.contains("log.dirs=/d/logs\n") && p.contains("offsets.topic.replication.factor=1\n"));
+        assert!(
+            p.contains("log.dirs=/d/logs\n") && p.contains("offsets.topic.replication.factor=1\n")
+        );
         assert!(!p.contains("0.0.0.0"));
     }
 
@@ -328,6 +456,15 @@ mod tests {
         )
         .unwrap();
         let c = r.check();
-        assert_eq!((c.lost, c.lost_examples.clone(), c.peak_lag, c.duplicates, c.failed_enrichments), (2, vec![3, 7], 4, 1, 1));
+        assert_eq!(
+            (
+                c.lost,
+                c.lost_examples.clone(),
+                c.peak_lag,
+                c.duplicates,
+                c.failed_enrichments
+            ),
+            (2, vec![3, 7], 4, 1, 1)
+        );
     }
 }

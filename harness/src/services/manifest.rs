@@ -6,7 +6,14 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub const MODELS: &[&str] = &["thread-per-request", "event-loop", "virtual-threads", "goroutines", "coroutines", "async-await"];
+pub const MODELS: &[&str] = &[
+    "thread-per-request",
+    "event-loop",
+    "virtual-threads",
+    "goroutines",
+    "coroutines",
+    "async-await",
+];
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -73,23 +80,44 @@ pub struct StartVars<'a> {
 
 impl Manifest {
     pub fn load(path: &Path) -> Result<Manifest> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-        let mut m: Manifest = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let mut m: Manifest = toml::from_str(&text)
+            .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?;
         m.dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         if !MODELS.contains(&m.model.as_str()) {
-            bail!("{}: model = {:?} is unknown; use one of {}", path.display(), m.model, MODELS.join(", "));
+            bail!(
+                "{}: model = {:?} is unknown; use one of {}",
+                path.display(),
+                m.model,
+                MODELS.join(", ")
+            );
         }
         if !matches!(m.kind.as_deref(), None | Some("http") | Some("pipeline")) {
-            bail!("{}: kind = {:?} is unknown; use \"http\" (the default) or \"pipeline\"", path.display(), m.kind.as_deref().unwrap_or(""));
+            bail!(
+                "{}: kind = {:?} is unknown; use \"http\" (the default) or \"pipeline\"",
+                path.display(),
+                m.kind.as_deref().unwrap_or("")
+            );
         }
         if m.start.is_empty() {
-            bail!("{}: start is empty; give the argv that starts the server", path.display());
+            bail!(
+                "{}: start is empty; give the argv that starts the server",
+                path.display()
+            );
         }
-        if !matches!(m.profiler.as_deref(), None | Some("jfr") | Some("pprof") | Some("v8")) {
+        if !matches!(
+            m.profiler.as_deref(),
+            None | Some("jfr") | Some("pprof") | Some("v8")
+        ) {
             bail!("{}: profiler = {:?} is unknown; use \"jfr\" (JVM), \"pprof\" (Go) or \"v8\" (Node)", path.display(), m.profiler.as_deref().unwrap_or(""));
         }
         if !m.ready.starts_with('/') {
-            bail!("{}: ready = {:?} must be a path starting with '/'", path.display(), m.ready);
+            bail!(
+                "{}: ready = {:?} must be a path starting with '/'",
+                path.display(),
+                m.ready
+            );
         }
         Ok(m)
     }
@@ -112,7 +140,12 @@ impl Manifest {
     /// Node 24), then on PATH.
     pub fn program(&self, name: &str) -> String {
         if !name.contains('/') {
-            if let Some(cached) = self.dir.parent().and_then(Path::parent).map(|root| root.join(".cache/bin").join(name)) {
+            if let Some(cached) = self
+                .dir
+                .parent()
+                .and_then(Path::parent)
+                .map(|root| root.join(".cache/bin").join(name))
+            {
                 if cached.is_file() {
                     return cached.display().to_string();
                 }
@@ -125,17 +158,39 @@ impl Manifest {
     /// for JVM contenders, otherwise the first line the manifest's `version` command prints.
     pub fn runtime_version(&self, java: Option<&Path>) -> Option<String> {
         if self.is_jvm() {
-            return java.and_then(super::jdk::java_version).map(|(_, first)| first);
+            return java
+                .and_then(super::jdk::java_version)
+                .map(|(_, first)| first);
         }
         let (program, args) = self.version.split_first()?;
-        let out = std::process::Command::new(self.program(program)).args(args).current_dir(&self.dir).output().ok()?;
-        let text = String::from_utf8_lossy(if out.stdout.is_empty() { &out.stderr } else { &out.stdout }).to_string();
-        text.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string).filter(|_| out.status.success())
+        let out = std::process::Command::new(self.program(program))
+            .args(args)
+            .current_dir(&self.dir)
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(if out.stdout.is_empty() {
+            &out.stderr
+        } else {
+            &out.stdout
+        })
+        .to_string();
+        text.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(str::to_string)
+            .filter(|_| out.status.success())
     }
 
     /// Tunable values: defaults overridden by `overrides`; unknown names are an error.
-    pub fn resolve_tunables(&self, overrides: Option<&BTreeMap<String, String>>) -> Result<BTreeMap<String, String>> {
-        let mut values: BTreeMap<String, String> = self.tunables.iter().map(|(k, t)| (k.clone(), t.default.clone())).collect();
+    pub fn resolve_tunables(
+        &self,
+        overrides: Option<&BTreeMap<String, String>>,
+    ) -> Result<BTreeMap<String, String>> {
+        let mut values: BTreeMap<String, String> = self
+            .tunables
+            .iter()
+            .map(|(k, t)| (k.clone(), t.default.clone()))
+            .collect();
         for (k, v) in overrides.into_iter().flatten() {
             if !self.tunables.contains_key(k) {
                 let known: Vec<_> = self.tunables.keys().cloned().collect();
@@ -143,11 +198,18 @@ impl Manifest {
                     "tunables.{}.{k} is not a tunable of {}; known: {}",
                     self.name,
                     self.name,
-                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
                 );
             }
             if v.is_empty() || v.chars().any(|c| c.is_whitespace() || c == '{' || c == '}') {
-                bail!("tunables.{}.{k} = {v:?} must be a single word without spaces or braces", self.name);
+                bail!(
+                    "tunables.{}.{k} = {v:?} must be a single word without spaces or braces",
+                    self.name
+                );
             }
             values.insert(k.clone(), v.clone());
         }
@@ -155,7 +217,11 @@ impl Manifest {
     }
 
     /// The argv to start this contender, placeholders expanded.
-    pub fn command(&self, vars: &StartVars, tunables: &BTreeMap<String, String>) -> Result<Vec<String>> {
+    pub fn command(
+        &self,
+        vars: &StartVars,
+        tunables: &BTreeMap<String, String>,
+    ) -> Result<Vec<String>> {
         let mut argv = Vec::new();
         for arg in &self.start {
             match arg.as_str() {
@@ -183,7 +249,11 @@ fn expand(arg: &str, port: u16, tunables: &BTreeMap<String, String>) -> Result<S
         let key = &rest[open + 1..close];
         match key {
             "port" => out.push_str(&port.to_string()),
-            _ => out.push_str(tunables.get(key).with_context(|| format!("unknown placeholder {{{key}}}"))?),
+            _ => out.push_str(
+                tunables
+                    .get(key)
+                    .with_context(|| format!("unknown placeholder {{{key}}}"))?,
+            ),
         }
         rest = &rest[close + 1..];
     }
@@ -195,7 +265,9 @@ fn expand(arg: &str, port: u16, tunables: &BTreeMap<String, String>) -> Result<S
 pub fn discover(root: &Path) -> Result<Vec<Manifest>> {
     let dir = root.join("contenders");
     let mut out = Vec::new();
-    for entry in std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))? {
+    for entry in
+        std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?
+    {
         let path = entry?.path().join("contender.toml");
         if path.is_file() {
             out.push(Manifest::load(&path)?);
@@ -206,10 +278,16 @@ pub fn discover(root: &Path) -> Result<Vec<Manifest>> {
 }
 
 pub fn find(all: &[Manifest], name: &str) -> Result<Manifest> {
-    all.iter().find(|m| m.name == name).cloned().with_context(|| {
-        let names: Vec<_> = all.iter().map(|m| m.name.as_str()).collect();
-        format!("unknown contender {name:?}; known: {} (see `iobound list`)", names.join(", "))
-    })
+    all.iter()
+        .find(|m| m.name == name)
+        .cloned()
+        .with_context(|| {
+            let names: Vec<_> = all.iter().map(|m| m.name.as_str()).collect();
+            format!(
+                "unknown contender {name:?}; known: {} (see `iobound list`)",
+                names.join(", ")
+            )
+        })
 }
 
 #[cfg(test)]
@@ -247,13 +325,25 @@ help = "worker threads"
         let m = manifest("").unwrap();
         let flags = vec!["-Xmx1g".to_string(), "-XX:+UseG1GC".to_string()];
         let java = PathBuf::from("/jdk/bin/java");
-        let vars = StartVars { java: Some(&java), jvm_flags: &flags, port: 8080 };
+        let vars = StartVars {
+            java: Some(&java),
+            jvm_flags: &flags,
+            port: 8080,
+        };
         let mut over = BTreeMap::new();
         over.insert("threads".to_string(), "500".to_string());
         let t = m.resolve_tunables(Some(&over)).unwrap();
         assert_eq!(
             m.command(&vars, &t).unwrap(),
-            ["/jdk/bin/java", "-Xmx1g", "-XX:+UseG1GC", "-jar", "x.jar", "--port=8080", "--threads=500"]
+            [
+                "/jdk/bin/java",
+                "-Xmx1g",
+                "-XX:+UseG1GC",
+                "-jar",
+                "x.jar",
+                "--port=8080",
+                "--threads=500"
+            ]
         );
         assert_eq!(m.resolve_tunables(None).unwrap()["threads"], "200");
     }
@@ -264,7 +354,10 @@ help = "worker threads"
         let mut over = BTreeMap::new();
         over.insert("thread".to_string(), "5".to_string());
         let e = m.resolve_tunables(Some(&over)).unwrap_err().to_string();
-        assert!(e.contains("tunables.x.thread is not a tunable") && e.contains("known: threads"), "{e}");
+        assert!(
+            e.contains("tunables.x.thread is not a tunable") && e.contains("known: threads"),
+            "{e}"
+        );
         let e = manifest("").map(|mut m| {
             m.model = "fibers".into();
             m
@@ -277,8 +370,16 @@ help = "worker threads"
     #[test]
     fn missing_java_says_what_to_install() {
         let m = manifest("").unwrap();
-        let vars = StartVars { java: None, jvm_flags: &[], port: 1 };
-        let e = format!("{:#}", m.command(&vars, &m.resolve_tunables(None).unwrap()).unwrap_err());
+        let vars = StartVars {
+            java: None,
+            jvm_flags: &[],
+            port: 1,
+        };
+        let e = format!(
+            "{:#}",
+            m.command(&vars, &m.resolve_tunables(None).unwrap())
+                .unwrap_err()
+        );
         assert!(e.contains("JDK >= 21"), "{e}");
     }
 
@@ -290,18 +391,35 @@ help = "worker threads"
         std::fs::create_dir_all(root.path().join(".cache/bin")).unwrap();
         let node = root.path().join(".cache/bin/node");
         std::fs::write(&node, "#!/bin/sh\necho \"Node.js v24.21.0\"\n").unwrap();
-        std::fs::set_permissions(&node, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(&node, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
         let text = "name = \"n\"\nmodel = \"event-loop\"\nlanguage = \"javascript\"\nframework = \"F\"\nconfig = \"c\"\nbuild = \"none\"\nartifact = \"s.js\"\nstart = [\"node\", \"s.js\", \"--port={port}\"]\nversion = [\"node\", \"--version\"]\nready = \"/\"\n";
         std::fs::write(dir.join("contender.toml"), text).unwrap();
         let m = Manifest::load(&dir.join("contender.toml")).unwrap();
-        let argv = m.command(&StartVars { java: None, jvm_flags: &[], port: 9 }, &BTreeMap::new()).unwrap();
-        assert_eq!(argv, [node.display().to_string(), "s.js".into(), "--port=9".into()]);
+        let argv = m
+            .command(
+                &StartVars {
+                    java: None,
+                    jvm_flags: &[],
+                    port: 9,
+                },
+                &BTreeMap::new(),
+            )
+            .unwrap();
+        assert_eq!(
+            argv,
+            [node.display().to_string(), "s.js".into(), "--port=9".into()]
+        );
         assert_eq!(m.runtime_version(None).as_deref(), Some("Node.js v24.21.0"));
         // Without the cached runtime the bare name is left to PATH.
         std::fs::remove_file(&node).unwrap();
         assert_eq!(m.program("node"), "node");
         let mut none = m.clone();
         none.version = vec!["/nonexistent/runtime".into()];
-        assert_eq!(none.runtime_version(None), None, "a version command that cannot run names nothing");
+        assert_eq!(
+            none.runtime_version(None),
+            None,
+            "a version command that cannot run names nothing"
+        );
     }
 }

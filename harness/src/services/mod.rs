@@ -17,11 +17,11 @@ pub mod kafka;
 pub mod manifest;
 pub mod test_server;
 
+use crate::plan::Plan;
+use anyhow::{Context, Result};
 use contender::Running;
 use corpus::Corpus;
 use database::Database;
-use crate::plan::Plan;
-use anyhow::{Context, Result};
 use std::path::Path;
 use std::time::Duration;
 
@@ -50,23 +50,56 @@ impl Services {
     /// the database (or connects to the given one), logging into `logs`.
     /// Starts what a plan needs: always the corpus and the downstream service, PostgreSQL when
     /// `need_database` (a scenario calls /messages, or `iobound verify`), Kafka when `need_kafka`.
-    pub fn start(root: &Path, plan: &Plan, rt: &tokio::runtime::Runtime, logs: &Path, choice: &ServiceChoice, need_database: bool, need_kafka: bool) -> Result<Services> {
+    pub fn start(
+        root: &Path,
+        plan: &Plan,
+        rt: &tokio::runtime::Runtime,
+        logs: &Path,
+        choice: &ServiceChoice,
+        need_database: bool,
+        need_kafka: bool,
+    ) -> Result<Services> {
         let corpus = Corpus::ensure(&root.join(".cache"), &plan.corpus)?;
         let database = if need_database || choice.url.is_some() {
             let db = match &choice.url {
                 Some(url) => Database::external(url, choice.allow_remote, rt, plan.db_pool)?,
-                None => Database::start_embedded(root, &plan.services_cpus, &logs.join("postgres.log"), rt, plan.db_pool).context("the embedded PostgreSQL did not start")?,
+                None => Database::start_embedded(
+                    root,
+                    &plan.services_cpus,
+                    &logs.join("postgres.log"),
+                    rt,
+                    plan.db_pool,
+                )
+                .context("the embedded PostgreSQL did not start")?,
             };
-            eprintln!("iobound: database {}; pool of {} connections per contender", db.description, db.pool);
+            eprintln!(
+                "iobound: database {}; pool of {} connections per contender",
+                db.description, db.pool
+            );
             Some(db)
         } else {
             None
         };
         let kafka = if need_kafka {
-            let java = crate::services::jdk::find_java().context("the Kafka broker and the pipeline load need a JDK >= 21 (set JAVA_HOME)")?;
+            let java = crate::services::jdk::find_java().context(
+                "the Kafka broker and the pipeline load need a JDK >= 21 (set JAVA_HOME)",
+            )?;
             let k = match &choice.kafka_bootstrap {
-                Some(b) => crate::services::kafka::Kafka::external(root, &java, b, choice.allow_remote, plan.kafka_partitions)?,
-                None => crate::services::kafka::Kafka::start(root, &java, &plan.services_cpus, &logs.join("kafka.log"), plan.kafka_partitions).context("the embedded Kafka broker did not start")?,
+                Some(b) => crate::services::kafka::Kafka::external(
+                    root,
+                    &java,
+                    b,
+                    choice.allow_remote,
+                    plan.kafka_partitions,
+                )?,
+                None => crate::services::kafka::Kafka::start(
+                    root,
+                    &java,
+                    &plan.services_cpus,
+                    &logs.join("kafka.log"),
+                    plan.kafka_partitions,
+                )
+                .context("the embedded Kafka broker did not start")?,
             };
             eprintln!("iobound: kafka {}", k.description);
             Some(k)
@@ -93,7 +126,9 @@ impl Services {
             d.stall_for.clone(),
         ];
         let mut downstream = contender::start(&argv, root, &plan.services_cpus, port, log, &[])?;
-        downstream.wait_ready(rt, "/plaintext", Duration::from_secs(10)).context("the downstream service did not start")?;
+        downstream
+            .wait_ready(rt, "/plaintext", Duration::from_secs(10))
+            .context("the downstream service did not start")?;
         eprintln!(
             "iobound: downstream service on {} (latency {}, error rate {}, stall probability {}), CPU {}; corpus {} ({} files of {} KB)",
             downstream.addr,
@@ -105,14 +140,26 @@ impl Services {
             corpus.spec.files,
             corpus.spec.size / 1024
         );
-        Ok(Services { corpus, downstream, downstream_timeout: d.timeout, database, kafka })
+        Ok(Services {
+            corpus,
+            downstream,
+            downstream_timeout: d.timeout,
+            database,
+            kafka,
+        })
     }
 
     /// The environment every contender is started with.
     pub fn env(&self) -> Vec<(String, String)> {
         let mut e = self.corpus.env();
-        e.push(("IOBOUND_DOWNSTREAM_URL".into(), format!("http://{}", self.downstream.addr)));
-        e.push(("IOBOUND_DOWNSTREAM_TIMEOUT_MS".into(), self.downstream_timeout.as_millis().to_string()));
+        e.push((
+            "IOBOUND_DOWNSTREAM_URL".into(),
+            format!("http://{}", self.downstream.addr),
+        ));
+        e.push((
+            "IOBOUND_DOWNSTREAM_TIMEOUT_MS".into(),
+            self.downstream_timeout.as_millis().to_string(),
+        ));
         if let Some(db) = &self.database {
             e.extend(db.env());
         }

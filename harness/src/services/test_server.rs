@@ -43,7 +43,7 @@ impl Stall {
 /// What a server built here answers.
 enum App {
     /// The built-in test server (the whole contract), optionally stalling once.
-    Test(Stall, Messages),
+    Test(Stall, Box<Messages>),
     /// The downstream service of /enrich.
     Downstream(crate::services::downstream::Downstream),
 }
@@ -51,17 +51,40 @@ enum App {
 pub fn serve(cfg: ServeConfig) -> Result<()> {
     let port = cfg.port;
     let workers = cfg.workers.map(tokio::sync::Semaphore::new);
-    run(port, App::Test(Stall { first: Cell::new(None), cfg, workers }, Messages::default()), "iobound serve")
+    run(
+        port,
+        App::Test(
+            Stall {
+                first: Cell::new(None),
+                cfg,
+                workers,
+            },
+            Box::default(),
+        ),
+        "iobound serve",
+    )
 }
 
-pub fn downstream(port: u16, behaviour: crate::plan::downstream::Behaviour, seed: u64) -> Result<()> {
+pub fn downstream(
+    port: u16,
+    behaviour: crate::plan::downstream::Behaviour,
+    seed: u64,
+) -> Result<()> {
     eprintln!("iobound downstream: {behaviour:?}");
-    run(port, App::Downstream(crate::services::downstream::Downstream::new(behaviour, seed)), "iobound downstream")
+    run(
+        port,
+        App::Downstream(crate::services::downstream::Downstream::new(
+            behaviour, seed,
+        )),
+        "iobound downstream",
+    )
 }
 
 fn run(port: u16, app: App, what: &str) -> Result<()> {
     crate::services::contender::raise_nofile();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
         let listener = bind(port)?;
@@ -78,7 +101,8 @@ fn run(port: u16, app: App, what: &str) -> Result<()> {
 fn bind(port: u16) -> Result<TcpListener> {
     let sock = tokio::net::TcpSocket::new_v4()?;
     sock.set_reuseaddr(true)?;
-    sock.bind(([127, 0, 0, 1], port).into()).with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
+    sock.bind(([127, 0, 0, 1], port).into())
+        .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
     // An explicit backlog: C10K connects faster than a default backlog drains.
     Ok(sock.listen(4096)?)
 }
@@ -93,19 +117,36 @@ async fn connection(mut sock: TcpStream, app: Rc<App>) {
             let mut req = httparse::Request::new(&mut headers);
             match req.parse(&buf[..end]) {
                 Ok(httparse::Status::Complete(n)) => {
-                    let close = req.headers.iter().any(|h| h.name.eq_ignore_ascii_case("connection") && h.value.eq_ignore_ascii_case(b"close"));
+                    let close = req.headers.iter().any(|h| {
+                        h.name.eq_ignore_ascii_case("connection")
+                            && h.value.eq_ignore_ascii_case(b"close")
+                    });
                     let length = req
                         .headers
                         .iter()
                         .find(|h| h.name.eq_ignore_ascii_case("content-length"))
-                        .and_then(|h| std::str::from_utf8(h.value).ok()?.trim().parse::<usize>().ok())
+                        .and_then(|h| {
+                            std::str::from_utf8(h.value)
+                                .ok()?
+                                .trim()
+                                .parse::<usize>()
+                                .ok()
+                        })
                         .unwrap_or(0);
-                    break (n, req.method.unwrap_or("GET").to_string(), req.path.unwrap_or("/").to_string(), close, length);
+                    break (
+                        n,
+                        req.method.unwrap_or("GET").to_string(),
+                        req.path.unwrap_or("/").to_string(),
+                        close,
+                        length,
+                    );
                 }
-                Ok(httparse::Status::Partial) if end < buf.len() => match sock.read(&mut buf[end..]).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => end += n,
-                },
+                Ok(httparse::Status::Partial) if end < buf.len() => {
+                    match sock.read(&mut buf[end..]).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => end += n,
+                    }
+                }
                 _ => return,
             }
         };
@@ -147,7 +188,13 @@ async fn connection(mut sock: TcpStream, app: Rc<App>) {
 }
 
 /// What the test server or the downstream service answers to one request.
-async fn answer(app: &App, method: &str, path: &str, body: &[u8], length: usize) -> (&'static str, &'static str, String) {
+async fn answer(
+    app: &App,
+    method: &str,
+    path: &str,
+    body: &[u8],
+    length: usize,
+) -> (&'static str, &'static str, String) {
     match app {
         App::Test(stall, messages) => {
             if let Some(until) = stall.hold_until() {
@@ -158,9 +205,16 @@ async fn answer(app: &App, method: &str, path: &str, body: &[u8], length: usize)
                 Some(w) => w.acquire().await.ok(),
                 None => None,
             };
-            if path == "/messages" || path.starts_with("/messages?") || path.starts_with("/messages/") {
+            if path == "/messages"
+                || path.starts_with("/messages?")
+                || path.starts_with("/messages/")
+            {
                 if length > MAX_BODY {
-                    ("413 Payload Too Large", "text/plain", "body over 64 KiB".to_string())
+                    (
+                        "413 Payload Too Large",
+                        "text/plain",
+                        "body over 64 KiB".to_string(),
+                    )
                 } else {
                     messages.respond(method, path, body).await
                 }
@@ -181,11 +235,16 @@ async fn answer(app: &App, method: &str, path: &str, body: &[u8], length: usize)
 
 /// A decimal integer of at most 10 digits, no sign, no more than `max` (the contract's rule).
 fn decimal(v: &str, max: u64) -> Option<u64> {
-    (!v.is_empty() && v.len() <= 10 && v.bytes().all(|b| b.is_ascii_digit())).then(|| v.parse().ok()).flatten().filter(|n| *n <= max)
+    (!v.is_empty() && v.len() <= 10 && v.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| v.parse().ok())
+        .flatten()
+        .filter(|n| *n <= max)
 }
 
 fn param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
-    query.split('&').find_map(|kv| kv.strip_prefix(name).and_then(|r| r.strip_prefix('=')))
+    query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix(name).and_then(|r| r.strip_prefix('=')))
 }
 
 const BAD: &str = "400 Bad Request";
@@ -204,37 +263,63 @@ async fn respond(path: &str) -> (&'static str, String) {
             None => (BAD, "ms must be an integer between 0 and 60000".into()),
         },
         "/hash" => {
-            let files: u64 = std::env::var("IOBOUND_CORPUS_FILES").ok().and_then(|f| f.parse().ok()).unwrap_or(0);
-            let id = param(query, "id").and_then(|v| decimal(v, files.saturating_sub(1)).filter(|_| files > 0));
+            let files: u64 = std::env::var("IOBOUND_CORPUS_FILES")
+                .ok()
+                .and_then(|f| f.parse().ok())
+                .unwrap_or(0);
+            let id = param(query, "id")
+                .and_then(|v| decimal(v, files.saturating_sub(1)).filter(|_| files > 0));
             let wait = match param(query, "delayMs") {
                 None => Some(0),
                 Some(v) => decimal(v, 60_000),
             };
-            let (Some(id), Some(wait)) = (id, wait) else { return (BAD, "id must name a corpus file; delayMs 0..60000".into()) };
+            let (Some(id), Some(wait)) = (id, wait) else {
+                return (BAD, "id must name a corpus file; delayMs 0..60000".into());
+            };
             tokio::time::sleep(Duration::from_millis(wait)).await;
-            let file = std::path::Path::new(&std::env::var("IOBOUND_CORPUS_DIR").unwrap_or_default()).join(format!("{id}.bin"));
+            let file =
+                std::path::Path::new(&std::env::var("IOBOUND_CORPUS_DIR").unwrap_or_default())
+                    .join(format!("{id}.bin"));
             match std::fs::read(&file) {
                 Ok(bytes) => ("200 OK", crate::services::corpus::sha512_hex(&bytes)),
-                Err(_) => ("500 Internal Server Error", format!("cannot read file {id}")),
+                Err(_) => (
+                    "500 Internal Server Error",
+                    format!("cannot read file {id}"),
+                ),
             }
         }
         "/enrich" => {
             let key = param(query, "key").unwrap_or("");
             if !crate::services::downstream::valid_key(key) {
-                return (BAD, "key must be 1..64 characters of A-Z a-z 0-9 - _".into());
+                return (
+                    BAD,
+                    "key must be 1..64 characters of A-Z a-z 0-9 - _".into(),
+                );
             }
             let url = std::env::var("IOBOUND_DOWNSTREAM_URL").unwrap_or_default();
-            let timeout: u64 = std::env::var("IOBOUND_DOWNSTREAM_TIMEOUT_MS").ok().and_then(|t| t.parse().ok()).unwrap_or(2000);
+            let timeout: u64 = std::env::var("IOBOUND_DOWNSTREAM_TIMEOUT_MS")
+                .ok()
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(2000);
             let Some(addr) = url.strip_prefix("http://").and_then(|a| a.parse().ok()) else {
                 return ("502 Bad Gateway", "no downstream configured".into());
             };
             let value_path = format!("/value?key={key}");
             let call = crate::util::http1::fetch(addr, "GET", &value_path, None);
             match tokio::time::timeout(Duration::from_millis(timeout), call).await {
-                Ok(Ok(r)) if (200..300).contains(&r.status) => ("200 OK", format!("{key}={}", String::from_utf8_lossy(&r.body))),
-                Ok(Ok(r)) => ("502 Bad Gateway", format!("downstream answered {}", r.status)),
+                Ok(Ok(r)) if (200..300).contains(&r.status) => (
+                    "200 OK",
+                    format!("{key}={}", String::from_utf8_lossy(&r.body)),
+                ),
+                Ok(Ok(r)) => (
+                    "502 Bad Gateway",
+                    format!("downstream answered {}", r.status),
+                ),
                 Ok(Err(e)) => ("502 Bad Gateway", format!("downstream failed: {e}")),
-                Err(_) => ("504 Gateway Timeout", format!("downstream did not answer within {timeout} ms")),
+                Err(_) => (
+                    "504 Gateway Timeout",
+                    format!("downstream did not answer within {timeout} ms"),
+                ),
             }
         }
         _ => ("404 Not Found", "not found".into()),
@@ -259,7 +344,10 @@ fn json_answer(status: &'static str, v: serde_json::Value) -> Answer {
 
 /// A message id: 1..=19 digits, no sign, at least 1, within 64 bits.
 fn message_id(v: &str) -> Option<i64> {
-    (!v.is_empty() && v.len() <= 19 && v.bytes().all(|b| b.is_ascii_digit())).then(|| v.parse::<i64>().ok()).flatten().filter(|id| *id >= 1)
+    (!v.is_empty() && v.len() <= 19 && v.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| v.parse::<i64>().ok())
+        .flatten()
+        .filter(|id| *id >= 1)
 }
 
 /// The text of a create or update body: a JSON object whose "text" is a string of
@@ -268,7 +356,8 @@ fn message_text(body: &[u8]) -> Option<String> {
     let v: serde_json::Value = serde_json::from_slice(body).ok()?;
     let t = v.as_object()?.get("text")?.as_str()?;
     // PostgreSQL text cannot hold U+0000: refused like any other invalid text.
-    ((1..=crate::services::database::MAX_TEXT).contains(&t.chars().count()) && !t.contains('\u{0}')).then(|| t.to_string())
+    ((1..=crate::services::database::MAX_TEXT).contains(&t.chars().count()) && !t.contains('\u{0}'))
+        .then(|| t.to_string())
 }
 
 impl Messages {
@@ -289,15 +378,31 @@ impl Messages {
             .await
         {
             Ok(c) => c,
-            Err(e) => return ("503 Service Unavailable", "text/plain", format!("no database: {e:#}")),
+            Err(e) => {
+                return (
+                    "503 Service Unavailable",
+                    "text/plain",
+                    format!("no database: {e:#}"),
+                )
+            }
         };
         match self.query(client, method, path, body).await {
             Ok(a) => a,
-            Err(e) => ("500 Internal Server Error", "text/plain", format!("database error: {e}")),
+            Err(e) => (
+                "500 Internal Server Error",
+                "text/plain",
+                format!("database error: {e}"),
+            ),
         }
     }
 
-    async fn query(&self, c: &tokio_postgres::Client, method: &str, path: &str, body: &[u8]) -> Result<Answer, tokio_postgres::Error> {
+    async fn query(
+        &self,
+        c: &tokio_postgres::Client,
+        method: &str,
+        path: &str,
+        body: &[u8],
+    ) -> Result<Answer, tokio_postgres::Error> {
         let (route, query) = path.split_once('?').unwrap_or((path, ""));
         let row = |r: &tokio_postgres::Row| serde_json::json!({ "id": r.get::<_, i64>(0), "text": r.get::<_, String>(1) });
         let bad = |why: &str| ("400 Bad Request", "text/plain", why.to_string());
@@ -309,30 +414,71 @@ impl Messages {
                         None => Some(20),
                         Some(v) => decimal(v, 100).filter(|n| *n >= 1),
                     };
-                    let Some(limit) = limit else { return Ok(bad("limit must be an integer 1..100")) };
-                    let rows = c.query("SELECT id, text FROM messages ORDER BY id DESC LIMIT $1", &[&(limit as i64)]).await?;
+                    let Some(limit) = limit else {
+                        return Ok(bad("limit must be an integer 1..100"));
+                    };
+                    let rows = c
+                        .query(
+                            "SELECT id, text FROM messages ORDER BY id DESC LIMIT $1",
+                            &[&(limit as i64)],
+                        )
+                        .await?;
                     json_answer("200 OK", rows.iter().map(row).collect())
                 }
                 "POST" => match message_text(body) {
-                    Some(t) => json_answer("201 Created", row(&c.query_one("INSERT INTO messages (text) VALUES ($1) RETURNING id, text", &[&t]).await?)),
+                    Some(t) => json_answer(
+                        "201 Created",
+                        row(&c
+                            .query_one(
+                                "INSERT INTO messages (text) VALUES ($1) RETURNING id, text",
+                                &[&t],
+                            )
+                            .await?),
+                    ),
                     None => bad("body must be a JSON object with text of 1..1000 characters"),
                 },
-                _ => ("405 Method Not Allowed", "text/plain", "use GET or POST".into()),
+                _ => (
+                    "405 Method Not Allowed",
+                    "text/plain",
+                    "use GET or POST".into(),
+                ),
             });
         }
-        let Some(id) = route.strip_prefix("/messages/").and_then(message_id) else { return Ok(bad("id must be a positive integer")) };
-        let found = |r: Option<tokio_postgres::Row>, status| r.map_or(missing.clone(), |r| json_answer(status, row(&r)));
+        let Some(id) = route.strip_prefix("/messages/").and_then(message_id) else {
+            return Ok(bad("id must be a positive integer"));
+        };
+        let found = |r: Option<tokio_postgres::Row>, status| {
+            r.map_or(missing.clone(), |r| json_answer(status, row(&r)))
+        };
         Ok(match method {
-            "GET" => found(c.query_opt("SELECT id, text FROM messages WHERE id = $1", &[&id]).await?, "200 OK"),
+            "GET" => found(
+                c.query_opt("SELECT id, text FROM messages WHERE id = $1", &[&id])
+                    .await?,
+                "200 OK",
+            ),
             "PUT" => match message_text(body) {
-                Some(t) => found(c.query_opt("UPDATE messages SET text = $2 WHERE id = $1 RETURNING id, text", &[&id, &t]).await?, "200 OK"),
+                Some(t) => found(
+                    c.query_opt(
+                        "UPDATE messages SET text = $2 WHERE id = $1 RETURNING id, text",
+                        &[&id, &t],
+                    )
+                    .await?,
+                    "200 OK",
+                ),
                 None => bad("body must be a JSON object with text of 1..1000 characters"),
             },
-            "DELETE" => match c.execute("DELETE FROM messages WHERE id = $1", &[&id]).await? {
+            "DELETE" => match c
+                .execute("DELETE FROM messages WHERE id = $1", &[&id])
+                .await?
+            {
                 0 => missing,
                 _ => ("204 No Content", "text/plain", String::new()),
             },
-            _ => ("405 Method Not Allowed", "text/plain", "use GET, PUT or DELETE".into()),
+            _ => (
+                "405 Method Not Allowed",
+                "text/plain",
+                "use GET, PUT or DELETE".into(),
+            ),
         })
     }
 }

@@ -10,17 +10,26 @@ use anyhow::{bail, Result};
 use std::path::Path;
 
 fn metric(key: &str) -> &'static Metric {
-    METRICS.iter().find(|m| m.key == key).unwrap_or_else(|| panic!("threshold metric {key} has no Metric"))
+    METRICS
+        .iter()
+        .find(|m| m.key == key)
+        .unwrap_or_else(|| panic!("threshold metric {key} has no Metric"))
 }
 
 /// Every scenario's thresholds against every contender measured in it. Contenders with no
 /// measured run in a scenario (a failed start, say) are left out: their failure is reported
 /// on its own.
-pub fn check_thresholds(scenarios: &[Scenario], results: &Results, dir: &Path) -> Vec<ThresholdCheck> {
+pub fn check_thresholds(
+    scenarios: &[Scenario],
+    results: &Results,
+    dir: &Path,
+) -> Vec<ThresholdCheck> {
     let mut out = Vec::new();
     for s in scenarios.iter().filter(|s| !s.thresholds.is_empty()) {
         for c in &results.contenders {
-            let Some(cell) = cell(results, dir, &s.name, &c.name) else { continue };
+            let Some(cell) = cell(results, dir, &s.name, &c.name) else {
+                continue;
+            };
             out.extend(s.thresholds.iter().map(|t| check(t, &cell)));
         }
     }
@@ -30,20 +39,37 @@ pub fn check_thresholds(scenarios: &[Scenario], results: &Results, dir: &Path) -
 fn check(t: &Threshold, c: &Cell) -> ThresholdCheck {
     let value = (metric(&t.metric).get)(c).value;
     let passed = value.is_finite() && t.op.holds(value, t.limit);
-    let beyond_pct = (!passed && t.limit > 0.0 && value.is_finite()).then(|| (value - t.limit).abs() / t.limit * 100.0);
-    ThresholdCheck { contender: c.contender.clone(), scenario: c.scenario.clone(), metric: t.metric.clone(), rule: t.describe(), value, limit: t.limit, passed, beyond_pct }
+    let beyond_pct = (!passed && t.limit > 0.0 && value.is_finite())
+        .then(|| (value - t.limit).abs() / t.limit * 100.0);
+    ThresholdCheck {
+        contender: c.contender.clone(),
+        scenario: c.scenario.clone(),
+        metric: t.metric.clone(),
+        rule: t.describe(),
+        value,
+        limit: t.limit,
+        passed,
+        beyond_pct,
+    }
 }
 
 /// "spring-mvc / wait: p99 is 1,234.5 ms, limit p99 <= 200 ms (517% beyond)".
 pub fn describe_check(c: &ThresholdCheck) -> String {
-    let unit = METRIC_KEYS.iter().find(|m| m.0 == c.metric).map(|m| m.1).unwrap_or(crate::plan::thresholds::Unit::Number);
+    let unit = METRIC_KEYS
+        .iter()
+        .find(|m| m.0 == c.metric)
+        .map(|m| m.1)
+        .unwrap_or(crate::plan::thresholds::Unit::Number);
     let shown = with_unit(unit, (c.value * 10.0).round() / 10.0);
     let verdict = match (c.passed, c.beyond_pct) {
         (true, _) => "holds".to_string(),
         (false, Some(p)) => format!("BROKEN, {p:.0}% beyond"),
         (false, None) => "BROKEN".to_string(),
     };
-    format!("{} / {}: {} is {shown}, limit {}: {verdict}", c.contender, c.scenario, c.metric, c.rule)
+    format!(
+        "{} / {}: {} is {shown}, limit {}: {verdict}",
+        c.contender, c.scenario, c.metric, c.rule
+    )
 }
 
 /// `--fail-if 'p99 > +10%'`: fail when the metric changes by more than the given per cent, in
@@ -60,11 +86,20 @@ pub struct FailIf {
 impl FailIf {
     pub fn parse(text: &str) -> Result<FailIf> {
         let how = "write METRIC > +N% or METRIC < -N%, e.g. --fail-if 'p99 > +10%' --fail-if 'throughput < -5%'";
-        let cut = text.find(['<', '>']).ok_or_else(|| anyhow::anyhow!("--fail-if {text:?}: {how}"))?;
+        let cut = text
+            .find(['<', '>'])
+            .ok_or_else(|| anyhow::anyhow!("--fail-if {text:?}: {how}"))?;
         let (name, rest) = text.split_at(cut);
         let name = name.trim();
         if !METRIC_KEYS.iter().any(|m| m.0 == name) {
-            bail!("--fail-if {text:?}: unknown metric {name:?}; use one of {}", METRIC_KEYS.iter().map(|m| m.0).collect::<Vec<_>>().join(", "));
+            bail!(
+                "--fail-if {text:?}: unknown metric {name:?}; use one of {}",
+                METRIC_KEYS
+                    .iter()
+                    .map(|m| m.0)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         }
         let (op, num) = Op::split(rest);
         let op = match op {
@@ -72,11 +107,23 @@ impl FailIf {
             Some(Op::Lt | Op::Le) => Op::Lt,
             None => bail!("--fail-if {text:?}: {how}"),
         };
-        let pct: f64 = num.trim().strip_suffix('%').and_then(|n| n.trim().parse().ok()).filter(|p: &f64| p.is_finite()).ok_or_else(|| anyhow::anyhow!("--fail-if {text:?}: the limit is a change in per cent; {how}"))?;
+        let pct: f64 = num
+            .trim()
+            .strip_suffix('%')
+            .and_then(|n| n.trim().parse().ok())
+            .filter(|p: &f64| p.is_finite())
+            .ok_or_else(|| {
+                anyhow::anyhow!("--fail-if {text:?}: the limit is a change in per cent; {how}")
+            })?;
         if (op == Op::Gt && pct < 0.0) || (op == Op::Lt && pct > 0.0) {
             bail!("--fail-if {text:?}: a rise is limited with '> +N%', a fall with '< -N%'");
         }
-        Ok(FailIf { metric: name.to_string(), op, pct, text: text.trim().to_string() })
+        Ok(FailIf {
+            metric: name.to_string(),
+            op,
+            pct,
+            text: text.trim().to_string(),
+        })
     }
 }
 
@@ -116,14 +163,23 @@ pub fn gate(rule: &FailIf, a: &Cell, b: &Cell) -> GateResult {
         Some(false) => "not significant (Mann-Whitney, 5%)",
         None => "not tested (a test needs >= 4 runs each)",
     };
-    let change = d.change_pct.map_or("no change computable".to_string(), |p| format!("{p:+.1}%"));
+    let change = d
+        .change_pct
+        .map_or("no change computable".to_string(), |p| format!("{p:+.1}%"));
     let dec = m.decimals;
     GateResult {
         scenario: a.scenario.clone(),
-        contender: if a.contender == b.contender { a.contender.clone() } else { format!("{} -> {}", a.contender, b.contender) },
+        contender: if a.contender == b.contender {
+            a.contender.clone()
+        } else {
+            format!("{} -> {}", a.contender, b.contender)
+        },
         rule: rule.text.clone(),
         outcome,
-        detail: format!("{} {change} ({va:.dec$} -> {vb:.dec$}), {test}", rule.metric),
+        detail: format!(
+            "{} {change} ({va:.dec$} -> {vb:.dec$}), {test}",
+            rule.metric
+        ),
     }
 }
 
@@ -133,8 +189,19 @@ mod tests {
     use crate::stats::Estimate;
 
     fn c(rps: &[f64], p99: &[f64]) -> Cell {
-        let est = |v: &[f64]| Estimate { value: crate::util::median(v.to_vec()), lo: None, hi: None, per_run: v.to_vec() };
-        Cell { contender: "spring-mvc".into(), scenario: "s".into(), rps: est(rps), p99: est(p99), ..Cell::default() }
+        let est = |v: &[f64]| Estimate {
+            value: crate::util::median(v.to_vec()),
+            lo: None,
+            hi: None,
+            per_run: v.to_vec(),
+        };
+        Cell {
+            contender: "spring-mvc".into(),
+            scenario: "s".into(),
+            rps: est(rps),
+            p99: est(p99),
+            ..Cell::default()
+        }
     }
 
     #[test]
@@ -151,9 +218,26 @@ mod tests {
         assert!(!broke.passed);
         assert_eq!(broke.beyond_pct, Some(50.0));
         let text = describe_check(&broke);
-        assert!(text.contains("p99 is 300 ms") && text.contains("p99 <= 200 ms") && text.contains("50% beyond"), "{text}");
-        assert!(check(&Threshold::parse("x", "throughput", ">= 900").unwrap(), &cell).passed);
-        assert!(!check(&Threshold::parse("x", "throughput", ">= 1200").unwrap(), &cell).passed);
+        assert!(
+            text.contains("p99 is 300 ms")
+                && text.contains("p99 <= 200 ms")
+                && text.contains("50% beyond"),
+            "{text}"
+        );
+        assert!(
+            check(
+                &Threshold::parse("x", "throughput", ">= 900").unwrap(),
+                &cell
+            )
+            .passed
+        );
+        assert!(
+            !check(
+                &Threshold::parse("x", "throughput", ">= 1200").unwrap(),
+                &cell
+            )
+            .passed
+        );
     }
 
     #[test]
@@ -161,9 +245,18 @@ mod tests {
         let r = FailIf::parse("p99 > +10%").unwrap();
         assert_eq!((r.op, r.pct), (Op::Gt, 10.0));
         assert_eq!(FailIf::parse("throughput < -5%").unwrap().pct, -5.0);
-        assert!(FailIf::parse("p99 > -10%").unwrap_err().to_string().contains("rise"));
-        assert!(FailIf::parse("p98 > +1%").unwrap_err().to_string().contains("unknown metric"));
-        assert!(FailIf::parse("p99 +10%").unwrap_err().to_string().contains("--fail-if 'p99 > +10%'"));
+        assert!(FailIf::parse("p99 > -10%")
+            .unwrap_err()
+            .to_string()
+            .contains("rise"));
+        assert!(FailIf::parse("p98 > +1%")
+            .unwrap_err()
+            .to_string()
+            .contains("unknown metric"));
+        assert!(FailIf::parse("p99 +10%")
+            .unwrap_err()
+            .to_string()
+            .contains("--fail-if 'p99 > +10%'"));
     }
 
     #[test]
@@ -178,10 +271,22 @@ mod tests {
         assert_eq!(gate(&rule, &worse, &before).outcome, Outcome::Pass);
         // Three runs a side: beyond the limit, but untested, so it does not fail.
         let few = |v: &[f64]| c(&[1000.0; 3], v);
-        let g = gate(&rule, &few(&[100.0, 101.0, 99.0]), &few(&[150.0, 152.0, 149.0]));
+        let g = gate(
+            &rule,
+            &few(&[100.0, 101.0, 99.0]),
+            &few(&[150.0, 152.0, 149.0]),
+        );
         assert_eq!(g.outcome, Outcome::NotTested);
         assert!(g.detail.contains("not tested"), "{}", g.detail);
         let tp = FailIf::parse("throughput < -5%").unwrap();
-        assert_eq!(gate(&tp, &c(&[1000.0, 1010.0, 990.0, 1005.0], &[1.0; 4]), &c(&[800.0, 810.0, 790.0, 805.0], &[1.0; 4])).outcome, Outcome::Fail);
+        assert_eq!(
+            gate(
+                &tp,
+                &c(&[1000.0, 1010.0, 990.0, 1005.0], &[1.0; 4]),
+                &c(&[800.0, 810.0, 790.0, 805.0], &[1.0; 4])
+            )
+            .outcome,
+            Outcome::Fail
+        );
     }
 }

@@ -12,7 +12,9 @@ pub mod repeats;
 mod resample;
 pub mod significance;
 
-pub use repeats::{cell, cells, merged_histogram, representative, scenarios, Cell, Difference, Metric, METRICS};
+pub use repeats::{
+    cell, cells, merged_histogram, representative, scenarios, Cell, Difference, Metric, METRICS,
+};
 use serde::Serialize;
 
 /// A point value with its interval (absent when there is nothing to take one from; what kind
@@ -29,7 +31,12 @@ pub struct Estimate {
 
 impl Estimate {
     pub(crate) fn point(value: f64) -> Estimate {
-        Estimate { value, lo: None, hi: None, per_run: vec![value] }
+        Estimate {
+            value,
+            lo: None,
+            hi: None,
+            per_run: vec![value],
+        }
     }
 }
 

@@ -5,14 +5,17 @@
 //! With several runs the bootstrap resamples runs; with one run it resamples that run's
 //! one-second intervals (throughput, errors and latency; resource peaks then get no interval).
 
-use super::resample::{block_bootstrap, block_len, median_interval, run_unit, seconds_of, seed_of, sparse, Merger, Unit};
+use super::resample::{
+    block_bootstrap, block_len, median_interval, run_unit, seconds_of, seed_of, sparse, Merger,
+    Unit,
+};
 use super::significance::{mann_whitney, MIN_RUNS};
-use crate::util::median;
 use super::{relative_change, Estimate};
 use crate::driver::record::new_histogram;
 use crate::driver::summary::decode_histogram;
 use crate::run::results::{Results, Run, RunStatus};
 use crate::sampler::STEAL_LIMIT_PCT;
+use crate::util::median;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::path::Path;
@@ -76,27 +79,153 @@ pub struct Metric {
 }
 
 pub const METRICS: &[Metric] = &[
-    Metric { key: "throughput", label: "throughput (req/s)", decimals: 0, higher_is_better: true, get: |c| &c.rps },
-    Metric { key: "errors", label: "errors (%)", decimals: 2, higher_is_better: false, get: |c| &c.error_pct },
-    Metric { key: "min", label: "latency min (ms)", decimals: 1, higher_is_better: false, get: |c| &c.min },
-    Metric { key: "p50", label: "latency p50 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p50 },
-    Metric { key: "p75", label: "latency p75 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p75 },
-    Metric { key: "p90", label: "latency p90 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p90 },
-    Metric { key: "p95", label: "latency p95 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p95 },
-    Metric { key: "p99", label: "latency p99 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p99 },
-    Metric { key: "p99_all", label: "p99 all requests (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p99_all },
-    Metric { key: "p999", label: "latency p99.9 (ms)", decimals: 1, higher_is_better: false, get: |c| &c.p999 },
-    Metric { key: "max", label: "latency max (ms)", decimals: 1, higher_is_better: false, get: |c| &c.max },
-    Metric { key: "mean", label: "latency mean (ms)", decimals: 1, higher_is_better: false, get: |c| &c.mean },
-    Metric { key: "stdev", label: "latency stdev (ms)", decimals: 1, higher_is_better: false, get: |c| &c.stdev },
-    Metric { key: "threads", label: "peak threads", decimals: 0, higher_is_better: false, get: |c| &c.peak_threads },
-    Metric { key: "rss", label: "peak RSS (MB)", decimals: 0, higher_is_better: false, get: |c| &c.peak_rss_mb },
-    Metric { key: "cpu", label: "CPU (ms per 1k req)", decimals: 1, higher_is_better: false, get: |c| &c.cpu_ms_per_1k },
-    Metric { key: "sockets", label: "peak sockets", decimals: 0, higher_is_better: false, get: |c| &c.peak_sockets },
-    Metric { key: "downstream_conns", label: "peak downstream conns", decimals: 0, higher_is_better: false, get: |c| &c.peak_downstream_conns },
-    Metric { key: "ctx_per_req", label: "ctx switches / req", decimals: 2, higher_is_better: false, get: |c| &c.ctx_per_req },
-    Metric { key: "gc_pause_total", label: "GC pause total (ms)", decimals: 1, higher_is_better: false, get: |c| &c.gc_pause_total },
-    Metric { key: "gc_pause_max", label: "max GC pause (ms)", decimals: 1, higher_is_better: false, get: |c| &c.gc_pause_max },
+    Metric {
+        key: "throughput",
+        label: "throughput (req/s)",
+        decimals: 0,
+        higher_is_better: true,
+        get: |c| &c.rps,
+    },
+    Metric {
+        key: "errors",
+        label: "errors (%)",
+        decimals: 2,
+        higher_is_better: false,
+        get: |c| &c.error_pct,
+    },
+    Metric {
+        key: "min",
+        label: "latency min (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.min,
+    },
+    Metric {
+        key: "p50",
+        label: "latency p50 (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.p50,
+    },
+    Metric {
+        key: "p75",
+        label: "latency p75 (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.p75,
+    },
+    Metric {
+        key: "p90",
+        label: "latency p90 (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.p90,
+    },
+    Metric {
+        key: "p95",
+        label: "latency p95 (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.p95,
+    },
+    Metric {
+        key: "p99",
+        label: "latency p99 (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.p99,
+    },
+    Metric {
+        key: "p99_all",
+        label: "p99 all requests (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.p99_all,
+    },
+    Metric {
+        key: "p999",
+        label: "latency p99.9 (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.p999,
+    },
+    Metric {
+        key: "max",
+        label: "latency max (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.max,
+    },
+    Metric {
+        key: "mean",
+        label: "latency mean (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.mean,
+    },
+    Metric {
+        key: "stdev",
+        label: "latency stdev (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.stdev,
+    },
+    Metric {
+        key: "threads",
+        label: "peak threads",
+        decimals: 0,
+        higher_is_better: false,
+        get: |c| &c.peak_threads,
+    },
+    Metric {
+        key: "rss",
+        label: "peak RSS (MB)",
+        decimals: 0,
+        higher_is_better: false,
+        get: |c| &c.peak_rss_mb,
+    },
+    Metric {
+        key: "cpu",
+        label: "CPU (ms per 1k req)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.cpu_ms_per_1k,
+    },
+    Metric {
+        key: "sockets",
+        label: "peak sockets",
+        decimals: 0,
+        higher_is_better: false,
+        get: |c| &c.peak_sockets,
+    },
+    Metric {
+        key: "downstream_conns",
+        label: "peak downstream conns",
+        decimals: 0,
+        higher_is_better: false,
+        get: |c| &c.peak_downstream_conns,
+    },
+    Metric {
+        key: "ctx_per_req",
+        label: "ctx switches / req",
+        decimals: 2,
+        higher_is_better: false,
+        get: |c| &c.ctx_per_req,
+    },
+    Metric {
+        key: "gc_pause_total",
+        label: "GC pause total (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.gc_pause_total,
+    },
+    Metric {
+        key: "gc_pause_max",
+        label: "max GC pause (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.gc_pause_max,
+    },
 ];
 
 /// How `b` differs from baseline `a` on one metric.
@@ -115,13 +244,19 @@ impl Difference {
         let (ea, eb) = ((m.get)(a), (m.get)(b));
         let change_pct = relative_change(ea.value, eb.value);
         let significant = mann_whitney(&ea.per_run, &eb.per_run).significant();
-        let better = (ea.value != eb.value).then(|| (eb.value > ea.value) == m.higher_is_better);
-        Difference { change_pct, significant, better }
+        let better = (ea.value != eb.value).then_some((eb.value > ea.value) == m.higher_is_better);
+        Difference {
+            change_pct,
+            significant,
+            better,
+        }
     }
 
     /// "+12.3%", "-4.0%, not significant", "+1.0%, not tested".
     pub fn describe(&self) -> String {
-        let Some(p) = self.change_pct else { return "-".into() };
+        let Some(p) = self.change_pct else {
+            return "-".into();
+        };
         let base = format!("{p:+.1}%");
         match self.significant {
             Some(true) => base,
@@ -132,12 +267,27 @@ impl Difference {
 }
 
 pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> Option<Cell> {
-    let of_pair: Vec<&Run> = results.runs.iter().filter(|r| r.scenario == scenario && r.contender == contender).collect();
-    let failed_runs = of_pair.iter().filter(|r| r.status == RunStatus::Failed).count();
-    let mut runs: Vec<&Run> = of_pair.iter().copied().filter(|r| r.status == RunStatus::Ok).collect();
+    let of_pair: Vec<&Run> = results
+        .runs
+        .iter()
+        .filter(|r| r.scenario == scenario && r.contender == contender)
+        .collect();
+    let failed_runs = of_pair
+        .iter()
+        .filter(|r| r.status == RunStatus::Failed)
+        .count();
+    let mut runs: Vec<&Run> = of_pair
+        .iter()
+        .copied()
+        .filter(|r| r.status == RunStatus::Ok)
+        .collect();
     let partial = runs.is_empty();
     if partial {
-        runs = of_pair.iter().copied().filter(|r| r.status == RunStatus::Incomplete).collect();
+        runs = of_pair
+            .iter()
+            .copied()
+            .filter(|r| r.status == RunStatus::Incomplete)
+            .collect();
     }
     if runs.is_empty() {
         return None;
@@ -147,7 +297,11 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
     // run's seconds.
     let whole: Vec<Unit> = runs.iter().filter_map(|r| run_unit(r)).collect();
     let merged = Merger::new(&whole);
-    let seconds = if runs.len() >= 2 { None } else { seconds_of(runs[0], dir) };
+    let seconds = if runs.len() >= 2 {
+        None
+    } else {
+        seconds_of(runs[0], dir)
+    };
     let units = seconds.as_deref().unwrap_or(&[]);
     let by_second = Merger::new(units);
     let method = method(runs.len(), seconds.as_ref().map(Vec::len));
@@ -156,9 +310,24 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
     // figures when a results file carries no histograms); per run, each run's own.
     let fallback = &runs[runs.len() / 2].summary.latency;
     let latency = |f: &dyn Fn(&Merger, &[u64]) -> f64, old: f64, salt: u64| -> Estimate {
-        let value = merged_all.as_ref().map(|acc| f(&merged, acc)).unwrap_or(old);
-        let per_run = if whole.len() == runs.len() { (0..whole.len()).filter_map(|i| merged.merge(&[i]).map(|acc| f(&merged, &acc))).collect() } else { Vec::new() };
-        estimate(value, per_run, units.len(), &|pick| by_second.merge(pick).map(|acc| f(&by_second, &acc)), seed ^ salt)
+        let value = merged_all
+            .as_ref()
+            .map(|acc| f(&merged, acc))
+            .unwrap_or(old);
+        let per_run = if whole.len() == runs.len() {
+            (0..whole.len())
+                .filter_map(|i| merged.merge(&[i]).map(|acc| f(&merged, &acc)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        estimate(
+            value,
+            per_run,
+            units.len(),
+            &|pick| by_second.merge(pick).map(|acc| f(&by_second, &acc)),
+            seed ^ salt,
+        )
     };
     let lat = |q: f64, old: f64| latency(&|m, acc| m.quantile(acc, q), old, q.to_bits());
     // OK and KO count the same population: every request due (answered after the measured
@@ -168,7 +337,11 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
     let rps_values: Vec<f64> = runs.iter().map(|r| r.summary.rps).collect();
     let resource = |f: fn(&Run) -> f64| -> Estimate {
         let v: Vec<f64> = runs.iter().map(|r| f(r)).collect();
-        if v.len() >= 2 { estimate(median(v.clone()), v, 0, &|_| None, 0) } else { Estimate::point(v[0]) }
+        if v.len() >= 2 {
+            estimate(median(v.clone()), v, 0, &|_| None, 0)
+        } else {
+            Estimate::point(v[0])
+        }
     };
     let rps_cv = coefficient_of_variation(&rps_values);
     Some(Cell {
@@ -198,7 +371,14 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
         cpu_ms_per_1k: resource(|r| r.resources.cpu_ms_per_1k_requests),
         peak_sockets: resource(|r| r.resources.peak_sockets as f64),
         peak_downstream_conns: resource(|r| r.resources.peak_downstream_conns as f64),
-        ctx_per_req: resource(|r| if r.summary.ok > 0 { (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64 / r.summary.ok as f64 } else { 0.0 }),
+        ctx_per_req: resource(|r| {
+            if r.summary.ok > 0 {
+                (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64
+                    / r.summary.ok as f64
+            } else {
+                0.0
+            }
+        }),
         gc_pause_total: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_total_ms)),
         gc_pause_max: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_max_ms)),
         noisy: noise(&runs, rps_cv),
@@ -209,13 +389,29 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
 /// An estimate with its interval: over two runs or more, from the runs' values (order
 /// statistics, see `median_interval`); for one run, a block bootstrap of `within` over its
 /// `seconds` one-second intervals; with neither, no interval.
-fn estimate(value: f64, per_run: Vec<f64>, seconds: usize, within: &dyn Fn(&[usize]) -> Option<f64>, seed: u64) -> Estimate {
+fn estimate(
+    value: f64,
+    per_run: Vec<f64>,
+    seconds: usize,
+    within: &dyn Fn(&[usize]) -> Option<f64>,
+    seed: u64,
+) -> Estimate {
     if per_run.len() >= 2 {
         let (lo, hi, _) = median_interval(&per_run);
-        return Estimate { value, lo: Some(lo), hi: Some(hi), per_run };
+        return Estimate {
+            value,
+            lo: Some(lo),
+            hi: Some(hi),
+            per_run,
+        };
     }
     let (lo, hi) = block_bootstrap(seconds, seed, within);
-    Estimate { value, lo, hi, per_run }
+    Estimate {
+        value,
+        lo,
+        hi,
+        per_run,
+    }
 }
 
 /// How a cell's intervals were obtained, in words: over `runs` runs, or over the one run's
@@ -235,12 +431,30 @@ fn method(runs: usize, seconds: Option<usize>) -> String {
 /// p99 of all requests due, from the runs' all-requests histograms merged; per run for the
 /// interval and the test. NaN when a run lacks that histogram (results of an older iobound).
 fn p99_all(runs: &[&Run]) -> Estimate {
-    let units: Option<Vec<Unit>> = runs.iter().map(|r| Some(Unit { counts: sparse(&decode_histogram(r.histogram_all.as_ref()?).ok()?), ..Unit::default() })).collect();
-    let Some(units) = units else { return Estimate::point(f64::NAN) };
+    let units: Option<Vec<Unit>> = runs
+        .iter()
+        .map(|r| {
+            Some(Unit {
+                counts: sparse(&decode_histogram(r.histogram_all.as_ref()?).ok()?),
+                ..Unit::default()
+            })
+        })
+        .collect();
+    let Some(units) = units else {
+        return Estimate::point(f64::NAN);
+    };
     let m = Merger::new(&units);
-    let all = m.merge(&(0..units.len()).collect::<Vec<_>>()).map_or(0.0, |acc| m.quantile(&acc, 0.99));
-    let per_run: Vec<f64> = (0..units.len()).map(|i| m.merge(&[i]).map_or(0.0, |acc| m.quantile(&acc, 0.99))).collect();
-    if per_run.len() >= 2 { estimate(all, per_run, 0, &|_| None, 0) } else { Estimate::point(all) }
+    let all = m
+        .merge(&(0..units.len()).collect::<Vec<_>>())
+        .map_or(0.0, |acc| m.quantile(&acc, 0.99));
+    let per_run: Vec<f64> = (0..units.len())
+        .map(|i| m.merge(&[i]).map_or(0.0, |acc| m.quantile(&acc, 0.99)))
+        .collect();
+    if per_run.len() >= 2 {
+        estimate(all, per_run, 0, &|_| None, 0)
+    } else {
+        Estimate::point(all)
+    }
 }
 
 impl Metric {
@@ -254,25 +468,60 @@ impl Metric {
 fn coefficient_of_variation(values: &[f64]) -> Option<f64> {
     (values.len() >= 2).then(|| {
         let mean = values.iter().sum::<f64>() / values.len() as f64;
-        let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (values.len() - 1) as f64;
-        if mean > 0.0 { var.sqrt() / mean } else { 0.0 }
+        let var =
+            values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (values.len() - 1) as f64;
+        if mean > 0.0 {
+            var.sqrt() / mean
+        } else {
+            0.0
+        }
     })
 }
 
 /// Throughput: the median over runs, or one run's with its seconds resampled.
 fn throughput(rps_values: &[f64], units: &[Unit], seed: u64) -> Estimate {
-    let value = if rps_values.len() >= 2 { median(rps_values.to_vec()) } else { rps_values[0] };
-    estimate(value, rps_values.to_vec(), units.len(), &|pick| {
-        let secs: f64 = pick.iter().map(|&i| units[i].secs).sum();
-        (secs > 0.0).then(|| pick.iter().map(|&i| units[i].ok).sum::<u64>() as f64 / secs)
-    }, seed ^ 1)
+    let value = if rps_values.len() >= 2 {
+        median(rps_values.to_vec())
+    } else {
+        rps_values[0]
+    };
+    estimate(
+        value,
+        rps_values.to_vec(),
+        units.len(),
+        &|pick| {
+            let secs: f64 = pick.iter().map(|&i| units[i].secs).sum();
+            (secs > 0.0).then(|| pick.iter().map(|&i| units[i].ok).sum::<u64>() as f64 / secs)
+        },
+        seed ^ 1,
+    )
 }
 
 /// The share of requests that failed, over all runs; per run for the interval and the test.
 fn errors(runs: &[&Run], units: &[Unit], ok: u64, ko: u64, seed: u64) -> Estimate {
-    let pct = |ok: u64, ko: u64| if ok + ko > 0 { ko as f64 * 100.0 / (ok + ko) as f64 } else { 0.0 };
-    let per_run = runs.iter().map(|r| pct(r.summary.ok + r.summary.drained, r.summary.errors.total())).collect();
-    estimate(pct(ok, ko), per_run, units.len(), &|pick| Some(pct(pick.iter().map(|&i| units[i].ok).sum(), pick.iter().map(|&i| units[i].ko).sum())), seed ^ 2)
+    let pct = |ok: u64, ko: u64| {
+        if ok + ko > 0 {
+            ko as f64 * 100.0 / (ok + ko) as f64
+        } else {
+            0.0
+        }
+    };
+    let per_run = runs
+        .iter()
+        .map(|r| pct(r.summary.ok + r.summary.drained, r.summary.errors.total()))
+        .collect();
+    estimate(
+        pct(ok, ko),
+        per_run,
+        units.len(),
+        &|pick| {
+            Some(pct(
+                pick.iter().map(|&i| units[i].ok).sum(),
+                pick.iter().map(|&i| units[i].ko).sum(),
+            ))
+        },
+        seed ^ 2,
+    )
 }
 
 /// Why a cell's runs may not be trusted at face value: spread over runs and its known causes.
@@ -283,7 +532,10 @@ fn noise(runs: &[&Run], cv: Option<f64>) -> Option<String> {
             causes.push(format!("run {}: the driver was saturated", r.run));
         }
         if r.driver.cpu_steal_pct > STEAL_LIMIT_PCT {
-            causes.push(format!("run {}: {:.1}% CPU steal", r.run, r.driver.cpu_steal_pct));
+            causes.push(format!(
+                "run {}: {:.1}% CPU steal",
+                r.run, r.driver.cpu_steal_pct
+            ));
         }
     }
     let spread = cv.filter(|c| *c > NOISY_CV);
@@ -291,7 +543,11 @@ fn noise(runs: &[&Run], cv: Option<f64>) -> Option<String> {
         return None;
     }
     let mut out = match spread {
-        Some(c) => format!("throughput varies {:.0}% between runs (CV above {:.0}%)", c * 100.0, NOISY_CV * 100.0),
+        Some(c) => format!(
+            "throughput varies {:.0}% between runs (CV above {:.0}%)",
+            c * 100.0,
+            NOISY_CV * 100.0
+        ),
         None => "suspect measurement".to_string(),
     };
     if causes.is_empty() {
@@ -321,17 +577,31 @@ pub fn cells(results: &Results, dir: &Path) -> Vec<(String, Vec<Option<Cell>>)> 
     scenarios(results)
         .into_iter()
         .map(|s| {
-            let row = results.contenders.iter().map(|c| cell(results, dir, &s, &c.name)).collect();
+            let row = results
+                .contenders
+                .iter()
+                .map(|c| cell(results, dir, &s, &c.name))
+                .collect();
             (s, row)
         })
         .collect()
 }
 
 /// The latency histogram of every measured run of a cell, merged.
-pub fn merged_histogram(results: &Results, scenario: &str, contender: &str) -> Option<Histogram<u64>> {
+pub fn merged_histogram(
+    results: &Results,
+    scenario: &str,
+    contender: &str,
+) -> Option<Histogram<u64>> {
     let mut acc = new_histogram();
-    for r in results.runs.iter().filter(|r| r.scenario == scenario && r.contender == contender && r.status != RunStatus::Failed) {
-        if let Some(h) = r.histogram.as_deref().and_then(|s| decode_histogram(s).ok()) {
+    for r in results.runs.iter().filter(|r| {
+        r.scenario == scenario && r.contender == contender && r.status != RunStatus::Failed
+    }) {
+        if let Some(h) = r
+            .histogram
+            .as_deref()
+            .and_then(|s| decode_histogram(s).ok())
+        {
             acc.add(&h).ok()?;
         }
     }
@@ -340,11 +610,25 @@ pub fn merged_histogram(results: &Results, scenario: &str, contender: &str) -> O
 
 /// The run whose figures stand for a contender in charts over time: of its measured runs, the
 /// one with the median throughput.
-pub fn representative<'a>(results: &'a Results, scenario: &str, contender: &str) -> Option<&'a Run> {
-    let all: Vec<&Run> = results.runs.iter().filter(|r| r.scenario == scenario && r.contender == contender).collect();
-    let mut ok: Vec<&Run> = all.iter().copied().filter(|r| r.status != RunStatus::Failed).collect();
+pub fn representative<'a>(
+    results: &'a Results,
+    scenario: &str,
+    contender: &str,
+) -> Option<&'a Run> {
+    let all: Vec<&Run> = results
+        .runs
+        .iter()
+        .filter(|r| r.scenario == scenario && r.contender == contender)
+        .collect();
+    let mut ok: Vec<&Run> = all
+        .iter()
+        .copied()
+        .filter(|r| r.status != RunStatus::Failed)
+        .collect();
     ok.sort_by(|a, b| a.summary.rps.total_cmp(&b.summary.rps));
-    ok.get(ok.len() / 2).copied().or_else(|| all.first().copied())
+    ok.get(ok.len() / 2)
+        .copied()
+        .or_else(|| all.first().copied())
 }
 
 #[cfg(test)]
@@ -359,7 +643,13 @@ mod tests {
         }
         let mut r = crate::run::results::test_support::blank_run(contender, "s", n);
         r.status = RunStatus::Ok;
-        r.summary = Summary { duration_s: 10.0, ok: (rps * 10.0) as u64, rps, latency: Latency::from_histogram(&h), ..Summary::default() };
+        r.summary = Summary {
+            duration_s: 10.0,
+            ok: (rps * 10.0) as u64,
+            rps,
+            latency: Latency::from_histogram(&h),
+            ..Summary::default()
+        };
         r.histogram = Some(encode_histogram(&h).unwrap());
         r
     }
@@ -378,7 +668,10 @@ mod tests {
         let fast = vec![10; 100];
         let mut slow = vec![10; 95];
         slow.extend([1000; 5]);
-        let res = results(vec![run_with("a", 1, 100.0, &fast), run_with("a", 2, 100.0, &slow)]);
+        let res = results(vec![
+            run_with("a", 1, 100.0, &fast),
+            run_with("a", 2, 100.0, &slow),
+        ]);
         let c = cell(&res, Path::new("/nonexistent"), "s", "a").unwrap();
         assert!((c.p99.value - 1000.0).abs() < 1.0, "{:?}", c.p99);
         assert!((c.p95.value - 10.0).abs() < 0.1, "{:?}", c.p95);
@@ -401,7 +694,13 @@ mod tests {
         let (lo, hi) = (c.rps.lo.unwrap(), c.rps.hi.unwrap());
         // Five runs: min..max, which covers the median 94% of the time, and says so.
         assert_eq!((lo, hi), (990.0, 1100.0));
-        assert!(c.method.contains("min..max, a 94% confidence interval for the median; differences by Mann-Whitney"), "{}", c.method);
+        assert!(
+            c.method.contains(
+                "min..max, a 94% confidence interval for the median; differences by Mann-Whitney"
+            ),
+            "{}",
+            c.method
+        );
         assert!(c.noisy.is_none(), "{:?}", c.noisy);
         // Deterministic: the same results give the same interval.
         assert_eq!(cell(&res, Path::new("/x"), "s", "a").unwrap().rps, c.rps);
@@ -410,22 +709,50 @@ mod tests {
     #[test]
     fn differences_are_tested_over_runs() {
         let lat = vec![5; 20];
-        let a: Vec<Run> = [1000.0, 1010.0, 990.0, 1003.0].iter().enumerate().map(|(i, v)| run_with("a", i as u32 + 1, *v, &lat)).collect();
-        let close: Vec<Run> = [1005.0, 995.0, 1012.0, 998.0].iter().enumerate().map(|(i, v)| run_with("b", i as u32 + 1, *v, &lat)).collect();
+        let a: Vec<Run> = [1000.0, 1010.0, 990.0, 1003.0]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| run_with("a", i as u32 + 1, *v, &lat))
+            .collect();
+        let close: Vec<Run> = [1005.0, 995.0, 1012.0, 998.0]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| run_with("b", i as u32 + 1, *v, &lat))
+            .collect();
         let res = results(a.iter().cloned().chain(close).collect());
-        let (ca, cb) = (cell(&res, Path::new("/x"), "s", "a").unwrap(), cell(&res, Path::new("/x"), "s", "b").unwrap());
+        let (ca, cb) = (
+            cell(&res, Path::new("/x"), "s", "a").unwrap(),
+            cell(&res, Path::new("/x"), "s", "b").unwrap(),
+        );
         let d = Difference::of(&METRICS[0], &ca, &cb);
         assert_eq!(d.significant, Some(false));
-        assert!(d.describe().ends_with("%, not significant"), "{}", d.describe());
-        let far: Vec<Run> = [2000.0, 2010.0, 1990.0, 2006.0].iter().enumerate().map(|(i, v)| run_with("b", i as u32 + 1, *v, &lat)).collect();
+        assert!(
+            d.describe().ends_with("%, not significant"),
+            "{}",
+            d.describe()
+        );
+        let far: Vec<Run> = [2000.0, 2010.0, 1990.0, 2006.0]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| run_with("b", i as u32 + 1, *v, &lat))
+            .collect();
         let res = results(a.clone().into_iter().chain(far.clone()).collect());
         let cb = cell(&res, Path::new("/x"), "s", "b").unwrap();
         let d = Difference::of(&METRICS[0], &ca, &cb);
         assert_eq!((d.significant, d.better), (Some(true), Some(true)));
         assert_eq!(d.describe(), "+100.0%");
         // Three runs of each, however far apart: not tested (no split of 3 vs 3 reaches p 0.05).
-        let res = results(a[..3].iter().cloned().chain(far[..3].iter().cloned()).collect());
-        let (ca, cb) = (cell(&res, Path::new("/x"), "s", "a").unwrap(), cell(&res, Path::new("/x"), "s", "b").unwrap());
+        let res = results(
+            a[..3]
+                .iter()
+                .cloned()
+                .chain(far[..3].iter().cloned())
+                .collect(),
+        );
+        let (ca, cb) = (
+            cell(&res, Path::new("/x"), "s", "a").unwrap(),
+            cell(&res, Path::new("/x"), "s", "b").unwrap(),
+        );
         let d = Difference::of(&METRICS[0], &ca, &cb);
         assert_eq!(d.significant, None);
         assert!(d.describe().ends_with(", not tested"), "{}", d.describe());
@@ -434,14 +761,31 @@ mod tests {
     #[test]
     fn noisy_runs_are_flagged_with_their_cause() {
         let lat = vec![5; 20];
-        let mut runs: Vec<Run> = [1000.0, 1500.0, 700.0].iter().enumerate().map(|(i, v)| run_with("a", i as u32 + 1, *v, &lat)).collect();
+        let mut runs: Vec<Run> = [1000.0, 1500.0, 700.0]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| run_with("a", i as u32 + 1, *v, &lat))
+            .collect();
         let res = results(runs.clone());
-        let why = cell(&res, Path::new("/x"), "s", "a").unwrap().noisy.unwrap();
-        assert!(why.contains("varies") && why.contains("no recorded cause"), "{why}");
+        let why = cell(&res, Path::new("/x"), "s", "a")
+            .unwrap()
+            .noisy
+            .unwrap();
+        assert!(
+            why.contains("varies") && why.contains("no recorded cause"),
+            "{why}"
+        );
         runs[2].driver.saturated = true;
         runs[1].driver.cpu_steal_pct = 9.0;
-        let why = cell(&results(runs), Path::new("/x"), "s", "a").unwrap().noisy.unwrap();
-        assert!(why.contains("run 3: the driver was saturated") && why.contains("run 2: 9.0% CPU steal"), "{why}");
+        let why = cell(&results(runs), Path::new("/x"), "s", "a")
+            .unwrap()
+            .noisy
+            .unwrap();
+        assert!(
+            why.contains("run 3: the driver was saturated")
+                && why.contains("run 2: 9.0% CPU steal"),
+            "{why}"
+        );
     }
 
     #[test]
@@ -453,13 +797,30 @@ mod tests {
         let mut rec = crate::driver::record::Recorder::new(start);
         for s in 0..6u64 {
             for i in 0..(100 + s * 10) {
-                rec.ok(start + std::time::Duration::from_millis(s * 1000 + i % 900), std::time::Duration::from_millis(2 + s), &live);
+                rec.ok(
+                    start + std::time::Duration::from_millis(s * 1000 + i % 900),
+                    std::time::Duration::from_millis(2 + s),
+                    &live,
+                );
             }
         }
         let path = "histograms/a.s.run1.hlog";
-        crate::driver::summary::write_hlog(&rec, &dir.path().join(path), std::time::SystemTime::now(), "a.s").unwrap();
-        let profile = crate::plan::Profile::Closed { users: 1, step_users: 0, steps: 0, level: std::time::Duration::from_secs(6), think: std::time::Duration::ZERO };
-        let (summary, intervals) = crate::driver::summary::summarize(&rec, std::time::Duration::from_secs(6), &profile);
+        crate::driver::summary::write_hlog(
+            &rec,
+            &dir.path().join(path),
+            std::time::SystemTime::now(),
+            "a.s",
+        )
+        .unwrap();
+        let profile = crate::plan::Profile::Closed {
+            users: 1,
+            step_users: 0,
+            steps: 0,
+            level: std::time::Duration::from_secs(6),
+            think: std::time::Duration::ZERO,
+        };
+        let (summary, intervals) =
+            crate::driver::summary::summarize(&rec, std::time::Duration::from_secs(6), &profile);
         let mut r = crate::run::results::test_support::blank_run("a", "s", 1);
         r.status = RunStatus::Ok;
         r.histogram = Some(encode_histogram(&rec.overall().0).unwrap());
@@ -469,9 +830,16 @@ mod tests {
         let c = cell(&results(vec![r]), dir.path(), "s", "a").unwrap();
         assert!(c.method.contains("6 one-second intervals"), "{}", c.method);
         let (lo, hi) = (c.rps.lo.unwrap(), c.rps.hi.unwrap());
-        assert!(lo < c.rps.value && c.rps.value < hi && lo >= 100.0 && hi <= 150.0, "{lo} {} {hi}", c.rps.value);
+        assert!(
+            lo < c.rps.value && c.rps.value < hi && lo >= 100.0 && hi <= 150.0,
+            "{lo} {} {hi}",
+            c.rps.value
+        );
         let (plo, phi) = (c.p50.lo.unwrap(), c.p50.hi.unwrap());
         assert!(plo >= 2.0 && phi <= 7.1 && plo < phi, "{plo}..{phi}");
-        assert_eq!(c.peak_threads.lo, None, "no interval for a single run's peaks");
+        assert_eq!(
+            c.peak_threads.lo, None,
+            "no interval for a single run's peaks"
+        );
     }
 }

@@ -20,7 +20,14 @@ pub(super) struct Unit {
 }
 
 pub(super) fn sparse(h: &Histogram<u64>) -> Vec<(u64, u64)> {
-    h.iter_recorded().map(|v| (h.highest_equivalent(v.value_iterated_to()), v.count_at_value())).collect()
+    h.iter_recorded()
+        .map(|v| {
+            (
+                h.highest_equivalent(v.value_iterated_to()),
+                v.count_at_value(),
+            )
+        })
+        .collect()
 }
 
 /// Length of the blocks a run of `n` seconds is resampled in: neighbouring seconds are not
@@ -31,7 +38,11 @@ pub(super) fn block_len(n: usize) -> usize {
 
 /// Percentile interval (2.5%, 97.5%) of `stat` over moving-block bootstrap resamples of `n`
 /// units in order (blocks of `block_len(n)`); none below 4 units.
-pub(super) fn block_bootstrap(n: usize, seed: u64, stat: &dyn Fn(&[usize]) -> Option<f64>) -> (Option<f64>, Option<f64>) {
+pub(super) fn block_bootstrap(
+    n: usize,
+    seed: u64,
+    stat: &dyn Fn(&[usize]) -> Option<f64>,
+) -> (Option<f64>, Option<f64>) {
     if n < 4 {
         return (None, None);
     }
@@ -89,12 +100,20 @@ pub(super) struct Merger {
 
 impl Merger {
     pub(super) fn new(units: &[Unit]) -> Merger {
-        let mut values: Vec<u64> = units.iter().flat_map(|u| u.counts.iter().map(|c| c.0)).collect();
+        let mut values: Vec<u64> = units
+            .iter()
+            .flat_map(|u| u.counts.iter().map(|c| c.0))
+            .collect();
         values.sort_unstable();
         values.dedup();
         let units = units
             .iter()
-            .map(|u| u.counts.iter().map(|(v, c)| (values.binary_search(v).expect("value collected above"), *c)).collect())
+            .map(|u| {
+                u.counts
+                    .iter()
+                    .map(|(v, c)| (values.binary_search(v).expect("value collected above"), *c))
+                    .collect()
+            })
             .collect();
         Merger { values, units }
     }
@@ -126,19 +145,26 @@ impl Merger {
 
     pub(super) fn mean(&self, acc: &[u64]) -> f64 {
         let total: u64 = acc.iter().sum();
-        let sum: f64 = acc.iter().zip(&self.values).map(|(c, v)| *c as f64 * *v as f64).sum();
+        let sum: f64 = acc
+            .iter()
+            .zip(&self.values)
+            .map(|(c, v)| *c as f64 * *v as f64)
+            .sum();
         sum / total.max(1) as f64 / 1000.0
     }
 
     pub(super) fn stdev(&self, acc: &[u64]) -> f64 {
         let total: u64 = acc.iter().sum();
         let mean = self.mean(acc) * 1000.0;
-        let var: f64 = acc.iter().zip(&self.values).map(|(c, v)| *c as f64 * (*v as f64 - mean).powi(2)).sum::<f64>() / total.max(1) as f64;
+        let var: f64 = acc
+            .iter()
+            .zip(&self.values)
+            .map(|(c, v)| *c as f64 * (*v as f64 - mean).powi(2))
+            .sum::<f64>()
+            / total.max(1) as f64;
         var.sqrt() / 1000.0
     }
 }
-
-
 
 /// The per-second histograms of a run's interval log (measured seconds only).
 pub(super) fn seconds_of(run: &Run, dir: &Path) -> Option<Vec<Unit>> {
@@ -147,8 +173,14 @@ pub(super) fn seconds_of(run: &Run, dir: &Path) -> Option<Vec<Unit>> {
     for entry in hdrhistogram::serialization::interval_log::IntervalLogIterator::new(&bytes) {
         if let Ok(hdrhistogram::serialization::interval_log::LogEntry::Interval(h)) = entry {
             use base64::Engine;
-            let raw = base64::engine::general_purpose::STANDARD.decode(h.encoded_histogram()).ok()?;
-            hists.push(hdrhistogram::serialization::Deserializer::new().deserialize(&mut raw.as_slice()).ok()?);
+            let raw = base64::engine::general_purpose::STANDARD
+                .decode(h.encoded_histogram())
+                .ok()?;
+            hists.push(
+                hdrhistogram::serialization::Deserializer::new()
+                    .deserialize(&mut raw.as_slice())
+                    .ok()?,
+            );
         }
     }
     let measured = run.summary.duration_s.floor() as usize;
@@ -157,7 +189,12 @@ pub(super) fn seconds_of(run: &Run, dir: &Path) -> Option<Vec<Unit>> {
         .iter()
         .take(measured)
         .zip(hists)
-        .map(|(row, h)| Unit { ok: row.ok, ko: row.errors, secs: 1.0, counts: sparse(&h) })
+        .map(|(row, h)| Unit {
+            ok: row.ok,
+            ko: row.errors,
+            secs: 1.0,
+            counts: sparse(&h),
+        })
         .collect();
     (units.len() >= 2).then_some(units)
 }
@@ -173,7 +210,11 @@ pub(super) fn run_unit(run: &Run) -> Option<Unit> {
 }
 
 pub(super) fn seed_of(a: &str, b: &str) -> u64 {
-    a.bytes().chain(b.bytes()).fold(0xcbf2_9ce4_8422_2325, |h, c| (h ^ u64::from(c)).wrapping_mul(0x100_0000_01b3))
+    a.bytes()
+        .chain(b.bytes())
+        .fold(0xcbf2_9ce4_8422_2325, |h, c| {
+            (h ^ u64::from(c)).wrapping_mul(0x100_0000_01b3)
+        })
 }
 
 #[cfg(test)]
@@ -200,9 +241,16 @@ mod tests {
         assert_eq!(block_len(20), 5);
         // A run whose first half is slow and second half fast: the interval of the mean stays
         // inside the data's range and around the true mean.
-        let v: Vec<f64> = (0..20).map(|i| if i < 10 { 100.0 } else { 200.0 }).collect();
-        let (lo, hi) = block_bootstrap(20, 3, &|pick| Some(pick.iter().map(|&i| v[i]).sum::<f64>() / pick.len() as f64));
+        let v: Vec<f64> = (0..20)
+            .map(|i| if i < 10 { 100.0 } else { 200.0 })
+            .collect();
+        let (lo, hi) = block_bootstrap(20, 3, &|pick| {
+            Some(pick.iter().map(|&i| v[i]).sum::<f64>() / pick.len() as f64)
+        });
         let (lo, hi) = (lo.unwrap(), hi.unwrap());
-        assert!(lo >= 100.0 && hi <= 200.0 && lo < 150.0 && hi > 150.0, "{lo}..{hi}");
+        assert!(
+            lo >= 100.0 && hi <= 200.0 && lo < 150.0 && hi > 150.0,
+            "{lo}..{hi}"
+        );
     }
 }

@@ -53,10 +53,14 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Verdict {
             all += 1;
             hits += u64::from(as_extreme(pick.iter().map(|&i| ranks[i]).sum()));
         });
-        return Verdict::Tested { p: hits as f64 / all as f64 };
+        return Verdict::Tested {
+            p: hits as f64 / all as f64,
+        };
     }
     // Seeded by the data, so the same runs give the same verdict.
-    let seed = ranks.iter().fold(0x9e37_79b9_u64, |h, r| h.rotate_left(7) ^ r.to_bits());
+    let seed = ranks
+        .iter()
+        .fold(0x9e37_79b9_u64, |h, r| h.rotate_left(7) ^ r.to_bits());
     let mut rng = SplitMix64::new(seed);
     let mut pool = ranks.clone();
     let mut hits = 1; // the observed split counts, so p is never 0 (a valid permutation p-value)
@@ -67,7 +71,9 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Verdict {
         }
         hits += usize::from(as_extreme(pool[..n].iter().sum()));
     }
-    Verdict::Tested { p: hits as f64 / (PERMUTATIONS + 1) as f64 }
+    Verdict::Tested {
+        p: hits as f64 / (PERMUTATIONS + 1) as f64,
+    }
 }
 
 /// Ranks 1..=n of `values` in their order, ties sharing the mean of their ranks.
@@ -118,7 +124,8 @@ mod tests {
         (0..n)
             .map(|_| {
                 let (u1, u2) = (rng.unit().max(1e-12), rng.unit());
-                mean * (1.0 + cv * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos())
+                mean * (1.0
+                    + cv * (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos())
             })
             .collect()
     }
@@ -132,16 +139,25 @@ mod tests {
         };
         assert!((p(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0]) - 2.0 / 70.0).abs() < 1e-12);
         // 5 vs 5 separated: 2 / 252.
-        assert!((p(&[1.0, 2.0, 3.0, 4.0, 5.0], &[6.0, 7.0, 8.0, 9.0, 10.0]) - 2.0 / 252.0).abs() < 1e-12);
+        assert!(
+            (p(&[1.0, 2.0, 3.0, 4.0, 5.0], &[6.0, 7.0, 8.0, 9.0, 10.0]) - 2.0 / 252.0).abs()
+                < 1e-12
+        );
         // Identical samples: nothing to see.
         assert_eq!(p(&[5.0; 4], &[5.0; 4]), 1.0);
         assert!(p(&[1.0, 3.0, 5.0, 7.0], &[2.0, 4.0, 6.0, 8.0]) > 0.5);
-        assert_eq!(mid_ranks(vec![10.0, 20.0, 10.0, 30.0]), vec![1.5, 3.0, 1.5, 4.0]);
+        assert_eq!(
+            mid_ranks(vec![10.0, 20.0, 10.0, 30.0]),
+            vec![1.5, 3.0, 1.5, 4.0]
+        );
     }
 
     #[test]
     fn three_runs_are_not_tested() {
-        assert_eq!(mann_whitney(&[1.0, 2.0, 3.0], &[10.0, 11.0, 12.0]), Verdict::NotTested);
+        assert_eq!(
+            mann_whitney(&[1.0, 2.0, 3.0], &[10.0, 11.0, 12.0]),
+            Verdict::NotTested
+        );
         assert_eq!(Verdict::NotTested.significant(), None);
     }
 
@@ -149,21 +165,70 @@ mod tests {
     fn false_positive_rate_is_at_most_five_percent() {
         // 2,000 pairs of 5 runs each from one distribution (throughput 1,000 req/s, 5% CV).
         let mut rng = SplitMix64::new(42);
-        let called = (0..2000).filter(|_| mann_whitney(&runs(&mut rng, 5, 1000.0, 0.05), &runs(&mut rng, 5, 1000.0, 0.05)).significant() == Some(true)).count();
-        assert!(called as f64 / 2000.0 <= ALPHA, "{called} of 2,000 identical pairs called significant");
+        let called = (0..2000)
+            .filter(|_| {
+                mann_whitney(
+                    &runs(&mut rng, 5, 1000.0, 0.05),
+                    &runs(&mut rng, 5, 1000.0, 0.05),
+                )
+                .significant()
+                    == Some(true)
+            })
+            .count();
+        assert!(
+            called as f64 / 2000.0 <= ALPHA,
+            "{called} of 2,000 identical pairs called significant"
+        );
         // Also with the permutation path (12 vs 12 runs) and with heavy ties.
-        let called = (0..300).filter(|_| mann_whitney(&runs(&mut rng, 12, 1000.0, 0.05), &runs(&mut rng, 12, 1000.0, 0.05)).significant() == Some(true)).count();
-        assert!(called as f64 / 300.0 <= 0.08, "{called} of 300 identical 12-run pairs called significant");
-        let rounded = |v: Vec<f64>| v.into_iter().map(|x| (x / 50.0).round() * 50.0).collect::<Vec<_>>();
-        let called = (0..1000).filter(|_| mann_whitney(&rounded(runs(&mut rng, 5, 1000.0, 0.05)), &rounded(runs(&mut rng, 5, 1000.0, 0.05))).significant() == Some(true)).count();
-        assert!(called as f64 / 1000.0 <= ALPHA, "{called} of 1,000 tied pairs called significant");
+        let called = (0..300)
+            .filter(|_| {
+                mann_whitney(
+                    &runs(&mut rng, 12, 1000.0, 0.05),
+                    &runs(&mut rng, 12, 1000.0, 0.05),
+                )
+                .significant()
+                    == Some(true)
+            })
+            .count();
+        assert!(
+            called as f64 / 300.0 <= 0.08,
+            "{called} of 300 identical 12-run pairs called significant"
+        );
+        let rounded = |v: Vec<f64>| {
+            v.into_iter()
+                .map(|x| (x / 50.0).round() * 50.0)
+                .collect::<Vec<_>>()
+        };
+        let called = (0..1000)
+            .filter(|_| {
+                mann_whitney(
+                    &rounded(runs(&mut rng, 5, 1000.0, 0.05)),
+                    &rounded(runs(&mut rng, 5, 1000.0, 0.05)),
+                )
+                .significant()
+                    == Some(true)
+            })
+            .count();
+        assert!(
+            called as f64 / 1000.0 <= ALPHA,
+            "{called} of 1,000 tied pairs called significant"
+        );
     }
 
     #[test]
     fn power_finds_a_twenty_percent_difference_at_five_runs() {
         // 5 runs each, 5% run-to-run CV, one side 20% faster.
         let mut rng = SplitMix64::new(7);
-        let found = (0..2000).filter(|_| mann_whitney(&runs(&mut rng, 5, 1000.0, 0.05), &runs(&mut rng, 5, 1200.0, 0.05)).significant() == Some(true)).count();
+        let found = (0..2000)
+            .filter(|_| {
+                mann_whitney(
+                    &runs(&mut rng, 5, 1000.0, 0.05),
+                    &runs(&mut rng, 5, 1200.0, 0.05),
+                )
+                .significant()
+                    == Some(true)
+            })
+            .count();
         assert!(found as f64 / 2000.0 >= 0.80, "found {found} of 2,000");
     }
 }

@@ -105,7 +105,12 @@ impl Conn {
     pub async fn connect(addr: SocketAddr) -> io::Result<Conn> {
         let stream = TcpStream::connect(addr).await?;
         stream.set_nodelay(true)?;
-        Ok(Conn { stream, buf: vec![0; READ_CHUNK], pos: 0, end: 0 })
+        Ok(Conn {
+            stream,
+            buf: vec![0; READ_CHUNK],
+            pos: 0,
+            end: 0,
+        })
     }
 
     /// Writes `request` and reads one complete response. With `keep_body` false the body is
@@ -152,8 +157,12 @@ impl Conn {
                     let mut close = http10;
                     for h in parsed.headers.iter() {
                         if h.name.eq_ignore_ascii_case("content-length") {
-                            let v = std::str::from_utf8(h.value).ok().and_then(|s| s.trim().parse().ok());
-                            length = Some(v.ok_or_else(|| HttpError::Malformed("bad content-length".into()))?);
+                            let v = std::str::from_utf8(h.value)
+                                .ok()
+                                .and_then(|s| s.trim().parse().ok());
+                            length = Some(v.ok_or_else(|| {
+                                HttpError::Malformed("bad content-length".into())
+                            })?);
                         } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
                             chunked = contains_token(h.value, b"chunked");
                         } else if h.name.eq_ignore_ascii_case("connection") {
@@ -171,7 +180,10 @@ impl Conn {
                         }
                     }
                     resp.close = close;
-                    body_kind = if resp.status == 204 || resp.status == 304 || (100..200).contains(&resp.status) {
+                    body_kind = if resp.status == 204
+                        || resp.status == 304
+                        || (100..200).contains(&resp.status)
+                    {
                         BodyKind::Length(0)
                     } else if chunked {
                         BodyKind::Chunked
@@ -217,7 +229,12 @@ impl Conn {
         n
     }
 
-    async fn read_exact_body(&mut self, mut n: usize, keep: bool, out: &mut Vec<u8>) -> Result<(), HttpError> {
+    async fn read_exact_body(
+        &mut self,
+        mut n: usize,
+        keep: bool,
+        out: &mut Vec<u8>,
+    ) -> Result<(), HttpError> {
         loop {
             n -= self.take(n, keep, out);
             if n == 0 {
@@ -231,7 +248,10 @@ impl Conn {
 
     async fn read_line(&mut self) -> Result<Vec<u8>, HttpError> {
         loop {
-            if let Some(i) = self.buf[self.pos..self.end].windows(2).position(|w| w == b"\r\n") {
+            if let Some(i) = self.buf[self.pos..self.end]
+                .windows(2)
+                .position(|w| w == b"\r\n")
+            {
                 let line = self.buf[self.pos..self.pos + i].to_vec();
                 self.pos += i + 2;
                 return Ok(line);

@@ -35,7 +35,10 @@ pub fn register(pgid: i32) {
 }
 
 pub fn unregister(pgid: i32) {
-    GROUPS.lock().unwrap_or_else(|p| p.into_inner()).retain(|g| *g != pgid);
+    GROUPS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .retain(|g| *g != pgid);
 }
 
 /// Signals every registered process group.

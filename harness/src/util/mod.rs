@@ -8,8 +8,8 @@ pub mod http1;
 pub mod interrupt;
 pub mod progress;
 
-use anyhow::{bail, Result};
 use anyhow::Context;
+use anyhow::{bail, Result};
 use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -59,7 +59,10 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>> {
     }
     let online = online_cpus();
     if let Some(c) = cpus.iter().find(|c| **c >= online) {
-        bail!("CPU {c} does not exist: this machine has CPUs 0-{}", online - 1);
+        bail!(
+            "CPU {c} does not exist: this machine has CPUs 0-{}",
+            online - 1
+        );
     }
     cpus.sort_unstable();
     cpus.dedup();
@@ -104,7 +107,7 @@ pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -113,7 +116,10 @@ pub fn thousands(n: u64) -> String {
 }
 
 pub fn format_cpus(cpus: &[usize]) -> String {
-    cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
+    cpus.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Pins the calling thread (and threads it creates later) to `cpus`.
@@ -137,7 +143,10 @@ pub fn thread_cpu_time() -> Duration {
 }
 
 fn clock(id: libc::clockid_t) -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: ts is a valid out-pointer.
     unsafe { libc::clock_gettime(id, &mut ts) };
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
@@ -145,15 +154,27 @@ fn clock(id: libc::clockid_t) -> Duration {
 
 /// UTC time as RFC 3339 (`2026-11-22T19:26:11Z`), without a date-time dependency.
 pub fn rfc3339(t: SystemTime) -> String {
-    let secs = t.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0) as i64;
+    let secs = t
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0) as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let (y, m, d) = civil_from_days(days);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// A directory-safe timestamp: `20261122-192611`.
 pub fn stamp(t: SystemTime) -> String {
-    rfc3339(t).replace(['-', ':'], "").replace('T', "-").trim_end_matches('Z').to_string()
+    rfc3339(t)
+        .replace(['-', ':'], "")
+        .replace('T', "-")
+        .trim_end_matches('Z')
+        .to_string()
 }
 
 /// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's method).
@@ -186,18 +207,51 @@ pub fn median(mut v: Vec<f64>) -> f64 {
 
 /// Writes `bytes` to `path` via a temporary file in the same directory and a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("")));
+    let tmp = path.with_extension(format!(
+        "{}.tmp",
+        path.extension().and_then(|e| e.to_str()).unwrap_or("")
+    ));
     {
-        let mut f = std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+        let mut f = std::fs::File::create(&tmp)
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
         f.write_all(bytes)?;
         f.sync_all()?;
     }
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
 }
 
 /// Now, as an RFC 3339 UTC timestamp.
 pub fn now() -> String {
     rfc3339(SystemTime::now())
+}
+
+/// SplitMix64: a small, fast, seeded generator. Everything random in iobound (bootstrap
+/// resamples, downstream latencies, corpus bytes) comes from one, so results reproduce.
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform in 0..n (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
 }
 
 #[cfg(test)]
@@ -233,7 +287,10 @@ mod tests {
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert_eq!(parse_duration("1.5").unwrap(), Duration::from_millis(1500));
         assert!(parse_duration("-1s").is_err());
-        assert!(parse_duration("10 parsecs").unwrap_err().to_string().contains("unknown unit"));
+        assert!(parse_duration("10 parsecs")
+            .unwrap_err()
+            .to_string()
+            .contains("unknown unit"));
         assert!(parse_duration("fast").is_err());
     }
 
@@ -244,7 +301,10 @@ mod tests {
             assert_eq!(parse_cpu_list("1,0,0").unwrap(), vec![0, 1]);
             assert_eq!(parse_cpu_list("0-1").unwrap(), vec![0, 1]);
         }
-        assert!(parse_cpu_list("9999").unwrap_err().to_string().contains("does not exist"));
+        assert!(parse_cpu_list("9999")
+            .unwrap_err()
+            .to_string()
+            .contains("does not exist"));
         assert!(parse_cpu_list("1-0").is_err());
         assert!(parse_cpu_list("x").is_err());
     }
@@ -254,34 +314,9 @@ mod tests {
         let t = UNIX_EPOCH + Duration::from_secs(1_795_375_571); // 2026-11-22T19:26:11Z
         assert_eq!(rfc3339(t), "2026-11-22T19:26:11Z");
         assert_eq!(stamp(t), "20261122-192611");
-        assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)), "2000-02-29T00:00:00Z");
-    }
-}
-
-/// SplitMix64: a small, fast, seeded generator. Everything random in iobound (bootstrap
-/// resamples, downstream latencies, corpus bytes) comes from one, so results reproduce.
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> SplitMix64 {
-        SplitMix64(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform in 0..n (n > 0).
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
+        assert_eq!(
+            rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+            "2000-02-29T00:00:00Z"
+        );
     }
 }

@@ -12,11 +12,18 @@ pub fn exe() -> &'static str {
 }
 
 pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("harness/ has a parent").to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("harness/ has a parent")
+        .to_path_buf()
 }
 
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// Kills the child when dropped, so a failing assertion leaves no server behind.
@@ -40,19 +47,31 @@ pub fn serve(extra: &[&str]) -> (Guard, u16) {
         .expect("start iobound serve");
     let t0 = Instant::now();
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(t0.elapsed() < Duration::from_secs(10), "iobound serve did not start");
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "iobound serve did not start"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     (Guard(child), port)
 }
 
 pub fn run(args: &[&str]) -> Output {
-    Command::new(exe()).args(args).env("IOBOUND_HOME", repo_root()).output().expect("run iobound")
+    Command::new(exe())
+        .args(args)
+        .env("IOBOUND_HOME", repo_root())
+        .output()
+        .expect("run iobound")
 }
 
 pub fn json(out: &Output) -> serde_json::Value {
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "iobound failed: {}\n{}", text, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "iobound failed: {}\n{}",
+        text,
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
@@ -82,13 +101,26 @@ ready = "/plaintext"
 }
 
 pub fn results_dir(out: &Path) -> PathBuf {
-    let dirs: Vec<_> = std::fs::read_dir(out).expect("results parent exists").flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
-    assert_eq!(dirs.len(), 1, "one results directory expected in {}", out.display());
+    let dirs: Vec<_> = std::fs::read_dir(out)
+        .expect("results parent exists")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(
+        dirs.len(),
+        1,
+        "one results directory expected in {}",
+        out.display()
+    );
     dirs[0].clone()
 }
 
 pub fn load_results(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).expect("results.json exists")).expect("results.json is JSON")
+    serde_json::from_str(
+        &std::fs::read_to_string(dir.join("results.json")).expect("results.json exists"),
+    )
+    .expect("results.json is JSON")
 }
 
 /// Processes whose command line contains `needle` (other than this test).
@@ -97,12 +129,22 @@ pub fn processes_with(needle: &str) -> Vec<i32> {
         .unwrap()
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).replace('\0', " ").contains(needle)))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                String::from_utf8_lossy(&c)
+                    .replace('\0', " ")
+                    .contains(needle)
+            })
+        })
         .collect()
 }
 
 /// Sends Ctrl-C (SIGINT) to `child` and waits for it to exit, failing after `limit`.
-pub fn interrupt_and_wait(child: &mut std::process::Child, limit: Duration, phase: &str) -> std::process::ExitStatus {
+pub fn interrupt_and_wait(
+    child: &mut std::process::Child,
+    limit: Duration,
+    phase: &str,
+) -> std::process::ExitStatus {
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t0 = Instant::now();
@@ -110,7 +152,10 @@ pub fn interrupt_and_wait(child: &mut std::process::Child, limit: Duration, phas
         if let Some(s) = child.try_wait().unwrap() {
             return s;
         }
-        assert!(t0.elapsed() < limit, "{phase}: not stopped within {limit:?} of Ctrl-C");
+        assert!(
+            t0.elapsed() < limit,
+            "{phase}: not stopped within {limit:?} of Ctrl-C"
+        );
         std::thread::sleep(Duration::from_millis(25));
     }
 }
@@ -121,14 +166,22 @@ pub fn processes_in(dir: &Path) -> Vec<i32> {
         .unwrap()
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c.starts_with(dir)))
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c.starts_with(dir))
+        })
         .collect()
 }
 
 /// A contender folder whose server is iobound's own test server, killed by `timeout` after
 /// `lifetime` seconds: it passes the contract, then crashes mid-run.
 pub fn crashing_contender_home(lifetime: u32) -> tempfile::TempDir {
-    fake_contender_home(&format!(r#""timeout", "{lifetime}", "{}", "serve", "--port", "{{port}}""#, exe()), &format!("killed after {lifetime} s"))
+    fake_contender_home(
+        &format!(
+            r#""timeout", "{lifetime}", "{}", "serve", "--port", "{{port}}""#,
+            exe()
+        ),
+        &format!("killed after {lifetime} s"),
+    )
 }
 
 /// A contender folder named "crasher" whose start command is `argv` (TOML array items).
@@ -147,4 +200,3 @@ pub fn pipeline_plan(dir: &Path, contender: &str, warmup: &str, duration: &str) 
     std::fs::write(&plan, text).unwrap();
     plan
 }
-

@@ -5,19 +5,19 @@ import java.time.Duration;
 
 /** Where /enrich calls the harness's downstream service, and how long it waits for an answer. */
 public record Downstream(String baseUrl, Duration timeout) {
-    public static Downstream fromEnvironment() {
-        String url = System.getenv().getOrDefault("IOBOUND_DOWNSTREAM_URL", "http://127.0.0.1:8081");
-        long ms = Long.parseLong(System.getenv().getOrDefault("IOBOUND_DOWNSTREAM_TIMEOUT_MS", "2000"));
-        return new Downstream(url, Duration.ofMillis(ms));
-    }
+  public static Downstream fromEnvironment() {
+    String url = System.getenv().getOrDefault("IOBOUND_DOWNSTREAM_URL", "http://127.0.0.1:8081");
+    long ms = Long.parseLong(System.getenv().getOrDefault("IOBOUND_DOWNSTREAM_TIMEOUT_MS", "2000"));
+    return new Downstream(url, Duration.ofMillis(ms));
+  }
 
-    /** The downstream URL for a key already checked by {@link Contract#enrichKey}. */
-    public URI valueUri(String key) {
-        return URI.create(baseUrl + "/value?key=" + key);
-    }
+  /** The downstream URL for a key already checked by {@link Contract#enrichKey}. */
+  public URI valueUri(String key) {
+    return URI.create(baseUrl + "/value?key=" + key);
+  }
 
-    /** The body of a successful /enrich. */
-    public static String enriched(String key, String value) {
-        return key + "=" + value;
-    }
+  /** The body of a successful /enrich. */
+  public static String enriched(String key, String value) {
+    return key + "=" + value;
+  }
 }

@@ -1,10 +1,10 @@
 package dev.iobound.pipeline;
 
-import dev.iobound.common.KafkaPipeline;
 import com.sun.net.httpserver.HttpServer;
 import dev.iobound.common.Args;
 import dev.iobound.common.Contract;
 import dev.iobound.common.Downstream;
+import dev.iobound.common.KafkaPipeline;
 import io.vertx.core.Vertx;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.ext.web.client.WebClient;
@@ -28,162 +28,188 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * Kafka consume -> enrich over HTTP -> produce, in three models:
+ *
  * <ul>
- * <li>{@code threadpool}: the poll loop hands each record to a fixed ExecutorService whose
- * thread makes a blocking HTTP call (JDK HttpClient) and a blocking send;</li>
- * <li>{@code virtual}: the same code on a virtual-thread-per-task executor;</li>
- * <li>{@code reactive}: each record's call is a non-blocking Vert.x WebClient request whose
- * completion produces the enriched record asynchronously; no thread waits for the downstream.</li>
+ *   <li>{@code threadpool}: the poll loop hands each record to a fixed ExecutorService whose thread
+ *       makes a blocking HTTP call (JDK HttpClient) and a blocking send;
+ *   <li>{@code virtual}: the same code on a virtual-thread-per-task executor;
+ *   <li>{@code reactive}: each record's call is a non-blocking Vert.x WebClient request whose
+ *       completion produces the enriched record asynchronously; no thread waits for the downstream.
  * </ul>
- * In every model a polled batch is committed only after each of its records has been produced
- * and acknowledged by the broker (at-least-once). The record key is the downstream key; the
- * output value is the input value, a comma and the downstream's answer (or "!failed").
+ *
+ * In every model a polled batch is committed only after each of its records has been produced and
+ * acknowledged by the broker (at-least-once). The record key is the downstream key; the output
+ * value is the input value, a comma and the downstream's answer (or "!failed").
  */
 public final class Pipeline {
-    static final String IN = KafkaPipeline.IN;
-    static final String OUT = KafkaPipeline.OUT;
-    static final String FAILED = KafkaPipeline.FAILED;
+  static final String IN = KafkaPipeline.IN;
+  static final String OUT = KafkaPipeline.OUT;
+  static final String FAILED = KafkaPipeline.FAILED;
 
-    private final String mode;
-    private final Downstream downstream = Downstream.fromEnvironment();
-    private final KafkaProducer<String, String> producer;
-    private final ExecutorService executor;
-    private final HttpClient http;
-    private final WebClient web;
-    private volatile boolean assigned;
+  private final String mode;
+  private final Downstream downstream = Downstream.fromEnvironment();
+  private final KafkaProducer<String, String> producer;
+  private final ExecutorService executor;
+  private final HttpClient http;
+  private final WebClient web;
+  private volatile boolean assigned;
 
-    Pipeline(String mode, String bootstrap, int poolSize) {
-        this.mode = mode;
-        producer = new KafkaProducer<>(producerProperties(bootstrap, 5));
-        switch (mode) {
-            case "threadpool" -> executor = Executors.newFixedThreadPool(poolSize);
-            case "virtual" -> executor = Executors.newVirtualThreadPerTaskExecutor();
-            case "reactive" -> executor = null;
-            default -> throw new IllegalArgumentException("--mode must be threadpool, virtual or reactive, got " + mode);
-        }
-        // The JDK HttpClient runs its own work on a cached pool of platform threads unless told
-        // otherwise; on virtual threads it gets the virtual-thread executor, so that the
-        // variant holds no platform thread per call in flight.
-        HttpClient.Builder hb = HttpClient.newBuilder().connectTimeout(downstream.timeout());
-        if (mode.equals("virtual")) {
-            hb.executor(executor);
-        }
-        http = executor == null ? null : hb.build();
-        web = executor == null
-                ? WebClient.create(Vertx.vertx(), new WebClientOptions().setKeepAlive(true), new PoolOptions().setHttp1MaxSize(500))
-                : null;
+  Pipeline(String mode, String bootstrap, int poolSize) {
+    this.mode = mode;
+    producer = new KafkaProducer<>(producerProperties(bootstrap, 5));
+    switch (mode) {
+      case "threadpool" -> executor = Executors.newFixedThreadPool(poolSize);
+      case "virtual" -> executor = Executors.newVirtualThreadPerTaskExecutor();
+      case "reactive" -> executor = null;
+      default ->
+          throw new IllegalArgumentException(
+              "--mode must be threadpool, virtual or reactive, got " + mode);
     }
-
-    /** A String producer that waits for every replica (acks=all), batching up to `lingerMs`. */
-    static Properties producerProperties(String bootstrap, int lingerMs) {
-        return KafkaPipeline.producerProperties(bootstrap, lingerMs);
+    // The JDK HttpClient runs its own work on a cached pool of platform threads unless told
+    // otherwise; on virtual threads it gets the virtual-thread executor, so that the
+    // variant holds no platform thread per call in flight.
+    HttpClient.Builder hb = HttpClient.newBuilder().connectTimeout(downstream.timeout());
+    if (mode.equals("virtual")) {
+      hb.executor(executor);
     }
+    http = executor == null ? null : hb.build();
+    web =
+        executor == null
+            ? WebClient.create(
+                Vertx.vertx(),
+                new WebClientOptions().setKeepAlive(true),
+                new PoolOptions().setHttp1MaxSize(500))
+            : null;
+  }
 
-    /** Blocking: the calling thread waits for the downstream and for the broker. */
-    private void processBlocking(ConsumerRecord<String, String> r) throws Exception {
-        String enriched;
-        try {
-            HttpRequest req = HttpRequest.newBuilder(downstream.valueUri(Contract.enrichKey(r.key()))).timeout(downstream.timeout()).GET().build();
-            HttpResponse<String> resp = http.send(req, HttpResponse.BodyHandlers.ofString());
-            enriched = resp.statusCode() / 100 == 2 ? resp.body() : FAILED;
-        } catch (java.io.IOException | RuntimeException e) {
-            enriched = FAILED;
-        }
-        producer.send(new ProducerRecord<>(OUT, r.key(), r.value() + "," + enriched)).get();
+  /** A String producer that waits for every replica (acks=all), batching up to `lingerMs`. */
+  static Properties producerProperties(String bootstrap, int lingerMs) {
+    return KafkaPipeline.producerProperties(bootstrap, lingerMs);
+  }
+
+  /** Blocking: the calling thread waits for the downstream and for the broker. */
+  private void processBlocking(ConsumerRecord<String, String> r) throws Exception {
+    String enriched;
+    try {
+      HttpRequest req =
+          HttpRequest.newBuilder(downstream.valueUri(Contract.enrichKey(r.key())))
+              .timeout(downstream.timeout())
+              .GET()
+              .build();
+      HttpResponse<String> resp = http.send(req, HttpResponse.BodyHandlers.ofString());
+      enriched = resp.statusCode() / 100 == 2 ? resp.body() : FAILED;
+    } catch (java.io.IOException | RuntimeException e) {
+      enriched = FAILED;
     }
+    producer.send(new ProducerRecord<>(OUT, r.key(), r.value() + "," + enriched)).get();
+  }
 
-    /** Non-blocking: completes when the enriched record is acknowledged by the broker. */
-    private CompletableFuture<Void> processAsync(ConsumerRecord<String, String> r) {
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        web.getAbs(downstream.valueUri(Contract.enrichKey(r.key())).toString()).timeout(downstream.timeout().toMillis()).send().onComplete(ar -> {
-            String enriched = ar.succeeded() && ar.result().statusCode() / 100 == 2 ? ar.result().bodyAsString() : FAILED;
-            producer.send(new ProducerRecord<>(OUT, r.key(), r.value() + "," + enriched), (meta, e) -> {
-                if (e == null) {
-                    done.complete(null);
-                } else {
-                    done.completeExceptionally(e);
-                }
+  /** Non-blocking: completes when the enriched record is acknowledged by the broker. */
+  private CompletableFuture<Void> processAsync(ConsumerRecord<String, String> r) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    web.getAbs(downstream.valueUri(Contract.enrichKey(r.key())).toString())
+        .timeout(downstream.timeout().toMillis())
+        .send()
+        .onComplete(
+            ar -> {
+              String enriched =
+                  ar.succeeded() && ar.result().statusCode() / 100 == 2
+                      ? ar.result().bodyAsString()
+                      : FAILED;
+              producer.send(
+                  new ProducerRecord<>(OUT, r.key(), r.value() + "," + enriched),
+                  (meta, e) -> {
+                    if (e == null) {
+                      done.complete(null);
+                    } else {
+                      done.completeExceptionally(e);
+                    }
+                  });
             });
-        });
-        return done;
-    }
+    return done;
+  }
 
-    void run(String bootstrap, int maxPoll) throws Exception {
-        Properties c = new Properties();
-        c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-        // A group of its own per process: a stopped contender's member would otherwise hold
-        // its partitions until its session times out (45 s), and the next contender would wait.
-        c.put(ConsumerConfig.GROUP_ID_CONFIG, "iobound-pipeline-" + ProcessHandle.current().pid());
-        c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
-        c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
-        c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(maxPoll));
-        c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c)) {
-            consumer.subscribe(List.of(IN), new ConsumerRebalanceListener() {
-                @Override
-                public void onPartitionsRevoked(Collection<TopicPartition> partitions) {}
+  void run(String bootstrap, int maxPoll) throws Exception {
+    Properties c = new Properties();
+    c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    // A group of its own per process: a stopped contender's member would otherwise hold
+    // its partitions until its session times out (45 s), and the next contender would wait.
+    c.put(ConsumerConfig.GROUP_ID_CONFIG, "iobound-pipeline-" + ProcessHandle.current().pid());
+    c.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    c.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
+    c.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Integer.toString(maxPoll));
+    c.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    c.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+    try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(c)) {
+      consumer.subscribe(
+          List.of(IN),
+          new ConsumerRebalanceListener() {
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {}
 
-                @Override
-                public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-                    // Start at the end, resolved now: whatever the harness sends once this
-                    // contender reports ready is consumed, and nothing older is.
-                    consumer.seekToEnd(partitions);
-                    partitions.forEach(consumer::position);
-                    assigned = !partitions.isEmpty();
-                }
-            });
-            while (true) {
-                ConsumerRecords<String, String> batch = consumer.poll(Duration.ofMillis(100));
-                if (batch.isEmpty()) {
-                    continue;
-                }
-                if (executor != null) {
-                    List<java.util.concurrent.Future<?>> pending = new ArrayList<>(batch.count());
-                    for (ConsumerRecord<String, String> r : batch) {
-                        pending.add(executor.submit(() -> {
-                            processBlocking(r);
-                            return null;
-                        }));
-                    }
-                    for (java.util.concurrent.Future<?> f : pending) {
-                        f.get();
-                    }
-                } else {
-                    List<CompletableFuture<Void>> pending = new ArrayList<>(batch.count());
-                    for (ConsumerRecord<String, String> r : batch) {
-                        pending.add(processAsync(r));
-                    }
-                    CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).join();
-                }
-                consumer.commitSync(); // every record of the batch is in `output` by now
+            @Override
+            public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+              // Start at the end, resolved now: whatever the harness sends once this
+              // contender reports ready is consumed, and nothing older is.
+              consumer.seekToEnd(partitions);
+              partitions.forEach(consumer::position);
+              assigned = !partitions.isEmpty();
             }
+          });
+      while (true) {
+        ConsumerRecords<String, String> batch = consumer.poll(Duration.ofMillis(100));
+        if (batch.isEmpty()) {
+          continue;
         }
+        if (executor != null) {
+          List<java.util.concurrent.Future<?>> pending = new ArrayList<>(batch.count());
+          for (ConsumerRecord<String, String> r : batch) {
+            pending.add(
+                executor.submit(
+                    () -> {
+                      processBlocking(r);
+                      return null;
+                    }));
+          }
+          for (java.util.concurrent.Future<?> f : pending) {
+            f.get();
+          }
+        } else {
+          List<CompletableFuture<Void>> pending = new ArrayList<>(batch.count());
+          for (ConsumerRecord<String, String> r : batch) {
+            pending.add(processAsync(r));
+          }
+          CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).join();
+        }
+        consumer.commitSync(); // every record of the batch is in `output` by now
+      }
     }
+  }
 
-    public static void main(String[] argv) throws Exception {
-        Args args = new Args(argv);
-        String bootstrap = System.getenv().getOrDefault("IOBOUND_KAFKA_BOOTSTRAP", "127.0.0.1:9092");
-        Pipeline p = new Pipeline(args.get("mode", "threadpool"), bootstrap, args.getInt("pool", 500));
-        // Ready (200 on /plaintext) once the consumer owns its partitions: before that, records
-        // would wait for a rebalance and the harness would measure it.
-        HttpServer health = HttpServer.create(new InetSocketAddress("127.0.0.1", args.getInt("port", 8080)), 64);
-        health.createContext("/", ex -> {
-            boolean ok = ex.getRequestURI().getPath().equals("/plaintext") && p.assigned;
-            byte[] body = (ok ? Contract.PLAINTEXT : "not ready").getBytes(StandardCharsets.UTF_8);
-            ex.sendResponseHeaders(ok ? 200 : 503, body.length);
-            ex.getResponseBody().write(body);
-            ex.close();
+  public static void main(String[] argv) throws Exception {
+    Args args = new Args(argv);
+    String bootstrap = System.getenv().getOrDefault("IOBOUND_KAFKA_BOOTSTRAP", "127.0.0.1:9092");
+    Pipeline p = new Pipeline(args.get("mode", "threadpool"), bootstrap, args.getInt("pool", 500));
+    // Ready (200 on /plaintext) once the consumer owns its partitions: before that, records
+    // would wait for a rebalance and the harness would measure it.
+    HttpServer health =
+        HttpServer.create(new InetSocketAddress("127.0.0.1", args.getInt("port", 8080)), 64);
+    health.createContext(
+        "/",
+        ex -> {
+          boolean ok = ex.getRequestURI().getPath().equals("/plaintext") && p.assigned;
+          byte[] body = (ok ? Contract.PLAINTEXT : "not ready").getBytes(StandardCharsets.UTF_8);
+          ex.sendResponseHeaders(ok ? 200 : 503, body.length);
+          ex.getResponseBody().write(body);
+          ex.close();
         });
-        health.start();
-        p.run(bootstrap, args.getInt("max-poll", 1000));
-    }
+    health.start();
+    p.run(bootstrap, args.getInt("max-poll", 1000));
+  }
 }

@@ -5,11 +5,11 @@ import dev.iobound.common.Contract;
 import dev.iobound.common.Corpus;
 import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
-import java.util.List;
-import java.util.Map;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpTimeoutException;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringApplication;
@@ -40,114 +40,145 @@ import org.springframework.web.client.RestClientResponseException;
 @SpringBootApplication
 @RestController
 public class MvcApplication {
-    private final Corpus corpus = Corpus.fromEnvironment();
-    private final Downstream downstream = Downstream.fromEnvironment();
-    private final RestClient client;
-    private final JdbcClient jdbc;
+  private final Corpus corpus = Corpus.fromEnvironment();
+  private final Downstream downstream = Downstream.fromEnvironment();
+  private final RestClient client;
+  private final JdbcClient jdbc;
 
-    /** A row of messages, written as {"id":..,"text":..}. */
-    public record Message(long id, String text) {}
+  /** A row of messages, written as {"id":..,"text":..}. */
+  public record Message(long id, String text) {}
 
-    private static final RowMapper<Message> ROW = (rs, n) -> new Message(rs.getLong(1), rs.getString(2));
+  private static final RowMapper<Message> ROW =
+      (rs, n) -> new Message(rs.getLong(1), rs.getString(2));
 
-    public MvcApplication(JdbcClient jdbc, @Value("${spring.threads.virtual.enabled:false}") boolean virtual) {
-        // Blocking JDBC on the request's thread; HikariCP hands out the connections.
-        this.jdbc = jdbc;
-        // RestClient over the JDK HttpClient (keep-alive pool); the read timeout bounds the call.
-        // On virtual threads the client's own tasks run on virtual threads too, so that the
-        // thread count shows the model rather than the client's default platform pool.
-        HttpClient.Builder http = HttpClient.newBuilder().connectTimeout(downstream.timeout());
-        if (virtual) {
-            http.executor(Executors.newVirtualThreadPerTaskExecutor());
-        }
-        JdkClientHttpRequestFactory factory = new JdkClientHttpRequestFactory(http.build());
-        factory.setReadTimeout(downstream.timeout());
-        client = RestClient.builder().requestFactory(factory).build();
+  public MvcApplication(
+      JdbcClient jdbc, @Value("${spring.threads.virtual.enabled:false}") boolean virtual) {
+    // Blocking JDBC on the request's thread; HikariCP hands out the connections.
+    this.jdbc = jdbc;
+    // RestClient over the JDK HttpClient (keep-alive pool); the read timeout bounds the call.
+    // On virtual threads the client's own tasks run on virtual threads too, so that the
+    // thread count shows the model rather than the client's default platform pool.
+    HttpClient.Builder http = HttpClient.newBuilder().connectTimeout(downstream.timeout());
+    if (virtual) {
+      http.executor(Executors.newVirtualThreadPerTaskExecutor());
     }
+    JdkClientHttpRequestFactory factory = new JdkClientHttpRequestFactory(http.build());
+    factory.setReadTimeout(downstream.timeout());
+    client = RestClient.builder().requestFactory(factory).build();
+  }
 
-    public static void main(String[] args) {
-        SpringApplication.run(MvcApplication.class, args);
-    }
+  public static void main(String[] args) {
+    SpringApplication.run(MvcApplication.class, args);
+  }
 
-    @GetMapping(value = "/plaintext", produces = MediaType.TEXT_PLAIN_VALUE)
-    public String plaintext() {
-        return Contract.PLAINTEXT;
-    }
+  @GetMapping(value = "/plaintext", produces = MediaType.TEXT_PLAIN_VALUE)
+  public String plaintext() {
+    return Contract.PLAINTEXT;
+  }
 
-    @GetMapping(value = "/delay", produces = MediaType.TEXT_PLAIN_VALUE)
-    public String delay(@RequestParam(name = "ms", required = false) String ms) throws InterruptedException {
-        long millis = Contract.delayMs(ms);
-        Thread.sleep(millis); // blocks the worker thread: that is the model under test
-        return Long.toString(millis);
-    }
+  @GetMapping(value = "/delay", produces = MediaType.TEXT_PLAIN_VALUE)
+  public String delay(@RequestParam(name = "ms", required = false) String ms)
+      throws InterruptedException {
+    long millis = Contract.delayMs(ms);
+    Thread.sleep(millis); // blocks the worker thread: that is the model under test
+    return Long.toString(millis);
+  }
 
-    @GetMapping(value = "/hash", produces = MediaType.TEXT_PLAIN_VALUE)
-    public String hash(@RequestParam(name = "id", required = false) String id,
-            @RequestParam(name = "delayMs", required = false) String delayMs) throws InterruptedException, IOException {
-        int file = Contract.hashId(id, corpus.files());
-        Thread.sleep(Contract.hashDelayMs(delayMs));
-        return corpus.hash(file); // blocking read on this request's thread
-    }
+  @GetMapping(value = "/hash", produces = MediaType.TEXT_PLAIN_VALUE)
+  public String hash(
+      @RequestParam(name = "id", required = false) String id,
+      @RequestParam(name = "delayMs", required = false) String delayMs)
+      throws InterruptedException, IOException {
+    int file = Contract.hashId(id, corpus.files());
+    Thread.sleep(Contract.hashDelayMs(delayMs));
+    return corpus.hash(file); // blocking read on this request's thread
+  }
 
-    @GetMapping(value = "/enrich", produces = MediaType.TEXT_PLAIN_VALUE)
-    public ResponseEntity<String> enrich(@RequestParam(name = "key", required = false) String raw) {
-        String key = Contract.enrichKey(raw);
-        long start = System.nanoTime();
-        try {
-            String value = client.get().uri(downstream.valueUri(key)).retrieve().body(String.class);
-            return text(HttpStatus.OK, Downstream.enriched(key, value));
-        } catch (RestClientResponseException e) {
-            return text(HttpStatus.BAD_GATEWAY, "downstream answered " + e.getStatusCode().value());
-        } catch (RestClientException e) {
-            // The read timeout closes the response stream: a failure reading the body once the
-            // timeout has passed is a timeout too, whatever exception reports it.
-            boolean timeout = e.getCause() instanceof HttpTimeoutException
-                    || System.nanoTime() - start >= downstream.timeout().toNanos();
-            return timeout
-                    ? text(HttpStatus.GATEWAY_TIMEOUT, "downstream did not answer within " + downstream.timeout().toMillis() + " ms")
-                    : text(HttpStatus.BAD_GATEWAY, "downstream failed: " + e.getMessage());
-        }
+  @GetMapping(value = "/enrich", produces = MediaType.TEXT_PLAIN_VALUE)
+  public ResponseEntity<String> enrich(@RequestParam(name = "key", required = false) String raw) {
+    String key = Contract.enrichKey(raw);
+    long start = System.nanoTime();
+    try {
+      String value = client.get().uri(downstream.valueUri(key)).retrieve().body(String.class);
+      return text(HttpStatus.OK, Downstream.enriched(key, value));
+    } catch (RestClientResponseException e) {
+      return text(HttpStatus.BAD_GATEWAY, "downstream answered " + e.getStatusCode().value());
+    } catch (RestClientException e) {
+      // The read timeout closes the response stream: a failure reading the body once the
+      // timeout has passed is a timeout too, whatever exception reports it.
+      boolean timeout =
+          e.getCause() instanceof HttpTimeoutException
+              || System.nanoTime() - start >= downstream.timeout().toNanos();
+      return timeout
+          ? text(
+              HttpStatus.GATEWAY_TIMEOUT,
+              "downstream did not answer within " + downstream.timeout().toMillis() + " ms")
+          : text(HttpStatus.BAD_GATEWAY, "downstream failed: " + e.getMessage());
     }
+  }
 
-    @GetMapping("/messages")
-    public List<Message> listMessages(@RequestParam(name = "limit", required = false) String limit) {
-        return jdbc.sql(Database.jdbc(Database.LIST)).param(Contract.messageLimit(limit)).query(ROW).list();
-    }
+  @GetMapping("/messages")
+  public List<Message> listMessages(@RequestParam(name = "limit", required = false) String limit) {
+    return jdbc.sql(Database.jdbc(Database.LIST))
+        .param(Contract.messageLimit(limit))
+        .query(ROW)
+        .list();
+  }
 
-    @GetMapping("/messages/{id}")
-    public ResponseEntity<?> getMessage(@PathVariable("id") String id) {
-        return found(jdbc.sql(Database.jdbc(Database.GET)).param(Contract.messageId(id)).query(ROW).optional().orElse(null), HttpStatus.OK);
-    }
+  @GetMapping("/messages/{id}")
+  public ResponseEntity<?> getMessage(@PathVariable("id") String id) {
+    return found(
+        jdbc.sql(Database.jdbc(Database.GET))
+            .param(Contract.messageId(id))
+            .query(ROW)
+            .optional()
+            .orElse(null),
+        HttpStatus.OK);
+  }
 
-    @PostMapping("/messages")
-    public ResponseEntity<?> createMessage(@RequestBody Map<String, Object> body) {
-        String text = Contract.messageText(body.get("text"));
-        return found(jdbc.sql(Database.jdbc(Database.CREATE)).param(text).query(ROW).single(), HttpStatus.CREATED);
-    }
+  @PostMapping("/messages")
+  public ResponseEntity<?> createMessage(@RequestBody Map<String, Object> body) {
+    String text = Contract.messageText(body.get("text"));
+    return found(
+        jdbc.sql(Database.jdbc(Database.CREATE)).param(text).query(ROW).single(),
+        HttpStatus.CREATED);
+  }
 
-    @PutMapping("/messages/{id}")
-    public ResponseEntity<?> updateMessage(@PathVariable("id") String id, @RequestBody Map<String, Object> body) {
-        long key = Contract.messageId(id);
-        String text = Contract.messageText(body.get("text"));
-        return found(jdbc.sql(Database.jdbc(Database.UPDATE)).param(text).param(key).query(ROW).optional().orElse(null), HttpStatus.OK);
-    }
+  @PutMapping("/messages/{id}")
+  public ResponseEntity<?> updateMessage(
+      @PathVariable("id") String id, @RequestBody Map<String, Object> body) {
+    long key = Contract.messageId(id);
+    String text = Contract.messageText(body.get("text"));
+    return found(
+        jdbc.sql(Database.jdbc(Database.UPDATE))
+            .param(text)
+            .param(key)
+            .query(ROW)
+            .optional()
+            .orElse(null),
+        HttpStatus.OK);
+  }
 
-    @DeleteMapping("/messages/{id}")
-    public ResponseEntity<?> deleteMessage(@PathVariable("id") String id) {
-        int deleted = jdbc.sql(Database.jdbc(Database.DELETE)).param(Contract.messageId(id)).update();
-        return deleted == 0 ? text(HttpStatus.NOT_FOUND, "no such message") : ResponseEntity.noContent().build();
-    }
+  @DeleteMapping("/messages/{id}")
+  public ResponseEntity<?> deleteMessage(@PathVariable("id") String id) {
+    int deleted = jdbc.sql(Database.jdbc(Database.DELETE)).param(Contract.messageId(id)).update();
+    return deleted == 0
+        ? text(HttpStatus.NOT_FOUND, "no such message")
+        : ResponseEntity.noContent().build();
+  }
 
-    private static ResponseEntity<?> found(Message m, HttpStatus status) {
-        return m == null ? text(HttpStatus.NOT_FOUND, "no such message") : ResponseEntity.status(status).body(m);
-    }
+  private static ResponseEntity<?> found(Message m, HttpStatus status) {
+    return m == null
+        ? text(HttpStatus.NOT_FOUND, "no such message")
+        : ResponseEntity.status(status).body(m);
+  }
 
-    private static ResponseEntity<String> text(HttpStatus status, String body) {
-        return ResponseEntity.status(status).contentType(MediaType.TEXT_PLAIN).body(body);
-    }
+  private static ResponseEntity<String> text(HttpStatus status, String body) {
+    return ResponseEntity.status(status).contentType(MediaType.TEXT_PLAIN).body(body);
+  }
 
-    @ExceptionHandler(BadRequest.class)
-    public ResponseEntity<String> badRequest(BadRequest e) {
-        return text(HttpStatus.BAD_REQUEST, e.getMessage());
-    }
+  @ExceptionHandler(BadRequest.class)
+  public ResponseEntity<String> badRequest(BadRequest e) {
+    return text(HttpStatus.BAD_REQUEST, e.getMessage());
+  }
 }

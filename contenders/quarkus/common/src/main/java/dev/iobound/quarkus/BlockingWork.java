@@ -21,95 +21,99 @@ import org.eclipse.microprofile.rest.client.inject.RestClient;
 
 /**
  * The blocking handlers of quarkus-worker and quarkus-virtual, word for word the same: only the
- * thread they run on differs (WorkerResource: @Blocking, a worker-pool thread; VirtualResource:
- * @RunOnVirtualThread, a new virtual thread). Thread.sleep, a blocking file read, the REST
- * client's blocking call and JDBC through Agroal.
+ * thread they run on differs (WorkerResource: @Blocking, a worker-pool thread;
+ * VirtualResource: @RunOnVirtualThread, a new virtual thread). Thread.sleep, a blocking file read,
+ * the REST client's blocking call and JDBC through Agroal.
  */
 @ApplicationScoped
 @UnlessBuildProperty(name = "iobound.model", stringValue = "reactive")
 public class BlockingWork {
-    private final Corpus corpus = Corpus.fromEnvironment();
-    private final long timeoutMs = Downstream.fromEnvironment().timeout().toMillis();
+  private final Corpus corpus = Corpus.fromEnvironment();
+  private final long timeoutMs = Downstream.fromEnvironment().timeout().toMillis();
 
-    @Inject
-    DataSource pool;
+  @Inject DataSource pool;
 
-    @Inject
-    @RestClient
-    DownstreamClient downstream;
+  @Inject @RestClient DownstreamClient downstream;
 
-    Response delay(String ms) throws InterruptedException {
-        long wait = Contract.delayMs(ms);
-        Thread.sleep(wait);
-        return Replies.text(200, Long.toString(wait));
+  Response delay(String ms) throws InterruptedException {
+    long wait = Contract.delayMs(ms);
+    Thread.sleep(wait);
+    return Replies.text(200, Long.toString(wait));
+  }
+
+  Response hash(String id, String delayMs) throws InterruptedException, IOException {
+    int file = Contract.hashId(id, corpus.files());
+    Thread.sleep(Contract.hashDelayMs(delayMs));
+    return Replies.text(200, corpus.hash(file));
+  }
+
+  Response enrich(String key) {
+    String k = Contract.enrichKey(key);
+    try {
+      return Replies.enriched(k, downstream.value(k), null, timeoutMs);
+    } catch (RuntimeException e) {
+      return Replies.enriched(k, null, e, timeoutMs);
     }
+  }
 
-    Response hash(String id, String delayMs) throws InterruptedException, IOException {
-        int file = Contract.hashId(id, corpus.files());
-        Thread.sleep(Contract.hashDelayMs(delayMs));
-        return Replies.text(200, corpus.hash(file));
-    }
-
-    Response enrich(String key) {
-        String k = Contract.enrichKey(key);
-        try {
-            return Replies.enriched(k, downstream.value(k), null, timeoutMs);
-        } catch (RuntimeException e) {
-            return Replies.enriched(k, null, e, timeoutMs);
+  Response list(String limit) throws SQLException {
+    int n = Contract.messageLimit(limit);
+    List<Map<String, Object>> out = new ArrayList<>();
+    try (Connection c = pool.getConnection();
+        PreparedStatement st = c.prepareStatement(Database.jdbc(Database.LIST))) {
+      st.setInt(1, n);
+      try (ResultSet rs = st.executeQuery()) {
+        while (rs.next()) {
+          out.add(Replies.message(rs.getLong(1), rs.getString(2)));
         }
+      }
     }
+    return Replies.json(200, out);
+  }
 
-    Response list(String limit) throws SQLException {
-        int n = Contract.messageLimit(limit);
-        List<Map<String, Object>> out = new ArrayList<>();
-        try (Connection c = pool.getConnection(); PreparedStatement st = c.prepareStatement(Database.jdbc(Database.LIST))) {
-            st.setInt(1, n);
-            try (ResultSet rs = st.executeQuery()) {
-                while (rs.next()) {
-                    out.add(Replies.message(rs.getLong(1), rs.getString(2)));
-                }
-            }
-        }
-        return Replies.json(200, out);
-    }
+  Response create(String body) throws SQLException {
+    String text = Replies.text(body);
+    return Replies.answer(201, one(Database.CREATE, st -> st.setString(1, text)));
+  }
 
-    Response create(String body) throws SQLException {
-        String text = Replies.text(body);
-        return Replies.answer(201, one(Database.CREATE, st -> st.setString(1, text)));
-    }
+  Response get(String id) throws SQLException {
+    long n = Contract.messageId(id);
+    return Replies.answer(200, one(Database.GET, st -> st.setLong(1, n)));
+  }
 
-    Response get(String id) throws SQLException {
-        long n = Contract.messageId(id);
-        return Replies.answer(200, one(Database.GET, st -> st.setLong(1, n)));
-    }
+  Response update(String id, String body) throws SQLException {
+    long n = Contract.messageId(id);
+    String text = Replies.text(body);
+    return Replies.answer(
+        200,
+        one(
+            Database.UPDATE,
+            st -> {
+              st.setString(1, text);
+              st.setLong(2, n);
+            }));
+  }
 
-    Response update(String id, String body) throws SQLException {
-        long n = Contract.messageId(id);
-        String text = Replies.text(body);
-        return Replies.answer(200, one(Database.UPDATE, st -> {
-            st.setString(1, text);
-            st.setLong(2, n);
-        }));
+  Response delete(String id) throws SQLException {
+    long n = Contract.messageId(id);
+    try (Connection c = pool.getConnection();
+        PreparedStatement st = c.prepareStatement(Database.jdbc(Database.DELETE))) {
+      st.setLong(1, n);
+      return Replies.deleted(st.executeUpdate() > 0);
     }
+  }
 
-    Response delete(String id) throws SQLException {
-        long n = Contract.messageId(id);
-        try (Connection c = pool.getConnection(); PreparedStatement st = c.prepareStatement(Database.jdbc(Database.DELETE))) {
-            st.setLong(1, n);
-            return Replies.deleted(st.executeUpdate() > 0);
-        }
-    }
+  private interface Binder {
+    void bind(PreparedStatement st) throws SQLException;
+  }
 
-    private interface Binder {
-        void bind(PreparedStatement st) throws SQLException;
+  private Map<String, Object> one(String sql, Binder binder) throws SQLException {
+    try (Connection c = pool.getConnection();
+        PreparedStatement st = c.prepareStatement(Database.jdbc(sql))) {
+      binder.bind(st);
+      try (ResultSet rs = st.executeQuery()) {
+        return rs.next() ? Replies.message(rs.getLong(1), rs.getString(2)) : null;
+      }
     }
-
-    private Map<String, Object> one(String sql, Binder binder) throws SQLException {
-        try (Connection c = pool.getConnection(); PreparedStatement st = c.prepareStatement(Database.jdbc(sql))) {
-            binder.bind(st);
-            try (ResultSet rs = st.executeQuery()) {
-                return rs.next() ? Replies.message(rs.getLong(1), rs.getString(2)) : null;
-            }
-        }
-    }
+  }
 }

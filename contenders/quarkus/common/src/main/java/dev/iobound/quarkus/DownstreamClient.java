@@ -15,11 +15,11 @@ import org.jboss.resteasy.reactive.RestQuery;
 @RegisterRestClient(configKey = "downstream")
 @Path("/value")
 public interface DownstreamClient {
-    /** For the event loop: completes on the event loop without blocking it. */
-    @GET
-    Uni<Response> valueAsync(@RestQuery String key);
+  /** For the event loop: completes on the event loop without blocking it. */
+  @GET
+  Uni<Response> valueAsync(@RestQuery String key);
 
-    /** For worker and virtual threads: blocks the calling thread. */
-    @GET
-    Response value(@RestQuery String key);
+  /** For worker and virtual threads: blocks the calling thread. */
+  @GET
+  Response value(@RestQuery String key);
 }

@@ -15,78 +15,90 @@ import java.util.concurrent.TimeoutException;
 
 /** What every model answers the same way: texts, JSON, the body's text, /enrich's outcome. */
 final class Replies {
-    private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ObjectMapper JSON = new ObjectMapper();
 
-    private Replies() {}
+  private Replies() {}
 
-    static Response text(int status, String body) {
-        return Response.status(status).type("text/plain;charset=utf-8").entity(body).build();
+  static Response text(int status, String body) {
+    return Response.status(status).type("text/plain;charset=utf-8").entity(body).build();
+  }
+
+  static Response json(int status, Object value) {
+    try {
+      return Response.status(status)
+          .type("application/json")
+          .entity(JSON.writeValueAsString(value))
+          .build();
+    } catch (JacksonException e) {
+      throw new IllegalStateException("a message always serialises", e);
     }
+  }
 
-    static Response json(int status, Object value) {
-        try {
-            return Response.status(status).type("application/json").entity(JSON.writeValueAsString(value)).build();
-        } catch (JacksonException e) {
-            throw new IllegalStateException("a message always serialises", e);
-        }
-    }
+  static Map<String, Object> message(long id, String text) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("id", id);
+    m.put("text", text);
+    return m;
+  }
 
-    static Map<String, Object> message(long id, String text) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("id", id);
-        m.put("text", text);
-        return m;
-    }
+  /** A statement's single message, or 404. */
+  static Response answer(int status, Map<String, Object> message) {
+    return message == null ? text(404, "no such message") : json(status, message);
+  }
 
-    /** A statement's single message, or 404. */
-    static Response answer(int status, Map<String, Object> message) {
-        return message == null ? text(404, "no such message") : json(status, message);
-    }
+  static Response deleted(boolean found) {
+    return found ? Response.noContent().build() : text(404, "no such message");
+  }
 
-    static Response deleted(boolean found) {
-        return found ? Response.noContent().build() : text(404, "no such message");
+  /**
+   * The validated text of a create/update body, parsed with Jackson (strict JSON, nesting limited).
+   */
+  static String text(String body) {
+    if (body == null) {
+      throw new BadRequest("body must be a JSON object with \"text\"");
     }
+    JsonNode parsed;
+    try {
+      parsed = JSON.readTree(body);
+    } catch (JacksonException e) {
+      throw new BadRequest("body is not valid JSON");
+    }
+    if (parsed == null || !parsed.isObject()) {
+      throw new BadRequest("body must be a JSON object with \"text\"");
+    }
+    JsonNode text = parsed.get("text");
+    return Contract.messageText(text != null && text.isTextual() ? text.asText() : null);
+  }
 
-    /** The validated text of a create/update body, parsed with Jackson (strict JSON, nesting limited). */
-    static String text(String body) {
-        if (body == null) {
-            throw new BadRequest("body must be a JSON object with \"text\"");
-        }
-        JsonNode parsed;
-        try {
-            parsed = JSON.readTree(body);
-        } catch (JacksonException e) {
-            throw new BadRequest("body is not valid JSON");
-        }
-        if (parsed == null || !parsed.isObject()) {
-            throw new BadRequest("body must be a JSON object with \"text\"");
-        }
-        JsonNode text = parsed.get("text");
-        return Contract.messageText(text != null && text.isTextual() ? text.asText() : null);
+  /** /enrich's answer from the downstream's response or the client's failure. */
+  static Response enriched(String key, Response r, Throwable failure, long timeoutMs) {
+    if (failure == null && r.getStatus() / 100 == 2) {
+      return text(200, Downstream.enriched(key, r.readEntity(String.class)));
     }
+    if (failure == null || failure instanceof WebApplicationException) {
+      int status =
+          failure == null
+              ? r.getStatus()
+              : ((WebApplicationException) failure).getResponse().getStatus();
+      return text(502, "downstream answered " + status);
+    }
+    if (timedOut(failure)) {
+      return text(504, "downstream did not answer within " + timeoutMs + " ms");
+    }
+    return text(502, "downstream failed: " + failure.getMessage());
+  }
 
-    /** /enrich's answer from the downstream's response or the client's failure. */
-    static Response enriched(String key, Response r, Throwable failure, long timeoutMs) {
-        if (failure == null && r.getStatus() / 100 == 2) {
-            return text(200, Downstream.enriched(key, r.readEntity(String.class)));
-        }
-        if (failure == null || failure instanceof WebApplicationException) {
-            int status = failure == null ? r.getStatus() : ((WebApplicationException) failure).getResponse().getStatus();
-            return text(502, "downstream answered " + status);
-        }
-        if (timedOut(failure)) {
-            return text(504, "downstream did not answer within " + timeoutMs + " ms");
-        }
-        return text(502, "downstream failed: " + failure.getMessage());
+  /**
+   * The REST client reports its timeout as a ProcessingException around Vert.x's timeout exception.
+   */
+  private static boolean timedOut(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof TimeoutException
+          || t instanceof SocketTimeoutException
+          || t.getClass().getSimpleName().contains("Timeout")) {
+        return true;
+      }
     }
-
-    /** The REST client reports its timeout as a ProcessingException around Vert.x's timeout exception. */
-    private static boolean timedOut(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof TimeoutException || t instanceof SocketTimeoutException || t.getClass().getSimpleName().contains("Timeout")) {
-                return true;
-            }
-        }
-        return false;
-    }
+    return false;
+  }
 }
