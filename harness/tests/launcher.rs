@@ -59,7 +59,9 @@ fn a_missing_rust_toolchain_is_named_with_how_to_install_it() {
         .filter(|j| Path::new(j).join("bin/javac").exists())
         .unwrap_or_else(|| "/usr/lib/jvm/temurin-25-jdk-amd64".into());
     if !Path::new(&jdk).join("bin/javac").exists() {
-        eprintln!("skipped: no JDK >= 21 to get past the JDK check");
+        common::missing_prerequisite(
+            "a JDK >= 21 (JAVA_HOME) to get past the launcher's JDK check",
+        );
         return;
     }
     let o = Command::new("/bin/bash")

@@ -245,9 +245,7 @@ const HEADLESS: &[&str] = &[
 fn report_renders_in_headless_chromium() {
     let Some(browser) = chromium() else {
         assert!(std::env::var("IOBOUND_REQUIRE_CHROMIUM").is_err(), "IOBOUND_REQUIRE_CHROMIUM is set but no chromium is installed (apt-get install chromium)");
-        eprintln!(
-            "report_renders_in_headless_chromium: no chromium installed; browser check not run"
-        );
+        common::missing_prerequisite("chromium, to render report.html (apt-get install chromium)");
         return;
     };
     let dir = measured();

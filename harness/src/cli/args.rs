@@ -265,10 +265,18 @@ pub struct RunArgs {
     /// Warm-up before each measured run (not recorded)
     #[arg(long, value_name = "D", value_parser = duration_arg)]
     pub warmup: Option<String>,
-    /// Repeats of each contender x scenario, interleaved (A B A B ...); default: the plan's
-    /// `runs` (4 when a plan does not say: the fewest for a tested difference), 1 for an ad hoc run
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub runs: Option<u32>,
+    /// Repeats of each contender x scenario, interleaved (A B A B ..., a fresh process each):
+    /// a number, or "auto" to repeat until every headline difference (throughput, p99 of all
+    /// requests, CPU per request) is decided, different or equivalent, at most 12 runs (see
+    /// --budget). Default: the plan's `runs` (4 when a plan does not say), 1 for an ad hoc run
+    #[arg(long, value_name = "N|auto", value_parser = runs_arg)]
+    pub runs: Option<String>,
+    /// With --runs auto: stop repeating before another round would pass this, e.g. 15m
+    #[arg(long, value_name = "D", value_parser = duration_arg)]
+    pub budget: Option<String>,
+    /// Differences whose interval lies within this are called equivalent (default 5%)
+    #[arg(long, value_name = "PCT")]
+    pub margin: Option<String>,
     /// Heap for every JVM contender (-Xms = -Xmx), e.g. 512m
     #[arg(long, value_name = "SIZE")]
     pub heap: Option<String>,
@@ -375,6 +383,20 @@ pub struct ServeArgs {
     /// N x 1000 / D requests per second
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub workers: Option<u32>,
+    /// A stand-in for a JIT: each request burns CPU, 400 µs at the first request falling
+    /// linearly to nothing over this long, so throughput climbs, then settles
+    #[arg(long, value_name = "D", value_parser = duration_arg)]
+    pub jit_warmup: Option<String>,
+}
+
+fn runs_arg(s: &str) -> std::result::Result<String, String> {
+    match s.parse::<u32>() {
+        Ok(n) if (1..=100).contains(&n) => Ok(s.to_string()),
+        _ if s == "auto" => Ok(s.to_string()),
+        _ => Err(format!(
+            "{s:?}: give a number of runs from 1 to 100, or \"auto\""
+        )),
+    }
 }
 
 pub fn duration_arg(s: &str) -> std::result::Result<String, String> {

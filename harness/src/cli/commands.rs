@@ -47,7 +47,12 @@ pub fn run(
         external,
         services: choice,
     };
-    let (dir, mut res) = run::run_plan(plan, &opts)?;
+    let mut watch = super::verdicts::VerdictWatch::new(plan);
+    let (dir, mut res) = run::run_plan(plan, &opts, &mut |res, dir, round| {
+        watch.after_round(res, dir, round)
+    })?;
+    watch.finish(&mut res, &dir);
+    res.save(&dir)?;
     if plan.has_thresholds() {
         res.thresholds = crate::stats::gates::check_thresholds(&plan.scenarios, &res, &dir);
         res.save(&dir)?;
@@ -241,7 +246,8 @@ pub fn load_cmd(a: &LoadArgs, driver_cpus: Option<&str>) -> Result<i32> {
     let report = crate::driver::assess::driver_report(&o, &cpus, s.ok + s.drained);
     let v = serde_json::json!({
         "ok": s.ok, "errors": s.errors.total(), "error_kinds": s.errors, "drained": s.drained,
-        "due": o.due, "accounted": s.ok + s.drained + s.errors.total(), "latency_all_ms": s.latency_all, "rps": s.rps, "duration_s": s.duration_s, "latency_ms": s.latency,
+        "due": o.due, "cut": s.errors.cut, "stopped": o.cancelled,
+        "accounted": s.ok + s.drained + s.errors.total() + s.errors.cut, "latency_all_ms": s.latency_all, "rps": s.rps, "duration_s": s.duration_s, "latency_ms": s.latency,
         "driver_cpu_s": o.cpu.as_secs_f64(), "schedule_lag_ms": report.schedule_lag, "connection_wait_ms": report.connection_wait, "cpu_busy_pct": report.cpu_busy_pct,
         "saturated": report.saturated, "warnings": report.warnings,
     });

@@ -5,7 +5,8 @@ use super::args::{CapacityArgs, LoadArgs, RunArgs};
 use crate::plan::thresholds::{merged, Threshold};
 use crate::plan::validate;
 use crate::plan::{
-    self, Capacity, CapacityFile, CpusFile, JvmFile, LoadFile, Plan, PlanFile, ScenarioFile,
+    self, Capacity, CapacityFile, CpusFile, JvmFile, LoadFile, Plan, PlanFile, RunsFile,
+    ScenarioFile,
 };
 use crate::run::{External, ExternalProcess};
 use crate::util;
@@ -127,7 +128,7 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
                 } else {
                     plan::DEFAULT_WARMUP.into()
                 }),
-                runs: Some(1),
+                runs: Some(RunsFile::Count(1)),
                 ..PlanFile::default()
             }
         }
@@ -166,7 +167,18 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
             s.warmup = None;
         }
     }
-    file.runs = a.runs.or(file.runs);
+    if let Some(r) = &a.runs {
+        file.runs = Some(match r.parse::<i64>() {
+            Ok(n) => RunsFile::Count(n),
+            Err(_) => RunsFile::Word(r.clone()),
+        });
+    }
+    if let Some(b) = &a.budget {
+        file.budget = Some(b.clone());
+    }
+    if let Some(m) = &a.margin {
+        file.margin = Some(m.clone());
+    }
     if a.profile {
         if a.load.url.is_some() {
             bail!("--profile profiles the built-in contenders; with --url, profile your server with its own tools (iobound still samples it with --pid or --cmd)");

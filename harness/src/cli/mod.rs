@@ -2,12 +2,14 @@
 //! folder that may use every stage.
 //!
 //! Holds: `args` (subcommands and flags), `flags` (flags -> plan), `commands` (the command
-//! bodies), `bench` (the driver benchmark against wrk).
+//! bodies), `bench` (the driver benchmark against wrk), `verdicts` (verdicts after every round
+//! and when automatic repeats stop).
 
 mod args;
 mod bench;
 mod commands;
 mod flags;
+mod verdicts;
 
 use crate::plan::PlanFile;
 use crate::services::ServiceChoice;
@@ -164,6 +166,7 @@ pub fn main() -> Result<i32> {
                 stall_at: a.stall_at.as_deref().map(dur),
                 stall_for: dur(&a.stall_for),
                 workers: a.workers.map(|n| n as usize),
+                jit_warmup: a.jit_warmup.as_deref().map(dur),
             })?;
             Ok(0)
         }

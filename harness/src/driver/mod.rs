@@ -324,18 +324,19 @@ impl Ctx {
     }
 
     /// Every request still queued or in flight is given up now: an "unanswered" error, with
-    /// its latency censored at this moment.
-    fn give_up_the_rest(&self) {
+    /// its latency censored at this moment; or, when the run was stopped, "cut" (not given its
+    /// time: counted apart, neither an error nor a latency).
+    fn give_up_the_rest(&self, stopped: bool) {
+        let kind = if stopped {
+            ErrorKind::Cut
+        } else {
+            ErrorKind::Unanswered
+        };
         let now = Instant::now();
         let mut rec = self.rec.borrow_mut();
         let queued: Vec<Instant> = self.queue.borrow_mut().drain(..).collect();
         for since in queued.into_iter().chain(self.inflight.borrow_mut().drain()) {
-            rec.error(
-                now,
-                ErrorKind::Unanswered,
-                now.saturating_duration_since(since),
-                &self.live,
-            );
+            rec.error(now, kind, now.saturating_duration_since(since), &self.live);
         }
     }
 }
@@ -436,6 +437,7 @@ pub fn run(
                 });
                 let local = tokio::task::LocalSet::new();
                 let c2 = ctx.clone();
+                let stop = cancel.clone();
                 local.block_on(&rt, async move {
                     let work = async {
                         match c2.load.profile {
@@ -451,7 +453,8 @@ pub fn run(
                     }
                 });
                 drop(local);
-                ctx.give_up_the_rest();
+                let stopped = stop.load(Ordering::SeqCst) && !ctx.live.is_server_gone();
+                ctx.give_up_the_rest(stopped);
                 let due = ctx.due.get();
                 let pool_waits = ctx.pool_waits.get();
                 let cpu = crate::util::thread_cpu_time().saturating_sub(cpu0);

@@ -30,6 +30,9 @@ pub enum ErrorKind {
     Io,
     /// Still queued or in flight when the run's drain window closed: given up, never answered.
     Unanswered,
+    /// Still queued or in flight when the run was stopped (Ctrl-C, a capacity probe given
+    /// up): cut before it had its time, so neither an error of the server nor a latency.
+    Cut,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -41,8 +44,16 @@ pub struct Errors {
     /// Requests due that were still queued or in flight when the drain window closed.
     #[serde(default)]
     pub unanswered: u64,
+    /// Requests due that the run's stop cut before they had their time: counted apart, not in
+    /// `total()`, so that ok + drained + errors + cut = due.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cut: u64,
     /// Non-2xx responses by status code.
     pub by_status: BTreeMap<u16, u64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Errors {
@@ -56,6 +67,7 @@ impl Errors {
             ErrorKind::Timeout => self.timeout += 1,
             ErrorKind::Io => self.io += 1,
             ErrorKind::Unanswered => self.unanswered += 1,
+            ErrorKind::Cut => self.cut += 1,
             ErrorKind::Status(code) => {
                 self.status += 1;
                 *self.by_status.entry(code).or_default() += 1;
@@ -69,6 +81,7 @@ impl Errors {
         self.status += o.status;
         self.io += o.io;
         self.unanswered += o.unanswered;
+        self.cut += o.cut;
         for (k, v) in &o.by_status {
             *self.by_status.entry(*k).or_default() += v;
         }
@@ -106,6 +119,9 @@ pub struct Live {
     /// Set by the loop beside the load to end it early and gracefully: no new requests are
     /// sent, the ones in flight are waited for as at the end of a run (a warm-up that settled).
     finish: std::sync::atomic::AtomicBool,
+    /// Set when the load is cancelled because the server died: what it left in flight is then
+    /// the server's failure (unanswered), not cut by a stop of ours.
+    server_gone: std::sync::atomic::AtomicBool,
     buckets: [AtomicU64; LIVE_BUCKETS],
 }
 
@@ -118,6 +134,7 @@ impl Default for Live {
             errors: AtomicU64::new(0),
             latency_us: AtomicU64::new(0),
             finish: Default::default(),
+            server_gone: Default::default(),
             buckets: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
@@ -138,6 +155,14 @@ fn live_bucket_top(i: usize) -> u64 {
 }
 
 impl Live {
+    /// The server exited: requests left in flight when the load is cancelled are its failure.
+    pub fn server_gone(&self) {
+        self.server_gone.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_server_gone(&self) -> bool {
+        self.server_gone.load(Ordering::SeqCst)
+    }
     /// Ends the load early: nothing more is sent, what is in flight is waited for.
     pub fn finish_early(&self) {
         self.finish.store(true, Ordering::SeqCst);
@@ -218,6 +243,9 @@ impl Recorder {
     pub fn error(&mut self, at: Instant, kind: ErrorKind, latency: Duration, live: &Live) {
         let slot = self.slot(at);
         slot.errors.add(kind);
+        if kind == ErrorKind::Cut {
+            return; // not given its time: no latency, and not the server's error
+        }
         slot.failed
             .saturating_record((latency.as_micros() as u64).max(1));
         live.errors.fetch_add(1, Ordering::Relaxed);

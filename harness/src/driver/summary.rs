@@ -63,7 +63,8 @@ pub struct Summary {
     /// Successful (2xx) responses completed inside the measured phase.
     pub ok: u64,
     /// Requests due in the measured phase (open: scheduled arrivals; closed: requests started).
-    /// Every one is accounted: ok + drained + errors.total() = due.
+    /// Every one is accounted: ok + drained + errors.total() + errors.cut = due (`cut`: requests
+    /// a stop cut before their time, counted apart).
     #[serde(default)]
     pub due: u64,
     /// Errors of requests due in the measured phase (including those failing while draining,
@@ -151,7 +152,7 @@ pub fn summarize(
     let latency = Latency::from_histogram(&all);
     let secs = measured.as_secs_f64();
     let rps = if secs > 0.0 { ok_in as f64 / secs } else { 0.0 };
-    let due = ok_in + drained + errors_in.total();
+    let due = ok_in + drained + errors_in.total() + errors_in.cut;
     let summary = Summary {
         duration_s: secs,
         ok: ok_in,

@@ -15,14 +15,23 @@ pub struct PlanFile {
     pub description: Option<String>,
     #[serde(default)]
     pub contenders: Vec<String>,
-    pub runs: Option<u32>,
+    /// Repeats of each contender x scenario: a number, or "auto" (repeat until every headline
+    /// difference is decided, at most 12 runs, within `budget`).
+    pub runs: Option<RunsFile>,
+    /// With `runs = "auto"`: the most the repeats may take, e.g. "15m" (no limit by default
+    /// beyond 12 runs).
+    pub budget: Option<String>,
+    /// The equivalence margin of verdicts (default "5%"): a difference whose interval lies
+    /// within it is "equivalent".
+    pub margin: Option<String>,
     /// The longest a warm-up may last (a scenario's `warmup` replaces it): it ends earlier once
     /// the contender has settled (see `warmup_min`, `warmup_band`).
     pub warmup: Option<String>,
-    /// The shortest warm-up (default 5s): a contender is not called settled before.
+    /// The shortest warm-up (default 10s): a contender is not called settled before.
     pub warmup_min: Option<String>,
-    /// How close the last 5 seconds' throughput, mean latency and CPU per request must stay to
-    /// one another to call the contender settled (default "10%").
+    /// How far throughput, mean latency and CPU per request may still drift over the last
+    /// 10 seconds (Theil-Sen slope over the window) to call the contender settled (default
+    /// "5%").
     pub warmup_band: Option<String>,
     #[serde(default)]
     pub jvm: JvmFile,
@@ -48,6 +57,14 @@ pub struct PlanFile {
     pub thresholds: BTreeMap<String, toml::Value>,
     /// A CPU profile of each contender during every measured HTTP run (as `--profile`).
     pub profile: Option<bool>,
+}
+
+/// `runs = 4` or `runs = "auto"`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum RunsFile {
+    Count(i64),
+    Word(String),
 }
 
 /// `[kafka]`: the broker behind pipeline scenarios.

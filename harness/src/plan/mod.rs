@@ -26,8 +26,14 @@ pub const DEFAULT_TIMEOUT: &str = "10s";
 /// Runs of each contender x scenario when a plan does not say: the fewest with which a
 /// difference can be tested (Mann-Whitney, 4 vs 4).
 pub const DEFAULT_PLAN_RUNS: u32 = 4;
-pub const DEFAULT_WARMUP: &str = "5s";
-pub const DEFAULT_WARMUP_MIN: &str = "5s";
+/// The most runs a side `runs = "auto"` takes before calling a difference undecided.
+pub const AUTO_MAX_RUNS: u32 = 12;
+/// The longest a warm-up lasts when a plan does not say: long enough for a JVM on one CPU to
+/// compile its hot paths (Spring MVC on /plaintext needed ~80 s here); it ends as soon as the
+/// contender has settled.
+pub const DEFAULT_WARMUP: &str = "120s";
+/// The shortest warm-up: the trend is judged over this many seconds.
+pub const DEFAULT_WARMUP_MIN: &str = "10s";
 pub const DEFAULT_HEAP: &str = "512m";
 /// GC logging every JVM contender gets: one line per collection on its output, with the time
 /// since the JVM started (run/gc.rs reads them back).
@@ -175,7 +181,14 @@ pub struct Capacity {
     /// A fraction: 0.05 for 5%.
     pub precision: f64,
     pub repeats: u32,
+    /// True when the SLO named no errors limit and DEFAULT_ERRORS_LIMIT was added: without
+    /// one, a rate at which requests fail could pass on the latency of the rest.
+    #[serde(default)]
+    pub default_errors: bool,
 }
+
+/// The errors limit a capacity SLO gets when it names none.
+pub const DEFAULT_ERRORS_LIMIT: &str = "errors<=0.1%";
 
 impl Capacity {
     /// The latency objective a probe is stopped early against (10 times it for 3 s): the
@@ -189,12 +202,37 @@ impl Capacity {
     }
 }
 
+/// How automatic repeats stop: when every headline difference is decided, after MAX_RUNS
+/// runs, or once `budget` would be exceeded by another round.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct Sequential {
+    #[serde(with = "opt_secs")]
+    pub budget: Option<Duration>,
+    /// The equivalence margin (0.05 = 5%).
+    pub margin: f64,
+}
+
+mod opt_secs {
+    use serde::Serializer;
+    use std::time::Duration;
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&d.as_secs_f64()),
+            None => s.serialize_none(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
     pub name: String,
     pub description: String,
     pub contenders: Vec<String>,
+    /// Rounds to run (with `sequential`, the most).
     pub runs: u32,
+    /// `runs = "auto"`: stop repeating once every headline difference is decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<Sequential>,
     /// A warm-up lasts at least this, and at most its scenario's `warmup`, ending when the
     /// contender has settled within `warmup_band` (a fraction).
     #[serde(with = "secs")]

@@ -2,13 +2,14 @@
 //! runs, downstream, scenarios with their events and overload, CPUs, JVM, tunables, corpus,
 //! database, Kafka), each error naming the field and the fix.
 
-use super::file::{CapacityFile, PlanFile, ScenarioFile};
+use super::file::{CapacityFile, PlanFile, RunsFile, ScenarioFile};
 use super::thresholds::{self, Threshold};
 use super::workload::{check_mix, check_path, MixEntry};
 use super::{
     default_jvm_flags, Capacity, CorpusSpec, DownstreamPlan, Event, Overload, Plan, Profile,
     Scenario, DEFAULT_DB_POOL, DEFAULT_HEAP, DEFAULT_PLAN_RUNS, DEFAULT_WARMUP, DEFAULT_WARMUP_MIN,
 };
+use super::{Sequential, AUTO_MAX_RUNS};
 use crate::util::{parse_cpu_list, parse_duration};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
@@ -43,10 +44,7 @@ impl PlanFile {
         }
         // Plans repeat each contender x scenario three times unless they say otherwise; ad hoc
         // runs from flags set one.
-        let runs = self.runs.unwrap_or(DEFAULT_PLAN_RUNS);
-        if runs == 0 || runs > 100 {
-            bail!("plan.runs = {runs} is out of range; use 1..=100");
-        }
+        let (runs, sequential) = self.repeats()?;
         let downstream = self.downstream_plan()?;
         let default_warmup = field_duration(
             "plan.warmup",
@@ -57,7 +55,7 @@ impl PlanFile {
             "plan.warmup_min",
             self.warmup_min.as_deref().unwrap_or(DEFAULT_WARMUP_MIN),
         )?;
-        let band_text = self.warmup_band.clone().unwrap_or_else(|| "10%".into());
+        let band_text = self.warmup_band.clone().unwrap_or_else(|| "5%".into());
         let warmup_band = band_text.trim().strip_suffix('%').and_then(|b| b.trim().parse::<f64>().ok()).filter(|b| (1.0..=100.0).contains(b)).ok_or_else(|| anyhow::anyhow!("plan.warmup_band = {band_text:?}: write a percentage between 1% and 100%, e.g. \"10%\""))? / 100.0;
         let mut scenarios: Vec<Scenario> = Vec::new();
         for (i, s) in self.scenarios.iter().enumerate() {
@@ -118,6 +116,7 @@ impl PlanFile {
             description: self.description.clone().unwrap_or_default(),
             contenders: self.contenders.clone(),
             runs,
+            sequential,
             warmup_min,
             warmup_band,
             jvm_heap: heap,
@@ -368,11 +367,15 @@ pub fn capacity_of(at: &str, c: &CapacityFile, profile: &Profile) -> Result<Capa
             "{at}.slo is empty; give the objective, e.g. slo = [\"p99<=200ms\", \"errors<=0.1%\"]"
         );
     }
-    let slo = c
+    let mut slo = c
         .slo
         .iter()
         .map(|t| Threshold::parse_flag(t).map_err(|e| anyhow::anyhow!("{at}.slo: {e:#}")))
         .collect::<Result<Vec<_>>>()?;
+    let default_errors = !slo.iter().any(|t| t.metric == "errors");
+    if default_errors {
+        slo.push(Threshold::parse_flag(super::DEFAULT_ERRORS_LIMIT)?);
+    }
     let max_rate = c.max_rate.unwrap_or(50_000.0);
     if !(max_rate.is_finite() && max_rate > *rate) {
         bail!("{at}.max_rate = {max_rate} must be above the first probe's rate ({rate}); e.g. max_rate = 20000");
@@ -402,6 +405,7 @@ pub fn capacity_of(at: &str, c: &CapacityFile, profile: &Profile) -> Result<Capa
         growth,
         precision: precision / 100.0,
         repeats: repeats as u32,
+        default_errors,
     })
 }
 
@@ -428,4 +432,54 @@ pub(super) fn services_cpus(
     } else {
         driver.to_vec()
     })
+}
+
+impl PlanFile {
+    /// `runs` (a number, or "auto" with its budget and margin) as the most rounds to run and,
+    /// for "auto", how to stop early.
+    fn repeats(&self) -> Result<(u32, Option<Sequential>)> {
+        let margin_text = self.margin.clone().unwrap_or_else(|| "5%".into());
+        let margin = margin_text
+            .trim()
+            .strip_suffix('%')
+            .and_then(|m| m.trim().parse::<f64>().ok())
+            .filter(|m| (0.5..=50.0).contains(m))
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "plan.margin = {margin_text:?}: write a percentage between 0.5% and 50%, \
+                     e.g. \"5%\" (differences within it are called equivalent)"
+                )
+            })?
+            / 100.0;
+        match &self.runs {
+            None => {
+                if self.budget.is_some() {
+                    bail!("plan.budget is set but runs is not \"auto\": a budget limits automatic repeats; set runs = \"auto\" (or remove budget)");
+                }
+                Ok((DEFAULT_PLAN_RUNS, None))
+            }
+            Some(RunsFile::Count(n)) => {
+                if !(1..=100).contains(n) {
+                    bail!("plan.runs = {n} is out of range; use 1..=100, or \"auto\"");
+                }
+                if self.budget.is_some() {
+                    bail!("plan.budget is set but runs = {n} is fixed: a budget limits automatic repeats; set runs = \"auto\" (or remove budget)");
+                }
+                Ok((*n as u32, None))
+            }
+            Some(RunsFile::Word(w)) if w.trim() == "auto" => {
+                let budget = match &self.budget {
+                    Some(b) => Some(field_duration("plan.budget", b)?),
+                    None => None,
+                };
+                if budget.is_some_and(|b| b < Duration::from_secs(60)) {
+                    bail!("plan.budget = {:?} is too short for even one round; give a minute or more, e.g. \"15m\"", self.budget.as_deref().unwrap_or(""));
+                }
+                Ok((AUTO_MAX_RUNS, Some(Sequential { budget, margin })))
+            }
+            Some(RunsFile::Word(w)) => {
+                bail!("plan.runs = {w:?}: write a number of runs (1..=100) or \"auto\"")
+            }
+        }
+    }
 }

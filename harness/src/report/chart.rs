@@ -102,7 +102,13 @@ fn trim(v: f64) -> String {
 fn legend_rows(c: &Chart) -> Vec<Vec<usize>> {
     let mut rows: Vec<Vec<usize>> = vec![Vec::new()];
     let mut x = LEFT;
-    for (i, s) in c.series.iter().enumerate() {
+    // A series without a name (a further run of a contender already named) has no entry.
+    for (i, s) in c
+        .series
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.name.is_empty())
+    {
         let w = 28.0 + s.name.len() as f64 * 6.6;
         if x + w > WIDTH - RIGHT && !rows.last().unwrap().is_empty() {
             rows.push(Vec::new());

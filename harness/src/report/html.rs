@@ -66,6 +66,7 @@ pub fn page(results: &Results, views: &[ScenarioView]) -> String {
                 .unwrap_or("the plan did not finish"))
         );
     }
+    h.push_str(&super::verdicts::html(results));
     h.push_str(&super::gates::html(results));
     h.push_str(&super::capacity::html(results));
     let _ = write!(h, "<p>Scenarios: ");

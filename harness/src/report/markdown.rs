@@ -3,9 +3,9 @@
 
 use super::{fmt_num, notes, slug, summary_rows, ScenarioView};
 use crate::run::results::{ContenderInfo, Results, Run, RunStatus};
-use crate::stats::{representative, scenarios};
+use crate::stats::{self, representative, scenarios, Cell, Estimate};
 use std::fmt::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A Markdown table: the first `left` columns aligned left, the rest right (numbers).
 pub fn table(header: &[String], left: usize, rows: &[Vec<String>]) -> String {
@@ -49,6 +49,7 @@ pub fn report(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> Str
                 .unwrap_or("the plan did not finish")
         );
     }
+    md.push_str(&super::verdicts::markdown(results));
     md.push_str(&super::gates::markdown(results));
     let capacity = super::capacity::markdown(results);
     if !capacity.is_empty() {
@@ -180,9 +181,18 @@ pub(super) fn stepped(run: &Run) -> bool {
 }
 
 /// Markdown, one row per contender (for many contenders, and for READMEs and pull requests).
+/// With several runs of a contender, the rows are the medians over runs with their intervals,
+/// as the terminal table prints them; with one run each, that run's figures.
 pub fn render_markdown(results: &Results) -> String {
-    let mut out = String::new();
+    let mut out = super::verdicts::markdown(results);
     for scenario in scenarios(results) {
+        let repeated = results.contenders.iter().any(|c| {
+            stats::cell(results, Path::new(""), &scenario, &c.name).is_some_and(|c| c.runs >= 2)
+        });
+        if repeated {
+            out.push_str(&repeats_table(results, &scenario));
+            continue;
+        }
         let picked = columns(results, &scenario);
         let Some(first) = picked.iter().find_map(|(_, r)| *r) else {
             continue;
@@ -284,9 +294,118 @@ pub fn render_markdown(results: &Results) -> String {
     out
 }
 
+/// A scenario measured several times: per contender the median over runs of each figure
+/// (percentiles from the merged histograms), throughput with its interval, the runs counted
+/// (failed ones too), and the flags the terminal table shows.
+fn repeats_table(results: &Results, scenario: &str) -> String {
+    let cells: Vec<(&ContenderInfo, Option<Cell>)> = results
+        .contenders
+        .iter()
+        .map(|c| (c, stats::cell(results, Path::new(""), scenario, &c.name)))
+        .filter(|(_, c)| c.is_some())
+        .collect();
+    let Some(first) = results.runs.iter().find(|r| r.scenario == scenario) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "\n**{}** `{}`: {}\n\n",
+        first.scenario, first.path, first.load_description
+    );
+    let header = [
+        "contender",
+        "model",
+        "runs",
+        "req/s",
+        "interval",
+        "p50 ms",
+        "p99 ms",
+        "p99 all ms",
+        "errors %",
+        "peak threads",
+        "peak RSS MB",
+        "CPU ms / 1k req",
+        "steady after s",
+        "flags",
+    ]
+    .map(String::from);
+    let interval = |e: &Estimate| match (e.lo, e.hi) {
+        (Some(lo), Some(hi)) => format!("{}..{}", fmt_num(lo, 0), fmt_num(hi, 0)),
+        _ => "-".into(),
+    };
+    let rows: Vec<Vec<String>> = cells
+        .iter()
+        .filter_map(|(info, c)| c.as_ref().map(|c| (info, c)))
+        .map(|(info, c)| {
+            let mut flags = Vec::new();
+            if c.noisy.is_some() {
+                flags.push("noisy".to_string());
+            }
+            if c.unsettled_runs > 0 {
+                flags.push(format!(
+                    "not at steady state ({} of {})",
+                    c.unsettled_runs, c.runs
+                ));
+            }
+            vec![
+                info.name.clone(),
+                info.model.clone(),
+                super::runs_label(c),
+                fmt_num(c.rps.value, 0),
+                interval(&c.rps),
+                fmt_num(c.p50.value, 1),
+                fmt_num(c.p99.value, 1),
+                fmt_num(c.p99_all.value, 1),
+                fmt_num(c.error_pct.value, 2),
+                fmt_num(c.peak_threads.value, 0),
+                fmt_num(c.peak_rss_mb.value, 0),
+                fmt_num(c.cpu_ms_per_1k.value, 1),
+                fmt_num(c.steady_s.value, 0),
+                flags.join(", "),
+            ]
+        })
+        .collect();
+    out.push_str(&table(&header, 2, &rows));
+    if let Some((_, Some(c))) = cells.first() {
+        let _ = writeln!(out, "\nIntervals: {}.", c.method);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn several_runs_print_medians_intervals_and_flags_as_the_terminal_does() {
+        use crate::run::results::test_support::{blank_results, blank_run};
+        let mut r = blank_results(&["a", "b"]);
+        for (c, values) in [
+            ("a", [1000.0, 1100.0, 900.0]),
+            ("b", [2000.0, 2100.0, 1900.0]),
+        ] {
+            for (i, v) in values.iter().enumerate() {
+                let mut run = blank_run(c, "s", i as u32 + 1);
+                run.status = RunStatus::Ok;
+                run.summary.rps = *v;
+                r.runs.push(run);
+            }
+        }
+        let md = render_markdown(&r);
+        assert!(
+            md.contains("| a | event-loop | 3 | 1,000 | 900..1,100 |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| b | event-loop | 3 | 2,000 | 1,900..2,100 |"),
+            "{md}"
+        );
+        assert!(md.contains("Intervals: median of 3 runs"), "{md}");
+        let terminal = super::super::table::render(&r, Path::new(""));
+        assert!(
+            terminal.contains("900..1,100") && terminal.contains("1,900..2,100"),
+            "{terminal}"
+        );
+    }
 
     #[test]
     fn tables_align_text_left_and_numbers_right() {

@@ -18,6 +18,7 @@ mod html;
 pub mod markdown;
 mod runtime;
 pub mod table;
+mod verdicts;
 
 use crate::run::results::{Results, Run, RunStatus};
 use crate::sampler::Sample;
@@ -125,6 +126,8 @@ pub fn charts(results: &Results, scenario: &str) -> Vec<Chart> {
         "req/s",
         |r| r.ok as f64,
     )];
+    out.extend(runtime::runs_chart(results, scenario, id("runs")));
+    out.extend(runtime::warmup_chart(results, scenario, id("warmup")));
     let mut lat = Chart {
         id: id("latency"),
         title: "Response time over time: p99 (solid), p50 (dashed)".into(),
@@ -445,7 +448,8 @@ pub fn summary_rows(view: &ScenarioView) -> Vec<(String, Vec<String>)> {
     rows
 }
 
-fn runs_label(c: &Cell) -> String {
+/// "5", "4 (+1 failed)", "2 incomplete": every run counted, the failed ones too.
+pub(super) fn runs_label(c: &Cell) -> String {
     let mut s = c.runs.to_string();
     if c.failed_runs > 0 {
         let _ = write!(s, " (+{} failed)", c.failed_runs);
@@ -494,6 +498,24 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
     {
         if let Some(why) = &c.noisy {
             out.push(format!("Noisy ({n}): {why}."));
+        }
+        if let Some(m) = results
+            .runs
+            .iter()
+            .filter(|r| r.scenario == view.name && &r.contender == n)
+            .map(|r| &r.resources.memory_measure)
+            .find(|m| !m.is_empty())
+        {
+            out.push(format!(
+                "Memory ({n}): peak RSS is the {m} (shared pages counted once), not one RSS."
+            ));
+        }
+        if c.unsettled_runs > 0 {
+            out.push(format!(
+                "Not at steady state ({n}): {} of {} run(s) measured before the contender had \
+                 settled; their figures include warm-up, and no verdict rests on them silently.",
+                c.unsettled_runs, c.runs
+            ));
         }
     }
     for (n, _) in &view.cells {
@@ -600,6 +622,8 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
 /// Charts worth a PNG for a README: throughput, latency, scaling, threads, memory.
 const PNG_CHARTS: &[&str] = &[
     "throughput",
+    "runs",
+    "warmup",
     "latency",
     "percentiles",
     "scaling",

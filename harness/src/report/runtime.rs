@@ -91,6 +91,88 @@ pub fn event_loop_note(results: &Results, scenario: &str) -> Option<String> {
     (!parts.is_empty()).then(|| format!("Event-loop delay (Node's perf_hooks, sampled every 10 ms; worst second's p99 / longest, over the runs): {}.", parts.join(", ")))
 }
 
+/// The warm-up curves of a scenario: answers per second from a fresh process to steady state,
+/// every run of every contender (a line each, coloured by contender). None for results whose
+/// warm-ups carry no curve (written before the trend rule).
+pub fn warmup_chart(results: &Results, scenario: &str, id: String) -> Option<Chart> {
+    let mut series = Vec::new();
+    for (i, c) in results.contenders.iter().enumerate() {
+        let runs = results
+            .runs
+            .iter()
+            .filter(|r| r.scenario == scenario && r.contender == c.name);
+        for (k, r) in runs.enumerate() {
+            let Some(w) = r.warmup.as_ref().filter(|w| !w.curve.is_empty()) else {
+                continue;
+            };
+            series.push(Series {
+                name: if k == 0 {
+                    c.name.clone()
+                } else {
+                    String::new()
+                },
+                color: color(i),
+                dashed: !w.settled,
+                points: w
+                    .curve
+                    .iter()
+                    .enumerate()
+                    .map(|(t, v)| (t as f64 + 1.5, *v))
+                    .collect(),
+            });
+        }
+    }
+    (!series.is_empty()).then(|| Chart {
+        id,
+        title:
+            "Time to steady state: throughput during the warm-up, every run (dashed: not settled)"
+                .into(),
+        x_label: "seconds after the warm-up began".into(),
+        y_label: "req/s".into(),
+        series,
+        ..Chart::default()
+    })
+}
+
+/// The runs behind a verdict: each run's throughput, per contender, in the order measured.
+/// Only for results with verdicts (repeated runs, tested).
+pub fn runs_chart(results: &Results, scenario: &str, id: String) -> Option<Chart> {
+    if results.verdicts.is_empty() {
+        return None;
+    }
+    let series: Vec<Series> = results
+        .contenders
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Series {
+            name: c.name.clone(),
+            color: color(i),
+            dashed: false,
+            points: results
+                .runs
+                .iter()
+                .filter(|r| r.scenario == scenario && r.contender == c.name)
+                .map(|r| (f64::from(r.run), r.summary.rps))
+                .collect(),
+        })
+        .filter(|s| s.points.len() >= 2)
+        .collect();
+    let last = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0 as u32))
+        .max()
+        .unwrap_or(1);
+    (!series.is_empty()).then(|| Chart {
+        id,
+        title: "Throughput of every run (a fresh process each, runs interleaved)".into(),
+        x_label: "run".into(),
+        y_label: "req/s".into(),
+        series,
+        markers: true,
+        x_ticks: Some((1..=last).map(|r| (f64::from(r), r.to_string())).collect()),
+    })
+}
+
 /// "Warm-up (until throughput, mean latency and CPU per request settled within 10% for 5 s;
 /// 5 s to 30 s): spring-mvc 14 s, vertx 6 s, node not settled in 30 s".
 pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {
@@ -104,7 +186,12 @@ pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {
             .filter_map(|r| r.warmup.as_ref())
             .collect();
         let Some(first) = w.first() else { continue };
-        bounds = Some((first.band_pct, first.min_s, first.max_s));
+        bounds = Some((
+            first.band_pct,
+            first.min_s,
+            first.max_s,
+            first.rule == "trend",
+        ));
         let (lo, hi) = w.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
             (lo.min(x.seconds), hi.max(x.seconds))
         });
@@ -120,11 +207,25 @@ pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {
             n => format!("{} {secs} ({n} of {} runs not settled)", c.name, w.len()),
         });
     }
-    let (band, min, max) = bounds?;
+    let (band, min, max, trend) = bounds?;
     if max <= min {
         return Some(format!("Warm-up: a fixed {max:.0} s (the plan's maximum is not above its minimum, so settling was not watched)."));
     }
-    Some(format!("Warm-up, until throughput, mean latency and CPU per request stayed within {band:.0}% for {} s ({min:.0} s at least, {max:.0} s at most): {}.", crate::run::warmup::SETTLE_WINDOW_S, parts.join(", ")))
+    if trend {
+        return Some(format!(
+            "Time to steady state (warm-up until throughput, mean latency and CPU per request \
+             drifted by at most {band:.0}% over the last {} s, Theil-Sen slope; {min:.0} s at \
+             least, {max:.0} s at most): {}.",
+            crate::run::warmup::SETTLE_WINDOW_S,
+            parts.join(", ")
+        ));
+    }
+    // Results written before the trend rule: a band over the last 5 seconds.
+    Some(format!(
+        "Warm-up, until throughput, mean latency and CPU per request stayed within {band:.0}% \
+         for 5 s ({min:.0} s at least, {max:.0} s at most): {}.",
+        parts.join(", ")
+    ))
 }
 
 #[cfg(test)]
@@ -144,12 +245,21 @@ mod tests {
                 min_s: 5.0,
                 max_s: 30.0,
                 band_pct: 10.0,
+                rule: "band".into(),
+                curve: Vec::new(),
             });
             r.runs.push(run);
         }
         let n = warmup_note(&r, "s").unwrap();
         assert!(n.contains("within 10% for 5 s (5 s at least, 30 s at most): spring-mvc 14 s, vertx not settled in 30 s"), "{n}");
         assert_eq!(warmup_note(&r, "other"), None);
+        for run in &mut r.runs {
+            let w = run.warmup.as_mut().unwrap();
+            (w.rule, w.band_pct) = ("trend".into(), 5.0);
+        }
+        let n = warmup_note(&r, "s").unwrap();
+        assert!(n.starts_with("Time to steady state"), "{n}");
+        assert!(n.contains("at most 5% over the last 10 s"), "{n}");
     }
 
     #[test]

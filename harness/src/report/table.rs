@@ -23,6 +23,7 @@ const SHOWN: &[&str] = &[
     "peak sockets",
     "peak downstream conns",
     "ctx switches / req",
+    "time to steady state (s)",
 ];
 
 /// The comparison for the terminal: per scenario, each metric's median over runs (latency
@@ -30,7 +31,7 @@ const SHOWN: &[&str] = &[
 /// a test over runs finds no significant difference, "?" when there were too few runs to test),
 /// then per-level rows of the median run.
 pub fn render(results: &Results, dir: &Path) -> String {
-    let mut out = String::new();
+    let mut out = super::verdicts::terminal(results);
     for scenario in scenarios(results) {
         let cols: Vec<(&str, Option<&Run>)> = columns(results, &scenario)
             .into_iter()
@@ -69,7 +70,7 @@ pub fn render(results: &Results, dir: &Path) -> String {
         if cols.iter().filter_map(|(_, r)| *r).any(stepped) {
             grid.level_rows(&mut out);
         }
-        grid.run_notes(&mut out);
+        grid.run_notes(&mut out, results, &scenario);
     }
     out.push_str(&super::capacity::terminal(results));
     out.push_str(&super::gates::terminal(results));
@@ -122,7 +123,7 @@ impl Grid<'_> {
             .zip(cells)
             .map(|((_, r), c)| match (r, c) {
                 (Some(r), None) if r.status == RunStatus::Failed => "FAILED".into(),
-                (_, Some(c)) => format!("{}{}", c.runs, if c.partial { " incomplete" } else { "" }),
+                (_, Some(c)) => super::runs_label(c),
                 _ => "-".into(),
             })
             .collect();
@@ -151,6 +152,19 @@ impl Grid<'_> {
             if m.label == "throughput (req/s)" && intervals.iter().any(|i| i != "-") {
                 self.row(out, "  interval", intervals, &blank);
             }
+        }
+        if cells.iter().flatten().any(|c| c.unsettled_runs > 0) {
+            let steady: Vec<String> = cells
+                .iter()
+                .map(|c| match c {
+                    Some(c) if c.unsettled_runs > 0 => {
+                        format!("NO {} of {}", c.unsettled_runs, c.runs)
+                    }
+                    Some(_) => "yes".into(),
+                    None => "-".into(),
+                })
+                .collect();
+            self.row(out, "at steady state", &steady, &blank);
         }
         if let Some(method) = cells.iter().flatten().map(|c| c.method.as_str()).next() {
             out.push_str(&format!("  {method}\n  diff: ~ = not significant (Mann-Whitney over runs, p > 0.05), ? = not tested\n"));
@@ -229,23 +243,66 @@ impl Grid<'_> {
         }
     }
 
-    /// Failures, warnings and interruptions of the runs shown.
-    fn run_notes(&self, out: &mut String) {
-        for (n, run) in self.cols {
-            let Some(r) = run else { continue };
-            if let Some(f) = &r.failure {
-                out.push_str(&format!("  {n}: {f}\n"));
+    /// Failures, warnings and interruptions of every run of the scenario (not only the one
+    /// whose levels are shown), each text once per contender with the runs it came from.
+    fn run_notes(&self, out: &mut String, results: &Results, scenario: &str) {
+        for (n, _) in self.cols {
+            let runs = results
+                .runs
+                .iter()
+                .filter(|r| r.scenario == scenario && r.contender == *n);
+            let runs: Vec<&Run> = runs.collect();
+            for (note, repeats) in grouped_notes(runs.iter().copied()) {
+                out.push_str(&format!("  {n} ({}): {note}\n", runs_list(&repeats)));
             }
-            for w in &r.driver.warnings {
-                out.push_str(&format!("  warning ({n}): {w}\n"));
-            }
-            if r.status == RunStatus::Incomplete {
+            if let Some(m) = runs
+                .iter()
+                .map(|r| &r.resources.memory_measure)
+                .find(|m| !m.is_empty())
+            {
                 out.push_str(&format!(
-                    "  {n}: INCOMPLETE (interrupted), figures cover {:.1}s\n",
-                    r.summary.duration_s
+                    "  {n}: peak RSS is the {m} (shared pages counted once), not one RSS\n"
                 ));
             }
         }
+    }
+}
+
+/// Each distinct failure, warning or interruption of `runs` with the repeats it came from, in
+/// the order first seen.
+pub(super) fn grouped_notes<'a>(runs: impl Iterator<Item = &'a Run>) -> Vec<(String, Vec<u32>)> {
+    let mut notes: Vec<(String, Vec<u32>)> = Vec::new();
+    let mut add = |text: String, run: u32| match notes.iter_mut().find(|(t, _)| *t == text) {
+        Some((_, rs)) => rs.push(run),
+        None => notes.push((text, vec![run])),
+    };
+    for r in runs {
+        if let Some(f) = &r.failure {
+            add(format!("FAILED: {f}"), r.run);
+        }
+        for w in &r.driver.warnings {
+            add(format!("warning: {w}"), r.run);
+        }
+        if r.status == RunStatus::Incomplete {
+            add(
+                format!(
+                    "INCOMPLETE (interrupted), figures cover {:.1}s",
+                    r.summary.duration_s
+                ),
+                r.run,
+            );
+        }
+    }
+    notes
+}
+
+/// "run 2", "runs 1, 3".
+fn runs_list(repeats: &[u32]) -> String {
+    let list: Vec<String> = repeats.iter().map(u32::to_string).collect();
+    if list.len() == 1 {
+        format!("run {}", list[0])
+    } else {
+        format!("runs {}", list.join(", "))
     }
 }
 
@@ -294,6 +351,31 @@ mod tests {
             res.runs.push(run);
         }
         res
+    }
+
+    #[test]
+    fn failed_runs_and_every_runs_warnings_are_shown() {
+        let mut r = results_with(&[("a", 1000.0), ("a", 1010.0), ("a", 0.0)]);
+        r.runs
+            .extend(results_with(&[("b", 900.0), ("b", 910.0), ("b", 905.0)]).runs);
+        r.contenders.extend(results_with(&[("b", 1.0)]).contenders);
+        for (i, run) in r.runs.iter_mut().enumerate() {
+            run.run = (i % 3) as u32 + 1;
+        }
+        r.runs[1].driver.warnings.push("driver saturated".into());
+        r.runs[2].status = RunStatus::Failed;
+        r.runs[2].failure = Some("contender exited".into());
+        r.runs[3].driver.warnings.push("steal 12%".into());
+        r.runs[5].driver.warnings.push("steal 12%".into());
+        let t = render(&r, Path::new("/nonexistent"));
+        assert!(
+            t.lines()
+                .any(|l| l.starts_with("runs") && l.contains("2 (+1 failed)")),
+            "{t}"
+        );
+        assert!(t.contains("  a (run 2): warning: driver saturated"), "{t}");
+        assert!(t.contains("  a (run 3): FAILED: contender exited"), "{t}");
+        assert!(t.contains("  b (runs 1, 3): warning: steal 12%"), "{t}");
     }
 
     #[test]

@@ -47,7 +47,14 @@ impl RunCtx<'_> {
         let mut r = self.measured(name, proc, addr, s, run, warm.0);
         if let Some(w) = warm.1 {
             if !w.settled && w.max_s > w.min_s {
-                r.driver.warnings.push(format!("the warm-up reached its maximum ({:.0} s) without the contender settling (throughput, mean latency and CPU per request within {:.0}% for {} s): figures may include warm-up", w.max_s, w.band_pct, super::warmup::SETTLE_WINDOW_S));
+                r.driver.warnings.push(format!(
+                    "not at steady state: the warm-up reached its maximum ({:.0} s) with \
+                     throughput, mean latency or CPU per request still drifting by more than \
+                     {:.0}% over {} s; figures include warm-up",
+                    w.max_s,
+                    w.band_pct,
+                    super::warmup::SETTLE_WINDOW_S
+                ));
             }
             r.warmup = Some(w);
         }
@@ -115,7 +122,9 @@ impl RunCtx<'_> {
                 fired: &mut Vec::new(),
             },
         );
-        let settled_at = self.settle.borrow_mut().take().and_then(|st| st.settled_at);
+        let settle = self.settle.borrow_mut().take();
+        let curve = settle.as_ref().map(|st| st.curve()).unwrap_or_default();
+        let settled_at = settle.and_then(|st| st.settled_at);
         bar.finish();
         let record = WarmupRecord {
             seconds: settled_at
@@ -125,6 +134,8 @@ impl RunCtx<'_> {
             min_s: min.as_secs_f64(),
             max_s: s.warmup.as_secs_f64(),
             band_pct: self.plan.warmup_band * 100.0,
+            rule: "trend".into(),
+            curve,
         };
         if detect {
             match settled_at {
@@ -305,6 +316,14 @@ impl RunCtx<'_> {
             r.driver.warnings.push(format!("the warm-up left {n} requests unanswered: the server may still have been busy with them when measurement began"));
         }
         // summarize() already merged every interval's errors into the summary.
+        let cut = r.summary.errors.cut;
+        if cut > 0 {
+            r.driver.warnings.push(format!(
+                "stopped before its end: {cut} requests still queued or in flight were cut by \
+                 the stop, before they had their time; counted apart (ok + errors + cut = due), \
+                 neither errors of the server nor latencies"
+            ));
+        }
         let unanswered = r.summary.errors.unanswered;
         if unanswered > 0 {
             r.driver.warnings.push(format!(

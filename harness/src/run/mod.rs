@@ -177,6 +177,7 @@ fn new_results(
         runs: Vec::new(),
         thresholds: Vec::new(),
         capacity: Vec::new(),
+        verdicts: Vec::new(),
     })
 }
 
@@ -228,8 +229,17 @@ fn start_services(
     }
 }
 
+/// Asked after every round (each contender measured once more) with the results so far, the
+/// results directory and the round's number: true to stop repeating. `runs = "auto"` decides
+/// with it; the statistics live in a later stage, so the caller brings them.
+pub type AfterRound<'a> = &'a mut dyn FnMut(&mut Results, &Path, u32) -> bool;
+
 /// Runs the plan; returns the results directory and the results.
-pub fn run_plan(plan: &Plan, opts: &Options) -> Result<(PathBuf, Results)> {
+pub fn run_plan(
+    plan: &Plan,
+    opts: &Options,
+    after_round: AfterRound<'_>,
+) -> Result<(PathBuf, Results)> {
     let (prepared, java) = prepare(plan, opts)?;
     let dir = results_dir(&opts.out, plan)?;
     // The harness itself (driver, sampler) stays off the contender's CPUs.
@@ -267,8 +277,11 @@ pub fn run_plan(plan: &Plan, opts: &Options) -> Result<(PathBuf, Results)> {
         &rt,
         &mut res,
         services.as_ref(),
-        &prepared,
-        java.as_deref(),
+        Round {
+            prepared: &prepared,
+            java: java.as_deref(),
+            after: after_round,
+        },
     );
     if let Some(s) = services.as_mut() {
         s.stop();
@@ -283,7 +296,13 @@ pub fn run_plan(plan: &Plan, opts: &Options) -> Result<(PathBuf, Results)> {
     Ok((dir, res))
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What every round runs and what is asked after it.
+struct Round<'a, 'b> {
+    prepared: &'a [Prepared],
+    java: Option<&'a Path>,
+    after: AfterRound<'b>,
+}
+
 fn run_rounds(
     plan: &Plan,
     opts: &Options,
@@ -291,9 +310,13 @@ fn run_rounds(
     rt: &tokio::runtime::Runtime,
     res: &mut Results,
     services: Option<&Services>,
-    prepared: &[Prepared],
-    java: Option<&Path>,
+    round: Round<'_, '_>,
 ) -> Result<()> {
+    let Round {
+        prepared,
+        java,
+        after,
+    } = round;
     let mut ctx = RunCtx {
         plan,
         services,
@@ -312,14 +335,21 @@ fn run_rounds(
                 break 'repeats;
             }
             ctx.external_round(ext, run)?;
-            continue;
-        }
-        for (i, p) in prepared.iter().enumerate() {
-            if interrupt::stopped() {
-                break 'repeats;
+        } else {
+            for (i, p) in prepared.iter().enumerate() {
+                if interrupt::stopped() {
+                    break 'repeats;
+                }
+                ctx.contender_round(i, &p.manifest, &p.tunables, java, run)?;
             }
-            ctx.contender_round(i, &p.manifest, &p.tunables, java, run)?;
         }
+        if interrupt::stopped() {
+            break;
+        }
+        if after(&mut *ctx.res, dir, run) {
+            break;
+        }
+        ctx.res.save(dir)?;
     }
     Ok(())
 }

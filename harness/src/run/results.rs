@@ -41,6 +41,43 @@ pub struct Results {
     /// Capacity searches, one per contender x capacity scenario x repeat (their probes are runs).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capacity: Vec<CapacityResult>,
+    /// One verdict per scenario, from tested or equivalence statements only (written after
+    /// every round of a plan with `runs = "auto"`, and at the end of any plan).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub verdicts: Vec<VerdictRecord>,
+}
+
+/// A scenario's answer: one sentence, and per headline metric and pair of contenders what the
+/// test said and after how many runs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct VerdictRecord {
+    pub scenario: String,
+    pub sentence: String,
+    /// True when every headline difference of the scenario was decided.
+    pub decided: bool,
+    /// Why repeating stopped (or "fixed number of runs").
+    pub stopped: String,
+    pub findings: Vec<Finding>,
+}
+
+/// One metric, one pair: "different", "equivalent", "undecided" or "not tested".
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Finding {
+    pub metric: String,
+    /// The baseline (the plan's first contender of the pair) and the other.
+    pub a: String,
+    pub b: String,
+    pub outcome: String,
+    /// b over a: the Hodges-Lehmann estimate and its interval (at the design's level).
+    pub ratio: Option<f64>,
+    pub ratio_lo: Option<f64>,
+    pub ratio_hi: Option<f64>,
+    pub p: Option<f64>,
+    /// Runs each side had when this was decided (or when repeating stopped).
+    pub runs: usize,
+    /// The p-value threshold each look used and the equivalence margin.
+    pub alpha: f64,
+    pub margin: f64,
 }
 
 /// One threshold, one contender, one scenario: the measured value against the limit.
@@ -84,7 +121,8 @@ pub struct ContenderInfo {
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Ok,
-    /// Stopped early by the user; its figures cover only the part that ran.
+    /// Stopped before its end (Ctrl-C, or a capacity probe given up once its SLO was clearly
+    /// broken); its figures cover only the part that ran.
     Incomplete,
     /// The contender crashed, stopped answering, or failed start-up or verification.
     Failed,
@@ -295,6 +333,7 @@ pub mod test_support {
             runs: Vec::new(),
             thresholds: Vec::new(),
             capacity: Vec::new(),
+            verdicts: Vec::new(),
         }
     }
 }

@@ -1,14 +1,19 @@
 //! Warm-up measured, not guessed: a warm-up goes on until the contender has settled, that is
-//! until its throughput, mean latency and CPU per request of each of the last few seconds stay
-//! within a band of one another, at least the plan's minimum and at most its maximum (the
-//! scenario's `warmup`). How long it took is recorded with every run; a warm-up that reached
-//! its maximum without settling is flagged.
+//! until its throughput, mean latency and CPU per request show no trend over the last
+//! SETTLE_WINDOW_S seconds, at least the plan's minimum and at most its maximum (the scenario's
+//! `warmup`). "No trend" is judged robustly, as a noisy two-core machine needs: the Theil-Sen
+//! slope (the median of the slopes between every pair of seconds, which a few odd seconds do
+//! not move) projected over the window must stay within `drift` of the window's median. A
+//! fixed band (largest over smallest second) fails runtimes with no JIT at all on such a
+//! machine; a trend does not come from noise. How long it took is recorded with every run,
+//! with the warm-up's throughput second by second; a warm-up that reached its maximum
+//! without settling is flagged ("not at steady state").
 
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// Seconds in a row that must agree within the band.
-pub const SETTLE_WINDOW_S: usize = 5;
+/// Seconds the trend is judged over.
+pub const SETTLE_WINDOW_S: usize = 10;
 /// CPU seconds per second below which CPU per request is not judged.
 const MIN_CPU_S: f64 = 0.2;
 
@@ -21,28 +26,73 @@ pub struct WarmupRecord {
     pub settled: bool,
     pub min_s: f64,
     pub max_s: f64,
-    /// The band the last SETTLE_WINDOW_S seconds had to stay within (per cent).
+    /// The largest drift over the window still called settled (per cent). Results written
+    /// before the trend rule hold the band every second had to stay within.
     pub band_pct: f64,
+    /// The rule `band_pct` belongs to: "trend" (Theil-Sen drift over SETTLE_WINDOW_S seconds)
+    /// or, in results written before it, "band".
+    #[serde(default = "band_rule")]
+    pub rule: String,
+    /// Answers per second during the warm-up, second by second (the warm-up curve).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub curve: Vec<f64>,
 }
 
-/// Whether every one of the three figures of `window` (throughput, mean latency, CPU per
-/// request; a NaN figure is left out) stays within `band` (0.10 = 10%): largest over
-/// smallest at most 1 + band.
-pub fn steady(window: &[(f64, f64, f64)], band: f64) -> bool {
+fn band_rule() -> String {
+    "band".into()
+}
+
+/// The Theil-Sen slope of `values` against their index (per second): the median of the slopes
+/// between every pair. None with fewer than two values.
+pub fn theil_sen_slope(values: &[f64]) -> Option<f64> {
+    let mut slopes = Vec::new();
+    for i in 0..values.len() {
+        for j in i + 1..values.len() {
+            slopes.push((values[j] - values[i]) / (j - i) as f64);
+        }
+    }
+    if slopes.is_empty() {
+        return None;
+    }
+    slopes.sort_by(f64::total_cmp);
+    let m = slopes.len();
+    Some(if m % 2 == 1 {
+        slopes[m / 2]
+    } else {
+        (slopes[m / 2 - 1] + slopes[m / 2]) / 2.0
+    })
+}
+
+/// How far `values` drift over their span, relative to their median: the Theil-Sen slope
+/// times the span, over the median (0.05 = 5%). NaN values are left out; None when fewer
+/// than half the values are numbers (nothing to judge).
+pub fn relative_drift(values: &[f64]) -> Option<f64> {
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.len() * 2 < values.len() || v.len() < 3 {
+        return None;
+    }
+    let slope = theil_sen_slope(&v)?;
+    let level = crate::util::median(v.clone());
+    if level <= 0.0 {
+        return Some(f64::INFINITY);
+    }
+    Some((slope * (v.len() - 1) as f64 / level).abs())
+}
+
+/// Whether none of the three figures of `window` (throughput, mean latency, CPU per request;
+/// NaN figures are left out) drifts by more than `drift` (0.05 = 5%) over the window.
+pub fn steady(window: &[(f64, f64, f64)], drift: f64) -> bool {
     if window.len() < SETTLE_WINDOW_S {
         return false;
     }
-    let within = |f: &dyn Fn(&(f64, f64, f64)) -> f64| {
-        let v: Vec<f64> = window.iter().map(f).filter(|x| x.is_finite()).collect();
-        if v.is_empty() {
-            return true;
-        }
-        let (lo, hi) = v.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
-            (lo.min(*x), hi.max(*x))
-        });
-        lo > 0.0 && hi / lo <= 1.0 + band
+    if window.iter().any(|s| s.0 <= 0.0) {
+        return false; // a second without answers is not a steady state
+    }
+    let flat = |f: &dyn Fn(&(f64, f64, f64)) -> f64| {
+        let v: Vec<f64> = window.iter().map(f).collect();
+        relative_drift(&v).is_none_or(|d| d <= drift)
     };
-    within(&|s| s.0) && within(&|s| s.1) && within(&|s| s.2)
+    flat(&|s| s.0) && flat(&|s| s.1) && flat(&|s| s.2)
 }
 
 /// The settling watch of one warm-up, fed once a second by the loop beside the load.
@@ -58,6 +108,11 @@ pub struct Settle {
 }
 
 impl Settle {
+    /// Answers per second so far (the warm-up curve).
+    pub fn curve(&self) -> Vec<f64> {
+        self.seconds.iter().map(|s| s.0).collect()
+    }
+
     pub fn new(min: Duration, max: Duration, band: f64) -> Settle {
         Settle {
             min,
@@ -110,40 +165,63 @@ impl Settle {
 mod tests {
     use super::*;
 
+    /// `n` seconds of (throughput, latency, CPU per request) following `f`, with +-4% of
+    /// alternating noise, as a noisy machine gives.
+    fn series(n: usize, f: impl Fn(f64) -> f64) -> Vec<(f64, f64, f64)> {
+        (0..n)
+            .map(|i| {
+                let noise = if i % 2 == 0 { 1.04 } else { 0.96 };
+                let v = f(i as f64) * noise;
+                (v, 1000.0 / v, 1.0 / v)
+            })
+            .collect()
+    }
+
     #[test]
-    fn a_contender_still_warming_up_is_not_settled_and_a_steady_one_is() {
-        // Throughput rising 20% a second (a JIT at work), then flat within 3%.
-        let warming = [
-            (500.0, 10.0, 2.0),
-            (600.0, 9.0, 1.8),
-            (720.0, 8.0, 1.5),
-            (860.0, 7.0, 1.3),
-            (1000.0, 6.0, 1.1),
-        ];
-        assert!(!steady(&warming, 0.10));
-        let flat = [
-            (1000.0, 6.0, 1.0),
-            (1010.0, 6.1, 1.02),
-            (990.0, 5.9, 0.99),
-            (1020.0, 6.0, 1.01),
-            (1000.0, 6.05, 1.0),
-        ];
-        assert!(steady(&flat, 0.10));
+    fn a_contender_still_warming_up_is_not_settled_and_a_noisy_steady_one_is() {
+        // Throughput rising 3% a second (a JIT at work): a trend, whatever the noise.
+        assert!(!steady(&series(10, |t| 1000.0 * (1.0 + 0.03 * t)), 0.05));
+        // Flat with +-4% noise every second: a 5% band would fail it, the trend rule does not.
+        let flat = series(10, |_| 1000.0);
+        assert!(steady(&flat, 0.05));
+        let ratio = flat.iter().map(|s| s.0).fold(0.0, f64::max)
+            / flat.iter().map(|s| s.0).fold(f64::INFINITY, f64::min);
+        assert!(ratio > 1.05, "the noise exceeds a 5% band: {ratio}");
         assert!(
-            !steady(&flat[..4], 0.10),
+            !steady(&flat[..9], 0.05),
             "fewer than {SETTLE_WINDOW_S} seconds cannot settle"
         );
         // Unsampled CPU (NaN) is left out, not a reason never to settle.
         let no_cpu: Vec<_> = flat.iter().map(|s| (s.0, s.1, f64::NAN)).collect();
-        assert!(steady(&no_cpu, 0.10));
+        assert!(steady(&no_cpu, 0.05));
+        // CPU per request still falling (the JIT) while throughput is capped: not settled.
+        let cpu_falling: Vec<_> = flat
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.0, s.1, 1.0 - 0.04 * i as f64))
+            .collect();
+        assert!(!steady(&cpu_falling, 0.05));
+        // One odd second does not make a trend.
+        let mut spike = series(10, |_| 1000.0);
+        spike[9].0 = 3000.0;
+        assert!(steady(&spike, 0.05));
+    }
+
+    #[test]
+    fn theil_sen_ignores_outliers() {
+        assert_eq!(theil_sen_slope(&[1.0, 2.0, 3.0, 4.0]), Some(1.0));
+        assert_eq!(theil_sen_slope(&[5.0, 5.0, 100.0, 5.0, 5.0]), Some(0.0));
+        assert_eq!(theil_sen_slope(&[1.0]), None);
+        let drift = relative_drift(&[100.0, 101.0, 102.0, 103.0, 104.0]).unwrap();
+        assert!((drift - 0.04 / 1.02).abs() < 1e-9, "{drift}");
     }
 
     #[test]
     fn settling_waits_for_the_minimum_and_reads_seconds_from_totals() {
-        let mut s = Settle::new(Duration::from_secs(8), Duration::from_secs(60), 0.10);
+        let mut s = Settle::new(Duration::from_secs(15), Duration::from_secs(60), 0.05);
         let (mut ok, mut lat, mut cpu) = (0u64, 0u64, 0.0);
         let mut at = None;
-        for t in 0..20u64 {
+        for t in 0..30u64 {
             // 1,000 answers a second of 5 ms each, 1 ms of CPU each, from the start.
             if s.second(Duration::from_secs(t), ok, lat, Some(cpu)) {
                 at = at.or(Some(t));
@@ -154,17 +232,19 @@ mod tests {
         }
         assert_eq!(
             at,
-            Some(8),
+            Some(15),
             "steady from the start, but not before the minimum"
         );
+        assert_eq!(s.curve().len(), 29);
+        assert!(s.curve().iter().all(|&v| v == 1000.0));
     }
 
     #[test]
     fn seconds_after_the_warm_up_ended_do_not_settle_it() {
         // A 10 s warm-up whose answers only begin to flow steadily at 12 s (its load draining).
-        let mut s = Settle::new(Duration::from_secs(5), Duration::from_secs(10), 0.10);
+        let mut s = Settle::new(Duration::from_secs(5), Duration::from_secs(10), 0.05);
         let (mut ok, mut lat) = (0u64, 0u64);
-        for t in 0..30u64 {
+        for t in 0..40u64 {
             s.second(Duration::from_secs(t), ok, lat, None);
             if t >= 12 {
                 ok += 1000;

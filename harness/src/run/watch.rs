@@ -141,6 +141,7 @@ impl RunCtx<'_> {
             if let Some(p) = proc.as_mut() {
                 if let Some(status) = p.exited() {
                     crash.get_or_insert_with(|| describe_exit(status));
+                    live.server_gone();
                     cancel.store(true, Ordering::SeqCst);
                 }
             }

@@ -19,7 +19,13 @@ pub struct ServeConfig {
     /// Serve at most this many requests at once, the rest waiting their turn (a server of
     /// known capacity: workers / service time, by Little's law).
     pub workers: Option<usize>,
+    /// Burn CPU per request, JIT_FIRST_COST at the first request falling linearly to nothing
+    /// over this long (a stand-in for a JIT compiler: throughput climbs, then settles).
+    pub jit_warmup: Option<Duration>,
 }
+
+/// The CPU a request costs at the first request under `jit_warmup`.
+pub const JIT_FIRST_COST: Duration = Duration::from_micros(400);
 
 struct Stall {
     first: Cell<Option<Instant>>,
@@ -29,6 +35,15 @@ struct Stall {
 }
 
 impl Stall {
+    /// The CPU this request must burn under `jit_warmup` (zero once it is over).
+    fn jit_cost(&self) -> Duration {
+        let (Some(span), Some(first)) = (self.cfg.jit_warmup, self.first.get()) else {
+            return Duration::ZERO;
+        };
+        let left = 1.0 - first.elapsed().as_secs_f64() / span.as_secs_f64().max(1e-9);
+        JIT_FIRST_COST.mul_f64(left.max(0.0))
+    }
+
     /// When the stall ends, if a request arriving now falls inside it.
     fn hold_until(&self) -> Option<Instant> {
         let now = Instant::now();
@@ -199,6 +214,14 @@ async fn answer(
         App::Test(stall, messages) => {
             if let Some(until) = stall.hold_until() {
                 tokio::time::sleep_until(until.into()).await;
+            }
+            let burn = stall.jit_cost();
+            if !burn.is_zero() {
+                // Busy, not asleep: the cost must show as CPU per request, as a JIT's does.
+                let t0 = Instant::now();
+                while t0.elapsed() < burn {
+                    std::hint::spin_loop();
+                }
             }
             // Held until the answer is ready: a worker busy for the whole request.
             let _worker = match &stall.workers {

@@ -10,7 +10,9 @@
 pub mod gates;
 pub mod repeats;
 mod resample;
+pub mod sequential;
 pub mod significance;
+pub mod verdict;
 
 pub use repeats::{
     cell, cells, merged_histogram, representative, scenarios, Cell, Difference, Metric, METRICS,

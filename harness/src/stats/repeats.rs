@@ -62,6 +62,11 @@ pub struct Cell {
     /// where the runtime's log had none: not a JVM, Go or Node contender).
     pub gc_pause_total: Estimate,
     pub gc_pause_max: Estimate,
+    /// How long each run's warm-up took to reach steady state (its maximum where it did not):
+    /// NaN for results written before the trend rule.
+    pub steady_s: Estimate,
+    /// Runs measured before the contender had settled ("not at steady state").
+    pub unsettled_runs: usize,
     /// Coefficient of variation of throughput over runs (two runs or more).
     pub rps_cv: Option<f64>,
     /// Why these figures should be read with care, when they should.
@@ -226,6 +231,13 @@ pub const METRICS: &[Metric] = &[
         higher_is_better: false,
         get: |c| &c.gc_pause_max,
     },
+    Metric {
+        key: "steady_s",
+        label: "time to steady state (s)",
+        decimals: 0,
+        higher_is_better: false,
+        get: |c| &c.steady_s,
+    },
 ];
 
 /// How `b` differs from baseline `a` on one metric.
@@ -371,16 +383,32 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
         cpu_ms_per_1k: resource(|r| r.resources.cpu_ms_per_1k_requests),
         peak_sockets: resource(|r| r.resources.peak_sockets as f64),
         peak_downstream_conns: resource(|r| r.resources.peak_downstream_conns as f64),
+        // Over the same population as CPU per request: every answer of the run, those that
+        // came in after the measured phase (drained) included.
         ctx_per_req: resource(|r| {
-            if r.summary.ok > 0 {
-                (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64
-                    / r.summary.ok as f64
+            let answered = r.summary.ok + r.summary.drained;
+            if answered > 0 {
+                (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64 / answered as f64
             } else {
                 0.0
             }
         }),
         gc_pause_total: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_total_ms)),
         gc_pause_max: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_max_ms)),
+        steady_s: resource(|r| {
+            r.warmup
+                .as_ref()
+                .filter(|w| w.rule == "trend" && w.max_s > w.min_s)
+                .map_or(f64::NAN, |w| w.seconds)
+        }),
+        unsettled_runs: runs
+            .iter()
+            .filter(|r| {
+                r.warmup
+                    .as_ref()
+                    .is_some_and(|w| w.rule == "trend" && !w.settled && w.max_s > w.min_s)
+            })
+            .count(),
         noisy: noise(&runs, rps_cv),
         rps_cv,
     })
@@ -677,6 +705,23 @@ mod tests {
         assert!((c.p95.value - 10.0).abs() < 0.1, "{:?}", c.p95);
         assert_eq!(c.runs, 2);
         assert_eq!(c.ok, 2000);
+    }
+
+    #[test]
+    fn context_switches_and_cpu_per_request_count_the_same_answers() {
+        // 900 answers inside the measured phase, 100 drained after it; 2,000 context switches
+        // and 1 s of CPU over the run: both per request over all 1,000 answers.
+        let mut r = run_with("a", 1, 90.0, &[10; 10]);
+        r.summary.drained = 100;
+        r.resources.ctx_voluntary = 1500;
+        r.resources.ctx_involuntary = 500;
+        r.resources.cpu_ms_per_1k_requests = 1000.0;
+        let c = cell(&results(vec![r]), Path::new("/nonexistent"), "s", "a").unwrap();
+        assert_eq!(
+            c.ctx_per_req.value, 2.0,
+            "2,000 switches over 1,000 answers"
+        );
+        assert_eq!(c.cpu_ms_per_1k.value, 1000.0);
     }
 
     #[test]

@@ -1,19 +1,16 @@
 //! When a difference between two contenders (or two result sets) is called significant: a
-//! two-sided Mann-Whitney (Wilcoxon rank-sum) test over the runs' values, exact (every split of
-//! the pooled ranks, ties at their mid-rank) up to 184,756 splits and a seeded Monte Carlo
-//! permutation test beyond. Its false-positive rate is at most ALPHA when both sides come from
-//! one distribution. With fewer than MIN_RUNS runs on a side no split can reach ALPHA (3 vs 3:
+//! two-sided Mann-Whitney (Wilcoxon rank-sum) test over the runs' values, exact for any number
+//! of runs (the permutation distribution of the rank sum, ties at their mid-rank, counted by
+//! dynamic programming in `sequential`). Its false-positive rate is at most ALPHA when both
+//! sides come from one distribution. With fewer than MIN_RUNS runs on a side no split can reach ALPHA (3 vs 3:
 //! the smallest p is 0.1), so the difference is "not tested" rather than "not significant".
 
-use crate::util::SplitMix64;
+use super::sequential::rank_sum_p;
 
 /// The false-positive rate a "significant" may have at most.
 pub const ALPHA: f64 = 0.05;
 /// Runs each side needs before a difference is tested (4 vs 4: the smallest p is 0.029).
 pub const MIN_RUNS: usize = 4;
-/// Splits enumerated exactly; beyond, this many random permutations.
-const EXACT_LIMIT: u64 = 184_756;
-const PERMUTATIONS: usize = 20_000;
 
 /// What a test said of two sets of per-run values.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,86 +35,15 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Verdict {
     if a.len() < MIN_RUNS || b.len() < MIN_RUNS || a.iter().chain(b).any(|v| !v.is_finite()) {
         return Verdict::NotTested;
     }
-    let ranks = mid_ranks(a.iter().chain(b).copied().collect());
-    let (n, total) = (a.len(), ranks.len());
-    let expected = n as f64 * (total as f64 + 1.0) / 2.0;
-    let observed: f64 = ranks[..n].iter().sum();
-    let extreme = (observed - expected).abs() - 1e-9;
-    if extreme <= 0.0 {
-        return Verdict::Tested { p: 1.0 };
-    }
-    let as_extreme = |sum: f64| (sum - expected).abs() >= extreme;
-    if binomial(total as u64, n as u64) <= EXACT_LIMIT {
-        let (mut hits, mut all) = (0u64, 0u64);
-        each_subset(total, n, &mut |pick| {
-            all += 1;
-            hits += u64::from(as_extreme(pick.iter().map(|&i| ranks[i]).sum()));
-        });
-        return Verdict::Tested {
-            p: hits as f64 / all as f64,
-        };
-    }
-    // Seeded by the data, so the same runs give the same verdict.
-    let seed = ranks
-        .iter()
-        .fold(0x9e37_79b9_u64, |h, r| h.rotate_left(7) ^ r.to_bits());
-    let mut rng = SplitMix64::new(seed);
-    let mut pool = ranks.clone();
-    let mut hits = 1; // the observed split counts, so p is never 0 (a valid permutation p-value)
-    for _ in 0..PERMUTATIONS {
-        for i in 0..n {
-            let j = i + rng.below(total - i);
-            pool.swap(i, j);
-        }
-        hits += usize::from(as_extreme(pool[..n].iter().sum()));
-    }
     Verdict::Tested {
-        p: hits as f64 / (PERMUTATIONS + 1) as f64,
+        p: rank_sum_p(a, b),
     }
-}
-
-/// Ranks 1..=n of `values` in their order, ties sharing the mean of their ranks.
-fn mid_ranks(values: Vec<f64>) -> Vec<f64> {
-    let mut order: Vec<usize> = (0..values.len()).collect();
-    order.sort_by(|&x, &y| values[x].total_cmp(&values[y]));
-    let mut ranks = vec![0.0; values.len()];
-    let mut i = 0;
-    while i < order.len() {
-        let mut j = i;
-        while j + 1 < order.len() && values[order[j + 1]] == values[order[i]] {
-            j += 1;
-        }
-        let mid = (i + j) as f64 / 2.0 + 1.0;
-        for k in i..=j {
-            ranks[order[k]] = mid;
-        }
-        i = j + 1;
-    }
-    ranks
-}
-
-fn binomial(n: u64, k: u64) -> u64 {
-    (0..k.min(n - k)).fold(1u64, |acc, i| acc.saturating_mul(n - i) / (i + 1))
-}
-
-/// Calls `f` with every subset of 0..n of size k (ascending indices).
-fn each_subset(n: usize, k: usize, f: &mut dyn FnMut(&[usize])) {
-    fn rec(start: usize, n: usize, k: usize, cur: &mut Vec<usize>, f: &mut dyn FnMut(&[usize])) {
-        if cur.len() == k {
-            return f(cur);
-        }
-        for i in start..=n - (k - cur.len()) {
-            cur.push(i);
-            rec(i + 1, n, k, cur, f);
-            cur.pop();
-        }
-    }
-    rec(0, n, k, &mut Vec::with_capacity(k), f);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::SplitMix64;
 
     /// A run's throughput: `mean` with run-to-run noise of `cv` (normal, Box-Muller).
     fn runs(rng: &mut SplitMix64, n: usize, mean: f64, cv: f64) -> Vec<f64> {
@@ -147,7 +73,7 @@ mod tests {
         assert_eq!(p(&[5.0; 4], &[5.0; 4]), 1.0);
         assert!(p(&[1.0, 3.0, 5.0, 7.0], &[2.0, 4.0, 6.0, 8.0]) > 0.5);
         assert_eq!(
-            mid_ranks(vec![10.0, 20.0, 10.0, 30.0]),
+            super::super::sequential::mid_ranks(&[10.0, 20.0, 10.0, 30.0]),
             vec![1.5, 3.0, 1.5, 4.0]
         );
     }
@@ -179,8 +105,8 @@ mod tests {
             called as f64 / 2000.0 <= ALPHA,
             "{called} of 2,000 identical pairs called significant"
         );
-        // Also with the permutation path (12 vs 12 runs) and with heavy ties.
-        let called = (0..300)
+        // Also with 12 vs 12 runs (as many as a sequential series takes) and with heavy ties.
+        let called = (0..2000)
             .filter(|_| {
                 mann_whitney(
                     &runs(&mut rng, 12, 1000.0, 0.05),
@@ -191,8 +117,8 @@ mod tests {
             })
             .count();
         assert!(
-            called as f64 / 300.0 <= 0.08,
-            "{called} of 300 identical 12-run pairs called significant"
+            called as f64 / 2000.0 <= ALPHA,
+            "{called} of 2,000 identical 12-run pairs called significant"
         );
         let rounded = |v: Vec<f64>| {
             v.into_iter()

@@ -1,0 +1,132 @@
+//! After every round of a plan: the verdicts so far, each printed as soon as it is decided
+//! (Ctrl-C keeps the ones decided), and for `runs = "auto"` whether to stop repeating: every
+//! headline difference decided, or the budget would be passed by another round.
+
+use crate::plan::{Plan, Sequential};
+use crate::run::results::{Finding, Results};
+use crate::stats::sequential::MAX_RUNS;
+use crate::stats::verdict::{self, Design};
+use crate::util::interrupt;
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+pub struct VerdictWatch {
+    design: Design,
+    sequential: Option<Sequential>,
+    started: Instant,
+    round_started: Instant,
+    longest_round: Duration,
+    /// Findings already printed as decided: (scenario, metric, a, b).
+    printed: HashSet<(String, String, String, String)>,
+    /// Why repeating stopped, once it has.
+    stopped: Option<String>,
+}
+
+impl VerdictWatch {
+    pub fn new(plan: &Plan) -> VerdictWatch {
+        let design = match plan.sequential {
+            Some(s) => Design::sequential(s.margin),
+            None => Design::fixed(crate::stats::sequential::DEFAULT_MARGIN),
+        };
+        VerdictWatch {
+            design,
+            sequential: plan.sequential,
+            started: Instant::now(),
+            round_started: Instant::now(),
+            longest_round: Duration::ZERO,
+            printed: HashSet::new(),
+            stopped: None,
+        }
+    }
+
+    /// Called after each round: records the verdicts so far; true to stop repeating.
+    pub fn after_round(&mut self, res: &mut Results, dir: &Path, round: u32) -> bool {
+        self.longest_round = self.longest_round.max(self.round_started.elapsed());
+        self.round_started = Instant::now();
+        let findings = verdict::findings(res, dir, self.design);
+        self.print_new(&findings);
+        let stop = self
+            .sequential
+            .and_then(|s| self.stop_reason(&findings, s, round));
+        let stopping = stop.is_some();
+        if let Some(why) = stop {
+            eprintln!("iobound: repeats stop after round {round}: {why}");
+            self.stopped = Some(why);
+        }
+        res.verdicts = verdict::records(res, dir, self.design, &self.reason(round));
+        stopping
+    }
+
+    /// The verdicts of the finished (or interrupted) plan.
+    pub fn finish(&mut self, res: &mut Results, dir: &Path) {
+        let rounds = res.runs.iter().map(|r| r.run).max().unwrap_or(0);
+        if self.stopped.is_none() && interrupt::stopped() {
+            self.stopped = Some(format!("interrupted by the user after {rounds} round(s)"));
+        }
+        res.verdicts = verdict::records(res, dir, self.design, &self.reason(rounds));
+    }
+
+    fn stop_reason(
+        &self,
+        findings: &[(String, Vec<Finding>)],
+        s: Sequential,
+        round: u32,
+    ) -> Option<String> {
+        if findings.iter().all(|(_, fs)| fs.is_empty()) {
+            return Some("nothing to compare: fewer than two contenders with results".into());
+        }
+        if verdict::all_decided(findings) {
+            return Some(format!(
+                "every headline difference decided after {round} runs each"
+            ));
+        }
+        if round as usize >= MAX_RUNS {
+            return Some(format!(
+                "{MAX_RUNS} runs each reached; what is open stays undecided"
+            ));
+        }
+        let budget = s.budget?;
+        let next_end = self.started.elapsed() + self.longest_round;
+        (next_end > budget).then(|| {
+            format!(
+                "the budget of {} would be passed by another round (the longest took {} s); \
+                 what is open stays undecided",
+                fmt_minutes(budget),
+                self.longest_round.as_secs()
+            )
+        })
+    }
+
+    fn reason(&self, rounds: u32) -> String {
+        match (&self.stopped, self.sequential) {
+            (Some(why), _) => why.clone(),
+            (None, Some(_)) => format!("still repeating after {rounds} round(s)"),
+            (None, None) => format!("a fixed number of runs ({rounds}), tested once at the end"),
+        }
+    }
+
+    fn print_new(&mut self, findings: &[(String, Vec<Finding>)]) {
+        for (scenario, fs) in findings {
+            for f in fs {
+                if f.outcome != "different" && f.outcome != "equivalent" {
+                    continue;
+                }
+                let key = (scenario.clone(), f.metric.clone(), f.a.clone(), f.b.clone());
+                if self.printed.insert(key) {
+                    eprintln!("verdict: {scenario}: {}", verdict::describe(f));
+                }
+            }
+        }
+    }
+}
+
+/// "15 min", "90 s".
+fn fmt_minutes(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 120 && s.is_multiple_of(60) {
+        format!("{} min", s / 60)
+    } else {
+        format!("{s} s")
+    }
+}

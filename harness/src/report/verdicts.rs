@@ -1,0 +1,93 @@
+//! The verdicts at the top of every output: one sentence per scenario, built from tested or
+//! equivalence statements only, with why repeating stopped. Results written before verdicts
+//! existed have none, and their reports are unchanged.
+
+use super::chart::esc;
+use crate::run::results::Results;
+use std::fmt::Write;
+
+fn stopped(results: &Results) -> Option<&str> {
+    results.verdicts.first().map(|v| v.stopped.as_str())
+}
+
+/// Lines for the terminal, before the tables.
+pub fn terminal(results: &Results) -> String {
+    let Some(why) = stopped(results) else {
+        return String::new();
+    };
+    let mut out =
+        String::from("\nVerdicts (tested, or equivalent within the margin; else undecided):\n");
+    for v in &results.verdicts {
+        let mark = if v.decided { "decided" } else { "open" };
+        let _ = writeln!(out, "  [{mark}] {}", v.sentence);
+    }
+    let _ = writeln!(out, "  repeats: {why}");
+    if results.plan.get("sequential").is_some() {
+        let _ = writeln!(
+            out,
+            "  (a verdict accounts for every look, p <= {} each; the diff column below is one \
+             test at p <= 0.05 and may mark what is still undecided here)",
+            crate::stats::sequential::LOOK_ALPHA
+        );
+    }
+    out
+}
+
+pub fn markdown(results: &Results) -> String {
+    let Some(why) = stopped(results) else {
+        return String::new();
+    };
+    let mut md = String::from("## Verdicts\n\n");
+    for v in &results.verdicts {
+        let mark = if v.decided { "" } else { " (not all decided)" };
+        let _ = writeln!(md, "- {}{mark}", v.sentence);
+    }
+    let _ = writeln!(
+        md,
+        "\nRepeats: {why}. A difference is \"tested\" by a two-sided rank test whose \
+         false-positive rate, over every look taken, is at most 5%; \"equivalent\" means the \
+         interval of the ratio lies within the margin; anything else is undecided.\n"
+    );
+    md
+}
+
+pub fn html(results: &Results) -> String {
+    let Some(why) = stopped(results) else {
+        return String::new();
+    };
+    let mut h = String::from("<section id=\"verdicts\"><h2>Verdicts</h2><ul>");
+    for v in &results.verdicts {
+        let class = if v.decided { "decided" } else { "open" };
+        let _ = write!(h, "<li class=\"{class}\">{}</li>", esc(&v.sentence));
+    }
+    let _ = write!(h, "</ul><p>Repeats: {}.</p></section>", esc(why));
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::results::test_support::blank_results;
+    use crate::run::results::VerdictRecord;
+
+    #[test]
+    fn verdicts_lead_every_output_and_old_results_have_none() {
+        let mut r = blank_results(&["a", "b"]);
+        assert_eq!(terminal(&r), "");
+        assert_eq!(markdown(&r), "");
+        assert_eq!(html(&r), "");
+        r.verdicts.push(VerdictRecord {
+            scenario: "plaintext".into(),
+            sentence: "plaintext: b 1.20x a's throughput (tested: p = 0.008, 5 runs each)".into(),
+            decided: true,
+            stopped: "every headline difference decided after 5 runs each".into(),
+            findings: Vec::new(),
+        });
+        assert!(terminal(&r).contains("[decided] plaintext: b 1.20x a's throughput"));
+        assert!(markdown(&r).starts_with("## Verdicts\n\n- plaintext: b 1.20x"));
+        assert!(
+            html(&r).contains("<li class=\"decided\">plaintext: b 1.20x a&#39;s")
+                || html(&r).contains("<li class=\"decided\">plaintext: b 1.20x a's")
+        );
+    }
+}

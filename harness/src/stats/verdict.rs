@@ -1,0 +1,310 @@
+//! A verdict per scenario, built only from tested or equivalence statements: for each pair of
+//! contenders (the plan's first of the pair as baseline) and each headline metric (throughput,
+//! p99 of all requests, CPU per request), whether they differ (the rank test), are equivalent
+//! within the margin (the ratio's interval inside 1 +- margin), or are still undecided, and
+//! after how many runs. Everything else is "undecided" or "not tested", with what would decide
+//! it.
+
+use super::sequential::{self, Decision, Ratio};
+use super::significance::{ALPHA, MIN_RUNS};
+use super::{cell, scenarios, Cell, Estimate};
+use crate::run::results::{Finding, Results, VerdictRecord};
+use std::path::Path;
+
+/// How differences are tested: one look at the end (a fixed number of runs) or a look after
+/// every round (`runs = "auto"`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Design {
+    /// The p-value threshold of each look.
+    pub alpha: f64,
+    /// Runs a side before the first look.
+    pub min_runs: usize,
+    pub margin: f64,
+}
+
+impl Design {
+    /// A single look after a fixed number of runs: the Mann-Whitney test at ALPHA.
+    pub fn fixed(margin: f64) -> Design {
+        Design {
+            alpha: ALPHA,
+            min_runs: MIN_RUNS,
+            margin,
+        }
+    }
+
+    /// Looks after every round, each at LOOK_ALPHA (overall ALPHA; see `sequential`).
+    pub fn sequential(margin: f64) -> Design {
+        Design {
+            alpha: sequential::LOOK_ALPHA,
+            min_runs: sequential::MIN_LOOK,
+            margin,
+        }
+    }
+}
+
+/// The metrics a verdict is about, with how to read each from a cell.
+struct Headline {
+    key: &'static str,
+    words: &'static str,
+    get: fn(&Cell) -> &Estimate,
+}
+
+const HEADLINES: &[Headline] = &[
+    Headline {
+        key: "throughput",
+        words: "throughput",
+        get: |c| &c.rps,
+    },
+    Headline {
+        key: "p99_all",
+        words: "p99 of all requests",
+        get: |c| &c.p99_all,
+    },
+    Headline {
+        key: "cpu",
+        words: "CPU per request",
+        get: |c| &c.cpu_ms_per_1k,
+    },
+];
+
+/// Every finding of every scenario: per pair of contenders with results, per headline metric.
+pub fn findings(results: &Results, dir: &Path, design: Design) -> Vec<(String, Vec<Finding>)> {
+    scenarios(results)
+        .into_iter()
+        .map(|scenario| {
+            let cells: Vec<Cell> = results
+                .contenders
+                .iter()
+                .filter_map(|c| cell(results, dir, &scenario, &c.name))
+                .collect();
+            let mut out = Vec::new();
+            for (i, a) in cells.iter().enumerate() {
+                for b in &cells[i + 1..] {
+                    for h in HEADLINES {
+                        if let Some(f) = finding(h, a, b, design) {
+                            out.push(f);
+                        }
+                    }
+                }
+            }
+            (scenario, out)
+        })
+        .collect()
+}
+
+fn finding(h: &Headline, a: &Cell, b: &Cell, design: Design) -> Option<Finding> {
+    let (va, vb) = ((h.get)(a), (h.get)(b));
+    if !va.value.is_finite() || !vb.value.is_finite() {
+        return None; // not measured (older results, or no CPU figures)
+    }
+    let runs = va.per_run.len().min(vb.per_run.len());
+    let mut f = Finding {
+        metric: h.key.into(),
+        a: a.contender.clone(),
+        b: b.contender.clone(),
+        outcome: "not tested".into(),
+        runs,
+        alpha: design.alpha,
+        margin: design.margin,
+        ..Finding::default()
+    };
+    if runs < design.min_runs {
+        return Some(f);
+    }
+    let decision = sequential::decide_at(
+        &va.per_run,
+        &vb.per_run,
+        design.margin,
+        design.alpha,
+        design.min_runs,
+    );
+    let (outcome, p) = match &decision {
+        Decision::TooFew => ("not tested", None),
+        Decision::Different { p, .. } => ("different", Some(*p)),
+        Decision::Equivalent { p, .. } => ("equivalent", Some(*p)),
+        Decision::Open { p, .. } => ("undecided", Some(*p)),
+    };
+    f.outcome = outcome.into();
+    f.p = p;
+    if let Some(Ratio { value, lo, hi }) = decision.ratio() {
+        (f.ratio, f.ratio_lo, f.ratio_hi) = (Some(*value), *lo, *hi);
+    }
+    Some(f)
+}
+
+/// Whether every finding is decided (different or equivalent); false with no findings.
+pub fn all_decided(findings: &[(String, Vec<Finding>)]) -> bool {
+    let mut any = false;
+    for (_, fs) in findings {
+        for f in fs {
+            any = true;
+            if f.outcome != "different" && f.outcome != "equivalent" {
+                return false;
+            }
+        }
+    }
+    any
+}
+
+/// The verdict records of a result set: a sentence per scenario and its findings.
+pub fn records(results: &Results, dir: &Path, design: Design, stopped: &str) -> Vec<VerdictRecord> {
+    findings(results, dir, design)
+        .into_iter()
+        .filter(|(_, fs)| !fs.is_empty())
+        .map(|(scenario, fs)| {
+            let unsettled: usize = results
+                .contenders
+                .iter()
+                .filter_map(|c| cell(results, dir, &scenario, &c.name))
+                .map(|c| c.unsettled_runs)
+                .sum();
+            VerdictRecord {
+                sentence: sentence(&scenario, &fs, unsettled),
+                decided: fs
+                    .iter()
+                    .all(|f| f.outcome == "different" || f.outcome == "equivalent"),
+                scenario,
+                stopped: stopped.into(),
+                findings: fs,
+            }
+        })
+        .collect()
+}
+
+/// "delay-100ms: spring-webflux 3.10x spring-mvc's throughput, p99 of all requests -81%
+/// (tested, 5 runs each); CPU per request equivalent within 5%; ...".
+pub fn sentence(scenario: &str, findings: &[Finding], unsettled_runs: usize) -> String {
+    let parts: Vec<String> = findings.iter().map(describe).collect();
+    let mut s = format!("{scenario}: {}", parts.join("; "));
+    if unsettled_runs > 0 {
+        s.push_str(&format!(
+            " [{unsettled_runs} run(s) not at steady state: read with care]"
+        ));
+    }
+    s
+}
+
+/// One finding in words.
+pub fn describe(f: &Finding) -> String {
+    let words = HEADLINES
+        .iter()
+        .find(|h| h.key == f.metric)
+        .map_or(f.metric.as_str(), |h| h.words);
+    let ratio = f.ratio.unwrap_or(f64::NAN);
+    let interval = match (f.ratio_lo, f.ratio_hi) {
+        (Some(lo), Some(hi)) => format!("{lo:.2}..{hi:.2}"),
+        _ => "unbounded".into(),
+    };
+    let level = (1.0 - f.alpha) * 100.0;
+    match f.outcome.as_str() {
+        "different" if f.metric == "throughput" && !(0.9..=1.1).contains(&ratio) => format!(
+            "{} {ratio:.2}x {}'s {words} (tested: p = {:.3}, {} runs each)",
+            f.b,
+            f.a,
+            f.p.unwrap_or(f64::NAN),
+            f.runs
+        ),
+        "different" => format!(
+            "{words} {} {:+.0}% vs {} (tested: p = {:.3}, {} runs each)",
+            f.b,
+            (ratio - 1.0) * 100.0,
+            f.a,
+            f.p.unwrap_or(f64::NAN),
+            f.runs
+        ),
+        "equivalent" => format!(
+            "{words} {} and {} equivalent within {:.0}% (ratio {interval} at {level:.1}%, {} \
+             runs each)",
+            f.a,
+            f.b,
+            f.margin * 100.0,
+            f.runs
+        ),
+        "undecided" => format!(
+            "{words} {} vs {} undecided after {} runs each ({} / {} = {ratio:.2}, interval \
+             {interval}; more runs or a quieter machine would decide it)",
+            f.b, f.a, f.runs, f.b, f.a
+        ),
+        _ => format!(
+            "{words} {} vs {} not tested ({} run(s) each; a verdict needs {} or more: use \
+             --runs auto)",
+            f.b,
+            f.a,
+            f.runs,
+            if f.alpha < ALPHA {
+                sequential::MIN_LOOK
+            } else {
+                MIN_RUNS
+            }
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::results::test_support::{blank_results, blank_run};
+    use crate::run::results::RunStatus;
+
+    fn results(a: &[f64], b: &[f64]) -> Results {
+        let mut r = blank_results(&["mvc", "flux"]);
+        for (name, values) in [("mvc", a), ("flux", b)] {
+            for (i, v) in values.iter().enumerate() {
+                let mut run = blank_run(name, "plaintext", i as u32 + 1);
+                run.status = RunStatus::Ok;
+                run.summary.rps = *v;
+                run.summary.ok = 1000;
+                run.resources.cpu_ms_per_1k_requests = 100.0 + i as f64 * 0.1;
+                r.runs.push(run);
+            }
+        }
+        r
+    }
+
+    #[test]
+    fn a_clear_difference_is_a_tested_verdict_and_a_tie_is_equivalent() {
+        let r = results(
+            &[1000.0, 1010.0, 990.0, 1005.0, 995.0],
+            &[3100.0, 3050.0, 3120.0, 3080.0, 3090.0],
+        );
+        let dir = Path::new("/nonexistent");
+        let v = records(&r, dir, Design::sequential(0.05), "every headline decided");
+        assert_eq!(v.len(), 1);
+        let s = &v[0].sentence;
+        assert!(
+            s.starts_with(
+                "plaintext: flux 3.09x mvc's throughput (tested: p = 0.008, 5 runs each)"
+            ),
+            "{s}"
+        );
+        assert!(
+            s.contains("CPU per request mvc and flux equivalent within 5%"),
+            "{s}"
+        );
+        assert!(v[0].decided, "{v:?}");
+        assert!(all_decided(&findings(&r, dir, Design::sequential(0.05))));
+    }
+
+    #[test]
+    fn too_few_runs_are_not_tested_and_an_open_question_is_undecided() {
+        let dir = Path::new("/nonexistent");
+        let r = results(&[1000.0, 1010.0], &[3100.0, 3050.0]);
+        let v = records(&r, dir, Design::sequential(0.05), "budget spent");
+        assert!(
+            v[0].sentence.contains("not tested (2 run(s) each"),
+            "{}",
+            v[0].sentence
+        );
+        assert!(!v[0].decided);
+        // Overlapping and 10% noisy: neither different nor equivalent within 5%.
+        let r = results(
+            &[1000.0, 1100.0, 900.0, 1050.0, 950.0],
+            &[1020.0, 1120.0, 930.0, 1060.0, 980.0],
+        );
+        let f = findings(&r, dir, Design::sequential(0.05));
+        let thr = f[0].1.iter().find(|f| f.metric == "throughput").unwrap();
+        assert_eq!(thr.outcome, "undecided", "{thr:?}");
+        assert!(describe(thr).contains("undecided after 5 runs each"));
+        assert!(!all_decided(&f));
+    }
+}
