@@ -220,3 +220,68 @@ fn demo_prose_figures_match_the_committed_results() {
     assert_eq!(took.floor(), 13.0, "{took}");
     assert!(readme.contains("runs took 13 minutes after the build"));
 }
+
+/// "A second ./iobound demo ... agreed with the first on every verdict both decided": the two
+/// committed demo results, finding by finding.
+#[test]
+fn two_demo_runs_agree_on_every_verdict_both_decided() {
+    use iobound::run::results::Results;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let first = Results::load(&root.join("docs/results/demo-2026-11-24/results.json")).unwrap();
+    let second =
+        Results::load(&root.join("docs/results/demo-2026-11-24-rerun/results.json")).unwrap();
+    let decided = |r: &Results| -> Vec<(String, String, String, bool)> {
+        r.verdicts
+            .iter()
+            .flat_map(|v| {
+                v.findings
+                    .iter()
+                    .filter(|f| f.outcome == "different")
+                    .map(|f| {
+                        (
+                            v.scenario.clone(),
+                            f.metric.clone(),
+                            f.outcome.clone(),
+                            f.ratio.unwrap() > 1.0,
+                        )
+                    })
+            })
+            .collect()
+    };
+    let (a, b) = (decided(&first), decided(&second));
+    assert_eq!(b.len(), 6, "the rerun decided all six: {b:?}");
+    let mut both = 0;
+    for x in &a {
+        let same = b
+            .iter()
+            .find(|y| (&y.0, &y.1) == (&x.0, &x.1))
+            .expect("decided in both");
+        assert_eq!(x, same, "the same answer, the same direction");
+        both += 1;
+    }
+    assert_eq!(both, 4, "the first run decided four of the six");
+    // The rerun's plaintext throughput lies inside the first run's undecided interval.
+    let open = first.verdicts[0]
+        .findings
+        .iter()
+        .find(|f| f.metric == "throughput")
+        .unwrap();
+    let rerun = second.verdicts[0]
+        .findings
+        .iter()
+        .find(|f| f.metric == "throughput")
+        .unwrap();
+    let r = rerun.ratio.unwrap();
+    assert!(open.ratio_lo.unwrap() <= r && r <= open.ratio_hi.unwrap());
+    assert_eq!(format!("{r:.2}"), "1.17");
+    let took = |r: &Results| {
+        let m = |t: &str| -> f64 {
+            let p: Vec<f64> = t[11..19].split(':').map(|x| x.parse().unwrap()).collect();
+            p[0] * 60.0 + p[1] + p[2] / 60.0
+        };
+        m(r.finished_at.as_deref().unwrap()) - m(&r.started_at)
+    };
+    assert_eq!(took(&second).floor(), 12.0);
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains("12 minutes of\nruns)") && readme.contains("1.17x"));
+}

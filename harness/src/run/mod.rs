@@ -253,12 +253,18 @@ pub fn run_plan(
         .build()?;
     let mut res = new_results(plan, opts, &prepared, java.as_deref())?;
     res.save(&dir)?;
+    let runs = match plan.sequential {
+        Some(_) => format!(
+            "up to {} runs (auto: until every difference is decided)",
+            plan.runs
+        ),
+        None => format!("{} run(s)", plan.runs),
+    };
     eprintln!(
-        "iobound: plan {:?}: {} contender(s) x {} scenario(s) x {} run(s); results in {}",
+        "iobound: plan {:?}: {} contender(s) x {} scenario(s) x {runs}; results in {}",
         plan.name,
         res.contenders.len(),
         plan.scenarios.len(),
-        plan.runs,
         dir.display()
     );
     eprintln!("iobound: {}", res.environment.pinning);

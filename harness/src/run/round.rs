@@ -74,7 +74,12 @@ impl RunCtx<'_> {
             .dir
             .join("logs")
             .join(format!("{}.run{run}.log", m.name));
-        eprintln!("\n[{}] run {run}/{}", m.name, self.plan.runs);
+        let most = if self.plan.sequential.is_some() {
+            " at most"
+        } else {
+            ""
+        };
+        eprintln!("\n[{}] run {run} of{most} {}", m.name, self.plan.runs);
         self.profiler = None;
         if self.plan.profile {
             self.profiler = Some(super::profile::Profiler::new(

@@ -309,14 +309,25 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
     // run's seconds.
     let whole: Vec<Unit> = runs.iter().filter_map(|r| run_unit(r)).collect();
     let merged = Merger::new(&whole);
-    let seconds = if runs.len() >= 2 {
+    // A within-run interval resamples the run's seconds as if they were alike: over a stepped
+    // load they are not (each level has its own throughput and latency), so a run of several
+    // levels gets no whole-run interval; its per-level rows are the comparison.
+    let levels = runs[0].summary.levels.len();
+    let seconds = if runs.len() >= 2 || levels > 1 {
         None
     } else {
         seconds_of(runs[0], dir)
     };
     let units = seconds.as_deref().unwrap_or(&[]);
     let by_second = Merger::new(units);
-    let method = method(runs.len(), seconds.as_ref().map(Vec::len));
+    let method = if runs.len() == 1 && levels > 1 {
+        format!(
+            "one run over {levels} load levels; no whole-run interval (resampling its seconds \
+             would mix the levels): compare the per-level rows; differences not tested"
+        )
+    } else {
+        method(runs.len(), seconds.as_ref().map(Vec::len))
+    };
     let merged_all = merged.merge(&(0..whole.len()).collect::<Vec<_>>());
     // Point estimates: percentiles of the histogram merged over all runs (the summary's own
     // figures when a results file carries no histograms); per run, each run's own.
@@ -451,7 +462,7 @@ fn method(runs: usize, seconds: Option<usize>) -> String {
             let test = if runs >= MIN_RUNS { "differences by Mann-Whitney over runs (p <= 0.05)".to_string() } else { format!("differences not tested (a test needs >= {MIN_RUNS} runs each)") };
             format!("median of {runs} runs; interval: the runs' {}, a {:.0}% confidence interval for the median; {test}", if coverage < 0.95 { "min..max" } else { "order statistics" }, coverage * 100.0)
         }
-        (_, Some(n)) => format!("one run; within-run 95% interval by block bootstrap over its {n} one-second intervals (blocks of {}s): run-to-run variation not measured; differences not tested", block_len(n)),
+        (_, Some(n)) => format!("one run; within-run 95% interval by block bootstrap over its {n} one-second intervals (blocks of {}s): it describes this run's seconds and does not predict a rerun (run-to-run variation not measured); differences not tested", block_len(n)),
         _ => "one run; no interval; differences not tested".to_string(),
     }
 }
@@ -886,5 +897,26 @@ mod tests {
             c.peak_threads.lo, None,
             "no interval for a single run's peaks"
         );
+        // The same seconds as two load levels (3 s at 1 user, 3 s at 2): no whole-run
+        // interval, which would mix the levels.
+        let stepped = crate::plan::Profile::Closed {
+            users: 1,
+            step_users: 1,
+            steps: 1,
+            level: std::time::Duration::from_secs(3),
+            think: std::time::Duration::ZERO,
+        };
+        let (summary, intervals) =
+            crate::driver::summary::summarize(&rec, std::time::Duration::from_secs(6), &stepped);
+        assert_eq!(summary.levels.len(), 2);
+        let mut r = crate::run::results::test_support::blank_run("a", "s", 1);
+        r.status = RunStatus::Ok;
+        r.histogram = Some(encode_histogram(&rec.overall().0).unwrap());
+        r.histogram_log = Some(path.into());
+        r.summary = summary;
+        r.intervals = intervals;
+        let c = cell(&results(vec![r]), dir.path(), "s", "a").unwrap();
+        assert_eq!((c.rps.lo, c.p50.lo), (None, None), "{}", c.method);
+        assert!(c.method.contains("over 2 load levels"), "{}", c.method);
     }
 }
