@@ -285,3 +285,42 @@ fn two_demo_runs_agree_on_every_verdict_both_decided() {
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     assert!(readme.contains("12 minutes of\nruns)") && readme.contains("1.17x"));
 }
+
+/// "with one loop ... WebFlux's plaintext p99 of all requests fell from 12.5 ms to 1.9 ms, its
+/// throughput not significantly changed": the two committed tuning results.
+#[test]
+fn the_webflux_event_loop_figures_match_their_results() {
+    use iobound::run::results::Results;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let cell = |loops: u32| {
+        let dir = root.join(format!(
+            "docs/results/tuning-webflux-2026-11-24/loops-{loops}"
+        ));
+        let r = Results::load(&dir.join("results.json")).unwrap();
+        iobound::stats::cell(&r, &dir, "plaintext", "spring-webflux").unwrap()
+    };
+    let (four, one) = (cell(4), cell(1));
+    assert_eq!((four.runs, one.runs), (5, 5));
+    assert_eq!(
+        format!("{:.1} {:.1}", four.p99_all.value, one.p99_all.value),
+        "12.5 1.9"
+    );
+    let p99 = iobound::stats::METRICS
+        .iter()
+        .find(|m| m.key == "p99_all")
+        .unwrap();
+    let thr = iobound::stats::METRICS
+        .iter()
+        .find(|m| m.key == "throughput")
+        .unwrap();
+    assert_eq!(
+        iobound::stats::Difference::of(p99, &four, &one).significant,
+        Some(true)
+    );
+    assert_eq!(
+        iobound::stats::Difference::of(thr, &four, &one).significant,
+        Some(false)
+    );
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains("fell from 12.5 ms to 1.9 ms"));
+}
