@@ -3,9 +3,9 @@
 //! headline difference decided, or the budget would be passed by another round.
 
 use crate::plan::{Plan, Sequential};
-use crate::run::results::{Finding, Results};
+use crate::run::results::Results;
 use crate::stats::sequential::MAX_RUNS;
-use crate::stats::verdict::{self, Design};
+use crate::stats::verdict::{self, Design, ScenarioFindings};
 use crate::util::interrupt;
 use std::collections::HashSet;
 use std::path::Path;
@@ -54,7 +54,7 @@ impl VerdictWatch {
             eprintln!("iobound: repeats stop after round {round}: {why}");
             self.stopped = Some(why);
         }
-        res.verdicts = verdict::records(res, dir, self.design, &self.reason(round));
+        res.verdicts = verdict::records(&findings, &self.reason(round));
         stopping
     }
 
@@ -64,16 +64,17 @@ impl VerdictWatch {
         if self.stopped.is_none() && interrupt::stopped() {
             self.stopped = Some(format!("interrupted by the user after {rounds} round(s)"));
         }
-        res.verdicts = verdict::records(res, dir, self.design, &self.reason(rounds));
+        let findings = verdict::findings(res, dir, self.design);
+        res.verdicts = verdict::records(&findings, &self.reason(rounds));
     }
 
     fn stop_reason(
         &self,
-        findings: &[(String, Vec<Finding>)],
+        findings: &[ScenarioFindings],
         s: Sequential,
         round: u32,
     ) -> Option<String> {
-        if findings.iter().all(|(_, fs)| fs.is_empty()) {
+        if findings.iter().all(|s| s.findings.is_empty()) {
             return Some("nothing to compare: fewer than two contenders with results".into());
         }
         if verdict::all_decided(findings) {
@@ -106,12 +107,14 @@ impl VerdictWatch {
         }
     }
 
-    fn print_new(&mut self, findings: &[(String, Vec<Finding>)]) {
-        for (scenario, fs) in findings {
-            for f in fs {
-                if f.outcome != "different" && f.outcome != "equivalent" {
-                    continue;
-                }
+    fn print_new(&mut self, findings: &[ScenarioFindings]) {
+        for ScenarioFindings {
+            scenario,
+            findings: fs,
+            ..
+        } in findings
+        {
+            for f in fs.iter().filter(|f| f.decided()) {
                 let key = (scenario.clone(), f.metric.clone(), f.a.clone(), f.b.clone());
                 if self.printed.insert(key) {
                     eprintln!("verdict: {scenario}: {}", verdict::describe(f));

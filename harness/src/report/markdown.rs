@@ -186,11 +186,15 @@ pub(super) fn stepped(run: &Run) -> bool {
 pub fn render_markdown(results: &Results) -> String {
     let mut out = super::verdicts::markdown(results);
     for scenario in scenarios(results) {
-        let repeated = results.contenders.iter().any(|c| {
-            stats::cell(results, Path::new(""), &scenario, &c.name).is_some_and(|c| c.runs >= 2)
-        });
-        if repeated {
-            out.push_str(&repeats_table(results, &scenario));
+        // Cells need no results directory here: with two runs or more their intervals come
+        // from the runs, and with one this table prints the run itself.
+        let cells: Vec<(&ContenderInfo, Cell)> = results
+            .contenders
+            .iter()
+            .filter_map(|c| Some((c, stats::cell(results, Path::new(""), &scenario, &c.name)?)))
+            .collect();
+        if cells.iter().any(|(_, c)| c.runs >= 2) {
+            out.push_str(&repeats_table(results, &scenario, &cells));
             continue;
         }
         let picked = columns(results, &scenario);
@@ -297,13 +301,7 @@ pub fn render_markdown(results: &Results) -> String {
 /// A scenario measured several times: per contender the median over runs of each figure
 /// (percentiles from the merged histograms), throughput with its interval, the runs counted
 /// (failed ones too), and the flags the terminal table shows.
-fn repeats_table(results: &Results, scenario: &str) -> String {
-    let cells: Vec<(&ContenderInfo, Option<Cell>)> = results
-        .contenders
-        .iter()
-        .map(|c| (c, stats::cell(results, Path::new(""), scenario, &c.name)))
-        .filter(|(_, c)| c.is_some())
-        .collect();
+fn repeats_table(results: &Results, scenario: &str, cells: &[(&ContenderInfo, Cell)]) -> String {
     let Some(first) = results.runs.iter().find(|r| r.scenario == scenario) else {
         return String::new();
     };
@@ -334,7 +332,6 @@ fn repeats_table(results: &Results, scenario: &str) -> String {
     };
     let rows: Vec<Vec<String>> = cells
         .iter()
-        .filter_map(|(info, c)| c.as_ref().map(|c| (info, c)))
         .map(|(info, c)| {
             let mut flags = Vec::new();
             if c.noisy.is_some() {
@@ -365,7 +362,7 @@ fn repeats_table(results: &Results, scenario: &str) -> String {
         })
         .collect();
     out.push_str(&table(&header, 2, &rows));
-    if let Some((_, Some(c))) = cells.first() {
+    if let Some((_, c)) = cells.first() {
         let _ = writeln!(out, "\nIntervals: {}.", c.method);
     }
     out

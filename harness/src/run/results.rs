@@ -60,6 +60,13 @@ pub struct VerdictRecord {
     pub findings: Vec<Finding>,
 }
 
+impl Finding {
+    /// Decided: tested different, or equivalent within the margin.
+    pub fn decided(&self) -> bool {
+        self.outcome == "different" || self.outcome == "equivalent"
+    }
+}
+
 /// One metric, one pair: "different", "equivalent", "undecided" or "not tested".
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Finding {

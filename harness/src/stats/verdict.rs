@@ -67,8 +67,16 @@ const HEADLINES: &[Headline] = &[
     },
 ];
 
-/// Every finding of every scenario: per pair of contenders with results, per headline metric.
-pub fn findings(results: &Results, dir: &Path, design: Design) -> Vec<(String, Vec<Finding>)> {
+/// One scenario's findings, and how many of the runs behind them were not at steady state.
+pub struct ScenarioFindings {
+    pub scenario: String,
+    pub findings: Vec<Finding>,
+    pub unsettled_runs: usize,
+}
+
+/// Every finding of every scenario: per pair of contenders with results, per headline metric
+/// (each contender's cell computed once per scenario).
+pub fn findings(results: &Results, dir: &Path, design: Design) -> Vec<ScenarioFindings> {
     scenarios(results)
         .into_iter()
         .map(|scenario| {
@@ -77,6 +85,7 @@ pub fn findings(results: &Results, dir: &Path, design: Design) -> Vec<(String, V
                 .iter()
                 .filter_map(|c| cell(results, dir, &scenario, &c.name))
                 .collect();
+            let unsettled_runs = cells.iter().map(|c| c.unsettled_runs).sum();
             let mut out = Vec::new();
             for (i, a) in cells.iter().enumerate() {
                 for b in &cells[i + 1..] {
@@ -87,7 +96,11 @@ pub fn findings(results: &Results, dir: &Path, design: Design) -> Vec<(String, V
                     }
                 }
             }
-            (scenario, out)
+            ScenarioFindings {
+                scenario,
+                findings: out,
+                unsettled_runs,
+            }
         })
         .collect()
 }
@@ -133,40 +146,21 @@ fn finding(h: &Headline, a: &Cell, b: &Cell, design: Design) -> Option<Finding> 
 }
 
 /// Whether every finding is decided (different or equivalent); false with no findings.
-pub fn all_decided(findings: &[(String, Vec<Finding>)]) -> bool {
-    let mut any = false;
-    for (_, fs) in findings {
-        for f in fs {
-            any = true;
-            if f.outcome != "different" && f.outcome != "equivalent" {
-                return false;
-            }
-        }
-    }
-    any
+pub fn all_decided(all: &[ScenarioFindings]) -> bool {
+    let mut fs = all.iter().flat_map(|s| &s.findings).peekable();
+    fs.peek().is_some() && fs.all(Finding::decided)
 }
 
-/// The verdict records of a result set: a sentence per scenario and its findings.
-pub fn records(results: &Results, dir: &Path, design: Design, stopped: &str) -> Vec<VerdictRecord> {
-    findings(results, dir, design)
-        .into_iter()
-        .filter(|(_, fs)| !fs.is_empty())
-        .map(|(scenario, fs)| {
-            let unsettled: usize = results
-                .contenders
-                .iter()
-                .filter_map(|c| cell(results, dir, &scenario, &c.name))
-                .map(|c| c.unsettled_runs)
-                .sum();
-            VerdictRecord {
-                sentence: sentence(&scenario, &fs, unsettled),
-                decided: fs
-                    .iter()
-                    .all(|f| f.outcome == "different" || f.outcome == "equivalent"),
-                scenario,
-                stopped: stopped.into(),
-                findings: fs,
-            }
+/// The verdict records of `all` findings: a sentence per scenario that has any.
+pub fn records(all: &[ScenarioFindings], stopped: &str) -> Vec<VerdictRecord> {
+    all.iter()
+        .filter(|s| !s.findings.is_empty())
+        .map(|s| VerdictRecord {
+            sentence: sentence(&s.scenario, &s.findings, s.unsettled_runs),
+            decided: s.findings.iter().all(Finding::decided),
+            scenario: s.scenario.clone(),
+            stopped: stopped.into(),
+            findings: s.findings.clone(),
         })
         .collect()
 }
@@ -268,7 +262,10 @@ mod tests {
             &[3100.0, 3050.0, 3120.0, 3080.0, 3090.0],
         );
         let dir = Path::new("/nonexistent");
-        let v = records(&r, dir, Design::sequential(0.05), "every headline decided");
+        let v = records(
+            &findings(&r, dir, Design::sequential(0.05)),
+            "every headline decided",
+        );
         assert_eq!(v.len(), 1);
         let s = &v[0].sentence;
         assert!(
@@ -289,7 +286,7 @@ mod tests {
     fn too_few_runs_are_not_tested_and_an_open_question_is_undecided() {
         let dir = Path::new("/nonexistent");
         let r = results(&[1000.0, 1010.0], &[3100.0, 3050.0]);
-        let v = records(&r, dir, Design::sequential(0.05), "budget spent");
+        let v = records(&findings(&r, dir, Design::sequential(0.05)), "budget spent");
         assert!(
             v[0].sentence.contains("not tested (2 run(s) each"),
             "{}",
@@ -302,7 +299,11 @@ mod tests {
             &[1020.0, 1120.0, 930.0, 1060.0, 980.0],
         );
         let f = findings(&r, dir, Design::sequential(0.05));
-        let thr = f[0].1.iter().find(|f| f.metric == "throughput").unwrap();
+        let thr = f[0]
+            .findings
+            .iter()
+            .find(|f| f.metric == "throughput")
+            .unwrap();
         assert_eq!(thr.outcome, "undecided", "{thr:?}");
         assert!(describe(thr).contains("undecided after 5 runs each"));
         assert!(!all_decided(&f));
