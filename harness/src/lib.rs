@@ -9,6 +9,8 @@
 //! plan         the experiment: TOML shapes -> validated model (scenarios, load, workload)
 //! services     what contenders need and are: corpus, downstream, PostgreSQL, Kafka, JDK,
 //!              contender processes and manifests, the built-in test server
+//! remote       hosts beyond this machine over OpenSSH: connections, `hosts check`, the
+//!              per-run directory and binary on each load host
 //! conformance  the contract: cases, fuzzing, the pipeline's delivery check
 //! driver       load (closed, open), recording, the run's summary, the driver's self-report
 //! sampler      the contender's threads, memory, CPU, sockets from /proc
@@ -22,6 +24,7 @@ pub mod cli;
 pub mod conformance;
 pub mod driver;
 pub mod plan;
+pub mod remote;
 pub mod report;
 pub mod run;
 pub mod sampler;

@@ -41,6 +41,33 @@ Example (a CI step):
   iobound run --plan plans/demo.toml --runs 4 --out after
   iobound compare baseline/20261123-101500-demo after/* --fail-if 'p99 > +10%' --fail-if 'throughput < -5%' --junit gates.xml";
 
+const HOSTS_HELP: &str = "\
+An inventory names each host, its SSH destination and its roles: `contender` (the server
+under test), `load` (runs a share of the load with iobound's own driver) and `services`. Write
+it as hosts.toml:
+
+  [[host]]
+  name = \"app\"
+  address = \"10.0.0.2\"
+  user = \"bench\"
+  roles = [\"contender\"]
+
+  [[host]]
+  name = \"lg1\"
+  address = \"10.0.0.3\"
+  user = \"bench\"
+  roles = [\"load\"]
+  cpus = \"0-3\"
+
+or keep your Ansible inventory (INI or YAML): groups named contender, services and load give
+their hosts those roles; ansible_host, ansible_user, ansible_port and
+ansible_ssh_private_key_file are read, iobound_cpus sets the CPUs. SSH uses keys or an agent
+only (BatchMode), never a password.
+
+Examples:
+  iobound hosts check hosts.toml
+  iobound run --hosts hosts.toml --url http://10.0.0.2:8080/plaintext --users 256 --duration 30s";
+
 const CAPACITY_HELP: &str = "\
 Each probe is an open-model run at one rate for --duration (default 20s; the first one after
 the warm-up), judged against every --slo. The rate starts at --rate (default 100) and grows by
@@ -142,6 +169,18 @@ pub enum Cmd {
     },
     /// Run the downstream service of /enrich on its own (the harness starts one for every plan)
     Downstream(DownstreamArgs),
+    /// Hosts beyond this machine: check an inventory before a run with --hosts
+    #[command(after_help = HOSTS_HELP)]
+    Hosts {
+        #[command(subcommand)]
+        what: HostsCmd,
+    },
+    /// What iobound runs on a remote host, started over SSH by the harness
+    #[command(hide = true)]
+    Agent {
+        #[command(subcommand)]
+        what: AgentCmd,
+    },
     /// Built-in test server (driver benchmark target; can stall once, like a GC pause)
     #[command(hide = true)]
     Serve(ServeArgs),
@@ -155,6 +194,23 @@ pub enum Cmd {
         #[arg(long, value_name = "LIST")]
         driver_cpus: Option<String>,
     },
+}
+
+#[derive(Subcommand)]
+pub enum HostsCmd {
+    /// Connect to every host of an inventory and report OS, CPUs, memory, clock offset and
+    /// the tools its roles need (with how to install what is missing); changes nothing
+    Check {
+        #[arg(value_name = "INVENTORY")]
+        file: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum AgentCmd {
+    /// Read a load job on standard input, drive it, stream per-second histograms on standard
+    /// output; stops when its input says "stop" or closes
+    Drive,
 }
 
 #[derive(Subcommand)]
@@ -262,6 +318,11 @@ pub struct RunArgs {
     /// CPUs, waits for the URL's port, samples it, and stops it after each repeat
     #[arg(long, value_name = "COMMAND", requires = "url")]
     pub cmd: Option<String>,
+    /// Inventory of hosts (hosts.toml, or an Ansible INI or YAML inventory): the load comes
+    /// from its `load` hosts over SSH, each driving its share, and --url must be on its
+    /// `contender` host. Check it first with `iobound hosts check FILE`
+    #[arg(long, value_name = "FILE", requires = "url", conflicts_with_all = ["pid", "cmd"])]
+    pub hosts: Option<PathBuf>,
     /// Warm-up before each measured run (not recorded)
     #[arg(long, value_name = "D", value_parser = duration_arg)]
     pub warmup: Option<String>,
@@ -373,6 +434,10 @@ pub struct DownstreamArgs {
 pub struct ServeArgs {
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
+    /// Address to listen on (default 127.0.0.1): another one for a server on a host of its
+    /// own, driven by `run --hosts`
+    #[arg(long, value_name = "IPV4")]
+    pub address: Option<std::net::Ipv4Addr>,
     /// Stall once, this long after the first request
     #[arg(long, value_parser = duration_arg)]
     pub stall_at: Option<String>,

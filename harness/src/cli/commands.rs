@@ -40,12 +40,14 @@ pub fn run(
     external: Option<run::External>,
     choice: ServiceChoice,
     junit: Option<&Path>,
+    hosts: Option<crate::plan::hosts::Inventory>,
 ) -> Result<i32> {
     let opts = run::Options {
         root: root.to_path_buf(),
         out: out.to_path_buf(),
         external,
         services: choice,
+        hosts,
     };
     let mut watch = super::verdicts::VerdictWatch::new(plan);
     let (dir, mut res) = run::run_plan(plan, &opts, &mut |res, dir, round| {
@@ -238,6 +240,7 @@ pub fn load_cmd(a: &LoadArgs, driver_cpus: Option<&str>) -> Result<i32> {
     let cfg = driver::DriverConfig {
         threads: 1,
         cpus: cpus.clone(),
+        start: None,
     };
     let live = Arc::new(driver::record::Live::default());
     interrupt::install();
@@ -293,4 +296,22 @@ pub fn bench_driver(
         );
     }
     Ok(0)
+}
+
+/// `iobound hosts check FILE`: exit 0 when every host is reachable and ready, 1 otherwise.
+pub fn hosts_check(file: &Path) -> Result<i32> {
+    let inv = crate::plan::hosts::Inventory::load(file)?;
+    let control = crate::remote::ssh::tempfile_dir::Dir::new("iobound-ssh")?;
+    eprintln!(
+        "iobound: checking {} host(s) of {} over ssh (nothing is changed on them)",
+        inv.hosts.len(),
+        file.display()
+    );
+    let reports = crate::remote::check::check(&inv, control.path());
+    print!("{}", crate::remote::check::render(&reports));
+    Ok(if reports.iter().all(|r| r.problems().is_empty()) {
+        0
+    } else {
+        1
+    })
 }

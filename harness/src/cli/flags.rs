@@ -2,6 +2,7 @@
 //! --plan), validated like any plan; --url is checked to be on this machine.
 
 use super::args::{CapacityArgs, LoadArgs, RunArgs};
+use crate::plan::hosts::{Inventory, Role};
 use crate::plan::thresholds::{merged, Threshold};
 use crate::plan::validate;
 use crate::plan::{
@@ -86,6 +87,37 @@ pub fn parse_sets(sets: &[String]) -> Result<BTreeMap<String, BTreeMap<String, t
     Ok(out)
 }
 
+/// The inventory of `--hosts`, checked before anything starts: the URL must be on its
+/// contender host, so that load only goes where the inventory says.
+pub fn hosts_for_run(a: &RunArgs, external: Option<&External>) -> Result<Option<Inventory>> {
+    let Some(file) = &a.hosts else {
+        return Ok(None);
+    };
+    let inv = Inventory::load(file)?;
+    let contender = inv.contender().with_context(|| {
+        format!(
+            "--hosts {}: no host has the role \"contender\"; give the host of --url that role",
+            file.display()
+        )
+    })?;
+    if inv.with_role(Role::Load).is_empty() {
+        bail!(
+            "--hosts {}: no host has the role \"load\"; give one or more hosts that role",
+            file.display()
+        );
+    }
+    let addr = external.map(|e| e.addr).context("--hosts needs --url")?;
+    if addr.ip() != contender.address {
+        bail!(
+            "--url's address {} is not the contender host's ({}, {}); with --hosts, load goes only to the inventory's contender host",
+            addr.ip(),
+            contender.name,
+            contender.address
+        );
+    }
+    Ok(Some(inv))
+}
+
 pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> {
     let mut file = match &a.plan {
         Some(p) => PlanFile::load(&resolve(p, root))?,
@@ -135,7 +167,8 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
     };
     let mut external = None;
     if let Some(url) = &a.load.url {
-        let (addr, path) = parse_url(url, a.load.allow_remote)?;
+        // With --hosts the URL may be on the inventory's contender host (checked below).
+        let (addr, path) = parse_url(url, a.load.allow_remote || a.hosts.is_some())?;
         let process = match (a.pid, &a.cmd) {
             (Some(pid), _) => ExternalProcess::Pid(pid),
             (None, Some(cmd)) => ExternalProcess::Cmd(cmd.clone()),

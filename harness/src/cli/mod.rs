@@ -14,7 +14,7 @@ mod verdicts;
 use crate::plan::PlanFile;
 use crate::services::ServiceChoice;
 use anyhow::Result;
-use args::{dur, BenchCmd, Cli, Cmd};
+use args::{dur, AgentCmd, BenchCmd, Cli, Cmd, HostsCmd};
 use clap::Parser;
 use std::path::{Path, PathBuf};
 
@@ -40,6 +40,7 @@ pub fn main() -> Result<i32> {
     match cli.cmd {
         Cmd::Run(a) => {
             let (plan, external) = flags::build_plan(&a, &root)?;
+            let hosts = flags::hosts_for_run(&a, external.as_ref())?;
             commands::run(
                 &plan,
                 &root,
@@ -51,11 +52,13 @@ pub fn main() -> Result<i32> {
                     kafka_bootstrap: a.kafka_bootstrap.clone(),
                 },
                 a.junit.as_deref(),
+                hosts,
             )
         }
         Cmd::Capacity(c) => {
             let (plan, external) = flags::build_capacity_plan(&c, &root)?;
             let a = &c.run;
+            let hosts = flags::hosts_for_run(a, external.as_ref())?;
             commands::run(
                 &plan,
                 &root,
@@ -67,11 +70,12 @@ pub fn main() -> Result<i32> {
                     kafka_bootstrap: a.kafka_bootstrap.clone(),
                 },
                 a.junit.as_deref(),
+                hosts,
             )
         }
         Cmd::Demo { out } => {
             let plan = PlanFile::load(&root.join("plans/demo.toml"))?.validate()?;
-            commands::run(&plan, &root, &out, None, Default::default(), None)
+            commands::run(&plan, &root, &out, None, Default::default(), None, None)
         }
         Cmd::Verify {
             contenders,
@@ -163,6 +167,7 @@ pub fn main() -> Result<i32> {
             crate::services::contender::ensure_port_free(a.port)?;
             crate::services::test_server::serve(crate::services::test_server::ServeConfig {
                 port: a.port,
+                address: a.address,
                 stall_at: a.stall_at.as_deref().map(dur),
                 stall_for: dur(&a.stall_for),
                 workers: a.workers.map(|n| n as usize),
@@ -171,6 +176,16 @@ pub fn main() -> Result<i32> {
             Ok(0)
         }
         Cmd::Load { load, driver_cpus } => commands::load_cmd(&load, driver_cpus.as_deref()),
+        Cmd::Hosts {
+            what: HostsCmd::Check { file },
+        } => commands::hosts_check(&file),
+        Cmd::Agent {
+            what: AgentCmd::Drive,
+        } => {
+            let stdin = std::io::BufReader::new(std::io::stdin());
+            crate::driver::remote::agent(stdin, &mut std::io::stdout().lock())?;
+            Ok(0)
+        }
         Cmd::Downstream(a) => {
             crate::services::contender::ensure_port_free(a.port)?;
             let b = crate::plan::downstream::Behaviour::new(

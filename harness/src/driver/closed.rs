@@ -45,6 +45,9 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
                 let since = Instant::now();
                 let had_conn = conn.is_some();
                 ctx.due.set(ctx.due.get() + 1);
+                ctx.live
+                    .due
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if !ctx.exchange(&mut conn, since).await && !had_conn {
                     // Connection refused: back off briefly instead of spinning on the error.
                     tokio::time::sleep(Duration::from_millis(10)).await;

@@ -12,6 +12,7 @@ pub mod assess;
 mod closed;
 mod open;
 pub mod record;
+pub mod remote;
 pub mod summary;
 
 use crate::plan::workload::{expand_path, MixEntry};
@@ -42,6 +43,8 @@ pub struct Target {
     pub counter: Arc<std::sync::atomic::AtomicU64>,
     /// Text that starts every write token of this target, e.g. "iobound r1s0m ".
     pub tag: String,
+    /// The single path requested (empty for a mix): what a load host is told to build.
+    pub path: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -74,6 +77,7 @@ impl Target {
             entries: Arc::default(),
             counter: Arc::default(),
             tag: String::new(),
+            path: path.to_string(),
         }
     }
 
@@ -144,6 +148,7 @@ impl Target {
             entries: Arc::new(entries.to_vec()),
             counter: Arc::new(std::sync::atomic::AtomicU64::new(1)),
             tag: tag.to_string(),
+            path: String::new(),
         }
     }
 
@@ -171,6 +176,9 @@ pub struct EntryCount {
 pub struct DriverConfig {
     pub threads: usize,
     pub cpus: Vec<usize>,
+    /// When the load starts (a common start agreed with other load hosts); shortly after the
+    /// call when None.
+    pub start: Option<Instant>,
 }
 
 pub struct Outcome {
@@ -397,7 +405,9 @@ pub fn run(
     if cfg.threads == 0 {
         bail!("driver threads must be at least 1");
     }
-    let start = Instant::now() + Duration::from_millis(20);
+    let start = cfg
+        .start
+        .unwrap_or_else(|| Instant::now() + Duration::from_millis(20));
     let mut handles = Vec::new();
     for index in 0..cfg.threads {
         let (target, load, live, cancel, cpus) = (

@@ -71,6 +71,9 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
             .lag(Instant::now().saturating_duration_since(intended));
         ctx.queue.borrow_mut().push_back(intended);
         ctx.due.set(ctx.due.get() + 1);
+        ctx.live
+            .due
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if pool.idle.get() > 0 {
             pool.idle.set(pool.idle.get() - 1);
             pool.notify.notify_one();

@@ -97,12 +97,34 @@ pub struct Interval {
 }
 
 impl Interval {
-    fn new() -> Interval {
+    pub fn new() -> Interval {
         Interval {
             hist: new_histogram(),
             failed: new_histogram(),
             errors: Errors::default(),
         }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.hist.is_empty() && self.failed.is_empty() && self.errors == Errors::default()
+    }
+
+    /// Requests this interval accounts for: answered, failed and cut.
+    pub fn requests(&self) -> u64 {
+        self.hist.len() + self.errors.total() + self.errors.cut
+    }
+
+    /// Adds another interval's records (the same second from another thread or host).
+    pub fn add(&mut self, o: &Interval) {
+        self.hist.add(&o.hist).expect("same histogram bounds");
+        self.failed.add(&o.failed).expect("same histogram bounds");
+        self.errors.merge(&o.errors);
+    }
+}
+
+impl Default for Interval {
+    fn default() -> Interval {
+        Interval::new()
     }
 }
 
@@ -123,6 +145,22 @@ pub struct Live {
     /// the server's failure (unanswered), not cut by a stop of ours.
     server_gone: std::sync::atomic::AtomicBool,
     buckets: [AtomicU64; LIVE_BUCKETS],
+    /// Requests due so far (see Outcome::due), for a controller that must account for a
+    /// load host it lost.
+    pub due: AtomicU64,
+    /// On a load host (`iobound agent drive`): a second copy of every record, handed out per
+    /// completed second and streamed to the controller, so that what a lost host measured
+    /// before it was lost is kept.
+    mirror: Option<Mirror>,
+}
+
+/// The agent's copy of every record (see `Live::mirrored`).
+struct Mirror(std::sync::Mutex<Recorder>);
+
+impl std::fmt::Debug for Mirror {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Mirror")
+    }
 }
 
 const LIVE_BUCKETS: usize = 128;
@@ -136,6 +174,8 @@ impl Default for Live {
             finish: Default::default(),
             server_gone: Default::default(),
             buckets: std::array::from_fn(|_| AtomicU64::new(0)),
+            due: AtomicU64::new(0),
+            mirror: None,
         }
     }
 }
@@ -155,6 +195,48 @@ fn live_bucket_top(i: usize) -> u64 {
 }
 
 impl Live {
+    /// Counters that also keep a copy of every record from `start` on (see `take_seconds`).
+    pub fn mirrored(start: Instant) -> Live {
+        Live {
+            mirror: Some(Mirror(std::sync::Mutex::new(Recorder::new(start)))),
+            ..Live::default()
+        }
+    }
+
+    /// The mirrored records of every second before `before` not handed out yet, as
+    /// (second, records) pairs; a second that gets records after it was handed out (a request
+    /// given up at the end) is handed out again with just those, so the pieces add up.
+    pub fn take_seconds(&self, before: usize) -> Vec<(usize, Interval)> {
+        let Some(m) = &self.mirror else {
+            return Vec::new();
+        };
+        let mut rec = m.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = Vec::new();
+        for (i, iv) in rec.intervals.iter_mut().enumerate().take(before) {
+            if !iv.is_empty() {
+                out.push((i, std::mem::take(iv)));
+            }
+        }
+        out
+    }
+
+    /// Sets the counters to the sums of several hosts' (the controller's view of remote load).
+    pub fn set_totals(&self, ok: u64, errors: u64, latency_us: u64, due: u64, buckets: &[u64]) {
+        self.ok.store(ok, Ordering::Relaxed);
+        self.errors.store(errors, Ordering::Relaxed);
+        self.latency_us.store(latency_us, Ordering::Relaxed);
+        self.due.store(due, Ordering::Relaxed);
+        for (b, n) in self.buckets.iter().zip(buckets) {
+            b.store(*n, Ordering::Relaxed);
+        }
+    }
+
+    fn mirror(&self, f: impl FnOnce(&mut Recorder)) {
+        if let Some(m) = &self.mirror {
+            f(&mut m.0.lock().unwrap_or_else(|p| p.into_inner()));
+        }
+    }
+
     /// The server exited: requests left in flight when the load is cancelled are its failure.
     pub fn server_gone(&self) {
         self.server_gone.store(true, Ordering::SeqCst);
@@ -234,6 +316,7 @@ impl Recorder {
     pub fn ok(&mut self, at: Instant, latency: Duration, live: &Live) {
         let us = (latency.as_micros() as u64).max(1);
         self.slot(at).hist.saturating_record(us);
+        live.mirror(|m| m.slot(at).hist.saturating_record(us));
         live.ok.fetch_add(1, Ordering::Relaxed);
         live.latency_us.fetch_add(us, Ordering::Relaxed);
         live.buckets[live_bucket(us)].fetch_add(1, Ordering::Relaxed);
@@ -241,6 +324,14 @@ impl Recorder {
 
     /// A request that failed at `at`, `latency` after its (intended) send time.
     pub fn error(&mut self, at: Instant, kind: ErrorKind, latency: Duration, live: &Live) {
+        self.record_error(at, kind, latency);
+        live.mirror(|m| m.record_error(at, kind, latency));
+        if kind != ErrorKind::Cut {
+            live.errors.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn record_error(&mut self, at: Instant, kind: ErrorKind, latency: Duration) {
         let slot = self.slot(at);
         slot.errors.add(kind);
         if kind == ErrorKind::Cut {
@@ -248,7 +339,19 @@ impl Recorder {
         }
         slot.failed
             .saturating_record((latency.as_micros() as u64).max(1));
-        live.errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Adds a second's records from elsewhere (a load host) at its index.
+    pub fn add_second(&mut self, i: usize, iv: &Interval) {
+        while self.intervals.len() <= i {
+            self.intervals.push(Interval::new());
+        }
+        self.intervals[i].add(iv);
+    }
+
+    /// Records `n` requests cut at `at` (a lost load host's share whose outcome is unknown).
+    pub fn cut(&mut self, at: Instant, n: u64) {
+        self.slot(at).errors.cut += n;
     }
 
     pub fn lag(&mut self, late: Duration) {
@@ -266,15 +369,7 @@ impl Recorder {
             while self.intervals.len() <= i {
                 self.intervals.push(Interval::new());
             }
-            self.intervals[i]
-                .hist
-                .add(&iv.hist)
-                .expect("same histogram bounds");
-            self.intervals[i]
-                .failed
-                .add(&iv.failed)
-                .expect("same histogram bounds");
-            self.intervals[i].errors.merge(&iv.errors);
+            self.intervals[i].add(&iv);
         }
         self.lag.add(&other.lag).expect("same histogram bounds");
         self.conn_wait

@@ -9,6 +9,7 @@
 
 pub mod downstream;
 pub mod file;
+pub mod hosts;
 mod load;
 pub mod thresholds;
 pub(crate) mod validate;
@@ -105,7 +106,7 @@ pub struct Overload {
 }
 
 /// How load is offered.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "model", rename_all = "lowercase")]
 pub enum Profile {
     /// `users` concurrent users, plus `step_users` more at each of `steps` further levels;
@@ -130,7 +131,7 @@ pub enum Profile {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Load {
     #[serde(flatten)]
     pub profile: Profile,
@@ -280,10 +281,14 @@ impl Plan {
 }
 
 pub mod secs {
-    use serde::Serializer;
+    use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_f64(d.as_secs_f64())
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let v = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(v).map_err(serde::de::Error::custom)
     }
 }
 

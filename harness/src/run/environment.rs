@@ -31,6 +31,22 @@ pub struct Environment {
     /// The Kafka broker behind pipeline scenarios (empty when none ran).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kafka: String,
+    /// With `--hosts`: the hosts the load came from, and the contender host it went to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remote_hosts: Vec<RemoteHost>,
+}
+
+/// A host of the inventory a run used.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RemoteHost {
+    pub name: String,
+    pub address: String,
+    pub role: String,
+    /// CPUs its driver was pinned to (empty: not pinned).
+    #[serde(default)]
+    pub cpus: Vec<usize>,
+    /// How far its clock was ahead of this machine's when the run began (ms).
+    pub clock_offset_ms: f64,
 }
 
 fn read(path: &str) -> String {
@@ -110,6 +126,7 @@ pub fn collect(root: &Path, java: Option<&Path>, plan: &crate::plan::Plan) -> En
         ),
         database: String::new(),
         kafka: String::new(),
+        remote_hosts: Vec::new(),
     }
 }
 

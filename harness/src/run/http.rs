@@ -220,6 +220,16 @@ impl RunCtx<'_> {
         r.summary = summary;
         r.intervals = intervals;
         self.record(&mut r, &outcome, &target, s, warm_left, wall_start);
+        r.load_hosts = self.host_shares.take();
+        for h in r.load_hosts.iter().filter(|h| h.lost.is_some()) {
+            r.driver.warnings.push(format!(
+                "load host {} lost {:.1} s after the start ({}): what it measured until then is kept; its {} requests due whose outcome never arrived are counted as cut",
+                h.host,
+                h.lost_at_s.unwrap_or(0.0),
+                h.lost.as_deref().unwrap_or(""),
+                h.due.saturating_sub(h.ok + h.errors)
+            ));
+        }
         let ended = Ended {
             samples,
             steal_before,

@@ -32,6 +32,7 @@ mod watch;
 mod writes;
 
 use crate::plan::Plan;
+use crate::remote::deploy::Fleet;
 use crate::services::manifest::{self, Manifest};
 use crate::services::{contender, ServiceChoice, Services};
 use crate::util::interrupt;
@@ -57,6 +58,8 @@ pub struct Options {
     /// Drive an already running server instead of starting contenders.
     pub external: Option<External>,
     pub services: ServiceChoice,
+    /// Hosts the load comes from (and the contender host it goes to), over SSH.
+    pub hosts: Option<crate::plan::hosts::Inventory>,
 }
 
 /// Everything that can be checked before a process starts: contenders exist, tunables are
@@ -269,6 +272,30 @@ pub fn run_plan(
     );
     eprintln!("iobound: {}", res.environment.pinning);
 
+    let fleet = match &opts.hosts {
+        Some(inv) => {
+            eprintln!("iobound: connecting to the load hosts and copying iobound to each");
+            let fleet = Fleet::connect(inv)?;
+            res.environment.remote_hosts = remote_hosts(&fleet);
+            res.environment.pinning = format!(
+                "load from {} host(s) over SSH ({}) to {} ({}); {}",
+                fleet.load.len(),
+                fleet
+                    .load
+                    .iter()
+                    .map(|h| h.ssh.host.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                fleet.contender_name,
+                fleet.contender_address,
+                res.environment.pinning
+            );
+            res.save(&dir)?;
+            eprintln!("iobound: {}", res.environment.pinning);
+            Some(fleet)
+        }
+        None => None,
+    };
     let mut services = None;
     if opts.external.is_none() {
         match start_services(plan, opts, &rt, &dir, &mut res)? {
@@ -287,8 +314,11 @@ pub fn run_plan(
             prepared: &prepared,
             java: java.as_deref(),
             after: after_round,
+            fleet: fleet.as_ref(),
         },
     );
+    // Removes the per-run directories on the load hosts and closes the connections.
+    drop(fleet);
     if let Some(s) = services.as_mut() {
         s.stop();
     }
@@ -307,6 +337,22 @@ struct Round<'a, 'b> {
     prepared: &'a [Prepared],
     java: Option<&'a Path>,
     after: AfterRound<'b>,
+    fleet: Option<&'a Fleet>,
+}
+
+/// The inventory's hosts as the results record them.
+fn remote_hosts(fleet: &Fleet) -> Vec<environment::RemoteHost> {
+    fleet
+        .load
+        .iter()
+        .map(|h| environment::RemoteHost {
+            name: h.ssh.host.name.clone(),
+            address: h.ssh.host.address.to_string(),
+            role: "load".into(),
+            cpus: h.cpus.clone(),
+            clock_offset_ms: (h.clock_offset_s * 1e6).round() / 1e3,
+        })
+        .collect()
 }
 
 fn run_rounds(
@@ -322,6 +368,7 @@ fn run_rounds(
         prepared,
         java,
         after,
+        fleet,
     } = round;
     let mut ctx = RunCtx {
         plan,
@@ -334,6 +381,8 @@ fn run_rounds(
         gave_up: Default::default(),
         settle: Default::default(),
         profiler: None,
+        fleet,
+        host_shares: Default::default(),
     };
     'repeats: for run in 1..=plan.runs {
         if let Some(ext) = &opts.external {

@@ -164,6 +164,10 @@ pub struct Run {
     /// A mix's requests per entry, sent and answered 2xx.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub entries: Vec<EntryResult>,
+    /// With load from several hosts (`--hosts`): what each load host did, and which was lost
+    /// when. The run's figures are those of all of them, merged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_hosts: Vec<crate::driver::remote::HostShare>,
     /// For mixes that write: the check that every acknowledged write is in the database.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writes: Option<WriteCheck>,
@@ -288,6 +292,7 @@ impl Run {
             histogram: None,
             histogram_all: None,
             entries: Vec::new(),
+            load_hosts: Vec::new(),
             writes: None,
             events: Vec::new(),
             recovery: None,

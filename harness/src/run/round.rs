@@ -32,6 +32,10 @@ pub(super) struct RunCtx<'a> {
     pub settle: std::cell::RefCell<Option<super::warmup::Settle>>,
     /// With --profile: the current contender's profiler.
     pub profiler: Option<super::profile::Profiler>,
+    /// With --hosts: the load hosts the driver runs on instead of this machine.
+    pub fleet: Option<&'a crate::remote::deploy::Fleet>,
+    /// What each load host did in the last load driven (empty for local load).
+    pub host_shares: std::cell::RefCell<Vec<crate::driver::remote::HostShare>>,
 }
 
 /// A run of scenario `s` with nothing measured yet (see Run::new).

@@ -4,8 +4,10 @@
 
 use super::faults::EventRecord;
 use super::round::RunCtx;
+use crate::driver::remote::{HostShare, Job, LoadHost};
 use crate::driver::{self, record::Live, DriverConfig, Target};
 use crate::plan::{Event, Load};
+use crate::remote::deploy::Fleet;
 use crate::sampler::{Sample, Sampler};
 use crate::services::contender::{describe_exit, Running};
 use crate::util::interrupt;
@@ -80,89 +82,132 @@ impl RunCtx<'_> {
         let cfg = DriverConfig {
             threads: self.plan.driver_threads,
             cpus: self.plan.driver_cpus.clone(),
+            start: None,
         };
         let (t, l, lv, c) = (target.clone(), load.clone(), live.clone(), cancel.clone());
-        let handle = std::thread::spawn(move || driver::run(&t, &l, &cfg, lv, c));
-        let mut crash = None;
-        let t0 = Instant::now();
-        let mut tick = 0u32;
-        // The live line: p99 of the last second's answers, renewed each second.
-        let (mut second_start, mut p99) = (live.snapshot(), None);
-        // Seconds in a row the p99 stayed above a capacity probe's give-up level.
-        let mut over = 0u32;
-        loop {
-            let mut threads = None;
-            if let Some((sampler, samples)) = sampling.as_mut() {
-                let s = sampler.sample();
-                threads = Some(s.threads);
-                samples.push(s);
-            }
-            if tick % 4 == 3 {
-                p99 = live.p99_since(&second_start);
-                second_start = live.snapshot();
-                let cpu = sampling
-                    .as_ref()
-                    .and_then(|(_, samples)| samples.last())
-                    .map(|s| s.cpu_user_s + s.cpu_sys_s);
-                if let Some(settle) = self.settle.borrow_mut().as_mut() {
-                    if settle.second(
-                        t0.elapsed(),
-                        live.ok.load(Ordering::Relaxed),
-                        live.latency_us.load(Ordering::Relaxed),
-                        cpu,
-                    ) {
-                        live.finish_early();
+        let fleet = self.fleet;
+        std::thread::scope(|scope| {
+            let handle = scope.spawn(move || match fleet {
+                None => driver::run(&t, &l, &cfg, lv, c).map(|o| (o, Vec::new())),
+                Some(f) => drive_from_hosts(f, &t, &l, lv, c),
+            });
+            let mut crash = None;
+            let t0 = Instant::now();
+            let mut tick = 0u32;
+            // The live line: p99 of the last second's answers, renewed each second.
+            let (mut second_start, mut p99) = (live.snapshot(), None);
+            // Seconds in a row the p99 stayed above a capacity probe's give-up level.
+            let mut over = 0u32;
+            loop {
+                let mut threads = None;
+                if let Some((sampler, samples)) = sampling.as_mut() {
+                    let s = sampler.sample();
+                    threads = Some(s.threads);
+                    samples.push(s);
+                }
+                if tick % 4 == 3 {
+                    p99 = live.p99_since(&second_start);
+                    second_start = live.snapshot();
+                    let cpu = sampling
+                        .as_ref()
+                        .and_then(|(_, samples)| samples.last())
+                        .map(|s| s.cpu_user_s + s.cpu_sys_s);
+                    if let Some(settle) = self.settle.borrow_mut().as_mut() {
+                        if settle.second(
+                            t0.elapsed(),
+                            live.ok.load(Ordering::Relaxed),
+                            live.latency_us.load(Ordering::Relaxed),
+                            cpu,
+                        ) {
+                            live.finish_early();
+                        }
+                    }
+                    if let Some(limit) = self.abort_p99_ms {
+                        over = if p99.is_some_and(|p| p.as_secs_f64() * 1000.0 > limit) {
+                            over + 1
+                        } else {
+                            0
+                        };
+                        if over >= super::capacity::ABORT_AFTER_S {
+                            self.gave_up.set(true);
+                            cancel.store(true, Ordering::SeqCst);
+                        }
                     }
                 }
-                if let Some(limit) = self.abort_p99_ms {
-                    over = if p99.is_some_and(|p| p.as_secs_f64() * 1000.0 > limit) {
-                        over + 1
-                    } else {
-                        0
-                    };
-                    if over >= super::capacity::ABORT_AFTER_S {
-                        self.gave_up.set(true);
+                bar.update(
+                    live.ok.load(Ordering::Relaxed),
+                    live.errors.load(Ordering::Relaxed),
+                    load.profile.target_at(t0.elapsed()),
+                    t0.elapsed(),
+                    p99,
+                    threads,
+                );
+                self.fire_due_event(events, fired, t0.elapsed());
+                if interrupt::stopped() {
+                    cancel.store(true, Ordering::SeqCst);
+                }
+                if let Some(p) = proc.as_mut() {
+                    if let Some(status) = p.exited() {
+                        crash.get_or_insert_with(|| describe_exit(status));
+                        live.server_gone();
                         cancel.store(true, Ordering::SeqCst);
                     }
                 }
-            }
-            bar.update(
-                live.ok.load(Ordering::Relaxed),
-                live.errors.load(Ordering::Relaxed),
-                load.profile.target_at(t0.elapsed()),
-                t0.elapsed(),
-                p99,
-                threads,
-            );
-            self.fire_due_event(events, fired, t0.elapsed());
-            if interrupt::stopped() {
-                cancel.store(true, Ordering::SeqCst);
-            }
-            if let Some(p) = proc.as_mut() {
-                if let Some(status) = p.exited() {
-                    crash.get_or_insert_with(|| describe_exit(status));
-                    live.server_gone();
-                    cancel.store(true, Ordering::SeqCst);
+                if handle.is_finished() {
+                    break;
+                }
+                tick += 1;
+                let next = t0 + Duration::from_millis(250) * tick;
+                while Instant::now() < next && !handle.is_finished() {
+                    std::thread::sleep(
+                        Duration::from_millis(10)
+                            .min(next.saturating_duration_since(Instant::now())),
+                    );
                 }
             }
-            if handle.is_finished() {
-                break;
+            // The last sample renews every reading, so counts over the run end where the run ended.
+            if let Some((sampler, samples)) = sampling.as_mut() {
+                samples.push(sampler.sample_full());
             }
-            tick += 1;
-            let next = t0 + Duration::from_millis(250) * tick;
-            while Instant::now() < next && !handle.is_finished() {
-                std::thread::sleep(
-                    Duration::from_millis(10).min(next.saturating_duration_since(Instant::now())),
-                );
-            }
-        }
-        // The last sample renews every reading, so counts over the run end where the run ended.
-        if let Some((sampler, samples)) = sampling.as_mut() {
-            samples.push(sampler.sample_full());
-        }
-        let outcome = handle
-            .join()
-            .map_err(|_| anyhow::anyhow!("the driver thread panicked"))??;
-        Ok((outcome, crash))
+            let (outcome, shares) = handle
+                .join()
+                .map_err(|_| anyhow::anyhow!("the driver thread panicked"))??;
+            *self.host_shares.borrow_mut() = shares;
+            Ok((outcome, crash))
+        })
     }
+}
+
+/// The load driven from the inventory's load hosts, each with its share, merged.
+fn drive_from_hosts(
+    fleet: &Fleet,
+    target: &Target,
+    load: &Load,
+    live: Arc<Live>,
+    cancel: Arc<AtomicBool>,
+) -> Result<(driver::Outcome, Vec<HostShare>)> {
+    let hosts: Vec<LoadHost<'_>> = fleet
+        .load
+        .iter()
+        .map(|h| LoadHost {
+            ssh: &h.ssh,
+            binary: h.binary.clone(),
+            cpus: h.cpus.clone(),
+            threads: Fleet::threads(h),
+            clock_offset_s: h.clock_offset_s,
+        })
+        .collect();
+    let job = Job {
+        host: String::new(),
+        addr: target.addr,
+        path: target.path.clone(),
+        mix: target.entries.to_vec(),
+        close: load.connection_close,
+        tag: target.tag.clone(),
+        load: load.clone(),
+        threads: 0,
+        cpus: Vec::new(),
+        start_unix: 0.0,
+    };
+    driver::remote::run(&hosts, &job, live, cancel)
 }

@@ -12,6 +12,9 @@ use tokio::net::{TcpListener, TcpStream};
 #[derive(Clone, Debug, Default)]
 pub struct ServeConfig {
     pub port: u16,
+    /// The address to listen on; loopback when None (another is for a server on a host of
+    /// its own, e.g. a network namespace driven by `run --hosts`).
+    pub address: Option<std::net::Ipv4Addr>,
     /// Stall once, this long after the first request...
     pub stall_at: Option<Duration>,
     /// ...for this long: requests that arrive meanwhile are answered when it ends.
@@ -64,9 +67,13 @@ enum App {
 }
 
 pub fn serve(cfg: ServeConfig) -> Result<()> {
-    let port = cfg.port;
+    let (port, address) = (
+        cfg.port,
+        cfg.address.unwrap_or(std::net::Ipv4Addr::LOCALHOST),
+    );
     let workers = cfg.workers.map(tokio::sync::Semaphore::new);
     run(
+        address,
         port,
         App::Test(
             Stall {
@@ -87,6 +94,7 @@ pub fn downstream(
 ) -> Result<()> {
     eprintln!("iobound downstream: {behaviour:?}");
     run(
+        std::net::Ipv4Addr::LOCALHOST,
         port,
         App::Downstream(crate::services::downstream::Downstream::new(
             behaviour, seed,
@@ -95,14 +103,14 @@ pub fn downstream(
     )
 }
 
-fn run(port: u16, app: App, what: &str) -> Result<()> {
+fn run(address: std::net::Ipv4Addr, port: u16, app: App, what: &str) -> Result<()> {
     crate::services::contender::raise_nofile();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let local = tokio::task::LocalSet::new();
     local.block_on(&rt, async move {
-        let listener = bind(port)?;
+        let listener = bind(address, port)?;
         eprintln!("{what}: listening on {}", listener.local_addr()?);
         let app = Rc::new(app);
         loop {
@@ -113,11 +121,11 @@ fn run(port: u16, app: App, what: &str) -> Result<()> {
     })
 }
 
-fn bind(port: u16) -> Result<TcpListener> {
+fn bind(address: std::net::Ipv4Addr, port: u16) -> Result<TcpListener> {
     let sock = tokio::net::TcpSocket::new_v4()?;
     sock.set_reuseaddr(true)?;
-    sock.bind(([127, 0, 0, 1], port).into())
-        .with_context(|| format!("cannot listen on 127.0.0.1:{port}"))?;
+    sock.bind((address, port).into())
+        .with_context(|| format!("cannot listen on {address}:{port}"))?;
     // An explicit backlog: C10K connects faster than a default backlog drains.
     Ok(sock.listen(4096)?)
 }

@@ -38,8 +38,22 @@ pub fn parse_duration(text: &str) -> Result<Duration> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-/// Parses a CPU list as `taskset -c` does: `0`, `0,2`, `1-3`.
+/// Parses a CPU list as `taskset -c` does (`0`, `0,2`, `1-3`) and checks that this machine
+/// has those CPUs.
 pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>> {
+    let cpus = parse_cpu_syntax(text)?;
+    let online = online_cpus();
+    if let Some(c) = cpus.iter().find(|c| **c >= online) {
+        bail!(
+            "CPU {c} does not exist: this machine has CPUs 0-{}",
+            online - 1
+        );
+    }
+    Ok(cpus)
+}
+
+/// A CPU list's CPUs, sorted, without checking that they exist here (another host's).
+pub fn parse_cpu_syntax(text: &str) -> Result<Vec<usize>> {
     let mut cpus = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let bad = || anyhow::anyhow!("{text:?} is not a CPU list; write e.g. 0 or 0,1 or 2-3");
@@ -56,13 +70,6 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>> {
     }
     if cpus.is_empty() {
         bail!("empty CPU list");
-    }
-    let online = online_cpus();
-    if let Some(c) = cpus.iter().find(|c| **c >= online) {
-        bail!(
-            "CPU {c} does not exist: this machine has CPUs 0-{}",
-            online - 1
-        );
     }
     cpus.sort_unstable();
     cpus.dedup();
@@ -222,6 +229,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Now, as an RFC 3339 UTC timestamp.
+/// Seconds since the Unix epoch, by this machine's clock.
+pub fn unix_seconds() -> f64 {
+    SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
 pub fn now() -> String {
     rfc3339(SystemTime::now())
 }

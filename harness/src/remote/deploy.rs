@@ -1,0 +1,109 @@
+//! The hosts of one run: an SSH connection to each load host, its clock offset (a run is
+//! refused beyond `check::MAX_CLOCK_OFFSET_MS`), a private per-run directory (mktemp, 0700)
+//! holding a copy of this iobound binary, removed with the connection when the run ends.
+
+use super::check::MAX_CLOCK_OFFSET_MS;
+use super::ssh::{tempfile_dir, Ssh};
+use crate::plan::hosts::{Inventory, Role};
+use anyhow::{bail, Context, Result};
+use std::net::IpAddr;
+
+/// One load host, ready to drive.
+pub struct LoadHostReady {
+    pub ssh: Ssh,
+    /// The per-run directory on the host.
+    pub dir: String,
+    /// The iobound binary there.
+    pub binary: String,
+    pub cpus: Vec<usize>,
+    /// How far its clock is ahead of ours (s).
+    pub clock_offset_s: f64,
+}
+
+pub struct Fleet {
+    pub load: Vec<LoadHostReady>,
+    /// The only address load may go to.
+    pub contender_address: IpAddr,
+    pub contender_name: String,
+    /// Dropped last: the master sockets' directory.
+    _control: tempfile_dir::Dir,
+}
+
+impl Fleet {
+    /// Connects to every load host, measures its clock offset, and copies this binary into a
+    /// fresh private directory there. Nothing is left behind if any step fails.
+    pub fn connect(inv: &Inventory) -> Result<Fleet> {
+        let contender = inv.contender().context(
+            "the inventory has no host with the role \"contender\"; the load needs a target: give one host that role",
+        )?;
+        let loads = inv.with_role(Role::Load);
+        if loads.is_empty() {
+            bail!("the inventory has no host with the role \"load\"; give one or more hosts that role");
+        }
+        let control = tempfile_dir::Dir::new("iobound-ssh")?;
+        let exe = std::env::current_exe().context("cannot find this iobound binary")?;
+        let mut fleet = Fleet {
+            load: Vec::new(),
+            contender_address: contender.address,
+            contender_name: contender.name.clone(),
+            _control: control,
+        };
+        for h in loads {
+            let ssh = Ssh::new(h, inv.known_hosts.as_deref(), fleet._control.path());
+            let (offset, uncertainty, ahead) = ssh.clock_offset()?;
+            let offset_s = if ahead {
+                offset.as_secs_f64()
+            } else {
+                -offset.as_secs_f64()
+            };
+            if offset_s.abs() * 1000.0 > MAX_CLOCK_OFFSET_MS {
+                ssh.close();
+                bail!(
+                    "load host {}: its clock is {:+.1} ms (+- {:.1}) off this machine's; a run needs <= {MAX_CLOCK_OFFSET_MS} ms so that every host starts together: run chrony or systemd-timesyncd on both",
+                    h.name,
+                    offset_s * 1000.0,
+                    uncertainty.as_secs_f64() * 1000.0
+                );
+            }
+            let dir = ssh
+                .output("umask 077 && mktemp -d /tmp/iobound-run.XXXXXX")?
+                .trim()
+                .to_string();
+            let binary = format!("{dir}/iobound");
+            let cpus = match &h.cpus {
+                Some(c) => crate::util::parse_cpu_syntax(c)?,
+                None => Vec::new(),
+            };
+            let ready = LoadHostReady {
+                ssh,
+                dir,
+                binary: binary.clone(),
+                cpus,
+                clock_offset_s: offset_s,
+            };
+            // Kept before copying, so that a failed copy is cleaned up too.
+            fleet.load.push(ready);
+            let last = fleet.load.last().expect("just pushed");
+            last.ssh
+                .copy(&exe, &binary)
+                .with_context(|| format!("deploying iobound to load host {}", h.name))?;
+        }
+        Ok(fleet)
+    }
+
+    /// Driver threads on a load host: one per CPU it was given, else one.
+    pub fn threads(host: &LoadHostReady) -> usize {
+        host.cpus.len().max(1)
+    }
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        for h in &self.load {
+            if h.dir.starts_with("/tmp/iobound-run.") {
+                let _ = h.ssh.run(&format!("rm -rf -- '{}'", h.dir));
+            }
+            h.ssh.close();
+        }
+    }
+}
