@@ -90,6 +90,19 @@ impl Lab {
         self.dir.path().join("hosts.toml")
     }
 
+    /// No process of a run is left on a load host, and no per-run directory.
+    fn assert_nothing_left(&self, dirs_before: &[PathBuf]) {
+        for name in &self.names[1..] {
+            let strays = self.strays(name);
+            assert!(strays.is_empty(), "{name}: {strays:?}");
+        }
+        assert_eq!(
+            remote_dirs(),
+            dirs_before,
+            "the per-run directories are removed"
+        );
+    }
+
     /// Processes in namespace `name` other than its sshd.
     fn strays(&self, name: &str) -> Vec<String> {
         let pids = sh(&format!("ip netns pids {}", self.ns(name)));
@@ -279,14 +292,7 @@ fn load_from_two_namespace_hosts_is_merged_accounted_and_cleaned_up() {
         res["environment"]["remote_hosts"].as_array().unwrap().len(),
         2
     );
-    for name in ["lg1", "lg2"] {
-        assert!(
-            lab.strays(name).is_empty(),
-            "{name}: {:?}",
-            lab.strays(name)
-        );
-    }
-    assert_eq!(remote_dirs(), before, "the per-run directories are removed");
+    lab.assert_nothing_left(&before);
 
     // A load host killed mid-run: what it measured is kept, the rest of its share is cut, the
     // run ends on time.
@@ -359,14 +365,7 @@ fn load_from_two_namespace_hosts_is_merged_accounted_and_cleaned_up() {
     let status = common::interrupt_and_wait(&mut child, Duration::from_secs(15), "remote run");
     assert_eq!(status.code(), Some(130));
     std::thread::sleep(Duration::from_millis(500));
-    for name in ["lg1", "lg2"] {
-        assert!(
-            lab.strays(name).is_empty(),
-            "{name}: {:?}",
-            lab.strays(name)
-        );
-    }
-    assert_eq!(remote_dirs(), before, "the per-run directories are removed");
+    lab.assert_nothing_left(&before);
     let res = load_results(&results_dir(out.path()));
     assert_eq!(res["complete"], false);
 }

@@ -211,12 +211,7 @@ fn demo_prose_figures_match_the_committed_results() {
         .iter()
         .all(|x| x.summary.rps <= 2000.0));
     // "the runs took 13 minutes after the build": from the plan's start to its end.
-    let minutes = |t: &str| -> f64 {
-        let hms = &t[11..19];
-        let p: Vec<f64> = hms.split(':').map(|x| x.parse().unwrap()).collect();
-        p[0] * 60.0 + p[1] + p[2] / 60.0
-    };
-    let took = minutes(r.finished_at.as_deref().unwrap()) - minutes(&r.started_at);
+    let took = minutes_of_runs(&r);
     assert_eq!(took.floor(), 13.0, "{took}");
     assert!(readme.contains("runs took 13 minutes after the build"));
 }
@@ -274,14 +269,7 @@ fn two_demo_runs_agree_on_every_verdict_both_decided() {
     let r = rerun.ratio.unwrap();
     assert!(open.ratio_lo.unwrap() <= r && r <= open.ratio_hi.unwrap());
     assert_eq!(format!("{r:.2}"), "1.17");
-    let took = |r: &Results| {
-        let m = |t: &str| -> f64 {
-            let p: Vec<f64> = t[11..19].split(':').map(|x| x.parse().unwrap()).collect();
-            p[0] * 60.0 + p[1] + p[2] / 60.0
-        };
-        m(r.finished_at.as_deref().unwrap()) - m(&r.started_at)
-    };
-    assert_eq!(took(&second).floor(), 12.0);
+    assert_eq!(minutes_of_runs(&second).floor(), 12.0);
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     assert!(readme.contains("12 minutes of\nruns)") && readme.contains("1.17x"));
 }
@@ -323,4 +311,258 @@ fn the_webflux_event_loop_figures_match_their_results() {
     );
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     assert!(readme.contains("fell from 12.5 ms to 1.9 ms"));
+}
+
+/// The prose of the CRUD confirmation in docs/findings/all-models.md, figure by figure, from
+/// its committed results (and the screening's figures it contrasts them with).
+#[test]
+fn the_crud_confirmation_figures_match_their_results() {
+    use iobound::run::results::Results;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let page = std::fs::read_to_string(root.join("docs/findings/all-models.md")).unwrap();
+    let dir = root.join("docs/results/all-models-confirm-crud-2026-11-24");
+    let r = Results::load(&dir.join("results.json")).unwrap();
+    let finding = |metric: &str, a: &str, b: &str| finding_of(&r, metric, a, b);
+    let (re, wo, vi) = ("quarkus-reactive", "quarkus-worker", "quarkus-virtual");
+    // Throughput undecided everywhere, with these ratios; each interval straddles 1.
+    for (a, b, ratio) in [(re, wo, "0.93"), (re, vi, "0.94"), (wo, vi, "1.01")] {
+        let f = finding("throughput", a, b);
+        assert_eq!(f.outcome, "undecided");
+        assert_eq!(f.runs, 8);
+        assert_eq!(format!("{:.2}", f.ratio.unwrap()), ratio);
+        assert!(f.ratio_lo.unwrap() < 1.0 && f.ratio_hi.unwrap() > 1.0);
+    }
+    assert!(page.contains("throughput stays undecided after 8 runs each (worker/reactive 0.93, virtual/reactive 0.94,\n  virtual/worker 1.01"));
+    // CPU per request and the tail.
+    for (metric, a, b, outcome, pct) in [
+        ("cpu", re, wo, "different", "+49"),
+        ("cpu", re, vi, "different", "+46"),
+        ("p99_all", re, wo, "different", "+34"),
+        ("p99_all", wo, vi, "different", "-20"),
+        ("p99_all", re, vi, "undecided", "+9"),
+    ] {
+        let f = finding(metric, a, b);
+        assert_eq!(f.outcome, outcome, "{metric} {a} {b}");
+        assert_eq!(
+            format!("{:+.0}", (f.ratio.unwrap() - 1.0) * 100.0),
+            pct,
+            "{metric} {a} {b}"
+        );
+    }
+    let f = finding("p99_all", re, vi);
+    assert_eq!(
+        format!(
+            "{:.2}, interval {:.2}..{:.2}",
+            f.ratio.unwrap(),
+            f.ratio_lo.unwrap(),
+            f.ratio_hi.unwrap()
+        ),
+        "1.09, interval 0.97..1.24"
+    );
+    assert!(page.contains("(1.09, interval 0.97..1.24)"));
+    let cell = |c: &str| iobound::stats::cell(&r, &dir, "crud-200", c).unwrap();
+    let (cr, cw, cv) = (cell(re), cell(wo), cell(vi));
+    assert_eq!(format!("{:.1}", cr.cpu_ms_per_1k.value), "24.3");
+    assert!(page.contains("spends 24.3 ms of CPU per 1,000 requests"));
+    for c in [&cr, &cw, &cv] {
+        assert!(
+            (27_000.0..30_000.0).contains(&c.rps.value),
+            "{}",
+            c.rps.value
+        );
+    }
+    // "at least 90% busy in most seconds of 23 of the 24 runs".
+    let saturated = r
+        .runs
+        .iter()
+        .filter(|run| {
+            let busy = run
+                .driver
+                .cpu_busy_pct
+                .iter()
+                .filter(|p| **p >= 90.0)
+                .count();
+            busy * 2 > run.driver.cpu_busy_pct.len()
+        })
+        .count();
+    assert_eq!((saturated, r.runs.len()), (23, 24));
+    // "the worker pool needed 40 s to settle (median of its 8 runs), against 20 and 22 s".
+    let settle = |c: &str| median_settle_s(&r, c);
+    assert_eq!((settle(wo), settle(vi), settle(re)), (40.0, 20.0, 22.0));
+    // "23 minutes of runs".
+    let took = minutes_of_runs(&r);
+    assert_eq!(took.round(), 23.0);
+    assert!(page.contains("2026-11-24; 23 minutes of runs"));
+    // The screening's figures the prose contrasts them with.
+    let screening =
+        Results::load(&root.join("docs/results/all-models-2026-11-23/results.json")).unwrap();
+    let rps = |c: &str| {
+        screening
+            .runs
+            .iter()
+            .find(|x| x.contender == c && x.scenario == "crud-200")
+            .unwrap()
+            .summary
+            .rps
+            .round()
+    };
+    assert_eq!((rps(re), rps(wo), rps(vi)), (12_319.0, 6_060.0, 14_782.0));
+    assert!(page.contains("read 12,319, 6,060 and 14,782 req/s below"));
+}
+
+/// The prose of the C10K confirmation (docs/findings/all-models.md and the README's summary),
+/// figure by figure, from its committed results.
+#[test]
+fn the_c10k_confirmation_figures_match_their_results() {
+    use iobound::run::results::Results;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let page = std::fs::read_to_string(root.join("docs/findings/all-models.md")).unwrap();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let dir = root.join("docs/results/all-models-confirm-c10k-2026-11-24");
+    let r = Results::load(&dir.join("results.json")).unwrap();
+    let finding = |metric: &str, a: &str, b: &str| finding_of(&r, metric, a, b);
+    let pct =
+        |f: &iobound::run::results::Finding| format!("{:+.0}", (f.ratio.unwrap() - 1.0) * 100.0);
+    let (node, go, rust, qv, ktor) = ("node-cluster", "go", "rust-axum", "quarkus-virtual", "ktor");
+    assert!(r.verdicts[0].findings.iter().all(|f| f.runs == 8));
+    assert_eq!(finding("throughput", node, go).outcome, "equivalent");
+    assert_eq!(finding("throughput", node, rust).outcome, "equivalent");
+    let f = finding("throughput", go, rust);
+    assert_eq!((f.outcome.as_str(), pct(&f).as_str()), ("different", "+1"));
+    for b in [node, go, rust] {
+        let (a, b) = if b == node { (node, qv) } else { (b, qv) };
+        assert_eq!(finding("throughput", a, b).outcome, "undecided", "{a} {b}");
+    }
+    let f = finding("throughput", node, ktor);
+    assert_eq!((f.outcome.as_str(), pct(&f).as_str()), ("different", "-5"));
+    for (metric, a, b, want) in [
+        ("cpu", node, rust, "-45"),
+        ("cpu", go, rust, "-46"),
+        ("cpu", node, qv, "+13"),
+        ("cpu", node, ktor, "+28"),
+        ("p99_all", node, rust, "+13"),
+    ] {
+        let f = finding(metric, a, b);
+        assert_eq!(
+            (f.outcome.as_str(), pct(&f).as_str()),
+            ("different", want),
+            "{metric} {a} {b}"
+        );
+    }
+    let rust_cpu = iobound::stats::cell(&r, &dir, "c10k-delay-1s", rust).unwrap();
+    assert_eq!(format!("{:.1}", rust_cpu.cpu_ms_per_1k.value), "13.8");
+    assert!(page.contains("Rust spends 13.8 ms of CPU per 1,000\n  requests: 45% less than Node and 46% less than Go (tested)"));
+    assert!(page.contains("virtual threads +13%, coroutines +28% (tested)"));
+    assert!(page.contains("its p99 of all requests is 13% above\n  Node's (tested)"));
+    assert!(page.contains("answered 1% more than Go (tested"));
+    assert!(page.contains("Ktor's coroutines answered 5% less than Node (tested)"));
+    assert!(readme.contains(
+        "Rust's 45% below\n  Node's and the JVMs' above it (virtual threads +13%, coroutines +28%)"
+    ));
+    // "settled within 11 to 19 s (medians)".
+    let settle = |c: &str| median_settle_s(&r, c);
+    let s: Vec<f64> = [node, go, rust, qv, ktor]
+        .iter()
+        .map(|c| settle(c))
+        .collect();
+    let (lo, hi) = s
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(l, h), x| (l.min(*x), h.max(*x)));
+    assert_eq!((lo, hi), (11.0, 19.0), "{s:?}");
+    assert!(page.contains("settled within 11 to 19 s (medians)"));
+    // "29 minutes of runs", in both places.
+    let took = minutes_of_runs(&r);
+    assert_eq!(took.floor(), 29.0, "{took}");
+    assert!(page.contains("2026-11-24; 29 minutes of runs"));
+    assert!(readme.contains("29 minutes of runs, 8 each"));
+    // The README's CRUD summary.
+    assert!(readme.contains("23 minutes of\n  runs, 8 each"));
+    assert!(readme.contains("(the worker\n  pool +49%, virtual threads +46%), and virtual threads cut the worker pool's p99 by 20%"));
+    assert!(readme.contains("one-run screening's 2.4x gap"));
+    let screening =
+        Results::load(&root.join("docs/results/all-models-2026-11-23/results.json")).unwrap();
+    let rps = |c: &str| {
+        screening
+            .runs
+            .iter()
+            .find(|x| x.contender == c && x.scenario == "crud-200")
+            .unwrap()
+            .summary
+            .rps
+    };
+    assert_eq!(
+        format!("{:.1}", rps("quarkus-virtual") / rps("quarkus-worker")),
+        "2.4"
+    );
+}
+
+/// The measured example of docs/hosts.md: every figure of its prose from the committed results.
+#[test]
+fn the_hosts_example_figures_match_their_results() {
+    use iobound::run::results::Results;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let page = std::fs::read_to_string(root.join("docs/hosts.md")).unwrap();
+    let dir = root.join("docs/results/hosts-netns-2026-11-24");
+    let r = Results::load(&dir.join("results.json")).unwrap();
+    assert_eq!(r.runs.len(), 3);
+    for run in &r.runs {
+        let s = &run.summary;
+        assert_eq!(s.ok + s.drained + s.errors.total() + s.errors.cut, s.due);
+        assert_eq!(run.load_hosts.len(), 2);
+        assert_eq!(run.load_hosts.iter().map(|h| h.due).sum::<u64>(), s.due);
+        assert!(run
+            .load_hosts
+            .iter()
+            .all(|h| h.ok + h.errors == h.due && h.load == "32 users"));
+    }
+    assert!(r
+        .environment
+        .remote_hosts
+        .iter()
+        .all(|h| h.clock_offset_ms.abs() <= 0.01));
+    assert!(page.contains("their clocks agreed to within 0.01 ms"));
+    let cell = iobound::stats::cell(&r, &dir, "delay-ms-5", "external").unwrap();
+    assert_eq!(format!("{:.1}", cell.p50.value), "6.6");
+    assert!(page.contains("the p50 of 6.6 ms for a 5 ms wait"));
+    assert_eq!((cell.rps.value / 100.0).round() * 100.0, 9_900.0);
+    assert!(page.contains("about 9,900 answers a second"));
+    assert!(
+        !cell.peak_threads.value.is_finite(),
+        "not sampled: no figure"
+    );
+}
+
+/// Minutes from a results file's start to its end (both on the same day).
+fn minutes_of_runs(r: &iobound::run::results::Results) -> f64 {
+    let minutes = |t: &str| -> f64 {
+        let p: Vec<f64> = t[11..19].split(':').map(|x| x.parse().unwrap()).collect();
+        p[0] * 60.0 + p[1] + p[2] / 60.0
+    };
+    minutes(r.finished_at.as_deref().unwrap()) - minutes(&r.started_at)
+}
+
+/// The first scenario's finding on `metric` between `a` (the baseline) and `b`.
+fn finding_of(
+    r: &iobound::run::results::Results,
+    metric: &str,
+    a: &str,
+    b: &str,
+) -> iobound::run::results::Finding {
+    r.verdicts[0]
+        .findings
+        .iter()
+        .find(|f| f.metric == metric && f.a == a && f.b == b)
+        .unwrap_or_else(|| panic!("{metric} {a} {b}"))
+        .clone()
+}
+
+/// A contender's time to steady state over its runs (median, whole seconds).
+fn median_settle_s(r: &iobound::run::results::Results, contender: &str) -> f64 {
+    let v: Vec<f64> = r
+        .runs
+        .iter()
+        .filter(|x| x.contender == contender)
+        .map(|x| x.warmup.as_ref().unwrap().seconds)
+        .collect();
+    iobound::util::median(v).round()
 }

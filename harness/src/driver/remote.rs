@@ -144,32 +144,22 @@ pub fn agent(mut input: impl BufRead + Send + 'static, out: &mut impl Write) -> 
     input.read_line(&mut first)?;
     let job: Job = match serde_json::from_str(&first) {
         Ok(j) => j,
-        Err(e) => {
-            let error = format!(
+        Err(e) => return refuse(
+            out,
+            format!(
                 "the job is not valid: {e}; controller and agent must be the same iobound version"
-            );
-            write_line(
-                out,
-                &Line::Failed {
-                    error: error.clone(),
-                },
-            )?;
-            bail!(error);
-        }
+            ),
+        ),
     };
     let wait = job.start_unix - unix_now();
     if !(0.0..=60.0).contains(&wait) {
-        let error = format!(
-            "the common start is {wait:.3} s from now on host {}: its clock is off, or the job came late",
-            job.host
-        );
-        write_line(
+        return refuse(
             out,
-            &Line::Failed {
-                error: error.clone(),
-            },
-        )?;
-        bail!(error);
+            format!(
+                "the common start is {wait:.3} s from now on host {}: its clock is off, or the job came late",
+                job.host
+            ),
+        );
     }
     let start = Instant::now() + Duration::from_secs_f64(wait);
     let target = if job.mix.is_empty() {
@@ -241,6 +231,17 @@ pub fn agent(mut input: impl BufRead + Send + 'static, out: &mut impl Write) -> 
         },
     )?;
     Ok(())
+}
+
+/// Tells the controller why the job cannot run, and fails with the same reason.
+fn refuse(out: &mut impl Write, error: String) -> Result<()> {
+    write_line(
+        out,
+        &Line::Failed {
+            error: error.clone(),
+        },
+    )?;
+    bail!(error)
 }
 
 fn live_line(live: &Live) -> Line {

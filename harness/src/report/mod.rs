@@ -461,6 +461,31 @@ pub(super) fn runs_label(c: &Cell) -> String {
 }
 
 /// Notes under a scenario's table: how intervals were made, noisy cells, failures.
+/// Where the load of `runs` came from when it came from other hosts (`run --hosts`): each
+/// host's share and the requests due on it over the runs.
+pub fn load_hosts_note(runs: &[&Run]) -> Option<String> {
+    let mut hosts: Vec<(String, String, u64)> = Vec::new();
+    for h in runs.iter().flat_map(|r| &r.load_hosts) {
+        match hosts.iter_mut().find(|(n, _, _)| *n == h.host) {
+            Some(x) => x.2 += h.due,
+            None => hosts.push((h.host.clone(), h.load.clone(), h.due)),
+        }
+    }
+    if hosts.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = hosts
+        .iter()
+        .map(|(n, load, due)| format!("{n} {load} ({} due)", crate::util::thousands(*due)))
+        .collect();
+    Some(format!(
+        "load from {} hosts over SSH, their per-second histograms added: {} over {} run(s)",
+        hosts.len(),
+        list.join(", "),
+        runs.len()
+    ))
+}
+
 pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
     let mut out = Vec::new();
     out.extend(runtime::warmup_note(results, &view.name));
@@ -498,6 +523,14 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
     {
         if let Some(why) = &c.noisy {
             out.push(format!("Noisy ({n}): {why}."));
+        }
+        let runs: Vec<&Run> = results
+            .runs
+            .iter()
+            .filter(|r| r.scenario == view.name && &r.contender == n)
+            .collect();
+        if let Some(note) = load_hosts_note(&runs) {
+            out.push(format!("Load ({n}): {note}."));
         }
         if let Some(m) = results
             .runs
@@ -690,6 +723,9 @@ pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 pub fn fmt_num(v: f64, decimals: usize) -> String {
+    if !v.is_finite() {
+        return "-".into(); // not measured (e.g. a server that was not sampled)
+    }
     let s = format!("{v:.decimals$}");
     let (int, frac) = s
         .split_once('.')

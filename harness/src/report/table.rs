@@ -255,6 +255,9 @@ impl Grid<'_> {
             for (note, repeats) in grouped_notes(runs.iter().copied()) {
                 out.push_str(&format!("  {n} ({}): {note}\n", runs_list(&repeats)));
             }
+            if let Some(note) = super::load_hosts_note(&runs) {
+                out.push_str(&format!("  {n}: {note}\n"));
+            }
             if let Some(m) = runs
                 .iter()
                 .map(|r| &r.resources.memory_measure)

@@ -278,17 +278,27 @@ pub fn run_plan(
             let fleet = Fleet::connect(inv)?;
             res.environment.remote_hosts = remote_hosts(&fleet);
             res.environment.pinning = format!(
-                "load from {} host(s) over SSH ({}) to {} ({}); {}",
+                "load from {} host(s) over SSH: {}; to the contender host {} ({}), whose server iobound did not start or pin (--url); this machine only coordinates, on CPU {}",
                 fleet.load.len(),
                 fleet
                     .load
                     .iter()
-                    .map(|h| h.ssh.host.name.as_str())
+                    .map(|h| {
+                        if h.cpus.is_empty() {
+                            format!("{} (driver not pinned)", h.ssh.host.name)
+                        } else {
+                            format!(
+                                "{} (driver pinned to CPU {})",
+                                h.ssh.host.name,
+                                crate::util::format_cpus(&h.cpus)
+                            )
+                        }
+                    })
                     .collect::<Vec<_>>()
                     .join(", "),
                 fleet.contender_name,
                 fleet.contender_address,
-                res.environment.pinning
+                crate::util::format_cpus(&plan.driver_cpus)
             );
             res.save(&dir)?;
             eprintln!("iobound: {}", res.environment.pinning);

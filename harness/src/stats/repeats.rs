@@ -366,6 +366,24 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
             Estimate::point(v[0])
         }
     };
+    // What the sampler read: nothing when the server was not sampled (an external server
+    // without --pid or --cmd), which is no figure rather than zero threads and zero CPU.
+    let sampled = |f: fn(&Run) -> f64| -> Estimate {
+        let unsampled = |r: &&Run| {
+            let m = &r.resources;
+            m.samples.is_empty()
+                && m.peak_threads == 0
+                && m.peak_rss_mb == 0.0
+                && m.cpu_s == 0.0
+                && m.cpu_ms_per_1k_requests == 0.0
+                && m.ctx_voluntary + m.ctx_involuntary == 0
+        };
+        if runs.iter().all(unsampled) {
+            Estimate::point(f64::NAN)
+        } else {
+            resource(f)
+        }
+    };
     let rps_cv = coefficient_of_variation(&rps_values);
     Some(Cell {
         contender: contender.to_string(),
@@ -389,14 +407,14 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
         max: lat(1.0, fallback.max),
         mean: latency(&Merger::mean, fallback.mean, 3),
         stdev: latency(&Merger::stdev, fallback.stdev, 4),
-        peak_threads: resource(|r| r.resources.peak_threads as f64),
-        peak_rss_mb: resource(|r| r.resources.peak_rss_mb),
-        cpu_ms_per_1k: resource(|r| r.resources.cpu_ms_per_1k_requests),
-        peak_sockets: resource(|r| r.resources.peak_sockets as f64),
-        peak_downstream_conns: resource(|r| r.resources.peak_downstream_conns as f64),
+        peak_threads: sampled(|r| r.resources.peak_threads as f64),
+        peak_rss_mb: sampled(|r| r.resources.peak_rss_mb),
+        cpu_ms_per_1k: sampled(|r| r.resources.cpu_ms_per_1k_requests),
+        peak_sockets: sampled(|r| r.resources.peak_sockets as f64),
+        peak_downstream_conns: sampled(|r| r.resources.peak_downstream_conns as f64),
         // Over the same population as CPU per request: every answer of the run, those that
         // came in after the measured phase (drained) included.
-        ctx_per_req: resource(|r| {
+        ctx_per_req: sampled(|r| {
             let answered = r.summary.ok + r.summary.drained;
             if answered > 0 {
                 (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64 / answered as f64
