@@ -1,0 +1,335 @@
+//! The controller's side: one agent per load host over SSH, their seconds added into one
+//! recorder, their counts summed, a lost host accounted for.
+
+use super::{share, unix_now, HostShare, Job, Line};
+use crate::driver::record::{Interval, Live, Recorder};
+use crate::driver::summary::decode_histogram;
+use crate::driver::{EntryCount, Outcome};
+use crate::plan::{Load, Profile};
+use crate::remote::ssh::Ssh;
+use anyhow::{bail, Context, Result};
+use std::io::{BufRead, BufReader, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// Time between the controller sending the jobs and the common start: enough for every host
+/// to receive its job over an open SSH connection.
+const START_DELAY: Duration = Duration::from_secs(2);
+
+/// A load host as the controller drives it.
+pub struct LoadHost<'a> {
+    pub ssh: &'a Ssh,
+    /// Path of the iobound binary on the host.
+    pub binary: String,
+    pub cpus: Vec<usize>,
+    pub threads: usize,
+    /// How far the host's clock is ahead of ours (s; negative when behind).
+    pub clock_offset_s: f64,
+}
+
+/// What the controller knows of one host while the load runs.
+#[derive(Default)]
+pub(super) struct HostState {
+    /// Its last live counters: ok, errors, latency sum (µs), due, latency buckets.
+    pub live: (u64, u64, u64, u64, Vec<u64>),
+    /// Requests accounted for by the seconds received.
+    pub streamed: u64,
+    pub ok: u64,
+    pub errors: u64,
+    pub end: Option<Line>,
+    /// When (s after the start) and why it was lost.
+    pub lost: Option<(f64, String)>,
+}
+
+enum Event {
+    Line(usize, Line),
+    Closed(usize, String),
+}
+
+fn load_words(load: &Load) -> String {
+    match &load.profile {
+        Profile::Closed { users, .. } => format!("{users} users"),
+        Profile::Open { rate, .. } => format!("{rate:.1} req/s"),
+    }
+}
+
+/// Drives `load` from `hosts` (each with its share) against the target described by `job`
+/// (its load, host and start are filled in per host) and returns the merged outcome with
+/// each host's share. `cancel` stops every host; `live` shows the sums as they come.
+pub fn run(
+    hosts: &[LoadHost<'_>],
+    job: &Job,
+    live: Arc<Live>,
+    cancel: Arc<AtomicBool>,
+) -> Result<(Outcome, Vec<HostShare>)> {
+    if hosts.is_empty() {
+        bail!("no load host; give at least one host the role \"load\"");
+    }
+    let n = hosts.len();
+    let start_unix = unix_now() + START_DELAY.as_secs_f64();
+    let start = Instant::now() + START_DELAY;
+    let (tx, rx) = mpsc::channel();
+    let mut children = Vec::new();
+    let mut inputs = Vec::new();
+    let mut shares = Vec::new();
+    for (i, h) in hosts.iter().enumerate() {
+        let mut j = job.clone();
+        j.host = h.ssh.host.name.clone();
+        j.load = share(&job.load, i, n);
+        j.threads = h.threads;
+        j.cpus = h.cpus.clone();
+        j.start_unix = start_unix + h.clock_offset_s;
+        shares.push(load_words(&j.load));
+        let mut child = h
+            .ssh
+            .spawn(&format!("exec {} agent drive", h.binary))
+            .with_context(|| format!("starting the driver on load host {}", j.host))?;
+        let mut stdin = child.stdin.take().expect("piped");
+        writeln!(stdin, "{}", serde_json::to_string(&j)?)
+            .with_context(|| format!("sending the job to load host {}", j.host))?;
+        let stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                match serde_json::from_str::<Line>(&line) {
+                    Ok(l) => {
+                        let _ = tx.send(Event::Line(i, l));
+                    }
+                    Err(_) => continue, // not ours (a login banner): ignored
+                }
+            }
+            let mut why = String::new();
+            let _ = std::io::Read::read_to_string(&mut BufReader::new(stderr), &mut why);
+            let _ = tx.send(Event::Closed(i, why.trim().to_string()));
+        });
+        inputs.push(Some(stdin));
+        children.push(child);
+    }
+    drop(tx);
+    let mut state: Vec<HostState> = (0..n).map(|_| HostState::default()).collect();
+    let mut merged = Recorder::new(start);
+    let (mut lag, mut conn_wait) = (
+        crate::driver::record::new_histogram(),
+        crate::driver::record::new_histogram(),
+    );
+    let mut closed = 0;
+    let mut stop_sent = false;
+    while closed < n {
+        if cancel.load(Ordering::SeqCst) && !stop_sent {
+            stop_sent = true;
+            for input in inputs.iter_mut().flatten() {
+                let _ = writeln!(input, "stop");
+            }
+        }
+        let event = match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(e) => e,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        match event {
+            Event::Line(
+                i,
+                Line::Second {
+                    i: sec,
+                    ok,
+                    failed,
+                    errors,
+                },
+            ) => {
+                let iv = Interval {
+                    hist: decode_histogram(&ok)?,
+                    failed: decode_histogram(&failed)?,
+                    errors,
+                };
+                let st = &mut state[i];
+                st.streamed += iv.requests();
+                st.ok += iv.hist.len();
+                st.errors += iv.errors.total();
+                merged.add_second(sec, &iv);
+            }
+            Event::Line(
+                i,
+                Line::Live {
+                    ok,
+                    errors,
+                    latency_us,
+                    due,
+                    buckets,
+                },
+            ) => {
+                state[i].live = (ok, errors, latency_us, due, buckets);
+                publish(&live, &state);
+            }
+            Event::Line(i, Line::Failed { error }) => {
+                state[i].lost.get_or_insert((elapsed_s(start), error));
+            }
+            Event::Line(i, end @ Line::End { .. }) => {
+                if let Line::End {
+                    lag: l,
+                    conn_wait: w,
+                    ..
+                } = &end
+                {
+                    lag.add(decode_histogram(l)?).ok();
+                    conn_wait.add(decode_histogram(w)?).ok();
+                }
+                state[i].end = Some(end);
+            }
+            Event::Closed(i, why) => {
+                closed += 1;
+                inputs[i] = None;
+                if state[i].end.is_none() && state[i].lost.is_none() {
+                    let why = if why.is_empty() {
+                        "its connection closed before the load ended".to_string()
+                    } else {
+                        why
+                    };
+                    state[i].lost = Some((elapsed_s(start), why));
+                }
+            }
+        }
+    }
+    for mut c in children {
+        let _ = c.wait();
+        crate::util::interrupt::unregister(c.id() as i32);
+    }
+    if state.iter().all(|s| s.end.is_none()) {
+        let why: Vec<String> = hosts
+            .iter()
+            .zip(&state)
+            .filter_map(|(h, s)| {
+                s.lost
+                    .as_ref()
+                    .map(|(_, w)| format!("{}: {w}", h.ssh.host.name))
+            })
+            .collect();
+        bail!("no load host finished: {}", why.join("; "));
+    }
+    merged.lag = lag;
+    merged.conn_wait = conn_wait;
+    Ok(finish(
+        hosts,
+        state,
+        shares,
+        merged,
+        start,
+        cancel.load(Ordering::SeqCst),
+    ))
+}
+
+fn elapsed_s(start: Instant) -> f64 {
+    Instant::now()
+        .saturating_duration_since(start)
+        .as_secs_f64()
+}
+
+/// The controller's live counters: the hosts' sums.
+fn publish(live: &Live, state: &[HostState]) {
+    let (mut ok, mut errors, mut lat, mut due) = (0, 0, 0, 0);
+    let mut buckets: Vec<u64> = Vec::new();
+    for s in state {
+        ok += s.live.0;
+        errors += s.live.1;
+        lat += s.live.2;
+        due += s.live.3;
+        if buckets.len() < s.live.4.len() {
+            buckets.resize(s.live.4.len(), 0);
+        }
+        for (b, x) in buckets.iter_mut().zip(&s.live.4) {
+            *b += x;
+        }
+    }
+    live.set_totals(ok, errors, lat, due, &buckets);
+}
+
+/// The merged outcome: sums of counts, the busiest driver CPU anywhere per second, and a
+/// lost host's unaccounted requests cut at the second it was lost.
+pub(super) fn finish(
+    hosts: &[LoadHost<'_>],
+    state: Vec<HostState>,
+    shares: Vec<String>,
+    mut merged: Recorder,
+    start: Instant,
+    cancelled: bool,
+) -> (Outcome, Vec<HostShare>) {
+    let mut o = Outcome {
+        recorder: Recorder::new(start),
+        duration: Duration::ZERO,
+        wall: start.elapsed(),
+        cpu: Duration::ZERO,
+        threads: 0,
+        cancelled,
+        due: 0,
+        pool_waits: 0,
+        cpu_busy_pct: Vec::new(),
+        entries: Vec::new(),
+        acks: Vec::new(),
+    };
+    let mut out = Vec::new();
+    for ((h, st), load) in hosts.iter().zip(state).zip(shares) {
+        let mut share = HostShare {
+            host: h.ssh.host.name.clone(),
+            load,
+            ok: st.ok,
+            errors: st.errors,
+            ..HostShare::default()
+        };
+        match st.end {
+            Some(Line::End {
+                due,
+                pool_waits,
+                cpu_s,
+                threads,
+                duration_s,
+                cancelled,
+                cpu_busy_pct,
+                lag,
+                entries,
+                ..
+            }) => {
+                share.due = due;
+                o.due += due;
+                o.pool_waits += pool_waits;
+                o.cpu += Duration::from_secs_f64(cpu_s);
+                o.threads += threads;
+                o.duration = o.duration.max(Duration::from_secs_f64(duration_s));
+                o.cancelled |= cancelled;
+                for (k, x) in cpu_busy_pct.iter().enumerate() {
+                    if o.cpu_busy_pct.len() <= k {
+                        o.cpu_busy_pct.push(0.0);
+                    }
+                    o.cpu_busy_pct[k] = o.cpu_busy_pct[k].max(*x);
+                }
+                share.cpu_busy_pct = cpu_busy_pct;
+                share.lag_p99_ms = decode_histogram(&lag)
+                    .ok()
+                    .filter(|h| !h.is_empty())
+                    .map(|h| h.value_at_quantile(0.99) as f64 / 1000.0);
+                if o.entries.len() < entries.len() {
+                    o.entries.resize(entries.len(), EntryCount::default());
+                }
+                for (sum, (sent, ok)) in o.entries.iter_mut().zip(entries) {
+                    sum.sent += sent;
+                    sum.ok += ok;
+                }
+            }
+            _ => {
+                // Lost: what it streamed stays; requests it had due whose outcome never came
+                // (in flight, or answered in its last seconds) are cut.
+                let (at, why) = st.lost.clone().unwrap_or((0.0, "no end received".into()));
+                let due = st.live.3.max(st.streamed);
+                merged.cut(start + Duration::from_secs_f64(at), due - st.streamed);
+                share.due = due;
+                o.due += due;
+                share.lost = Some(why);
+                share.lost_at_s = Some((at * 10.0).round() / 10.0);
+            }
+        }
+        out.push(share);
+    }
+    o.recorder = merged;
+    (o, out)
+}
