@@ -221,6 +221,9 @@ impl RunCtx<'_> {
         r.intervals = intervals;
         self.record(&mut r, &outcome, &target, s, warm_left, wall_start);
         r.load_hosts = self.host_shares.take();
+        let saturated = crate::driver::remote::saturation_warnings(&r.load_hosts);
+        r.driver.saturated |= !saturated.is_empty();
+        r.driver.warnings.extend(saturated);
         for h in r.load_hosts.iter().filter(|h| h.lost.is_some()) {
             r.driver.warnings.push(format!(
                 "load host {} lost {:.1} s after the start ({}): what it measured until then is kept; its {} requests due whose outcome never arrived are counted as cut",

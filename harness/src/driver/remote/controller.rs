@@ -297,12 +297,8 @@ pub(super) fn finish(
                 o.threads += threads;
                 o.duration = o.duration.max(Duration::from_secs_f64(duration_s));
                 o.cancelled |= cancelled;
-                for (k, x) in cpu_busy_pct.iter().enumerate() {
-                    if o.cpu_busy_pct.len() <= k {
-                        o.cpu_busy_pct.push(0.0);
-                    }
-                    o.cpu_busy_pct[k] = o.cpu_busy_pct[k].max(*x);
-                }
+                // Kept per host (see `saturation_warnings`): this machine's driver CPUs
+                // carried none of the load.
                 share.cpu_busy_pct = cpu_busy_pct;
                 share.lag_p99_ms = decode_histogram(&lag)
                     .ok()

@@ -134,6 +134,25 @@ pub(super) fn write_line(out: &mut impl Write, line: &Line) -> std::io::Result<(
     out.flush()
 }
 
+/// The load hosts whose driver CPUs were saturated, as warnings: figures of those seconds may
+/// be that host's limit, not the server's (the same rule as for a local driver).
+pub fn saturation_warnings(hosts: &[HostShare]) -> Vec<String> {
+    let limit = super::assess::CPU_BUSY_LIMIT_PCT;
+    hosts
+        .iter()
+        .filter_map(|h| {
+            let busy = h.cpu_busy_pct.iter().filter(|b| **b >= limit).count();
+            (busy > 0).then(|| {
+                format!(
+                    "driver CPUs saturated on load host {}: its busiest driver CPU was >= {limit:.0}% busy in {busy} of {} seconds (every process on that host counts): figures of those seconds may be that host's limit, not the server's",
+                    h.host,
+                    h.cpu_busy_pct.len()
+                )
+            })
+        })
+        .collect()
+}
+
 /// What one load host did in a run, kept with the run's results.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostShare {

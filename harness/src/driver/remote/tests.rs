@@ -185,3 +185,21 @@ fn a_lost_host_keeps_what_it_streamed_and_its_missing_requests_are_cut() {
         "ok + errors + cut = due"
     );
 }
+
+#[test]
+fn a_saturated_load_host_is_named_with_its_busy_seconds() {
+    let host = |name: &str, busy: &[f64]| HostShare {
+        host: name.into(),
+        cpu_busy_pct: busy.to_vec(),
+        ..HostShare::default()
+    };
+    let w = saturation_warnings(&[
+        host("lg1", &[50.0, 60.0, 55.0]),
+        host("lg2", &[95.0, 40.0, 90.0]),
+    ]);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with("driver CPUs saturated on load host lg2: its busiest driver CPU was >= 90% busy in 2 of 3 seconds"),
+        "{w:?}"
+    );
+}
