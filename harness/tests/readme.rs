@@ -394,18 +394,7 @@ fn the_crud_confirmation_figures_match_their_results() {
     assert_eq!(took.round(), 23.0);
     assert!(page.contains("2026-11-24; 23 minutes of runs"));
     // The screening's figures the prose contrasts them with.
-    let screening =
-        Results::load(&root.join("docs/results/all-models-2026-11-23/results.json")).unwrap();
-    let rps = |c: &str| {
-        screening
-            .runs
-            .iter()
-            .find(|x| x.contender == c && x.scenario == "crud-200")
-            .unwrap()
-            .summary
-            .rps
-            .round()
-    };
+    let rps = |c: &str| screening_crud_rps(root, c).round();
     assert_eq!((rps(re), rps(wo), rps(vi)), (12_319.0, 6_060.0, 14_782.0));
     assert!(page.contains("read 12,319, 6,060 and 14,782 req/s below"));
 }
@@ -479,17 +468,7 @@ fn the_c10k_confirmation_figures_match_their_results() {
     assert!(readme.contains("23 minutes of\n  runs, 8 each"));
     assert!(readme.contains("(the worker\n  pool +49%, virtual threads +46%), and virtual threads cut the worker pool's p99 by 20%"));
     assert!(readme.contains("one-run screening's 2.4x gap"));
-    let screening =
-        Results::load(&root.join("docs/results/all-models-2026-11-23/results.json")).unwrap();
-    let rps = |c: &str| {
-        screening
-            .runs
-            .iter()
-            .find(|x| x.contender == c && x.scenario == "crud-200")
-            .unwrap()
-            .summary
-            .rps
-    };
+    let rps = |c: &str| screening_crud_rps(root, c);
     assert_eq!(
         format!("{:.1}", rps("quarkus-virtual") / rps("quarkus-worker")),
         "2.4"
@@ -565,4 +544,19 @@ fn median_settle_s(r: &iobound::run::results::Results, contender: &str) -> f64 {
         .map(|x| x.warmup.as_ref().unwrap().seconds)
         .collect();
     iobound::util::median(v).round()
+}
+
+/// A contender's CRUD throughput in the one-run all-models screening (2026-11-23).
+fn screening_crud_rps(root: &Path, contender: &str) -> f64 {
+    let screening = iobound::run::results::Results::load(
+        &root.join("docs/results/all-models-2026-11-23/results.json"),
+    )
+    .unwrap();
+    screening
+        .runs
+        .iter()
+        .find(|x| x.contender == contender && x.scenario == "crud-200")
+        .unwrap()
+        .summary
+        .rps
 }

@@ -532,10 +532,8 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
         if let Some(note) = load_hosts_note(&runs) {
             out.push(format!("Load ({n}): {note}."));
         }
-        if let Some(m) = results
-            .runs
+        if let Some(m) = runs
             .iter()
-            .filter(|r| r.scenario == view.name && &r.contender == n)
             .map(|r| &r.resources.memory_measure)
             .find(|m| !m.is_empty())
         {
