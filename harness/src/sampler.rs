@@ -278,7 +278,7 @@ impl Sampler {
     }
 
     fn sample_at(&self, t: f64, full: bool) -> Sample {
-        let cpu0 = crate::util::thread_cpu_time();
+        let cpu0 = crate::util::cpus::thread_cpu_time();
         let mut s = if full || self.census_due(t) {
             let pids = self.pids();
             let s = self.read_all(
@@ -289,7 +289,7 @@ impl Sampler {
                 },
                 &pids,
             );
-            let cost_s = crate::util::thread_cpu_time()
+            let cost_s = crate::util::cpus::thread_cpu_time()
                 .saturating_sub(cpu0)
                 .as_secs_f64();
             *self.census.borrow_mut() = Some(Census {
@@ -303,7 +303,7 @@ impl Sampler {
             self.read_between(t)
         };
         self.own_cpu
-            .set(self.own_cpu.get() + crate::util::thread_cpu_time().saturating_sub(cpu0));
+            .set(self.own_cpu.get() + crate::util::cpus::thread_cpu_time().saturating_sub(cpu0));
         s.sampler_cpu_s = self.own_cpu.get().as_secs_f64();
         s
     }

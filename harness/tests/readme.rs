@@ -543,7 +543,7 @@ fn median_settle_s(r: &iobound::run::results::Results, contender: &str) -> f64 {
         .filter(|x| x.contender == contender)
         .map(|x| x.warmup.as_ref().unwrap().seconds)
         .collect();
-    iobound::util::median(v).round()
+    iobound::util::numbers::median(v).round()
 }
 
 /// A contender's CRUD throughput in the one-run all-models screening (2026-11-23).

@@ -465,7 +465,7 @@ fn runs_arg(s: &str) -> std::result::Result<String, String> {
 }
 
 pub fn duration_arg(s: &str) -> std::result::Result<String, String> {
-    crate::util::parse_duration(s)
+    crate::util::units::parse_duration(s)
         .map(|_| s.to_string())
         .map_err(|e| e.to_string())
 }
@@ -480,7 +480,7 @@ fn rate_arg(s: &str) -> std::result::Result<f64, String> {
 }
 
 pub fn dur(s: &str) -> std::time::Duration {
-    crate::util::parse_duration(s).expect("validated by clap")
+    crate::util::units::parse_duration(s).expect("validated by clap")
 }
 
 #[cfg(test)]

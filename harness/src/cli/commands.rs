@@ -11,7 +11,7 @@ use crate::run::{
     results::{Results, RunStatus},
 };
 use crate::services::{manifest, ServiceChoice, Services};
-use crate::util::{interrupt, median};
+use crate::util::{interrupt, numbers::median};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -69,7 +69,7 @@ pub fn run(
                 .and_then(|v| v.as_str())
                 .unwrap_or("plan")
         );
-        crate::util::write_atomic(
+        crate::util::files::write_atomic(
             path,
             crate::report::gates::junit(&suite, &crate::report::gates::threshold_cases(&res))
                 .as_bytes(),
@@ -227,7 +227,7 @@ pub fn verify_cmd(
 /// `iobound load`: drive one URL, print a JSON summary on stdout.
 pub fn load_cmd(a: &LoadArgs, driver_cpus: Option<&str>) -> Result<i32> {
     let cpus = driver_cpus
-        .map(crate::util::parse_cpu_list)
+        .map(crate::util::cpus::parse_cpu_list)
         .transpose()
         .context("--driver-cpus")?
         .unwrap_or_default();
@@ -267,7 +267,7 @@ pub fn bench_driver(
     json: bool,
 ) -> Result<i32> {
     let exe = std::env::current_exe()?;
-    let online = crate::util::online_cpus();
+    let online = crate::util::cpus::online_cpus();
     let args = bench::BenchArgs {
         connections,
         duration: dur(duration),

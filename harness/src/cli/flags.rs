@@ -248,7 +248,7 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
         .iter()
         .filter(|c| plan.driver_cpus.contains(c))
         .collect();
-    if !overlap.is_empty() && util::online_cpus() > 1 {
+    if !overlap.is_empty() && util::cpus::online_cpus() > 1 {
         eprintln!("iobound: warning: contender and driver share CPU(s) {overlap:?}: they will compete and figures will mix both costs");
     }
     Ok((plan, external))
@@ -303,7 +303,7 @@ pub fn build_capacity_plan(c: &CapacityArgs, root: &Path) -> Result<(Plan, Optio
         .load
         .duration
         .as_deref()
-        .map(util::parse_duration)
+        .map(util::units::parse_duration)
         .transpose()
         .context("--duration")?
         .unwrap_or(std::time::Duration::from_secs(20));

@@ -33,6 +33,31 @@ fn root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
+/// `run` and `capacity`: the plan they built, run with the services, hosts and JUnit file
+/// their shared flags name.
+fn run_with(
+    plan: &crate::plan::Plan,
+    root: &Path,
+    a: &args::RunArgs,
+    external: Option<crate::run::External>,
+) -> Result<i32> {
+    let hosts = flags::hosts_for_run(a, external.as_ref())?;
+    let services = ServiceChoice {
+        url: a.db_url.clone(),
+        allow_remote: a.load.allow_remote,
+        kafka_bootstrap: a.kafka_bootstrap.clone(),
+    };
+    commands::run(
+        plan,
+        root,
+        &a.out,
+        external,
+        services,
+        a.junit.as_deref(),
+        hosts,
+    )
+}
+
 pub fn main() -> Result<i32> {
     let cli = Cli::parse();
     crate::util::set_verbose(cli.verbose);
@@ -40,38 +65,11 @@ pub fn main() -> Result<i32> {
     match cli.cmd {
         Cmd::Run(a) => {
             let (plan, external) = flags::build_plan(&a, &root)?;
-            let hosts = flags::hosts_for_run(&a, external.as_ref())?;
-            commands::run(
-                &plan,
-                &root,
-                &a.out,
-                external,
-                ServiceChoice {
-                    url: a.db_url.clone(),
-                    allow_remote: a.load.allow_remote,
-                    kafka_bootstrap: a.kafka_bootstrap.clone(),
-                },
-                a.junit.as_deref(),
-                hosts,
-            )
+            run_with(&plan, &root, &a, external)
         }
         Cmd::Capacity(c) => {
             let (plan, external) = flags::build_capacity_plan(&c, &root)?;
-            let a = &c.run;
-            let hosts = flags::hosts_for_run(a, external.as_ref())?;
-            commands::run(
-                &plan,
-                &root,
-                &a.out,
-                external,
-                ServiceChoice {
-                    url: a.db_url.clone(),
-                    allow_remote: a.load.allow_remote,
-                    kafka_bootstrap: a.kafka_bootstrap.clone(),
-                },
-                a.junit.as_deref(),
-                hosts,
-            )
+            run_with(&plan, &root, &c.run, external)
         }
         Cmd::Demo { out } => {
             let plan = PlanFile::load(&root.join("plans/demo.toml"))?.validate()?;
@@ -132,7 +130,7 @@ pub fn main() -> Result<i32> {
             let gates = crate::report::compare::gates(&ra, &da, &rb, &db, &rules);
             print!("{}", crate::report::compare::describe_gates(&gates));
             if let Some(path) = junit {
-                crate::util::write_atomic(
+                crate::util::files::write_atomic(
                     &path,
                     crate::report::gates::junit(
                         "iobound compare",

@@ -345,9 +345,19 @@ pub fn judge(case: &FuzzCase, status: u16, body: &[u8]) -> Result<(), String> {
     }
 }
 
+/// Whether the server still answers /plaintext with 200 within 5 s.
+async fn serving(addr: SocketAddr) -> bool {
+    let probe = http1::fetch(addr, "GET", "/plaintext", None);
+    matches!(
+        tokio::time::timeout(Duration::from_secs(5), probe).await,
+        Ok(Ok(ref r)) if r.status == 200
+    )
+}
+
 pub async fn run(addr: SocketAddr, n: usize, seed: u64, vectors: &[String]) -> CaseResult {
     let all = cases(n, seed, vectors);
     let mut failures = Vec::new();
+    let mut sent = 0;
     for chunk in all.chunks(16) {
         let handles: Vec<_> = chunk
             .iter()
@@ -363,6 +373,7 @@ pub async fn run(addr: SocketAddr, n: usize, seed: u64, vectors: &[String]) -> C
                 })
             })
             .collect();
+        let mut timed_out = false;
         for (c, h) in chunk.iter().zip(handles) {
             match h.await {
                 Ok(Ok(Ok(r))) => {
@@ -374,18 +385,31 @@ pub async fn run(addr: SocketAddr, n: usize, seed: u64, vectors: &[String]) -> C
                 // answer, but it is not a 5xx or a leak either; it still must keep serving.
                 Ok(Ok(Err(http1::HttpError::Closed))) => {}
                 Ok(Ok(Err(e))) => failures.push(format!("{}: {e}", c.path)),
-                Ok(Err(_)) => failures.push(format!("{}: no answer within 10 s", c.path)),
+                Ok(Err(_)) => {
+                    timed_out = true;
+                    failures.push(format!("{}: no answer within 10 s", c.path));
+                }
                 Err(e) => failures.push(format!("{}: {e}", c.path)),
             }
         }
+        sent += chunk.len();
+        // A server that stopped serving would cost 10 s per chunk for the rest of the cases
+        // (an hour for a full fuzz): stop at the first chunk that timed out if it is down.
+        if timed_out && !serving(addr).await {
+            failures.insert(0, format!(
+                "stopped serving during the fuzz: no answer on /plaintext within 5 s after {sent} of {} cases; the rest were not sent",
+                all.len()
+            ));
+            return verdict(n, seed, all.len(), &failures);
+        }
     }
-    let alive = matches!(
-        tokio::time::timeout(Duration::from_secs(5), http1::fetch(addr, "GET", "/plaintext", None)).await,
-        Ok(Ok(ref r)) if r.status == 200
-    );
-    if !alive {
+    if !serving(addr).await {
         failures.push("stopped serving /plaintext after the fuzz cases".into());
     }
+    verdict(n, seed, all.len(), &failures)
+}
+
+fn verdict(n: usize, seed: u64, cases: usize, failures: &[String]) -> CaseResult {
     let shown: Vec<String> = failures.iter().take(5).cloned().collect();
     CaseResult {
         name: format!(
@@ -393,12 +417,12 @@ pub async fn run(addr: SocketAddr, n: usize, seed: u64, vectors: &[String]) -> C
         ),
         passed: failures.is_empty(),
         detail: if failures.is_empty() {
-            format!("{} cases (/delay, /hash, /enrich, GET /messages/{{id}}, POST /messages, non-endpoints), all answered as the contract says; still serving", all.len())
+            format!("{cases} cases (/delay, /hash, /enrich, GET /messages/{{id}}, POST /messages, non-endpoints), all answered as the contract says; still serving")
         } else {
             format!(
                 "{} of {} wrong, e.g. {}",
                 failures.len(),
-                all.len(),
+                cases,
                 shown.join(" | ")
             )
         },
@@ -408,6 +432,32 @@ pub async fn run(addr: SocketAddr, n: usize, seed: u64, vectors: &[String]) -> C
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server that accepts connections and never answers stops the fuzz after its first
+    /// chunk (10 s for the chunk, 5 s for the /plaintext probe), not after every case has
+    /// timed out (1,200 cases in chunks of 16: over 12 minutes).
+    #[tokio::test]
+    async fn a_server_that_stopped_serving_ends_the_fuzz_early() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                held.push(socket); // read nothing, answer nothing
+            }
+        });
+        let started = std::time::Instant::now();
+        let r = run(addr, 200, 1, &[]).await;
+        let took = started.elapsed();
+        assert!(!r.passed);
+        assert!(took < Duration::from_secs(40), "took {took:?}");
+        assert!(
+            r.detail.contains("stopped serving during the fuzz")
+                && r.detail.contains("after 16 of"),
+            "{}",
+            r.detail
+        );
+    }
 
     #[test]
     fn cases_are_deterministic_and_varied() {

@@ -519,7 +519,7 @@ pub fn summary_line(name: &str, v: &Verification) -> String {
             .split_whitespace()
             .next()
             .and_then(|n| n.parse::<u64>().ok())
-            .map(crate::util::thousands)
+            .map(crate::util::units::thousands)
             .unwrap_or_default();
         line.push_str(&format!(", {inputs} hostile inputs"));
     }

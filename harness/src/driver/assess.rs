@@ -68,7 +68,7 @@ pub fn driver_report(o: &super::Outcome, cpus: &[usize], requests: u64) -> Drive
         saturated = true;
         warnings.push(format!(
             "driver CPUs saturated: CPU {} was >= {CPU_BUSY_LIMIT_PCT:.0}% busy in {busy_seconds} of {} seconds (every process on it counts: the harness and its sampler, and PostgreSQL, Kafka and the downstream service where they share it; see the pinning): figures of those seconds may be the driver's limit, not the server's",
-            crate::util::format_cpus(cpus),
+            crate::util::cpus::format_cpus(cpus),
             o.cpu_busy_pct.len()
         ));
     }

@@ -3,7 +3,7 @@
 //! run's interval log (.hlog) and the histogram encoding kept in results.json.
 
 use super::record::{Errors, Recorder};
-use crate::util::write_atomic;
+use crate::util::files::write_atomic;
 use anyhow::{Context, Result};
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::V2DeflateSerializer;

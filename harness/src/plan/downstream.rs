@@ -5,7 +5,7 @@
 use anyhow::{bail, Context, Result};
 use std::time::Duration;
 
-pub use crate::util::SplitMix64 as Rng;
+pub use crate::util::numbers::SplitMix64 as Rng;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Dist {
@@ -18,7 +18,7 @@ pub enum Dist {
 impl Dist {
     /// "fixed:100ms", "uniform:50ms..150ms", "lognormal:100ms,0.5".
     pub fn parse(s: &str) -> Result<Dist> {
-        let d = |v: &str| crate::util::parse_duration(v.trim());
+        let d = |v: &str| crate::util::units::parse_duration(v.trim());
         let hint = "write fixed:100ms, uniform:50ms..150ms or lognormal:100ms,0.5 (median, sigma)";
         let (kind, arg) = s
             .split_once(':')
@@ -102,7 +102,7 @@ impl Behaviour {
             latency: Dist::parse(latency)?,
             error_rate: probability("error_rate", error_rate)?,
             stall_prob: probability("stall_prob", stall_prob)?,
-            stall_for: crate::util::parse_duration(stall_for)
+            stall_for: crate::util::units::parse_duration(stall_for)
                 .with_context(|| format!("stall_for {stall_for:?}"))?,
         })
     }
@@ -118,7 +118,7 @@ impl Behaviour {
                 "latency" => next.latency = Dist::parse(v)?,
                 "error_rate" => next.error_rate = probability(k, v)?,
                 "stall_prob" => next.stall_prob = probability(k, v)?,
-                "stall_for" => next.stall_for = crate::util::parse_duration(v)?,
+                "stall_for" => next.stall_for = crate::util::units::parse_duration(v)?,
                 _ => {
                     bail!("unknown setting {k:?}: use latency, error_rate, stall_prob or stall_for")
                 }

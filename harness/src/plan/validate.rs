@@ -10,7 +10,7 @@ use super::{
     Scenario, DEFAULT_DB_POOL, DEFAULT_HEAP, DEFAULT_PLAN_RUNS, DEFAULT_WARMUP, DEFAULT_WARMUP_MIN,
 };
 use super::{Sequential, AUTO_MAX_RUNS};
-use crate::util::{parse_cpu_list, parse_duration};
+use crate::util::{cpus::parse_cpu_list, units::parse_duration};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -55,8 +55,12 @@ impl PlanFile {
             "plan.warmup_min",
             self.warmup_min.as_deref().unwrap_or(DEFAULT_WARMUP_MIN),
         )?;
-        let band_text = self.warmup_band.clone().unwrap_or_else(|| "5%".into());
-        let warmup_band = band_text.trim().strip_suffix('%').and_then(|b| b.trim().parse::<f64>().ok()).filter(|b| (1.0..=100.0).contains(b)).ok_or_else(|| anyhow::anyhow!("plan.warmup_band = {band_text:?}: write a percentage between 1% and 100%, e.g. \"10%\""))? / 100.0;
+        let warmup_band = percent(
+            "plan.warmup_band",
+            self.warmup_band.as_deref().unwrap_or("5%"),
+            1.0..=100.0,
+            "e.g. \"10%\"",
+        )?;
         let mut scenarios: Vec<Scenario> = Vec::new();
         for (i, s) in self.scenarios.iter().enumerate() {
             let at = format!("scenario[{i}] {:?}", s.name);
@@ -72,7 +76,7 @@ impl PlanFile {
         }
         let contender_cpus = parse_cpu_list(self.cpus.contender.as_deref().unwrap_or("0"))
             .context("plan.cpus.contender")?;
-        let default_driver = if crate::util::online_cpus() > 1 {
+        let default_driver = if crate::util::cpus::online_cpus() > 1 {
             "1"
         } else {
             "0"
@@ -83,7 +87,7 @@ impl PlanFile {
             self.cpus.services.as_deref(),
             &contender_cpus,
             &driver_cpus,
-            crate::util::online_cpus(),
+            crate::util::cpus::online_cpus(),
         )?;
         let driver_threads = self.driver_threads.unwrap_or(driver_cpus.len());
         if driver_threads == 0 || driver_threads > 64 {
@@ -384,17 +388,12 @@ pub fn capacity_of(at: &str, c: &CapacityFile, profile: &Profile) -> Result<Capa
     if !(1.1..=10.0).contains(&growth) {
         bail!("{at}.growth = {growth} is out of range; use 1.1..=10 (default 2: each probe doubles the rate)");
     }
-    let text = c.precision.clone().unwrap_or_else(|| "5%".into());
-    let precision = text
-        .trim()
-        .strip_suffix('%')
-        .and_then(|p| p.trim().parse::<f64>().ok())
-        .filter(|p| (0.5..=50.0).contains(p))
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "{at}.precision = {text:?}: write a percentage between 0.5% and 50%, e.g. \"5%\""
-            )
-        })?;
+    let precision = percent(
+        &format!("{at}.precision"),
+        c.precision.as_deref().unwrap_or("5%"),
+        0.5..=50.0,
+        "e.g. \"5%\"",
+    )?;
     let repeats = c.repeats.unwrap_or(3);
     if !(1..=10).contains(&repeats) {
         bail!("{at}.repeats = {repeats} is out of range; use 1..=10 (default 3)");
@@ -403,7 +402,7 @@ pub fn capacity_of(at: &str, c: &CapacityFile, profile: &Profile) -> Result<Capa
         slo,
         max_rate,
         growth,
-        precision: precision / 100.0,
+        precision,
         repeats: repeats as u32,
         default_errors,
     })
@@ -420,7 +419,7 @@ pub(super) fn services_cpus(
     if let Some(list) = given {
         let cpus = parse_cpu_list(list).context("plan.cpus.services")?;
         if let Some(c) = cpus.iter().find(|c| contender.contains(c)) {
-            bail!("plan.cpus.services includes CPU {c}, the contender's: the services would compete with it; give other CPUs (e.g. --services-cpus {})", crate::util::format_cpus(driver));
+            bail!("plan.cpus.services includes CPU {c}, the contender's: the services would compete with it; give other CPUs (e.g. --services-cpus {})", crate::util::cpus::format_cpus(driver));
         }
         return Ok(cpus);
     }
@@ -438,19 +437,12 @@ impl PlanFile {
     /// `runs` (a number, or "auto" with its budget and margin) as the most rounds to run and,
     /// for "auto", how to stop early.
     fn repeats(&self) -> Result<(u32, Option<Sequential>)> {
-        let margin_text = self.margin.clone().unwrap_or_else(|| "5%".into());
-        let margin = margin_text
-            .trim()
-            .strip_suffix('%')
-            .and_then(|m| m.trim().parse::<f64>().ok())
-            .filter(|m| (0.5..=50.0).contains(m))
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "plan.margin = {margin_text:?}: write a percentage between 0.5% and 50%, \
-                     e.g. \"5%\" (differences within it are called equivalent)"
-                )
-            })?
-            / 100.0;
+        let margin = percent(
+            "plan.margin",
+            self.margin.as_deref().unwrap_or("5%"),
+            0.5..=50.0,
+            "e.g. \"5%\" (differences within it are called equivalent)",
+        )?;
         match &self.runs {
             None => {
                 if self.budget.is_some() {
@@ -482,4 +474,26 @@ impl PlanFile {
             }
         }
     }
+}
+
+/// A percentage field ("5%") as a fraction (0.05), or an error naming the field, the range and
+/// an example.
+fn percent(
+    field: &str,
+    text: &str,
+    range: std::ops::RangeInclusive<f64>,
+    example: &str,
+) -> Result<f64> {
+    text.trim()
+        .strip_suffix('%')
+        .and_then(|p| p.trim().parse::<f64>().ok())
+        .filter(|p| range.contains(p))
+        .map(|p| p / 100.0)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{field} = {text:?}: write a percentage between {}% and {}%, {example}",
+                range.start(),
+                range.end()
+            )
+        })
 }

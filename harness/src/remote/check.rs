@@ -82,7 +82,7 @@ impl HostReport {
             .host
             .cpus
             .as_deref()
-            .and_then(|c| crate::util::parse_cpu_syntax(c).ok());
+            .and_then(|c| crate::util::cpus::parse_cpu_syntax(c).ok());
         if let (Some(n), Some(w)) = (cpus, wanted) {
             if let Some(c) = w.iter().find(|c| **c >= n) {
                 out.push(format!(

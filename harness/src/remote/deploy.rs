@@ -71,7 +71,7 @@ impl Fleet {
                 .to_string();
             let binary = format!("{dir}/iobound");
             let cpus = match &h.cpus {
-                Some(c) => crate::util::parse_cpu_syntax(c)?,
+                Some(c) => crate::util::cpus::parse_cpu_syntax(c)?,
                 None => Vec::new(),
             };
             let ready = LoadHostReady {

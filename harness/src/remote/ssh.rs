@@ -31,6 +31,16 @@ impl Ssh {
     }
 
     /// Options every ssh and scp call gets.
+    /// What to check when ssh to this host fails.
+    fn advice(&self) -> String {
+        format!(
+            "check that the host is up, that `ssh -p {} {}` works with a key or an agent (no \
+             password is ever used), and that its host key is known",
+            self.host.port,
+            self.host.destination()
+        )
+    }
+
     fn options(&self) -> Vec<String> {
         let mut o = vec![
             "BatchMode=yes".to_string(),
@@ -83,12 +93,11 @@ impl Ssh {
             )?;
         if out.status.code() == Some(255) {
             bail!(
-                "host {} ({}): ssh failed: {}; check that the host is up, that `ssh -p {} {}` works with a key or an agent (no password is ever used), and that its host key is known",
+                "host {} ({}): ssh failed: {}; {}",
                 self.host.name,
                 self.host.destination(),
                 String::from_utf8_lossy(&out.stderr).trim(),
-                self.host.port,
-                self.host.destination()
+                self.advice()
             );
         }
         Ok(out)
@@ -170,7 +179,7 @@ impl Ssh {
         let mut best: Option<(f64, f64)> = None;
         let mut failure = None;
         for _ in 0..7 {
-            let t0 = crate::util::unix_seconds();
+            let t0 = crate::util::clock::unix_seconds();
             let sent = Instant::now();
             if writeln!(stdin, "t").and_then(|_| stdin.flush()).is_err() {
                 failure = Some("the channel closed".to_string());
@@ -199,13 +208,16 @@ impl Ssh {
                 .map(|o| String::from_utf8_lossy(&o.stderr).trim().to_string())
                 .unwrap_or_default();
             bail!(
-                "host {} ({}): cannot read its clock ({}){}; check that `ssh -p {} {}` works with a key or an agent (no password is ever used) and that its host key is known",
+                "host {} ({}): cannot read its clock ({}){}; {}",
                 self.host.name,
                 self.host.destination(),
                 failure.unwrap_or_default(),
-                if stderr.is_empty() { String::new() } else { format!(": {stderr}") },
-                self.host.port,
-                self.host.destination()
+                if stderr.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {stderr}")
+                },
+                self.advice()
             );
         };
         Ok((
@@ -250,7 +262,7 @@ pub mod tempfile_dir {
             let path = std::env::temp_dir().join(format!(
                 "{prefix}-{}-{}",
                 std::process::id(),
-                crate::util::unix_seconds() as u64 % 100_000
+                crate::util::clock::unix_seconds() as u64 % 100_000
             ));
             std::fs::DirBuilder::new()
                 .mode(0o700)

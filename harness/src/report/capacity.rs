@@ -114,7 +114,7 @@ pub fn markdown(results: &Results) -> String {
             out,
             "\n**{}**\n\n{}",
             heading(results, &s),
-            super::markdown::table(&header, 1, &rows(results, &s))
+            super::md_table::table(&header, 1, &rows(results, &s))
         );
     }
     out
@@ -285,8 +285,8 @@ pub fn charts(results: &Results) -> Vec<Chart> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::capacity::{CapacityResult, Probe};
-    use crate::run::results::test_support::{blank_results, blank_run};
+    use crate::run::results::{CapacityResult, Probe};
+    use crate::run::test_support::{blank_results, blank_run};
 
     fn searched() -> Results {
         let mut r = blank_results(&["spring-mvc", "vertx"]);

@@ -162,8 +162,8 @@ fn table(x: &Cell, y: &Cell) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::results::test_support::{blank_results, blank_run};
     use crate::run::results::RunStatus;
+    use crate::run::test_support::{blank_results, blank_run};
 
     fn set(name: &str, rps: &[f64]) -> Results {
         let mut r = blank_results(&[name]);

@@ -143,9 +143,9 @@ pub fn write(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
         );
         let image = svg(&lines, &title);
         let svg_path = dir.join(flamegraph_path(&p.folded, "svg"));
-        crate::util::write_atomic(&svg_path, image.as_bytes())?;
+        crate::util::files::write_atomic(&svg_path, image.as_bytes())?;
         let png_path = dir.join(flamegraph_path(&p.folded, "png"));
-        crate::util::write_atomic(&png_path, &super::chart::svg_to_png(&p.folded, &image)?)?;
+        crate::util::files::write_atomic(&png_path, &super::chart::svg_to_png(&p.folded, &image)?)?;
         written.extend([svg_path, png_path]);
     }
     Ok(written)

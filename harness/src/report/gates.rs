@@ -57,7 +57,7 @@ pub fn markdown(results: &Results) -> String {
     format!(
         "## Thresholds\n\n{broken} of {} broken (measured: the median over runs; percentiles from the merged histogram).\n\n{}\n",
         results.thresholds.len(),
-        super::markdown::table(&header, 3, &rows(results))
+        super::md_table::table(&header, 3, &rows(results))
     )
 }
 
@@ -165,7 +165,7 @@ pub fn junit(suite: &str, cases: &[Case]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::results::test_support::blank_results;
+    use crate::run::test_support::blank_results;
 
     fn with_checks() -> Results {
         let mut r = blank_results(&["spring-mvc", "vertx"]);

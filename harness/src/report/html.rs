@@ -2,7 +2,8 @@
 //! hover values); opens offline in any browser.
 
 use super::chart::{esc, svg};
-use super::{notes, summary_rows, ScenarioView};
+use super::scenario_notes::notes;
+use super::{summary_rows, ScenarioView};
 use crate::run::results::Results;
 use std::fmt::Write;
 

@@ -1,26 +1,13 @@
 //! Markdown: report.md (every metric with its interval, notes, charts, contenders), the
-//! one-row-per-contender tables of `iobound table --markdown`, and the one table writer both use.
+//! one-row-per-contender tables of `iobound table --markdown`.
 
-use super::{fmt_num, notes, slug, summary_rows, ScenarioView};
+use super::md_table::table;
+use super::scenario_notes::notes;
+use super::{fmt_num, slug, summary_rows, ScenarioView};
 use crate::run::results::{ContenderInfo, Results, Run, RunStatus};
 use crate::stats::{self, representative, scenarios, Cell, Estimate};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
-
-/// A Markdown table: the first `left` columns aligned left, the rest right (numbers).
-pub fn table(header: &[String], left: usize, rows: &[Vec<String>]) -> String {
-    let row = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
-    let mut out = row(header);
-    out.push('|');
-    for i in 0..header.len() {
-        out.push_str(if i < left { "---|" } else { "---:|" });
-    }
-    out.push('\n');
-    for r in rows {
-        out.push_str(&row(r));
-    }
-    out
-}
 
 pub fn report(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> String {
     let mut md = String::new();
@@ -374,7 +361,7 @@ mod tests {
 
     #[test]
     fn several_runs_print_medians_intervals_and_flags_as_the_terminal_does() {
-        use crate::run::results::test_support::{blank_results, blank_run};
+        use crate::run::test_support::{blank_results, blank_run};
         let mut r = blank_results(&["a", "b"]);
         for (c, values) in [
             ("a", [1000.0, 1100.0, 900.0]),
@@ -402,15 +389,5 @@ mod tests {
             terminal.contains("900..1,100") && terminal.contains("1,900..2,100"),
             "{terminal}"
         );
-    }
-
-    #[test]
-    fn tables_align_text_left_and_numbers_right() {
-        let t = table(
-            &["name".into(), "req/s".into()],
-            1,
-            &[vec!["a".into(), "1,000".into()]],
-        );
-        assert_eq!(t, "| name | req/s |\n|---|---:|\n| a | 1,000 |\n");
     }
 }

@@ -232,11 +232,11 @@ pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {
 mod tests {
     use super::*;
     use crate::run::gc::{GcReport, GcSecond};
-    use crate::run::results::test_support::blank_run;
+    use crate::run::test_support::blank_run;
 
     #[test]
     fn the_warm_up_note_says_how_long_each_contender_took() {
-        let mut r = crate::run::results::test_support::blank_results(&["spring-mvc", "vertx"]);
+        let mut r = crate::run::test_support::blank_results(&["spring-mvc", "vertx"]);
         for (c, secs, settled) in [("spring-mvc", 14.0, true), ("vertx", 30.0, false)] {
             let mut run = blank_run(c, "s", 1);
             run.warmup = Some(WarmupRecord {

@@ -255,7 +255,7 @@ impl Grid<'_> {
             for (note, repeats) in grouped_notes(runs.iter().copied()) {
                 out.push_str(&format!("  {n} ({}): {note}\n", runs_list(&repeats)));
             }
-            if let Some(note) = super::load_hosts_note(&runs) {
+            if let Some(note) = super::scenario_notes::load_hosts_note(&runs) {
                 out.push_str(&format!("  {n}: {note}\n"));
             }
             if let Some(m) = runs
@@ -345,9 +345,9 @@ mod tests {
     fn results_with(rps: &[(&str, f64)]) -> Results {
         let mut names: Vec<&str> = rps.iter().map(|(c, _)| *c).collect();
         names.dedup();
-        let mut res = crate::run::results::test_support::blank_results(&names);
+        let mut res = crate::run::test_support::blank_results(&names);
         for (c, r) in rps {
-            let mut run = crate::run::results::test_support::blank_run(c, "s", 1);
+            let mut run = crate::run::test_support::blank_run(c, "s", 1);
             run.status = RunStatus::Ok;
             run.load = serde_json::json!({"model": "closed", "steps": 0});
             run.summary.rps = *r;

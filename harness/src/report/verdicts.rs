@@ -67,8 +67,8 @@ pub fn html(results: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::results::test_support::blank_results;
     use crate::run::results::VerdictRecord;
+    use crate::run::test_support::blank_results;
 
     #[test]
     fn verdicts_lead_every_output_and_old_results_have_none() {

@@ -3,13 +3,12 @@
 //! and the first failing rate to the stated precision, then repeat both final rates so the
 //! answer comes with how often each held. Every probe is a run of its own ("<name>@<rate>").
 
-use super::results::{Run, RunStatus};
+use super::results::{CapacityResult, Probe, Run, RunStatus};
 use super::round::RunCtx;
 use crate::plan::thresholds::{with_unit, Op, Threshold};
 use crate::plan::{Capacity, Load, Profile, Scenario};
 use crate::services::contender::Running;
 use crate::util::interrupt;
-use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -24,53 +23,6 @@ const DRIVER_RETRIES: u32 = 2;
 /// about x% of its length in queued work).
 fn cool_down(probe: Duration) -> Duration {
     probe.clamp(Duration::from_secs(2), Duration::from_secs(10))
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Probe {
-    /// The capacity scenario this probe belongs to.
-    pub of: String,
-    pub rate: f64,
-    pub passed: bool,
-    /// What broke: "p99 412.0 ms > 200 ms", "the driver fell behind" ...
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub broke: Vec<String>,
-    /// The driver could not offer the rate: the probe says nothing of the server.
-    pub driver_limited: bool,
-    /// Stopped before its time because the SLO was clearly broken.
-    pub stopped_early: bool,
-    /// False for a probe that began with the warm-up's backlog: it judges nothing.
-    #[serde(default = "counted_default")]
-    pub counted: bool,
-}
-
-fn counted_default() -> bool {
-    true
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct CapacityResult {
-    pub contender: String,
-    pub scenario: String,
-    pub repeat: u32,
-    pub slo: Vec<String>,
-    /// The highest rate at which every probe kept the SLO; None when even the first did not.
-    pub capacity_rps: Option<f64>,
-    /// The lowest rate above it at which a probe broke the SLO (None: --max-rate reached, or
-    /// the search was cut short).
-    pub failed_rps: Option<f64>,
-    /// The capacity in words, with its uncertainty.
-    pub verdict: String,
-    /// "latency", "errors", another metric, or "driver" (what broke at the first failing rate).
-    pub broke_first: Option<String>,
-    /// Requests answered per second of the contender's CPU, at the capacity probe(s).
-    pub per_cpu_second: Option<f64>,
-    /// Capacity per GB of the contender's peak RSS at the capacity probe(s).
-    pub per_gb_rss: Option<f64>,
-    pub probes: usize,
-    /// The search stopped where the driver could not offer the rate.
-    #[serde(default)]
-    pub driver_limited: bool,
 }
 
 /// What the probes of one search showed: per rate, how many passed and how many were run.
@@ -573,7 +525,7 @@ mod tests {
 
     #[test]
     fn the_slo_judges_every_request_not_only_the_answered_ones() {
-        use crate::run::results::test_support::blank_run;
+        use crate::run::test_support::blank_run;
         let mut r = blank_run("c", "s@1000", 1);
         r.status = RunStatus::Ok;
         r.summary.ok = 9_000;

@@ -106,7 +106,7 @@ pub fn collect(root: &Path, java: Option<&Path>, plan: &crate::plan::Plan) -> En
         os: os_name(),
         kernel: read("/proc/sys/kernel/osrelease"),
         cpu_model: cpu_model(),
-        cpus_online: crate::util::online_cpus(),
+        cpus_online: crate::util::cpus::online_cpus(),
         memory_gib: memory_gib(),
         java: java.and_then(java_version).map(|(_, s)| s),
         harness_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -118,10 +118,10 @@ pub fn collect(root: &Path, java: Option<&Path>, plan: &crate::plan::Plan) -> En
         jvm_flags: plan.jvm_flags(),
         pinning: format!(
             "contender on CPU {}, the driver ({} thread(s)) on CPU {}, the services (PostgreSQL, Kafka, downstream) on CPU {}{}, set with sched_setaffinity (as taskset -c)",
-            crate::util::format_cpus(&plan.contender_cpus),
+            crate::util::cpus::format_cpus(&plan.contender_cpus),
             plan.driver_threads,
-            crate::util::format_cpus(&plan.driver_cpus),
-            crate::util::format_cpus(&plan.services_cpus),
+            crate::util::cpus::format_cpus(&plan.driver_cpus),
+            crate::util::cpus::format_cpus(&plan.services_cpus),
             if plan.services_cpus == plan.driver_cpus { " (shared with the driver: this machine has fewer than 4 CPUs)" } else { "" }
         ),
         database: String::new(),

@@ -4,7 +4,7 @@
 //! it shed load, queued it, or absorbed it.
 
 use crate::driver::summary::IntervalRow;
-use crate::util::median;
+use crate::util::numbers::median;
 use serde::{Deserialize, Serialize};
 
 /// A change of the downstream service at `at_s` seconds into the measured phase.

@@ -165,7 +165,7 @@ impl RunCtx<'_> {
         run: u32,
         warm_left: Option<u64>,
     ) -> Run {
-        let started_at = crate::util::now();
+        let started_at = crate::util::clock::now();
         let wall_start = SystemTime::now();
         let target = scenario_target(
             addr,

@@ -51,11 +51,11 @@ pub fn launch(
     eprintln!(
         "[{}] starting on 127.0.0.1:{port}, CPU {}",
         m.name,
-        crate::util::format_cpus(&plan.contender_cpus)
+        crate::util::cpus::format_cpus(&plan.contender_cpus)
     );
     let proc = contender::start(&argv, &m.dir, &plan.contender_cpus, port, log, env)?;
     let startup_timeout =
-        crate::util::parse_duration(m.startup_timeout.as_deref().unwrap_or("120s"))?;
+        crate::util::units::parse_duration(m.startup_timeout.as_deref().unwrap_or("120s"))?;
     Ok(Launched {
         proc,
         argv,

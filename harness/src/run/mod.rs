@@ -27,6 +27,8 @@ pub mod pipeline;
 pub mod profile;
 pub mod results;
 mod round;
+#[cfg(test)]
+pub mod test_support;
 pub mod warmup;
 mod watch;
 mod writes;
@@ -137,7 +139,7 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
 fn results_dir(base: &Path, plan: &Plan) -> Result<PathBuf> {
     let dir = base.join(format!(
         "{}-{}",
-        crate::util::stamp(SystemTime::now()),
+        crate::util::clock::stamp(SystemTime::now()),
         plan.name
     ));
     std::fs::create_dir_all(dir.join("histograms"))
@@ -170,7 +172,7 @@ fn new_results(
     Ok(Results {
         schema_version: results::SCHEMA_VERSION,
         tool: format!("iobound {}", env!("CARGO_PKG_VERSION")),
-        started_at: crate::util::now(),
+        started_at: crate::util::clock::now(),
         finished_at: None,
         complete: false,
         incomplete_reason: Some("running".into()),
@@ -220,7 +222,7 @@ fn start_services(
             res.incomplete_reason = Some(format!(
                 "interrupted by the user while the services started ({e:#}); nothing was measured"
             ));
-            res.finished_at = Some(crate::util::now());
+            res.finished_at = Some(crate::util::clock::now());
             res.save(dir)?;
             Ok(None)
         }
@@ -246,7 +248,7 @@ pub fn run_plan(
     let (prepared, java) = prepare(plan, opts)?;
     let dir = results_dir(&opts.out, plan)?;
     // The harness itself (driver, sampler) stays off the contender's CPUs.
-    crate::util::pin_current_thread(&plan.driver_cpus)
+    crate::util::cpus::pin_current_thread(&plan.driver_cpus)
         .context("pinning the harness to the driver CPUs")?;
     // C10K: the driver needs a socket per user.
     contender::raise_nofile();
@@ -290,7 +292,7 @@ pub fn run_plan(
                             format!(
                                 "{} (driver pinned to CPU {})",
                                 h.ssh.host.name,
-                                crate::util::format_cpus(&h.cpus)
+                                crate::util::cpus::format_cpus(&h.cpus)
                             )
                         }
                     })
@@ -298,7 +300,7 @@ pub fn run_plan(
                     .join(", "),
                 fleet.contender_name,
                 fleet.contender_address,
-                crate::util::format_cpus(&plan.driver_cpus)
+                crate::util::cpus::format_cpus(&plan.driver_cpus)
             );
             res.save(&dir)?;
             eprintln!("iobound: {}", res.environment.pinning);
@@ -337,7 +339,7 @@ pub fn run_plan(
     res.complete = !interrupted;
     res.incomplete_reason =
         interrupted.then(|| "interrupted by the user; runs measured so far are kept".to_string());
-    res.finished_at = Some(crate::util::now());
+    res.finished_at = Some(crate::util::clock::now());
     res.save(&dir)?;
     Ok((dir, res))
 }

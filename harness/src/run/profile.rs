@@ -245,7 +245,7 @@ impl Session {
         for (stack, n) in &lines {
             out.push_str(&format!("{stack} {n}\n"));
         }
-        crate::util::write_atomic(folded, out.as_bytes())?;
+        crate::util::files::write_atomic(folded, out.as_bytes())?;
         let samples = lines.iter().map(|(_, n)| n).sum();
         Ok(ProfileRecord {
             tool: tool.into(),

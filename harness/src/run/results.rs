@@ -1,7 +1,6 @@
 //! The results model (results.json) and how it is written: atomically (temp file + rename),
 //! after every run, so an interrupted or crashed plan leaves valid partial results.
 
-use super::capacity::{CapacityResult, Probe};
 use super::environment::Environment;
 use super::faults::{EventRecord, OverloadVerdict, Recovery};
 use super::gc::GcReport;
@@ -13,7 +12,7 @@ use crate::sampler::Resources;
 use crate::services::database::WriteCheck;
 use crate::services::kafka::DeliveryCheck;
 use crate::services::manifest::Manifest;
-use crate::util::{now, write_atomic};
+use crate::util::{clock::now, files::write_atomic};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -210,6 +209,54 @@ pub struct EntryResult {
     pub ok: u64,
 }
 
+/// One probe of a capacity search (run/capacity.rs): its rate and whether the SLO held.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Probe {
+    /// The capacity scenario this probe belongs to.
+    pub of: String,
+    pub rate: f64,
+    pub passed: bool,
+    /// What broke: "p99 412.0 ms > 200 ms", "the driver fell behind" ...
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub broke: Vec<String>,
+    /// The driver could not offer the rate: the probe says nothing of the server.
+    pub driver_limited: bool,
+    /// Stopped before its time because the SLO was clearly broken.
+    pub stopped_early: bool,
+    /// False for a probe that began with the warm-up's backlog: it judges nothing.
+    #[serde(default = "counted_default")]
+    pub counted: bool,
+}
+
+fn counted_default() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CapacityResult {
+    pub contender: String,
+    pub scenario: String,
+    pub repeat: u32,
+    pub slo: Vec<String>,
+    /// The highest rate at which every probe kept the SLO; None when even the first did not.
+    pub capacity_rps: Option<f64>,
+    /// The lowest rate above it at which a probe broke the SLO (None: --max-rate reached, or
+    /// the search was cut short).
+    pub failed_rps: Option<f64>,
+    /// The capacity in words, with its uncertainty.
+    pub verdict: String,
+    /// "latency", "errors", another metric, or "driver" (what broke at the first failing rate).
+    pub broke_first: Option<String>,
+    /// Requests answered per second of the contender's CPU, at the capacity probe(s).
+    pub per_cpu_second: Option<f64>,
+    /// Capacity per GB of the contender's peak RSS at the capacity probe(s).
+    pub per_gb_rss: Option<f64>,
+    pub probes: usize,
+    /// The search stopped where the driver could not offer the rate.
+    #[serde(default)]
+    pub driver_limited: bool,
+}
+
 impl Results {
     pub fn save(&self, dir: &Path) -> Result<()> {
         let json = serde_json::to_vec_pretty(self)?;
@@ -303,49 +350,6 @@ impl Run {
             warmup: None,
             profile: None,
             event_loop: None,
-        }
-    }
-}
-
-#[cfg(test)]
-pub mod test_support {
-    use super::*;
-
-    pub fn blank_run(contender: &str, scenario: &str, run: u32) -> Run {
-        Run::new(
-            contender,
-            scenario,
-            run,
-            "/plaintext",
-            serde_json::Value::Null,
-            "closed, 1 user",
-        )
-    }
-
-    pub fn blank_results(contenders: &[&str]) -> Results {
-        Results {
-            schema_version: SCHEMA_VERSION,
-            tool: "iobound test".into(),
-            started_at: now(),
-            finished_at: None,
-            complete: true,
-            incomplete_reason: None,
-            plan: serde_json::Value::Null,
-            environment: Environment::default(),
-            contenders: contenders
-                .iter()
-                .map(|n| ContenderInfo {
-                    name: n.to_string(),
-                    model: "event-loop".into(),
-                    language: "java".into(),
-                    framework: "test".into(),
-                    ..ContenderInfo::default()
-                })
-                .collect(),
-            runs: Vec::new(),
-            thresholds: Vec::new(),
-            capacity: Vec::new(),
-            verdicts: Vec::new(),
         }
     }
 }

@@ -72,7 +72,7 @@ pub fn relative_drift(values: &[f64]) -> Option<f64> {
         return None;
     }
     let slope = theil_sen_slope(&v)?;
-    let level = crate::util::median(v.clone());
+    let level = crate::util::numbers::median(v.clone());
     if level <= 0.0 {
         return Some(f64::INFINITY);
     }

@@ -17,7 +17,7 @@ pub struct Corpus {
 
 /// The bytes of file `id`: a SplitMix64 stream keyed by (seed, id).
 pub fn file_bytes(seed: u64, id: u32, size: usize) -> Vec<u8> {
-    let mut rng = crate::util::SplitMix64::new(
+    let mut rng = crate::util::numbers::SplitMix64::new(
         seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)
             ^ u64::from(id).wrapping_mul(0xD1B5_4A32_D192_ED03),
     );
@@ -65,7 +65,7 @@ impl Corpus {
                 bar.inc(1);
             }
             bar.finish_and_clear();
-            crate::util::write_atomic(&dir.join("vectors.tsv"), vectors.as_bytes())?;
+            crate::util::files::write_atomic(&dir.join("vectors.tsv"), vectors.as_bytes())?;
             std::fs::write(&done, b"")?;
         }
         Ok(Corpus {

@@ -267,7 +267,7 @@ impl Database {
             name: "iobound".into(),
             ..cfg
         };
-        let description = format!("{} (embedded, started by iobound from {}; default settings, fsync on), pinned to CPU {}", version_of(&bin), bin.display(), crate::util::format_cpus(cpus));
+        let description = format!("{} (embedded, started by iobound from {}; default settings, fsync on), pinned to CPU {}", version_of(&bin), bin.display(), crate::util::cpus::format_cpus(cpus));
         let db = Database {
             cfg,
             pool,

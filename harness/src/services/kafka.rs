@@ -34,13 +34,13 @@ fn cluster_id() -> String {
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(1)
         ^ u64::from(std::process::id());
-    cluster_id_from(&mut crate::util::SplitMix64::new(seed))
+    cluster_id_from(&mut crate::util::numbers::SplitMix64::new(seed))
 }
 
 /// Never begins with '-': kafka-storage's argument parser takes such an id for an option and
 /// fails ("--cluster-id: expected one argument"), one start in 64. Kafka's own Uuid.randomUuid
 /// draws again for the same reason.
-fn cluster_id_from(rng: &mut crate::util::SplitMix64) -> String {
+fn cluster_id_from(rng: &mut crate::util::numbers::SplitMix64) -> String {
     use base64::Engine;
     loop {
         let mut bytes = [0u8; 16];
@@ -152,7 +152,7 @@ impl Kafka {
         }
         let description = format!(
             "Apache Kafka 4.4.0, single node in KRaft mode (broker and controller), started by iobound on 127.0.0.1:{port} with a 512 MB heap, pinned to CPU {}; topics input and output with {partitions} partitions, replication 1",
-            crate::util::format_cpus(cpus)
+            crate::util::cpus::format_cpus(cpus)
         );
         let k = Kafka {
             bootstrap: format!("127.0.0.1:{port}"),
@@ -431,7 +431,7 @@ mod tests {
     #[test]
     fn cluster_ids_never_look_like_an_option() {
         // One draw in 64 begins with '-' (base64url index 62); 4,000 draws meet it ~62 times.
-        let mut rng = crate::util::SplitMix64::new(7);
+        let mut rng = crate::util::numbers::SplitMix64::new(7);
         for _ in 0..4000 {
             let id = cluster_id_from(&mut rng);
             assert!(!id.starts_with('-'), "{id}");

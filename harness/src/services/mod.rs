@@ -135,7 +135,7 @@ impl Services {
             d.latency,
             d.error_rate,
             d.stall_prob,
-            crate::util::format_cpus(&plan.services_cpus),
+            crate::util::cpus::format_cpus(&plan.services_cpus),
             corpus.dir.display(),
             corpus.spec.files,
             corpus.spec.size / 1024

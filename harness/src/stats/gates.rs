@@ -2,7 +2,8 @@
 //! that fail only on a change that is both beyond its limit and significant (the Mann-Whitney
 //! test over runs; with fewer than 4 runs a side a change is "not tested" and does not fail).
 
-use super::repeats::{cell, Cell, Difference, Metric, METRICS};
+use super::metrics::{Difference, Metric, METRICS};
+use super::repeats::{cell, Cell};
 use crate::plan::thresholds::{with_unit, Op, Threshold, METRIC_KEYS};
 use crate::plan::Scenario;
 use crate::run::results::{Results, ThresholdCheck};
@@ -190,7 +191,7 @@ mod tests {
 
     fn c(rps: &[f64], p99: &[f64]) -> Cell {
         let est = |v: &[f64]| Estimate {
-            value: crate::util::median(v.to_vec()),
+            value: crate::util::numbers::median(v.to_vec()),
             lo: None,
             hi: None,
             per_run: v.to_vec(),

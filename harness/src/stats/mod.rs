@@ -2,21 +2,25 @@
 //! run, and how two of them differ. Percentiles are read from merged histograms only; nothing
 //! here averages percentiles.
 //!
-//! Holds: `gates` (thresholds and `compare --fail-if` rules), `resample` (intervals: order statistics over runs, block bootstrap within a run;
-//! merged histogram counts), `significance` (the Mann-Whitney test over runs), `repeats` (one
-//! cell per contender x scenario: every metric with its interval; differences; noise).
+//! Holds: `gates` (thresholds and `compare --fail-if` rules), `metrics` (the metrics tables
+//! show, and how two cells differ on each), `resample` (intervals: order statistics over runs,
+//! block bootstrap within a run; merged histogram counts), `significance` (the Mann-Whitney test
+//! over runs; its exact distribution in `ranks`), `sequential` (repeats that stop once decided),
+//! `verdict` (findings in words), `repeats` (one cell per contender x scenario: every metric
+//! with its interval; noise).
 //! Uses: util, driver (summaries, histogram codec), sampler, run (the results model).
 
 pub mod gates;
+pub mod metrics;
+mod ranks;
 pub mod repeats;
 mod resample;
 pub mod sequential;
 pub mod significance;
 pub mod verdict;
 
-pub use repeats::{
-    cell, cells, merged_histogram, representative, scenarios, Cell, Difference, Metric, METRICS,
-};
+pub use metrics::{Difference, Metric, METRICS};
+pub use repeats::{cell, cells, merged_histogram, representative, scenarios, Cell};
 use serde::Serialize;
 
 /// A point value with its interval (absent when there is nothing to take one from; what kind

@@ -9,13 +9,13 @@ use super::resample::{
     block_bootstrap, block_len, median_interval, run_unit, seconds_of, seed_of, sparse, Merger,
     Unit,
 };
-use super::significance::{mann_whitney, MIN_RUNS};
-use super::{relative_change, Estimate};
+use super::significance::MIN_RUNS;
+use super::Estimate;
 use crate::driver::record::new_histogram;
 use crate::driver::summary::decode_histogram;
 use crate::run::results::{Results, Run, RunStatus};
 use crate::sampler::STEAL_LIMIT_PCT;
-use crate::util::median;
+use crate::util::numbers::median;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::path::Path;
@@ -73,237 +73,8 @@ pub struct Cell {
     pub noisy: Option<String>,
 }
 
-/// A metric of a cell, for tables and comparisons.
-pub struct Metric {
-    /// The name thresholds and `--fail-if` rules use (plan::thresholds::METRIC_KEYS).
-    pub key: &'static str,
-    pub label: &'static str,
-    pub decimals: usize,
-    pub higher_is_better: bool,
-    pub get: fn(&Cell) -> &Estimate,
-}
-
-pub const METRICS: &[Metric] = &[
-    Metric {
-        key: "throughput",
-        label: "throughput (req/s)",
-        decimals: 0,
-        higher_is_better: true,
-        get: |c| &c.rps,
-    },
-    Metric {
-        key: "errors",
-        label: "errors (%)",
-        decimals: 2,
-        higher_is_better: false,
-        get: |c| &c.error_pct,
-    },
-    Metric {
-        key: "min",
-        label: "latency min (ms)",
-        decimals: 1,
-        higher_is_better: false,
-        get: |c| &c.min,
-    },
-    Metric {
-        key: "p50",
-        label: "latency p50 (ms)",
-        decimals: 1,
-        higher_is_better: false,
-        get: |c| &c.p50,
-    },
-    Metric {
-        key: "p75",
-        label: "latency p75 (ms)",
-        decimals: 1,
-        higher_is_better: false,
-        get: |c| &c.p75,
-    },
-    Metric {
-        key: "p90",
-        label: "latency p90 (ms)",
-        decimals: 1,
-        higher_is_better: false,
-        get: |c| &c.p90,
-    },
-    Metric {
-        key: "p95",
-        label: "latency p95 (ms)",
-        decimals: 1,
-        higher_is_better: false,
-        get: |c| &c.p95,
-    },
-    Metric {
-        key: "p99",
-        label: "latency p99 (ms)",
-        decimals: 1,
-        higher_is_better: false,
-        get: |c| &c.p99,
-    },
-    Metric {
-        key: "p99_all",
-        label: "p99 all requests (ms)",
-        decimals: 1,
-        higher_is_better: false,
-        get: |c| &c.p99_all,
-    },
-    Metric {
-        key: "p999",
-        label: "latency p99.9 (ms)",
-        decimals: 1,
-        higher_is_better: false,
-        get: |c| &c.p999,
-    },
-    Metric {
-        key: "max",
-        label: "latency max (ms)",
-        decimals: 1,
-        higher_is_better: false,
-        get: |c| &c.max,
-    },
-    Metric {
-        key: "mean",
-        label: "latency mean (ms)",
-        decimals: 1,
-        higher_is_better: false,
-        get: |c| &c.mean,
-    },
-    Metric {
-        key: "stdev",
-        label: "latency stdev (ms)",
-        decimals: 1,
-        higher_is_better: false,
-        get: |c| &c.stdev,
-    },
-    Metric {
-        key: "threads",
-        label: "peak threads",
-        decimals: 0,
-        higher_is_better: false,
-        get: |c| &c.peak_threads,
-    },
-    Metric {
-        key: "rss",
-        label: "peak RSS (MB)",
-        decimals: 0,
-        higher_is_better: false,
-        get: |c| &c.peak_rss_mb,
-    },
-    Metric {
-        key: "cpu",
-        label: "CPU (ms per 1k req)",
-        decimals: 1,
-        higher_is_better: false,
-        get: |c| &c.cpu_ms_per_1k,
-    },
-    Metric {
-        key: "sockets",
-        label: "peak sockets",
-        decimals: 0,
-        higher_is_better: false,
-        get: |c| &c.peak_sockets,
-    },
-    Metric {
-        key: "downstream_conns",
-        label: "peak downstream conns",
-        decimals: 0,
-        higher_is_better: false,
-        get: |c| &c.peak_downstream_conns,
-    },
-    Metric {
-        key: "ctx_per_req",
-        label: "ctx switches / req",
-        decimals: 2,
-        higher_is_better: false,
-        get: |c| &c.ctx_per_req,
-    },
-    Metric {
-        key: "gc_pause_total",
-        label: "GC pause total (ms)",
-        decimals: 1,
-        higher_is_better: false,
-        get: |c| &c.gc_pause_total,
-    },
-    Metric {
-        key: "gc_pause_max",
-        label: "max GC pause (ms)",
-        decimals: 1,
-        higher_is_better: false,
-        get: |c| &c.gc_pause_max,
-    },
-    Metric {
-        key: "steady_s",
-        label: "time to steady state (s)",
-        decimals: 0,
-        higher_is_better: false,
-        get: |c| &c.steady_s,
-    },
-];
-
-/// How `b` differs from baseline `a` on one metric.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Difference {
-    /// Signed percentage of `b` against `a`; None when `a` is zero.
-    pub change_pct: Option<f64>,
-    /// Some(true): significant by the Mann-Whitney test over runs; Some(false): tested and not
-    /// significant; None: not tested (fewer than MIN_RUNS runs on a side).
-    pub significant: Option<bool>,
-    pub better: Option<bool>,
-}
-
-impl Difference {
-    pub fn of(m: &Metric, a: &Cell, b: &Cell) -> Difference {
-        let (ea, eb) = ((m.get)(a), (m.get)(b));
-        let change_pct = relative_change(ea.value, eb.value);
-        let significant = mann_whitney(&ea.per_run, &eb.per_run).significant();
-        let better = (ea.value != eb.value).then_some((eb.value > ea.value) == m.higher_is_better);
-        Difference {
-            change_pct,
-            significant,
-            better,
-        }
-    }
-
-    /// "+12.3%", "-4.0%, not significant", "+1.0%, not tested".
-    pub fn describe(&self) -> String {
-        let Some(p) = self.change_pct else {
-            return "-".into();
-        };
-        let base = format!("{p:+.1}%");
-        match self.significant {
-            Some(true) => base,
-            Some(false) => format!("{base}, not significant"),
-            None => format!("{base}, not tested"),
-        }
-    }
-}
-
 pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> Option<Cell> {
-    let of_pair: Vec<&Run> = results
-        .runs
-        .iter()
-        .filter(|r| r.scenario == scenario && r.contender == contender)
-        .collect();
-    let failed_runs = of_pair
-        .iter()
-        .filter(|r| r.status == RunStatus::Failed)
-        .count();
-    let mut runs: Vec<&Run> = of_pair
-        .iter()
-        .copied()
-        .filter(|r| r.status == RunStatus::Ok)
-        .collect();
-    let partial = runs.is_empty();
-    if partial {
-        runs = of_pair
-            .iter()
-            .copied()
-            .filter(|r| r.status == RunStatus::Incomplete)
-            .collect();
-    }
-    if runs.is_empty() {
-        return None;
-    }
+    let (runs, failed_runs, partial) = runs_of(results, scenario, contender)?;
     let seed = seed_of(scenario, contender);
     // Point estimates merge whole runs; intervals come from the runs' values, or from one
     // run's seconds.
@@ -358,32 +129,8 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
     let ok: u64 = runs.iter().map(|r| r.summary.ok + r.summary.drained).sum();
     let ko: u64 = runs.iter().map(|r| r.summary.errors.total()).sum();
     let rps_values: Vec<f64> = runs.iter().map(|r| r.summary.rps).collect();
-    let resource = |f: fn(&Run) -> f64| -> Estimate {
-        let v: Vec<f64> = runs.iter().map(|r| f(r)).collect();
-        if v.len() >= 2 {
-            estimate(median(v.clone()), v, 0, &|_| None, 0)
-        } else {
-            Estimate::point(v[0])
-        }
-    };
-    // What the sampler read: nothing when the server was not sampled (an external server
-    // without --pid or --cmd), which is no figure rather than zero threads and zero CPU.
-    let sampled = |f: fn(&Run) -> f64| -> Estimate {
-        let unsampled = |r: &&Run| {
-            let m = &r.resources;
-            m.samples.is_empty()
-                && m.peak_threads == 0
-                && m.peak_rss_mb == 0.0
-                && m.cpu_s == 0.0
-                && m.cpu_ms_per_1k_requests == 0.0
-                && m.ctx_voluntary + m.ctx_involuntary == 0
-        };
-        if runs.iter().all(unsampled) {
-            Estimate::point(f64::NAN)
-        } else {
-            resource(f)
-        }
-    };
+    let resource = |f: fn(&Run) -> f64| per_run_estimate(&runs, f);
+    let sampled = |f: fn(&Run) -> f64| sampled_estimate(&runs, f);
     let rps_cv = coefficient_of_variation(&rps_values);
     Some(Cell {
         contender: contender.to_string(),
@@ -446,6 +193,69 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
 /// An estimate with its interval: over two runs or more, from the runs' values (order
 /// statistics, see `median_interval`); for one run, a block bootstrap of `within` over its
 /// `seconds` one-second intervals; with neither, no interval.
+/// The runs a cell is made of: its finished runs, or, when none finished, its incomplete
+/// ones (the cell is then partial); with the number that failed. None when there is no run.
+fn runs_of<'a>(
+    results: &'a Results,
+    scenario: &str,
+    contender: &str,
+) -> Option<(Vec<&'a Run>, usize, bool)> {
+    let of_pair: Vec<&Run> = results
+        .runs
+        .iter()
+        .filter(|r| r.scenario == scenario && r.contender == contender)
+        .collect();
+    let failed = of_pair
+        .iter()
+        .filter(|r| r.status == RunStatus::Failed)
+        .count();
+    let with = |status: RunStatus| -> Vec<&Run> {
+        of_pair
+            .iter()
+            .copied()
+            .filter(|r| r.status == status)
+            .collect()
+    };
+    let finished = with(RunStatus::Ok);
+    let partial = finished.is_empty();
+    let runs = if partial {
+        with(RunStatus::Incomplete)
+    } else {
+        finished
+    };
+    (!runs.is_empty()).then_some((runs, failed, partial))
+}
+
+/// A figure each run has once (a resource peak, GC, warm-up): the median over runs with the
+/// runs' interval, or the one run's value.
+fn per_run_estimate(runs: &[&Run], f: fn(&Run) -> f64) -> Estimate {
+    let v: Vec<f64> = runs.iter().map(|r| f(r)).collect();
+    if v.len() >= 2 {
+        estimate(median(v.clone()), v, 0, &|_| None, 0)
+    } else {
+        Estimate::point(v[0])
+    }
+}
+
+/// What the sampler read: nothing when the server was not sampled (an external server without
+/// --pid or --cmd), which is no figure rather than zero threads and zero CPU.
+fn sampled_estimate(runs: &[&Run], f: fn(&Run) -> f64) -> Estimate {
+    let unsampled = |r: &&Run| {
+        let m = &r.resources;
+        m.samples.is_empty()
+            && m.peak_threads == 0
+            && m.peak_rss_mb == 0.0
+            && m.cpu_s == 0.0
+            && m.cpu_ms_per_1k_requests == 0.0
+            && m.ctx_voluntary + m.ctx_involuntary == 0
+    };
+    if runs.iter().all(unsampled) {
+        Estimate::point(f64::NAN)
+    } else {
+        per_run_estimate(runs, f)
+    }
+}
+
 fn estimate(
     value: f64,
     per_run: Vec<f64>,
@@ -511,13 +321,6 @@ fn p99_all(runs: &[&Run]) -> Estimate {
         estimate(all, per_run, 0, &|_| None, 0)
     } else {
         Estimate::point(all)
-    }
-}
-
-impl Metric {
-    /// Whether any of `cells` has a value for this metric (not, e.g., for older results).
-    pub fn shown<'a>(&self, mut cells: impl Iterator<Item = &'a Cell>) -> bool {
-        cells.any(|c| (self.get)(c).value.is_finite())
     }
 }
 
@@ -692,13 +495,14 @@ pub fn representative<'a>(
 mod tests {
     use super::*;
     use crate::driver::summary::{encode_histogram, Latency, Summary};
+    use crate::stats::metrics::{Difference, METRICS};
 
     fn run_with(contender: &str, n: u32, rps: f64, latencies_ms: &[u64]) -> Run {
         let mut h = new_histogram();
         for ms in latencies_ms {
             h.record(ms * 1000).unwrap();
         }
-        let mut r = crate::run::results::test_support::blank_run(contender, "s", n);
+        let mut r = crate::run::test_support::blank_run(contender, "s", n);
         r.status = RunStatus::Ok;
         r.summary = Summary {
             duration_s: 10.0,
@@ -712,7 +516,7 @@ mod tests {
     }
 
     fn results(runs: Vec<Run>) -> Results {
-        let mut r = crate::run::results::test_support::blank_results(&["a", "b"]);
+        let mut r = crate::run::test_support::blank_results(&["a", "b"]);
         r.runs = runs;
         r
     }
@@ -895,7 +699,7 @@ mod tests {
         };
         let (summary, intervals) =
             crate::driver::summary::summarize(&rec, std::time::Duration::from_secs(6), &profile);
-        let mut r = crate::run::results::test_support::blank_run("a", "s", 1);
+        let mut r = crate::run::test_support::blank_run("a", "s", 1);
         r.status = RunStatus::Ok;
         r.histogram = Some(encode_histogram(&rec.overall().0).unwrap());
         r.histogram_log = Some(path.into());
@@ -927,7 +731,7 @@ mod tests {
         let (summary, intervals) =
             crate::driver::summary::summarize(&rec, std::time::Duration::from_secs(6), &stepped);
         assert_eq!(summary.levels.len(), 2);
-        let mut r = crate::run::results::test_support::blank_run("a", "s", 1);
+        let mut r = crate::run::test_support::blank_run("a", "s", 1);
         r.status = RunStatus::Ok;
         r.histogram = Some(encode_histogram(&rec.overall().0).unwrap());
         r.histogram_log = Some(path.into());

@@ -47,7 +47,7 @@ pub(super) fn block_bootstrap(
         return (None, None);
     }
     let block = block_len(n);
-    let mut rng = crate::util::SplitMix64::new(seed);
+    let mut rng = crate::util::numbers::SplitMix64::new(seed);
     let mut pick = Vec::with_capacity(n + block);
     let mut values = Vec::with_capacity(BOOTSTRAP_SAMPLES);
     for _ in 0..BOOTSTRAP_SAMPLES {
@@ -240,7 +240,7 @@ mod tests {
     /// whose interval holds the true median within 1.5 points of the stated figure.
     #[test]
     fn median_interval_covers_as_stated_in_simulation() {
-        let mut rng = crate::util::SplitMix64::new(25);
+        let mut rng = crate::util::numbers::SplitMix64::new(25);
         let mut normal = || {
             let (u, v) = (rng.unit().max(1e-12), rng.unit());
             (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()

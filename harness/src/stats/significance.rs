@@ -1,11 +1,11 @@
 //! When a difference between two contenders (or two result sets) is called significant: a
 //! two-sided Mann-Whitney (Wilcoxon rank-sum) test over the runs' values, exact for any number
 //! of runs (the permutation distribution of the rank sum, ties at their mid-rank, counted by
-//! dynamic programming in `sequential`). Its false-positive rate is at most ALPHA when both
+//! dynamic programming in `ranks`). Its false-positive rate is at most ALPHA when both
 //! sides come from one distribution. With fewer than MIN_RUNS runs on a side no split can reach ALPHA (3 vs 3:
 //! the smallest p is 0.1), so the difference is "not tested" rather than "not significant".
 
-use super::sequential::rank_sum_p;
+use super::ranks::rank_sum_p;
 
 /// The false-positive rate a "significant" may have at most.
 pub const ALPHA: f64 = 0.05;
@@ -43,7 +43,7 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Verdict {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::SplitMix64;
+    use crate::util::numbers::SplitMix64;
 
     /// A run's throughput: `mean` with run-to-run noise of `cv` (normal, Box-Muller).
     fn runs(rng: &mut SplitMix64, n: usize, mean: f64, cv: f64) -> Vec<f64> {
@@ -73,7 +73,7 @@ mod tests {
         assert_eq!(p(&[5.0; 4], &[5.0; 4]), 1.0);
         assert!(p(&[1.0, 3.0, 5.0, 7.0], &[2.0, 4.0, 6.0, 8.0]) > 0.5);
         assert_eq!(
-            super::super::sequential::mid_ranks(&[10.0, 20.0, 10.0, 30.0]),
+            super::super::ranks::mid_ranks(&[10.0, 20.0, 10.0, 30.0]),
             vec![1.5, 3.0, 1.5, 4.0]
         );
     }

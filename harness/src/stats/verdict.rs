@@ -178,6 +178,16 @@ pub fn sentence(scenario: &str, findings: &[Finding], unsettled_runs: usize) -> 
     s
 }
 
+/// A p-value as a reader should see it: three decimals, and "p < 0.001" rather than a
+/// "p = 0.000" that reads as impossible.
+fn p_words(p: Option<f64>) -> String {
+    match p {
+        Some(p) if p < 0.0005 => "p < 0.001".into(),
+        Some(p) => format!("p = {p:.3}"),
+        None => "p unknown".into(),
+    }
+}
+
 /// One finding in words.
 pub fn describe(f: &Finding) -> String {
     let words = HEADLINES
@@ -192,18 +202,18 @@ pub fn describe(f: &Finding) -> String {
     let level = (1.0 - f.alpha) * 100.0;
     match f.outcome.as_str() {
         "different" if f.metric == "throughput" && !(0.9..=1.1).contains(&ratio) => format!(
-            "{} {ratio:.2}x {}'s {words} (tested: p = {:.3}, {} runs each)",
+            "{} {ratio:.2}x {}'s {words} (tested: {}, {} runs each)",
             f.b,
             f.a,
-            f.p.unwrap_or(f64::NAN),
+            p_words(f.p),
             f.runs
         ),
         "different" => format!(
-            "{words} {} {:+.0}% vs {} (tested: p = {:.3}, {} runs each)",
+            "{words} {} {:+.0}% vs {} (tested: {}, {} runs each)",
             f.b,
             (ratio - 1.0) * 100.0,
             f.a,
-            f.p.unwrap_or(f64::NAN),
+            p_words(f.p),
             f.runs
         ),
         "equivalent" => format!(
@@ -237,8 +247,8 @@ pub fn describe(f: &Finding) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::results::test_support::{blank_results, blank_run};
     use crate::run::results::RunStatus;
+    use crate::run::test_support::{blank_results, blank_run};
 
     fn results(a: &[f64], b: &[f64]) -> Results {
         let mut r = blank_results(&["mvc", "flux"]);
@@ -253,6 +263,14 @@ mod tests {
             }
         }
         r
+    }
+
+    #[test]
+    fn tiny_p_values_read_as_below_a_thousandth() {
+        assert_eq!(p_words(Some(0.000155)), "p < 0.001");
+        assert_eq!(p_words(Some(0.0005)), "p = 0.001");
+        assert_eq!(p_words(Some(0.008)), "p = 0.008");
+        assert_eq!(p_words(None), "p unknown");
     }
 
     #[test]

@@ -54,7 +54,7 @@ impl Progress {
             ""
         };
         let p99 = p99
-            .map(|d| format!("  p99 {}", crate::util::format_latency(d)))
+            .map(|d| format!("  p99 {}", crate::util::units::format_latency(d)))
             .unwrap_or_default();
         let threads = threads
             .map(|n| format!("  {n} threads"))

@@ -116,7 +116,7 @@ pub fn share(load: &Load, i: usize, n: usize) -> Load {
 }
 
 pub(super) fn unix_now() -> f64 {
-    crate::util::unix_seconds()
+    crate::util::clock::unix_seconds()
 }
 
 pub(super) fn second_line(i: usize, iv: &Interval) -> Result<Line> {

@@ -218,7 +218,7 @@ impl RawHost {
         }
         let cpus = var("cpus", "iobound_cpus");
         if let Some(c) = &cpus {
-            crate::util::parse_cpu_syntax(c).with_context(|| {
+            crate::util::cpus::parse_cpu_syntax(c).with_context(|| {
                 format!("host {name}: cpus {c:?}; use taskset -c syntax, e.g. \"0-3\" or \"0,2\"")
             })?;
         }

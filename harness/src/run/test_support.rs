@@ -1,0 +1,43 @@
+//! Blank results and runs for unit tests of the stages that read results (stats, report).
+
+use super::environment::Environment;
+use super::results::{ContenderInfo, Results, Run, SCHEMA_VERSION};
+use crate::util::clock::now;
+
+pub fn blank_run(contender: &str, scenario: &str, run: u32) -> Run {
+    Run::new(
+        contender,
+        scenario,
+        run,
+        "/plaintext",
+        serde_json::Value::Null,
+        "closed, 1 user",
+    )
+}
+
+pub fn blank_results(contenders: &[&str]) -> Results {
+    Results {
+        schema_version: SCHEMA_VERSION,
+        tool: "iobound test".into(),
+        started_at: now(),
+        finished_at: None,
+        complete: true,
+        incomplete_reason: None,
+        plan: serde_json::Value::Null,
+        environment: Environment::default(),
+        contenders: contenders
+            .iter()
+            .map(|n| ContenderInfo {
+                name: n.to_string(),
+                model: "event-loop".into(),
+                language: "java".into(),
+                framework: "test".into(),
+                ..ContenderInfo::default()
+            })
+            .collect(),
+        runs: Vec::new(),
+        thresholds: Vec::new(),
+        capacity: Vec::new(),
+        verdicts: Vec::new(),
+    }
+}

@@ -1,0 +1,219 @@
+//! The metrics of a cell as tables and comparisons show them (label, unit, which way is
+//! better), and how one cell differs from another on each.
+
+use super::repeats::Cell;
+use super::significance::mann_whitney;
+use super::{relative_change, Estimate};
+use serde::Serialize;
+
+/// A metric of a cell, for tables and comparisons.
+pub struct Metric {
+    /// The name thresholds and `--fail-if` rules use (plan::thresholds::METRIC_KEYS).
+    pub key: &'static str,
+    pub label: &'static str,
+    pub decimals: usize,
+    pub higher_is_better: bool,
+    pub get: fn(&Cell) -> &Estimate,
+}
+
+pub const METRICS: &[Metric] = &[
+    Metric {
+        key: "throughput",
+        label: "throughput (req/s)",
+        decimals: 0,
+        higher_is_better: true,
+        get: |c| &c.rps,
+    },
+    Metric {
+        key: "errors",
+        label: "errors (%)",
+        decimals: 2,
+        higher_is_better: false,
+        get: |c| &c.error_pct,
+    },
+    Metric {
+        key: "min",
+        label: "latency min (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.min,
+    },
+    Metric {
+        key: "p50",
+        label: "latency p50 (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.p50,
+    },
+    Metric {
+        key: "p75",
+        label: "latency p75 (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.p75,
+    },
+    Metric {
+        key: "p90",
+        label: "latency p90 (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.p90,
+    },
+    Metric {
+        key: "p95",
+        label: "latency p95 (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.p95,
+    },
+    Metric {
+        key: "p99",
+        label: "latency p99 (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.p99,
+    },
+    Metric {
+        key: "p99_all",
+        label: "p99 all requests (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.p99_all,
+    },
+    Metric {
+        key: "p999",
+        label: "latency p99.9 (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.p999,
+    },
+    Metric {
+        key: "max",
+        label: "latency max (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.max,
+    },
+    Metric {
+        key: "mean",
+        label: "latency mean (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.mean,
+    },
+    Metric {
+        key: "stdev",
+        label: "latency stdev (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.stdev,
+    },
+    Metric {
+        key: "threads",
+        label: "peak threads",
+        decimals: 0,
+        higher_is_better: false,
+        get: |c| &c.peak_threads,
+    },
+    Metric {
+        key: "rss",
+        label: "peak RSS (MB)",
+        decimals: 0,
+        higher_is_better: false,
+        get: |c| &c.peak_rss_mb,
+    },
+    Metric {
+        key: "cpu",
+        label: "CPU (ms per 1k req)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.cpu_ms_per_1k,
+    },
+    Metric {
+        key: "sockets",
+        label: "peak sockets",
+        decimals: 0,
+        higher_is_better: false,
+        get: |c| &c.peak_sockets,
+    },
+    Metric {
+        key: "downstream_conns",
+        label: "peak downstream conns",
+        decimals: 0,
+        higher_is_better: false,
+        get: |c| &c.peak_downstream_conns,
+    },
+    Metric {
+        key: "ctx_per_req",
+        label: "ctx switches / req",
+        decimals: 2,
+        higher_is_better: false,
+        get: |c| &c.ctx_per_req,
+    },
+    Metric {
+        key: "gc_pause_total",
+        label: "GC pause total (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.gc_pause_total,
+    },
+    Metric {
+        key: "gc_pause_max",
+        label: "max GC pause (ms)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.gc_pause_max,
+    },
+    Metric {
+        key: "steady_s",
+        label: "time to steady state (s)",
+        decimals: 0,
+        higher_is_better: false,
+        get: |c| &c.steady_s,
+    },
+];
+
+/// How `b` differs from baseline `a` on one metric.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Difference {
+    /// Signed percentage of `b` against `a`; None when `a` is zero.
+    pub change_pct: Option<f64>,
+    /// Some(true): significant by the Mann-Whitney test over runs; Some(false): tested and not
+    /// significant; None: not tested (fewer than MIN_RUNS runs on a side).
+    pub significant: Option<bool>,
+    pub better: Option<bool>,
+}
+
+impl Difference {
+    pub fn of(m: &Metric, a: &Cell, b: &Cell) -> Difference {
+        let (ea, eb) = ((m.get)(a), (m.get)(b));
+        let change_pct = relative_change(ea.value, eb.value);
+        let significant = mann_whitney(&ea.per_run, &eb.per_run).significant();
+        let better = (ea.value != eb.value).then_some((eb.value > ea.value) == m.higher_is_better);
+        Difference {
+            change_pct,
+            significant,
+            better,
+        }
+    }
+
+    /// "+12.3%", "-4.0%, not significant", "+1.0%, not tested".
+    pub fn describe(&self) -> String {
+        let Some(p) = self.change_pct else {
+            return "-".into();
+        };
+        let base = format!("{p:+.1}%");
+        match self.significant {
+            Some(true) => base,
+            Some(false) => format!("{base}, not significant"),
+            None => format!("{base}, not tested"),
+        }
+    }
+}
+
+impl Metric {
+    /// Whether any of `cells` has a value for this metric (not, e.g., for older results).
+    pub fn shown<'a>(&self, mut cells: impl Iterator<Item = &'a Cell>) -> bool {
+        cells.any(|c| (self.get)(c).value.is_finite())
+    }
+}

@@ -1,0 +1,110 @@
+//! CPUs: parsing and checking CPU lists, pinning threads, a thread's CPU time.
+
+use anyhow::{bail, Result};
+use std::time::Duration;
+
+/// Parses a CPU list as `taskset -c` does (`0`, `0,2`, `1-3`) and checks that this machine
+/// has those CPUs.
+pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>> {
+    let cpus = parse_cpu_syntax(text)?;
+    let online = online_cpus();
+    if let Some(c) = cpus.iter().find(|c| **c >= online) {
+        bail!(
+            "CPU {c} does not exist: this machine has CPUs 0-{}",
+            online - 1
+        );
+    }
+    Ok(cpus)
+}
+
+/// A CPU list's CPUs, sorted, without checking that they exist here (another host's).
+pub fn parse_cpu_syntax(text: &str) -> Result<Vec<usize>> {
+    let mut cpus = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let bad = || anyhow::anyhow!("{text:?} is not a CPU list; write e.g. 0 or 0,1 or 2-3");
+        if let Some((a, b)) = part.split_once('-') {
+            let a: usize = a.trim().parse().map_err(|_| bad())?;
+            let b: usize = b.trim().parse().map_err(|_| bad())?;
+            if b < a {
+                return Err(bad());
+            }
+            cpus.extend(a..=b);
+        } else {
+            cpus.push(part.parse().map_err(|_| bad())?);
+        }
+    }
+    if cpus.is_empty() {
+        bail!("empty CPU list");
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+pub fn online_cpus() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    if n < 1 {
+        1
+    } else {
+        n as usize
+    }
+}
+
+/// A CPU list as `taskset -c` takes it: `0,1`.
+pub fn format_cpus(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Pins the calling thread (and threads it creates later) to `cpus`.
+pub fn pin_current_thread(cpus: &[usize]) -> std::io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; sched_setaffinity(0) targets the calling thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for c in cpus {
+            libc::CPU_SET(*c, &mut set);
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// CPU time consumed by the calling thread.
+pub fn thread_cpu_time() -> Duration {
+    clock(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+fn clock(id: libc::clockid_t) -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer.
+    unsafe { libc::clock_gettime(id, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpu_list("0").unwrap(), vec![0]);
+        if online_cpus() >= 2 {
+            assert_eq!(parse_cpu_list("1,0,0").unwrap(), vec![0, 1]);
+            assert_eq!(parse_cpu_list("0-1").unwrap(), vec![0, 1]);
+        }
+        assert!(parse_cpu_list("9999")
+            .unwrap_err()
+            .to_string()
+            .contains("does not exist"));
+        assert!(parse_cpu_list("1-0").is_err());
+        assert!(parse_cpu_list("x").is_err());
+    }
+}
