@@ -15,7 +15,7 @@ import time
 import psycopg
 import psycopg_pool
 import requests
-from flask import Flask, Response, g, jsonify, request
+from flask import Flask, Response, g, request
 
 import contract as c
 
@@ -132,9 +132,11 @@ def _one(sql, args, status=200):
         row = conn.execute(_sql(sql), args).fetchone()
     if row is None:
         return text(404, "no such message")
-    resp = jsonify({"id": row[0], "text": row[1]})
-    resp.status_code = status
-    return resp
+    return _json({"id": row[0], "text": row[1]}, status)
+
+
+def _json(value, status=200):
+    return Response(c.json_bytes(value), status=status, mimetype="application/json")
 
 
 def _body():
@@ -151,7 +153,7 @@ def list_messages():
     limit = c.message_limit(g.q)
     with pool().connection() as conn:
         rows = conn.execute(_sql(c.SQL_LIST), (limit,)).fetchall()
-    return jsonify([{"id": r[0], "text": r[1]} for r in rows])
+    return _json([{"id": r[0], "text": r[1]} for r in rows])
 
 
 @app.post("/messages")

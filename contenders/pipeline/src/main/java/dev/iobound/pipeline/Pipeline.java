@@ -22,6 +22,7 @@ import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -29,6 +30,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
@@ -37,15 +39,18 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  *
  * <ul>
  *   <li>{@code threadpool}: the poll loop hands each record to a fixed ExecutorService whose thread
- *       makes a blocking HTTP call (JDK HttpClient) and a blocking send;
+ *       makes a blocking HTTP call (JDK HttpClient) and hands the enriched record to the producer;
  *   <li>{@code virtual}: the same code on a virtual-thread-per-task executor;
  *   <li>{@code reactive}: each record's call is a non-blocking Vert.x WebClient request whose
  *       completion produces the enriched record asynchronously; no thread waits for the downstream.
  * </ul>
  *
- * In every model a polled batch is committed only after each of its records has been produced and
- * acknowledged by the broker (at-least-once). The record key is the downstream key; the output
- * value is the input value, a comma and the downstream's answer (or "!failed").
+ * <p>In every model the produce is asynchronous (KafkaProducer batches it with its neighbours) and
+ * a polled batch is committed only after each of its records has been produced and acknowledged by
+ * the broker (at-least-once): the blocking models wait for their calls, flush the producer and
+ * check every send before committing. The pool (threads or connections) is as large as a polled
+ * batch, so no record of a batch waits for another's call to end. The record key is the downstream
+ * key; the output value is the input value, a comma and the downstream's answer (or "!failed").
  */
 public final class Pipeline {
   static final String IN = KafkaPipeline.IN;
@@ -61,6 +66,7 @@ public final class Pipeline {
   private volatile boolean assigned;
 
   Pipeline(String mode, String bootstrap, int poolSize) {
+    // poolSize threads (threadpool) or connections (reactive): sized with max.poll.records.
     this.mode = mode;
     producer = new KafkaProducer<>(producerProperties(bootstrap, 5));
     switch (mode) {
@@ -84,7 +90,7 @@ public final class Pipeline {
             ? WebClient.create(
                 Vertx.vertx(),
                 new WebClientOptions().setKeepAlive(true),
-                new PoolOptions().setHttp1MaxSize(500))
+                new PoolOptions().setHttp1MaxSize(poolSize))
             : null;
   }
 
@@ -93,8 +99,11 @@ public final class Pipeline {
     return KafkaPipeline.producerProperties(bootstrap, lingerMs);
   }
 
-  /** Blocking: the calling thread waits for the downstream and for the broker. */
-  private void processBlocking(ConsumerRecord<String, String> r) throws Exception {
+  /**
+   * Blocking call: the calling thread waits for the downstream, then hands the enriched record to
+   * the producer without waiting for the broker (the poll loop flushes and checks the sends).
+   */
+  private Future<RecordMetadata> processBlocking(ConsumerRecord<String, String> r) {
     String enriched;
     try {
       HttpRequest req =
@@ -106,8 +115,11 @@ public final class Pipeline {
       enriched = resp.statusCode() / 100 == 2 ? resp.body() : FAILED;
     } catch (java.io.IOException | RuntimeException e) {
       enriched = FAILED;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      enriched = FAILED;
     }
-    producer.send(new ProducerRecord<>(OUT, r.key(), r.value() + "," + enriched)).get();
+    return producer.send(new ProducerRecord<>(OUT, r.key(), r.value() + "," + enriched));
   }
 
   /** Non-blocking: completes when the enriched record is acknowledged by the broker. */
@@ -168,17 +180,17 @@ public final class Pipeline {
           continue;
         }
         if (executor != null) {
-          List<java.util.concurrent.Future<?>> pending = new ArrayList<>(batch.count());
+          List<Future<Future<RecordMetadata>>> calls = new ArrayList<>(batch.count());
           for (ConsumerRecord<String, String> r : batch) {
-            pending.add(
-                executor.submit(
-                    () -> {
-                      processBlocking(r);
-                      return null;
-                    }));
+            calls.add(executor.submit(() -> processBlocking(r)));
           }
-          for (java.util.concurrent.Future<?> f : pending) {
-            f.get();
+          List<Future<RecordMetadata>> sends = new ArrayList<>(calls.size());
+          for (Future<Future<RecordMetadata>> call : calls) {
+            sends.add(call.get());
+          }
+          producer.flush();
+          for (Future<RecordMetadata> send : sends) {
+            send.get(); // throws if the broker refused one: the batch is not committed
           }
         } else {
           List<CompletableFuture<Void>> pending = new ArrayList<>(batch.count());
@@ -195,7 +207,11 @@ public final class Pipeline {
   public static void main(String[] argv) throws Exception {
     Args args = new Args(argv);
     String bootstrap = System.getenv().getOrDefault("IOBOUND_KAFKA_BOOTSTRAP", "127.0.0.1:9092");
-    Pipeline p = new Pipeline(args.get("mode", "threadpool"), bootstrap, args.getInt("pool", 500));
+    int maxPoll = args.getInt("max-poll", 1000);
+    // The pool defaults to the batch size: a smaller one makes a batch wait for rounds of calls.
+    String pool = args.get("pool", "max_poll");
+    int poolSize = pool.equals("max_poll") ? maxPoll : args.getInt("pool", maxPoll);
+    Pipeline p = new Pipeline(args.get("mode", "threadpool"), bootstrap, poolSize);
     // Ready (200 on /plaintext) once the consumer owns its partitions: before that, records
     // would wait for a rebalance and the harness would measure it.
     HttpServer health =
@@ -210,6 +226,6 @@ public final class Pipeline {
           ex.close();
         });
     health.start();
-    p.run(bootstrap, args.getInt("max-poll", 1000));
+    p.run(bootstrap, maxPoll);
   }
 }
