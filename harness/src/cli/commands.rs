@@ -1,6 +1,6 @@
 //! The command bodies: run (and demo), verify, list, table, report, compare, load, bench.
 
-use super::args::{dur, LoadArgs};
+use super::args::{dur, DownstreamArgs, LoadArgs, ServeArgs};
 use super::bench;
 use super::flags::{load_file, parse_url};
 use crate::conformance;
@@ -314,4 +314,58 @@ pub fn hosts_check(file: &Path) -> Result<i32> {
     } else {
         1
     })
+}
+
+/// `iobound compare A B [--fail-if RULE]... [--junit FILE]`: the comparison, then the gates;
+/// exits THRESHOLD_BROKEN when one fails.
+pub fn compare_cmd(a: &Path, b: &Path, fail_if: &[String], junit: Option<&Path>) -> Result<i32> {
+    use crate::report::{compare, gates};
+    let rules = fail_if
+        .iter()
+        .map(|r| crate::stats::gates::FailIf::parse(r))
+        .collect::<Result<Vec<_>>>()?;
+    let (da, ra) = results_at(a)?;
+    let (db, rb) = results_at(b)?;
+    println!("{}", compare::render(&ra, &da, &rb, &db)?);
+    if rules.is_empty() {
+        return Ok(0);
+    }
+    let checked = compare::gates(&ra, &da, &rb, &db, &rules);
+    print!("{}", compare::describe_gates(&checked));
+    if let Some(path) = junit {
+        let xml = gates::junit("iobound compare", &gates::gate_cases(&checked));
+        crate::util::files::write_atomic(path, xml.as_bytes())?;
+        eprintln!("junit: {}", path.display());
+    }
+    let failed = checked
+        .iter()
+        .any(|g| g.outcome == crate::stats::gates::Outcome::Fail);
+    Ok(if failed { THRESHOLD_BROKEN } else { 0 })
+}
+
+/// `iobound serve`: the built-in test server, in the foreground.
+pub fn serve_cmd(a: &ServeArgs) -> Result<i32> {
+    crate::services::contender::ensure_port_free(a.port)?;
+    crate::services::test_server::serve(crate::services::test_server::ServeConfig {
+        port: a.port,
+        address: a.address,
+        stall_at: a.stall_at.as_deref().map(dur),
+        stall_for: dur(&a.stall_for),
+        workers: a.workers.map(|n| n as usize),
+        jit_warmup: a.jit_warmup.as_deref().map(dur),
+    })?;
+    Ok(0)
+}
+
+/// `iobound downstream`: the downstream service of /enrich, in the foreground.
+pub fn downstream_cmd(a: &DownstreamArgs) -> Result<i32> {
+    crate::services::contender::ensure_port_free(a.port)?;
+    let b = crate::plan::downstream::Behaviour::new(
+        &a.latency,
+        &a.error_rate,
+        &a.stall_prob,
+        &a.stall_for,
+    )?;
+    crate::services::test_server::downstream(a.port, b, a.seed)?;
+    Ok(0)
 }

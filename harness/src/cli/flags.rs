@@ -118,52 +118,56 @@ pub fn hosts_for_run(a: &RunArgs, external: Option<&External>) -> Result<Option<
     Ok(Some(inv))
 }
 
+/// The plan of a run described by flags alone: one scenario on `--path` (or the URL's path),
+/// one run.
+fn adhoc_plan(a: &RunArgs) -> PlanFile {
+    // A server of one's own is named after its URL's path.
+    let url_path = a
+        .load
+        .url
+        .as_deref()
+        .and_then(|u| parse_url(u, true).ok())
+        .map(|(_, p)| p);
+    let path = a
+        .path
+        .clone()
+        .or(url_path)
+        .unwrap_or_else(|| "/plaintext".into());
+    let name: String = path
+        .trim_start_matches('/')
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    PlanFile {
+        name: Some("adhoc".into()),
+        scenarios: vec![ScenarioFile {
+            name: if name.is_empty() { "root".into() } else { name },
+            path: Some(path),
+            mix: None,
+            pipeline: false,
+            warmup: None,
+            load: load_file(&a.load),
+            downstream: None,
+            events: Vec::new(),
+            overload: None,
+            thresholds: Default::default(),
+            capacity: None,
+            restart: None,
+        }],
+        warmup: Some(if a.load.url.is_some() {
+            "0s".into()
+        } else {
+            plan::DEFAULT_WARMUP.into()
+        }),
+        runs: Some(RunsFile::Count(1)),
+        ..PlanFile::default()
+    }
+}
+
 pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> {
     let mut file = match &a.plan {
         Some(p) => PlanFile::load(&resolve(p, root))?,
-        None => {
-            // A server of one's own is named after its URL's path.
-            let url_path = a
-                .load
-                .url
-                .as_deref()
-                .and_then(|u| parse_url(u, true).ok())
-                .map(|(_, p)| p);
-            let path = a
-                .path
-                .clone()
-                .or(url_path)
-                .unwrap_or_else(|| "/plaintext".into());
-            let name: String = path
-                .trim_start_matches('/')
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-                .collect();
-            PlanFile {
-                name: Some("adhoc".into()),
-                scenarios: vec![ScenarioFile {
-                    name: if name.is_empty() { "root".into() } else { name },
-                    path: Some(path),
-                    mix: None,
-                    pipeline: false,
-                    warmup: None,
-                    load: load_file(&a.load),
-                    downstream: None,
-                    events: Vec::new(),
-                    overload: None,
-                    thresholds: Default::default(),
-                    capacity: None,
-                    restart: None,
-                }],
-                warmup: Some(if a.load.url.is_some() {
-                    "0s".into()
-                } else {
-                    plan::DEFAULT_WARMUP.into()
-                }),
-                runs: Some(RunsFile::Count(1)),
-                ..PlanFile::default()
-            }
-        }
+        None => adhoc_plan(a),
     };
     let mut external = None;
     if let Some(url) = &a.load.url {

@@ -14,7 +14,7 @@ mod verdicts;
 use crate::plan::PlanFile;
 use crate::services::ServiceChoice;
 use anyhow::Result;
-use args::{dur, AgentCmd, BenchCmd, Cli, Cmd, HostsCmd};
+use args::{AgentCmd, BenchCmd, Cli, Cmd, HostsCmd};
 use clap::Parser;
 use std::path::{Path, PathBuf};
 
@@ -116,41 +116,7 @@ pub fn main() -> Result<i32> {
             b,
             fail_if,
             junit,
-        } => {
-            let rules = fail_if
-                .iter()
-                .map(|r| crate::stats::gates::FailIf::parse(r))
-                .collect::<Result<Vec<_>>>()?;
-            let (da, ra) = commands::results_at(&a)?;
-            let (db, rb) = commands::results_at(&b)?;
-            println!("{}", crate::report::compare::render(&ra, &da, &rb, &db)?);
-            if rules.is_empty() {
-                return Ok(0);
-            }
-            let gates = crate::report::compare::gates(&ra, &da, &rb, &db, &rules);
-            print!("{}", crate::report::compare::describe_gates(&gates));
-            if let Some(path) = junit {
-                crate::util::files::write_atomic(
-                    &path,
-                    crate::report::gates::junit(
-                        "iobound compare",
-                        &crate::report::gates::gate_cases(&gates),
-                    )
-                    .as_bytes(),
-                )?;
-                eprintln!("junit: {}", path.display());
-            }
-            Ok(
-                if gates
-                    .iter()
-                    .any(|g| g.outcome == crate::stats::gates::Outcome::Fail)
-                {
-                    commands::THRESHOLD_BROKEN
-                } else {
-                    0
-                },
-            )
-        }
+        } => commands::compare_cmd(&a, &b, &fail_if, junit.as_deref()),
         Cmd::Bench {
             what:
                 BenchCmd::Driver {
@@ -161,18 +127,7 @@ pub fn main() -> Result<i32> {
                     json,
                 },
         } => commands::bench_driver(connections, &duration, repeats, &path, json),
-        Cmd::Serve(a) => {
-            crate::services::contender::ensure_port_free(a.port)?;
-            crate::services::test_server::serve(crate::services::test_server::ServeConfig {
-                port: a.port,
-                address: a.address,
-                stall_at: a.stall_at.as_deref().map(dur),
-                stall_for: dur(&a.stall_for),
-                workers: a.workers.map(|n| n as usize),
-                jit_warmup: a.jit_warmup.as_deref().map(dur),
-            })?;
-            Ok(0)
-        }
+        Cmd::Serve(a) => commands::serve_cmd(&a),
         Cmd::Load { load, driver_cpus } => commands::load_cmd(&load, driver_cpus.as_deref()),
         Cmd::Hosts {
             what: HostsCmd::Check { file },
@@ -184,16 +139,6 @@ pub fn main() -> Result<i32> {
             crate::driver::remote::agent(stdin, &mut std::io::stdout().lock())?;
             Ok(0)
         }
-        Cmd::Downstream(a) => {
-            crate::services::contender::ensure_port_free(a.port)?;
-            let b = crate::plan::downstream::Behaviour::new(
-                &a.latency,
-                &a.error_rate,
-                &a.stall_prob,
-                &a.stall_for,
-            )?;
-            crate::services::test_server::downstream(a.port, b, a.seed)?;
-            Ok(0)
-        }
+        Cmd::Downstream(a) => commands::downstream_cmd(&a),
     }
 }

@@ -10,11 +10,38 @@ fn stopped(results: &Results) -> Option<&str> {
     results.verdicts.first().map(|v| v.stopped.as_str())
 }
 
+/// When no difference could be tested at all (too few runs everywhere), one line says so
+/// instead of a "not tested" sentence for every pair and metric.
+fn none_tested(results: &Results) -> Option<String> {
+    let mut findings = results.verdicts.iter().flat_map(|v| &v.findings).peekable();
+    findings.peek()?;
+    let (mut fewest, mut most) = (usize::MAX, 0);
+    for f in findings {
+        if f.outcome != "not tested" {
+            return None;
+        }
+        fewest = fewest.min(f.runs);
+        most = most.max(f.runs);
+    }
+    let runs = if fewest == most {
+        format!("{fewest}")
+    } else {
+        format!("{fewest} to {most}")
+    };
+    Some(format!(
+        "none tested: {runs} run(s) each, and a verdict needs more (--runs 4 or more, or --runs \
+         auto); every difference below is untested"
+    ))
+}
+
 /// Lines for the terminal, before the tables.
 pub fn terminal(results: &Results) -> String {
     let Some(why) = stopped(results) else {
         return String::new();
     };
+    if let Some(line) = none_tested(results) {
+        return format!("\nVerdicts: {line}\n");
+    }
     let mut out =
         String::from("\nVerdicts (tested, or equivalent within the margin; else undecided):\n");
     for v in &results.verdicts {
@@ -37,6 +64,9 @@ pub fn markdown(results: &Results) -> String {
     let Some(why) = stopped(results) else {
         return String::new();
     };
+    if let Some(line) = none_tested(results) {
+        return format!("Verdicts: {line}.\n\n");
+    }
     let mut md = String::from("## Verdicts\n\n");
     for v in &results.verdicts {
         let mark = if v.decided { "" } else { " (not all decided)" };
@@ -55,6 +85,12 @@ pub fn html(results: &Results) -> String {
     let Some(why) = stopped(results) else {
         return String::new();
     };
+    if let Some(line) = none_tested(results) {
+        return format!(
+            "<section id=\"verdicts\"><h2>Verdicts</h2><p>{}.</p></section>",
+            esc(&line)
+        );
+    }
     let mut h = String::from("<section id=\"verdicts\"><h2>Verdicts</h2><ul>");
     for v in &results.verdicts {
         let class = if v.decided { "decided" } else { "open" };
@@ -89,5 +125,38 @@ mod tests {
             html(&r).contains("<li class=\"decided\">plaintext: b 1.20x a&#39;s")
                 || html(&r).contains("<li class=\"decided\">plaintext: b 1.20x a's")
         );
+    }
+
+    #[test]
+    fn results_with_nothing_tested_say_so_once() {
+        let finding = |runs: usize, outcome: &str| crate::run::results::Finding {
+            metric: "throughput".into(),
+            a: "a".into(),
+            b: "b".into(),
+            outcome: outcome.into(),
+            ratio: Some(1.1),
+            ratio_lo: None,
+            ratio_hi: None,
+            p: None,
+            runs,
+            alpha: 0.05,
+            margin: 0.05,
+        };
+        let mut r = blank_results(&["a", "b"]);
+        r.verdicts.push(VerdictRecord {
+            scenario: "plaintext".into(),
+            sentence: "plaintext: throughput b vs a not tested (1 run(s) each; ...)".into(),
+            decided: false,
+            stopped: "a fixed number of runs (1), tested once at the end".into(),
+            findings: vec![finding(1, "not tested"), finding(1, "not tested")],
+        });
+        let line = "none tested: 1 run(s) each, and a verdict needs more";
+        assert!(terminal(&r).contains(line) && !terminal(&r).contains("[open]"));
+        assert!(markdown(&r).starts_with("Verdicts: none tested: 1 run(s) each"));
+        assert!(html(&r).contains(line));
+        // One tested finding anywhere: the sentences as before.
+        r.verdicts[0].findings.push(finding(5, "different"));
+        assert!(terminal(&r).contains("[open] plaintext"));
+        assert!(markdown(&r).starts_with("## Verdicts"));
     }
 }

@@ -57,22 +57,28 @@ fn load_words(load: &Load) -> String {
 /// Drives `load` from `hosts` (each with its share) against the target described by `job`
 /// (its load, host and start are filled in per host) and returns the merged outcome with
 /// each host's share. `cancel` stops every host; `live` shows the sums as they come.
-pub fn run(
+/// The agents started on the load hosts: their processes, their stdins (None once closed) and
+/// the load each was given, in words.
+struct Agents {
+    children: Vec<std::process::Child>,
+    inputs: Vec<Option<std::process::ChildStdin>>,
+    shares: Vec<String>,
+}
+
+/// Starts `iobound agent drive` on every host with its share of the load and the common start
+/// (in the host's clock), and a thread per host that turns its output into events.
+fn start_agents(
     hosts: &[LoadHost<'_>],
     job: &Job,
-    live: Arc<Live>,
-    cancel: Arc<AtomicBool>,
-) -> Result<(Outcome, Vec<HostShare>)> {
-    if hosts.is_empty() {
-        bail!("no load host; give at least one host the role \"load\"");
-    }
+    start_unix: f64,
+    tx: &mpsc::Sender<Event>,
+) -> Result<Agents> {
     let n = hosts.len();
-    let start_unix = unix_now() + START_DELAY.as_secs_f64();
-    let start = Instant::now() + START_DELAY;
-    let (tx, rx) = mpsc::channel();
-    let mut children = Vec::new();
-    let mut inputs = Vec::new();
-    let mut shares = Vec::new();
+    let mut agents = Agents {
+        children: Vec::new(),
+        inputs: Vec::new(),
+        shares: Vec::new(),
+    };
     for (i, h) in hosts.iter().enumerate() {
         let mut j = job.clone();
         j.host = h.ssh.host.name.clone();
@@ -80,7 +86,7 @@ pub fn run(
         j.threads = h.threads;
         j.cpus = h.cpus.clone();
         j.start_unix = start_unix + h.clock_offset_s;
-        shares.push(load_words(&j.load));
+        agents.shares.push(load_words(&j.load));
         let mut child = h
             .ssh
             .spawn(&format!("exec {} agent drive", h.binary))
@@ -94,41 +100,45 @@ pub fn run(
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
-                match serde_json::from_str::<Line>(&line) {
-                    Ok(l) => {
-                        let _ = tx.send(Event::Line(i, l));
-                    }
-                    Err(_) => continue, // not ours (a login banner): ignored
+                // A line that is not ours (a login banner) is ignored.
+                if let Ok(l) = serde_json::from_str::<Line>(&line) {
+                    let _ = tx.send(Event::Line(i, l));
                 }
             }
             let mut why = String::new();
             let _ = std::io::Read::read_to_string(&mut BufReader::new(stderr), &mut why);
             let _ = tx.send(Event::Closed(i, why.trim().to_string()));
         });
-        inputs.push(Some(stdin));
-        children.push(child);
+        agents.inputs.push(Some(stdin));
+        agents.children.push(child);
     }
-    drop(tx);
-    let mut state: Vec<HostState> = (0..n).map(|_| HostState::default()).collect();
-    let mut merged = Recorder::new(start);
-    let (mut lag, mut conn_wait) = (
-        crate::driver::record::new_histogram(),
-        crate::driver::record::new_histogram(),
-    );
-    let mut closed = 0;
-    let mut stop_sent = false;
-    while closed < n {
-        if cancel.load(Ordering::SeqCst) && !stop_sent {
-            stop_sent = true;
-            for input in inputs.iter_mut().flatten() {
-                let _ = writeln!(input, "stop");
-            }
+    Ok(agents)
+}
+
+/// What the hosts have sent so far, merged: their seconds added into one recorder, the
+/// driver's lateness and connection waits added, each host's counts and end kept.
+struct Merge {
+    state: Vec<HostState>,
+    merged: Recorder,
+    lag: hdrhistogram::Histogram<u64>,
+    conn_wait: hdrhistogram::Histogram<u64>,
+    /// Hosts whose output has ended.
+    closed: usize,
+}
+
+impl Merge {
+    fn new(hosts: usize, start: Instant) -> Merge {
+        Merge {
+            state: (0..hosts).map(|_| HostState::default()).collect(),
+            merged: Recorder::new(start),
+            lag: crate::driver::record::new_histogram(),
+            conn_wait: crate::driver::record::new_histogram(),
+            closed: 0,
         }
-        let event = match rx.recv_timeout(Duration::from_millis(100)) {
-            Ok(e) => e,
-            Err(mpsc::RecvTimeoutError::Timeout) => continue,
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-        };
+    }
+
+    /// Takes one event of host `i`'s stream.
+    fn take(&mut self, event: Event, start: Instant, live: &Live) -> Result<()> {
         match event {
             Event::Line(
                 i,
@@ -144,11 +154,11 @@ pub fn run(
                     failed: decode_histogram(&failed)?,
                     errors,
                 };
-                let st = &mut state[i];
+                let st = &mut self.state[i];
                 st.streamed += iv.requests();
                 st.ok += iv.hist.len();
                 st.errors += iv.errors.total();
-                merged.add_second(sec, &iv);
+                self.merged.add_second(sec, &iv);
             }
             Event::Line(
                 i,
@@ -160,46 +170,77 @@ pub fn run(
                     buckets,
                 },
             ) => {
-                state[i].live = (ok, errors, latency_us, due, buckets);
-                publish(&live, &state);
+                self.state[i].live = (ok, errors, latency_us, due, buckets);
+                publish(live, &self.state);
             }
             Event::Line(i, Line::Failed { error }) => {
-                state[i].lost.get_or_insert((elapsed_s(start), error));
+                self.state[i].lost.get_or_insert((elapsed_s(start), error));
             }
             Event::Line(i, end @ Line::End { .. }) => {
-                if let Line::End {
-                    lag: l,
-                    conn_wait: w,
-                    ..
-                } = &end
-                {
-                    lag.add(decode_histogram(l)?).ok();
-                    conn_wait.add(decode_histogram(w)?).ok();
+                if let Line::End { lag, conn_wait, .. } = &end {
+                    self.lag.add(decode_histogram(lag)?).ok();
+                    self.conn_wait.add(decode_histogram(conn_wait)?).ok();
                 }
-                state[i].end = Some(end);
+                self.state[i].end = Some(end);
             }
             Event::Closed(i, why) => {
-                closed += 1;
-                inputs[i] = None;
-                if state[i].end.is_none() && state[i].lost.is_none() {
+                self.closed += 1;
+                let st = &mut self.state[i];
+                if st.end.is_none() && st.lost.is_none() {
                     let why = if why.is_empty() {
                         "its connection closed before the load ended".to_string()
                     } else {
                         why
                     };
-                    state[i].lost = Some((elapsed_s(start), why));
+                    st.lost = Some((elapsed_s(start), why));
                 }
             }
         }
+        Ok(())
     }
-    for mut c in children {
+}
+
+pub fn run(
+    hosts: &[LoadHost<'_>],
+    job: &Job,
+    live: Arc<Live>,
+    cancel: Arc<AtomicBool>,
+) -> Result<(Outcome, Vec<HostShare>)> {
+    if hosts.is_empty() {
+        bail!("no load host; give at least one host the role \"load\"");
+    }
+    let start_unix = unix_now() + START_DELAY.as_secs_f64();
+    let start = Instant::now() + START_DELAY;
+    let (tx, rx) = mpsc::channel();
+    let mut agents = start_agents(hosts, job, start_unix, &tx)?;
+    drop(tx);
+    let mut m = Merge::new(hosts.len(), start);
+    let mut stop_sent = false;
+    while m.closed < hosts.len() {
+        if cancel.load(Ordering::SeqCst) && !stop_sent {
+            stop_sent = true;
+            for input in agents.inputs.iter_mut().flatten() {
+                let _ = writeln!(input, "stop");
+            }
+        }
+        let event = match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(e) => e,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        if let Event::Closed(i, _) = &event {
+            agents.inputs[*i] = None;
+        }
+        m.take(event, start, &live)?;
+    }
+    for mut c in agents.children {
         let _ = c.wait();
         crate::util::interrupt::unregister(c.id() as i32);
     }
-    if state.iter().all(|s| s.end.is_none()) {
+    if m.state.iter().all(|s| s.end.is_none()) {
         let why: Vec<String> = hosts
             .iter()
-            .zip(&state)
+            .zip(&m.state)
             .filter_map(|(h, s)| {
                 s.lost
                     .as_ref()
@@ -208,13 +249,13 @@ pub fn run(
             .collect();
         bail!("no load host finished: {}", why.join("; "));
     }
-    merged.lag = lag;
-    merged.conn_wait = conn_wait;
+    m.merged.lag = m.lag;
+    m.merged.conn_wait = m.conn_wait;
     Ok(finish(
         hosts,
-        state,
-        shares,
-        merged,
+        m.state,
+        agents.shares,
+        m.merged,
         start,
         cancel.load(Ordering::SeqCst),
     ))
