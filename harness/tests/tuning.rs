@@ -1,0 +1,307 @@
+//! The figures the manifests and docs give for settings that were tried (JSON library, pool
+//! sizes, the pipeline's batch, Spring MVC's pool on CRUD), each checked against the committed
+//! results it quotes: a figure that its results no longer give fails here.
+
+use iobound::run::results::Results;
+use iobound::stats::{self, Cell, Difference, METRICS};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The cell of `contender` in `scenario` of the committed results under docs/results/`dir`.
+fn cell(dir: &str, scenario: &str, contender: &str) -> Cell {
+    let dir = root().join("docs/results").join(dir);
+    let r = Results::load(&dir.join("results.json")).unwrap();
+    stats::cell(&r, &dir, scenario, contender)
+        .unwrap_or_else(|| panic!("{contender} in {scenario} of {}", dir.display()))
+}
+
+fn difference(metric: &str, a: &Cell, b: &Cell) -> Difference {
+    let m = METRICS.iter().find(|m| m.key == metric).unwrap();
+    Difference::of(m, a, b)
+}
+
+/// "orjson ... changed neither contender's throughput, latency or CPU significantly
+/// (python-asyncio -0.9%, python-threads +6.4% throughput)": both manifests say it.
+#[test]
+fn orjson_changed_no_python_figure_significantly() {
+    let mut quoted = Vec::new();
+    for c in ["python-asyncio", "python-threads"] {
+        let std_json = cell("tuning-python-json-2026-11-24/json", "crud-200", c);
+        let orjson = cell("tuning-python-json-2026-11-24/orjson", "crud-200", c);
+        assert_eq!((std_json.runs, orjson.runs), (4, 4), "{c}");
+        for metric in ["throughput", "p99_all", "cpu"] {
+            let d = difference(metric, &std_json, &orjson);
+            assert_eq!(d.significant, Some(false), "{c} {metric}: {d:?}");
+        }
+        let thr = difference("throughput", &std_json, &orjson);
+        quoted.push(format!("{c} {:+.1}%", thr.change_pct.unwrap()));
+    }
+    assert_eq!(quoted, ["python-asyncio -0.9%", "python-threads +6.4%"]);
+    for c in ["python-asyncio", "python-threads"] {
+        let manifest = read(&format!("contenders/{c}/contender.toml"));
+        assert!(
+            manifest.contains("(python-asyncio -0.9%, python-threads +6.4% throughput"),
+            "{c}'s manifest"
+        );
+    }
+}
+
+/// pipeline-threadpool's manifest: "batch = pool = 500 delivered 3,538 records/s with a p99 of
+/// 5,439 ms ...; 1,000 delivered 3,962/s at p99 515 ms".
+#[test]
+fn the_pipeline_batch_sizes_quoted_are_their_results() {
+    let quote = |batch: u32| {
+        let c = cell(
+            &format!("tuning-pipeline-2026-11-24/batch-{batch}"),
+            "rate-4000",
+            "pipeline-threadpool",
+        );
+        assert_eq!(c.runs, 1);
+        assert_eq!(c.error_pct.value, 0.0, "no record failed");
+        (c.rps.value.round(), c.p99.value.round())
+    };
+    assert_eq!(quote(500), (3538.0, 5439.0));
+    assert_eq!(quote(1000), (3962.0, 515.0));
+    let manifest = read("contenders/pipeline-threadpool/contender.toml");
+    assert!(
+        manifest.contains("batch = pool = 500 delivered 3,538 records/s with a p99 of 5,439 ms")
+    );
+    assert!(manifest.contains("1,000 delivered 3,962/s at p99 515 ms; kept 1,000"));
+}
+
+/// docs/findings/pool-size.md and the README quote these figures of the pool-size plans (one
+/// run each): every one is what the committed results give.
+#[test]
+fn the_pool_size_figures_match_their_results() {
+    let page = read("docs/findings/pool-size.md");
+    let readme = read("README.md");
+    let fig = |set: &str, contender: &str, metric: &str| -> f64 {
+        let c = cell(
+            &format!("tuning-pool-2026-11-24/{set}"),
+            "delay-100ms-4000",
+            contender,
+        );
+        assert_eq!(c.runs, 1, "{set} {contender}");
+        assert_eq!(c.unsettled_runs, 0, "{set} {contender} settled");
+        match metric {
+            "rps" => c.rps.value.round(),
+            "p99_s" => (c.p99_all.value / 100.0).round() / 10.0,
+            "rss" => c.peak_rss_mb.value.round(),
+            "cpu" => (c.cpu_ms_per_1k.value * 10.0).round() / 10.0,
+            "ctx" => (c.ctx_per_req.value * 100.0).round() / 100.0,
+            _ => unreachable!(),
+        }
+    };
+    let jvm = ["spring-mvc", "jetty", "quarkus-worker"];
+    // Defaults: "all four answer 1,878 to 1,973 req/s with a p99 of 2.1 to 2.4 s".
+    let all: Vec<&str> = jvm.iter().copied().chain(["python-threads"]).collect();
+    let rps: Vec<f64> = all.iter().map(|c| fig("default", c, "rps")).collect();
+    let p99: Vec<f64> = all.iter().map(|c| fig("default", c, "p99_s")).collect();
+    let span = |v: &[f64]| {
+        (
+            v.iter().cloned().fold(f64::MAX, f64::min),
+            v.iter().cloned().fold(0.0, f64::max),
+        )
+    };
+    assert_eq!(span(&rps), (1878.0, 1973.0));
+    assert_eq!(span(&p99), (2.1, 2.4));
+    let quoted: &[(&str, &str, &str, f64)] = &[
+        ("1000", "spring-mvc", "rps", 9082.0),
+        ("1000", "jetty", "rps", 9707.0),
+        ("4000", "jetty", "rps", 14527.0),
+        ("default", "spring-mvc", "rss", 970.0),
+        ("1000", "spring-mvc", "rss", 1309.0),
+        ("4000", "spring-mvc", "rss", 1619.0),
+        ("default", "jetty", "rss", 1026.0),
+        ("1000", "jetty", "rss", 1244.0),
+        ("4000", "jetty", "rss", 1559.0),
+        ("default", "spring-mvc", "cpu", 82.5),
+        ("1000", "spring-mvc", "cpu", 110.0),
+        ("4000", "spring-mvc", "cpu", 127.6),
+        ("4000", "spring-mvc", "rps", 7808.0),
+        ("1000", "jetty", "cpu", 55.3),
+        ("4000", "jetty", "cpu", 68.2),
+        ("1000", "quarkus-worker", "rps", 3611.0),
+        ("1000", "quarkus-worker", "p99_s", 8.0),
+        ("4000", "quarkus-worker", "rps", 11594.0),
+        ("4000", "quarkus-worker", "p99_s", 3.7),
+        ("first-set/1000", "quarkus-worker", "rps", 9885.0),
+        ("1000", "python-threads", "rps", 3462.0),
+        ("4000", "python-threads", "rps", 2933.0),
+        ("4000", "python-threads", "p99_s", 15.9),
+        ("default", "python-threads", "ctx", 2.85),
+        ("1000", "python-threads", "ctx", 7.36),
+        ("4000", "python-threads", "ctx", 18.19),
+    ];
+    for (set, c, metric, want) in quoted {
+        assert_eq!(fig(set, c, metric), *want, "{set} {c} {metric}");
+    }
+    // Jetty's CPU "stayed between 55.3 and 68.2 ms" (its default's is between them).
+    let jetty_default = fig("default", "jetty", "cpu");
+    assert!((55.3..=68.2).contains(&jetty_default), "{jetty_default}");
+    for text in [
+        "answered 9,082 and 9,707 req/s",
+        "Jetty reached 14,527 req/s",
+        "from 970 MB with 200 threads to 1,309 and 1,619 MB",
+        "from 1,026 to 1,244 and 1,559 MB",
+        "from 82.5 ms to\n  110.0 and 127.6 ms",
+        "(7,808 req/s)",
+        "3,611 req/s\n  with 1,000 threads (p99 8.0 s) and 11,594 with 4,000 (p99 3.7 s)",
+        "answered 9,885 req/s",
+        "3,462 req/s with 1,000 threads and 2,933 with 4,000 (p99 15.9 s)",
+        "from 2.85 to 7.36 and 18.19",
+    ] {
+        assert!(page.contains(text), "pool-size.md should say {text:?}");
+    }
+    // README: "Spring MVC answered 9,082 req/s to 4,000 waiting users, at 339 MB more memory".
+    let more = fig("1000", "spring-mvc", "rss") - fig("default", "spring-mvc", "rss");
+    assert_eq!(more, 339.0);
+    assert!(readme
+        .contains("Spring MVC answered 9,082 req/s to 4,000 waiting users, at 339 MB more memory"));
+}
+
+/// Each thread-per-request manifest quotes its own row of the three pool-size plans.
+#[test]
+fn each_pool_manifest_quotes_its_measured_rows() {
+    for c in ["spring-mvc", "jetty", "quarkus-worker", "python-threads"] {
+        let manifest = read(&format!("contenders/{c}/contender.toml"));
+        let row = |set: &str| {
+            let x = cell(
+                &format!("tuning-pool-2026-11-24/{set}"),
+                "delay-100ms-4000",
+                c,
+            );
+            let thousands = |v: f64| {
+                let s = format!("{:.0}", v.round());
+                let mut out = String::new();
+                for (i, ch) in s.chars().enumerate() {
+                    if i > 0 && (s.len() - i) % 3 == 0 {
+                        out.push(',');
+                    }
+                    out.push(ch);
+                }
+                out
+            };
+            (
+                thousands(x.rps.value),
+                thousands(x.peak_rss_mb.value),
+                format!("{:.1}", x.cpu_ms_per_1k.value),
+            )
+        };
+        let (d, a, b) = (row("default"), row("1000"), row("4000"));
+        let want = format!(
+            "default {} req/s, {} MB RSS, {} ms CPU per 1,000 requests; 1,000 threads {} req/s, {} MB, {} ms; 4,000 threads {} req/s, {} MB, {} ms.",
+            d.0, d.1, d.2, a.0, a.1, a.2, b.0, b.1, b.2
+        );
+        assert!(manifest.contains(&want), "{c}: {want}");
+    }
+}
+
+/// docs/findings/crud.md, "Why Spring MVC on platform threads cost more per request": the
+/// screening's figures it starts from, the profiled runs, and the two pools, four runs each.
+#[test]
+fn the_spring_mvc_crud_figures_match_their_results() {
+    let page = read("docs/findings/crud.md");
+    // The screening: 391, 117 and 121 ms of CPU per 1,000 requests.
+    let screening =
+        Results::load(&root().join("docs/results/all-models-2026-11-23/results.json")).unwrap();
+    let cpu = |c: &str| {
+        screening
+            .runs
+            .iter()
+            .find(|r| r.contender == c && r.scenario == "crud-200")
+            .unwrap()
+            .resources
+            .cpu_ms_per_1k_requests
+            .round()
+    };
+    assert_eq!(
+        (cpu("spring-mvc"), cpu("jetty"), cpu("spring-mvc-virtual")),
+        (391.0, 117.0, 121.0)
+    );
+    // The profiled runs: 62 s to settle, then 114.4, 45.5 and 65.6 ms.
+    let profiled =
+        Results::load(&root().join("docs/results/crud-spring-mvc-2026-11-24/profile/results.json"))
+            .unwrap();
+    let run = |c: &str| profiled.runs.iter().find(|r| r.contender == c).unwrap();
+    assert_eq!(
+        run("spring-mvc").warmup.as_ref().unwrap().seconds.round(),
+        62.0
+    );
+    let cpus: Vec<String> = ["spring-mvc", "jetty", "spring-mvc-virtual"]
+        .iter()
+        .map(|c| format!("{:.1}", run(c).resources.cpu_ms_per_1k_requests))
+        .collect();
+    assert_eq!(cpus, ["114.4", "45.5", "65.6"]);
+    assert!(page.contains(
+        "then cost 114.4 ms per 1,000\nrequests, Jetty 45.5 and the virtual-thread jar 65.6"
+    ));
+    // JFR samples per 1,000 requests: 1.7 (200 platform threads) and 1.9 (virtual threads).
+    let per_1k = |c: &str| {
+        let r = run(c);
+        let samples = r.profile.as_ref().unwrap().samples as f64;
+        format!(
+            "{:.1}",
+            samples * 1000.0 / (r.summary.ok + r.summary.drained) as f64
+        )
+    };
+    assert_eq!(
+        (per_1k("spring-mvc"), per_1k("spring-mvc-virtual")),
+        ("1.7".into(), "1.9".into())
+    );
+    // 200 workers against 16, four runs each.
+    let (wide, narrow) = (
+        cell(
+            "crud-spring-mvc-2026-11-24/threads-200",
+            "crud-200",
+            "spring-mvc",
+        ),
+        cell(
+            "crud-spring-mvc-2026-11-24/threads-16",
+            "crud-200",
+            "spring-mvc",
+        ),
+    );
+    assert_eq!((wide.runs, narrow.runs), (4, 4));
+    assert_eq!(
+        (wide.rps.value.round(), narrow.rps.value.round()),
+        (5829.0, 18311.0)
+    );
+    assert_eq!(format!("{:.1}", narrow.rps.value / wide.rps.value), "3.1");
+    assert_eq!(
+        format!("{:.1} {:.1}", narrow.p99_all.value, wide.p99_all.value),
+        "21.4 221.8"
+    );
+    assert_eq!(
+        format!(
+            "{:.1} {:.1}",
+            narrow.cpu_ms_per_1k.value, wide.cpu_ms_per_1k.value
+        ),
+        "53.7 171.8"
+    );
+    for (metric, a, b) in [
+        ("throughput", &wide.rps, &narrow.rps),
+        ("p99 all", &wide.p99_all, &narrow.p99_all),
+        ("cpu", &wide.cpu_ms_per_1k, &narrow.cpu_ms_per_1k),
+    ] {
+        let p = match stats::significance::mann_whitney(&a.per_run, &b.per_run) {
+            stats::significance::Verdict::Tested { p } => p,
+            v => panic!("{metric}: {v:?}"),
+        };
+        assert_eq!(format!("{p:.3}"), "0.029", "{metric}");
+    }
+    assert!(page.contains("3.1 times as many requests (18,311 req/s against 5,829"));
+    assert!(page.contains("(21.4 ms against 221.8)"));
+    assert!(page.contains("(53.7 ms per 1,000 against 171.8)"));
+    assert!(page.contains("p = 0.029"));
+}
