@@ -305,3 +305,48 @@ fn the_spring_mvc_crud_figures_match_their_results() {
     assert!(page.contains("(53.7 ms per 1,000 against 171.8)"));
     assert!(page.contains("p = 0.029"));
 }
+
+/// docs/findings/streaming.md: the re-measured pipelines (one run each) and the first thread
+/// pool's figures it contrasts them with.
+#[test]
+fn the_streaming_figures_match_their_results() {
+    let page = read("docs/findings/streaming.md");
+    let dir = "pipeline-2026-11-24";
+    let models = ["pipeline-threadpool", "pipeline-virtual", "pipeline-reactive"];
+    let at_4000: Vec<Cell> = models.iter().map(|c| cell(dir, "rate-4000", c)).collect();
+    let show = |f: &dyn Fn(&Cell) -> f64| -> Vec<String> {
+        at_4000.iter().map(|c| format!("{:.0}", f(c))).collect()
+    };
+    assert_eq!(show(&|c| c.rps.value), ["3948", "3961", "3963"]);
+    assert_eq!(show(&|c| c.p99.value), ["462", "373", "355"]);
+    assert_eq!(show(&|c| c.peak_threads.value), ["1188", "26", "26"]);
+    assert_eq!(show(&|c| c.cpu_ms_per_1k.value), ["115", "62", "31"]);
+    assert!(page.contains("3,948, 3,961 and 3,963 records/s"));
+    assert!(page.contains("p99 of 462, 373 and 355 ms"));
+    assert!(page.contains("holds 1,188 threads where the others\nhold 26"));
+    assert!(page.contains("115 ms of CPU per 1,000 records at 4,000/s against 62 on virtual threads and\n31 non-blocking"));
+    // The spike: worst p99 8.7 to 8.8 s, back within 2 s; no record lost, 190,000 each.
+    let r = Results::load(&root().join("docs/results").join(dir).join("results.json")).unwrap();
+    let mut worst = Vec::new();
+    for c in models {
+        let runs: Vec<_> = r.runs.iter().filter(|x| x.contender == c).collect();
+        let spike = runs.iter().find(|x| x.scenario == "spike").unwrap();
+        let rc = spike.recovery.as_ref().unwrap();
+        worst.push((rc.worst_p99_ms / 100.0).round() / 10.0);
+        assert!(rc.recovered_after_s.unwrap() <= 2.0, "{c}");
+        let sent: u64 = runs.iter().map(|x| x.delivery.as_ref().unwrap().sent).sum();
+        let lost: u64 = runs.iter().map(|x| x.delivery.as_ref().unwrap().lost).sum();
+        assert_eq!((sent, lost), (190_000, 0), "{c}");
+    }
+    let (lo, hi) = (
+        worst.iter().cloned().fold(f64::MAX, f64::min),
+        worst.iter().cloned().fold(0.0, f64::max),
+    );
+    assert_eq!((lo, hi), (8.7, 8.8), "{worst:?}");
+    assert!(page.contains("(worst p99 8.7 to 8.8 s) and all were back within 2 s of its end"));
+    // The thread pool as first written: 2,963 records/s, p99 13 s.
+    let first = cell("pipeline-2026-11-23", "rate-4000", "pipeline-threadpool");
+    assert_eq!(first.rps.value.round(), 2963.0);
+    assert_eq!((first.p99.value / 1000.0).round(), 13.0);
+    assert!(page.contains("2,963 delivered per second, p99 13 s"));
+}
