@@ -304,6 +304,21 @@ fn the_spring_mvc_crud_figures_match_their_results() {
     assert!(page.contains("(21.4 ms against 221.8)"));
     assert!(page.contains("(53.7 ms per 1,000 against 171.8)"));
     assert!(page.contains("p = 0.029"));
+    // The README's summary of the same: "three times Jetty's CPU per request in the screening",
+    // "62 s", "3.1 times as many requests at a third of the CPU per request".
+    assert_eq!((cpu("spring-mvc") / cpu("jetty")).floor(), 3.0);
+    assert_eq!(
+        (narrow.cpu_ms_per_1k.value / wide.cpu_ms_per_1k.value * 3.0).round(),
+        1.0
+    );
+    let readme = read("README.md");
+    for text in [
+        "cost three times Jetty's CPU per request in the screening",
+        "had settled (62 s)",
+        "3.1 times as many requests at a\n  third of the CPU per request (4 runs each, tested",
+    ] {
+        assert!(readme.contains(text), "README: {text:?}");
+    }
 }
 
 /// docs/findings/streaming.md: the re-measured pipelines (one run each) and the first thread
@@ -312,7 +327,11 @@ fn the_spring_mvc_crud_figures_match_their_results() {
 fn the_streaming_figures_match_their_results() {
     let page = read("docs/findings/streaming.md");
     let dir = "pipeline-2026-11-24";
-    let models = ["pipeline-threadpool", "pipeline-virtual", "pipeline-reactive"];
+    let models = [
+        "pipeline-threadpool",
+        "pipeline-virtual",
+        "pipeline-reactive",
+    ];
     let at_4000: Vec<Cell> = models.iter().map(|c| cell(dir, "rate-4000", c)).collect();
     let show = |f: &dyn Fn(&Cell) -> f64| -> Vec<String> {
         at_4000.iter().map(|c| format!("{:.0}", f(c))).collect()
