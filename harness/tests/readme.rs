@@ -6,6 +6,8 @@
 
 use std::path::Path;
 
+mod common;
+
 /// The README's block after a marker: a fenced code block, or Markdown up to the end marker.
 fn block<'a>(rest: &'a str, markdown: bool, dir: &str) -> &'a str {
     let found = if markdown {
@@ -228,7 +230,7 @@ fn demo_prose_figures_match_the_committed_results() {
         .iter()
         .all(|x| x.summary.rps <= 2000.0));
     // "the runs took 11 minutes after the build": from the plan's start to its end.
-    let took = minutes_of_runs(&r);
+    let took = common::minutes_of_runs(&r);
     assert_eq!(took.round(), 11.0, "{took}");
     assert!(readme.contains("runs took 11 minutes after the build"));
 }
@@ -314,8 +316,8 @@ fn two_demo_runs_agree_on_every_verdict_both_decided() {
     assert_eq!(tail(&first), ("different".to_string(), true));
     assert_eq!(tail(&second), ("different".to_string(), true));
     assert_eq!(tail(&one_loop), ("different".to_string(), false));
-    assert_eq!(minutes_of_runs(&first).floor(), 13.0);
-    assert_eq!(minutes_of_runs(&second).floor(), 12.0);
+    assert_eq!(common::minutes_of_runs(&first).floor(), 13.0);
+    assert_eq!(common::minutes_of_runs(&second).floor(), 12.0);
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     assert!(readme.contains("13 and 12 minutes of runs"));
     assert!(readme.contains("(4.91 to 4.92x the\nthroughput in all three)"));
@@ -437,7 +439,7 @@ fn the_crud_confirmation_figures_match_their_results() {
     let settle = |c: &str| median_settle_s(&r, c);
     assert_eq!((settle(wo), settle(vi), settle(re)), (40.0, 20.0, 22.0));
     // "23 minutes of runs".
-    let took = minutes_of_runs(&r);
+    let took = common::minutes_of_runs(&r);
     assert_eq!(took.round(), 23.0);
     assert!(page.contains("2026-11-24; 23 minutes of runs"));
     // The screening's figures the prose contrasts them with.
@@ -507,7 +509,7 @@ fn the_c10k_confirmation_figures_match_their_results() {
     assert_eq!((lo, hi), (11.0, 19.0), "{s:?}");
     assert!(page.contains("settled within 11 to 19 s (medians)"));
     // "29 minutes of runs", in both places.
-    let took = minutes_of_runs(&r);
+    let took = common::minutes_of_runs(&r);
     assert_eq!(took.floor(), 29.0, "{took}");
     assert!(page.contains("2026-11-24; 29 minutes of runs"));
     assert!(readme.contains("29 minutes of runs, 8 each"));
@@ -556,15 +558,6 @@ fn the_hosts_example_figures_match_their_results() {
         !cell.peak_threads.value.is_finite(),
         "not sampled: no figure"
     );
-}
-
-/// Minutes from a results file's start to its end (both on the same day).
-fn minutes_of_runs(r: &iobound::run::results::Results) -> f64 {
-    let minutes = |t: &str| -> f64 {
-        let p: Vec<f64> = t[11..19].split(':').map(|x| x.parse().unwrap()).collect();
-        p[0] * 60.0 + p[1] + p[2] / 60.0
-    };
-    minutes(r.finished_at.as_deref().unwrap()) - minutes(&r.started_at)
 }
 
 /// The first scenario's finding on `metric` between `a` (the baseline) and `b`.

@@ -6,6 +6,8 @@ use iobound::run::results::Results;
 use iobound::stats::{self, Cell, Difference, METRICS};
 use std::path::{Path, PathBuf};
 
+mod common;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -29,6 +31,14 @@ fn cell(dir: &str, scenario: &str, contender: &str) -> Cell {
 fn says(page: &str, text: &str) -> bool {
     let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     flat(page).contains(&flat(text))
+}
+
+/// The smallest and the largest of `v`.
+fn span(v: &[f64]) -> (f64, f64) {
+    (
+        v.iter().cloned().fold(f64::MAX, f64::min),
+        v.iter().cloned().fold(0.0, f64::max),
+    )
 }
 
 fn difference(metric: &str, a: &Cell, b: &Cell) -> Difference {
@@ -113,12 +123,6 @@ fn the_pool_size_figures_match_their_results() {
     let all: Vec<&str> = jvm.iter().copied().chain(["python-threads"]).collect();
     let rps: Vec<f64> = all.iter().map(|c| fig("default", c, "rps")).collect();
     let p99: Vec<f64> = all.iter().map(|c| fig("default", c, "p99_s")).collect();
-    let span = |v: &[f64]| {
-        (
-            v.iter().cloned().fold(f64::MAX, f64::min),
-            v.iter().cloned().fold(0.0, f64::max),
-        )
-    };
     assert_eq!(span(&rps), (1878.0, 1973.0));
     assert_eq!(span(&p99), (2.1, 2.4));
     let quoted: &[(&str, &str, &str, f64)] = &[
@@ -187,17 +191,7 @@ fn each_pool_manifest_quotes_its_measured_rows() {
                 "delay-100ms-4000",
                 c,
             );
-            let thousands = |v: f64| {
-                let s = format!("{:.0}", v.round());
-                let mut out = String::new();
-                for (i, ch) in s.chars().enumerate() {
-                    if i > 0 && (s.len() - i) % 3 == 0 {
-                        out.push(',');
-                    }
-                    out.push(ch);
-                }
-                out
-            };
+            let thousands = |v: f64| iobound::util::units::thousands(v.round() as u64);
             (
                 thousands(x.rps.value),
                 thousands(x.peak_rss_mb.value),
@@ -382,11 +376,7 @@ fn the_streaming_figures_match_their_results() {
         let lost: u64 = runs.iter().map(|x| x.delivery.as_ref().unwrap().lost).sum();
         assert_eq!((sent, lost), (190_000, 0), "{c}");
     }
-    let (lo, hi) = (
-        worst.iter().cloned().fold(f64::MAX, f64::min),
-        worst.iter().cloned().fold(0.0, f64::max),
-    );
-    assert_eq!((lo, hi), (8.7, 8.8), "{worst:?}");
+    assert_eq!(span(&worst), (8.7, 8.8), "{worst:?}");
     assert!(page.contains("(worst p99 8.7 to 8.8 s) and all were back within 2 s of its end"));
     // The thread pool as first written: 2,963 records/s, p99 13 s.
     let first = cell("pipeline-2026-11-23", "rate-4000", "pipeline-threadpool");
@@ -438,13 +428,7 @@ fn the_capacity_figures_match_their_results() {
         .map(|x| x.capacity_rps.unwrap().round())
         .collect();
     assert_eq!(hash.len(), 9);
-    assert_eq!(
-        (
-            hash.iter().cloned().fold(f64::MAX, f64::min),
-            hash.iter().cloned().fold(0.0, f64::max)
-        ),
-        (2854.0, 3701.0)
-    );
+    assert_eq!(span(&hash), (2854.0, 3701.0));
     assert_eq!(
         [
             "jetty",
@@ -471,12 +455,6 @@ fn the_capacity_figures_match_their_results() {
             busy.extend(run.driver.cpu_busy_pct.iter().copied());
         }
     }
-    let span = |v: &[f64]| {
-        (
-            v.iter().cloned().fold(f64::MAX, f64::min),
-            v.iter().cloned().fold(0.0, f64::max),
-        )
-    };
     let (lo, hi) = span(&p99s);
     assert_eq!(
         ((lo * 10.0).round() / 10.0, hi.round()),
@@ -517,12 +495,5 @@ fn the_capacity_figures_match_their_results() {
     ] {
         assert!(page.contains(text), "capacity.md should say {text:?}");
     }
-    let minutes = {
-        let m = |t: &str| -> f64 {
-            let p: Vec<f64> = t[11..19].split(':').map(|x| x.parse().unwrap()).collect();
-            p[0] * 60.0 + p[1] + p[2] / 60.0
-        };
-        m(r.finished_at.as_deref().unwrap()) - m(&r.started_at)
-    };
-    assert_eq!(minutes.floor(), 22.0);
+    assert_eq!(common::minutes_of_runs(&r).floor(), 22.0);
 }

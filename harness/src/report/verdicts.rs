@@ -4,6 +4,7 @@
 
 use super::chart::esc;
 use crate::run::results::Results;
+use crate::stats::verdict::runs_needed;
 use std::fmt::Write;
 
 fn stopped(results: &Results) -> Option<&str> {
@@ -15,13 +16,14 @@ fn stopped(results: &Results) -> Option<&str> {
 fn none_tested(results: &Results) -> Option<String> {
     let mut findings = results.verdicts.iter().flat_map(|v| &v.findings).peekable();
     findings.peek()?;
-    let (mut fewest, mut most) = (usize::MAX, 0);
+    let (mut fewest, mut most, mut needed) = (usize::MAX, 0, 0);
     for f in findings {
         if f.outcome != "not tested" {
             return None;
         }
         fewest = fewest.min(f.runs);
         most = most.max(f.runs);
+        needed = needed.max(runs_needed(f));
     }
     let runs = if fewest == most {
         format!("{fewest}")
@@ -29,8 +31,8 @@ fn none_tested(results: &Results) -> Option<String> {
         format!("{fewest} to {most}")
     };
     Some(format!(
-        "none tested: {runs} run(s) each, and a verdict needs more (--runs 4 or more, or --runs \
-         auto); every difference below is untested"
+        "none tested: {runs} run(s) each, and a verdict needs more (--runs {needed} or more, or \
+         --runs auto); every difference below is untested"
     ))
 }
 

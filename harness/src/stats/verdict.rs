@@ -188,6 +188,16 @@ fn p_words(p: Option<f64>) -> String {
     }
 }
 
+/// Runs a side the finding's test needs before it can decide: the sequential design's first
+/// look, or the single test's minimum.
+pub fn runs_needed(f: &Finding) -> usize {
+    if f.alpha < ALPHA {
+        sequential::MIN_LOOK
+    } else {
+        MIN_RUNS
+    }
+}
+
 /// One finding in words.
 pub fn describe(f: &Finding) -> String {
     let words = HEADLINES
@@ -235,11 +245,7 @@ pub fn describe(f: &Finding) -> String {
             f.b,
             f.a,
             f.runs,
-            if f.alpha < ALPHA {
-                sequential::MIN_LOOK
-            } else {
-                MIN_RUNS
-            }
+            runs_needed(f)
         ),
     }
 }

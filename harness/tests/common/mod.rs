@@ -211,3 +211,12 @@ pub fn missing_prerequisite(what: &str) {
     );
     eprintln!("SKIPPED: missing prerequisite: {what}");
 }
+
+/// Minutes from a results file's start to its end (both on the same day).
+pub fn minutes_of_runs(r: &iobound::run::results::Results) -> f64 {
+    let minutes = |t: &str| -> f64 {
+        let p: Vec<f64> = t[11..19].split(':').map(|x| x.parse().unwrap()).collect();
+        p[0] * 60.0 + p[1] + p[2] / 60.0
+    };
+    minutes(r.finished_at.as_deref().unwrap()) - minutes(&r.started_at)
+}
