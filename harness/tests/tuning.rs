@@ -369,11 +369,17 @@ fn the_streaming_figures_match_their_results() {
     for c in models {
         let runs: Vec<_> = r.runs.iter().filter(|x| x.contender == c).collect();
         let spike = runs.iter().find(|x| x.scenario == "spike").unwrap();
-        let rc = spike.recovery.as_ref().unwrap();
+        let rc = spike.details.recovery().unwrap();
         worst.push((rc.worst_p99_ms / 100.0).round() / 10.0);
         assert!(rc.recovered_after_s.unwrap() <= 2.0, "{c}");
-        let sent: u64 = runs.iter().map(|x| x.delivery.as_ref().unwrap().sent).sum();
-        let lost: u64 = runs.iter().map(|x| x.delivery.as_ref().unwrap().lost).sum();
+        let sent: u64 = runs
+            .iter()
+            .map(|x| x.details.delivery().unwrap().sent)
+            .sum();
+        let lost: u64 = runs
+            .iter()
+            .map(|x| x.details.delivery().unwrap().lost)
+            .sum();
         assert_eq!((sent, lost), (190_000, 0), "{c}");
     }
     assert_eq!(span(&worst), (8.7, 8.8), "{worst:?}");
@@ -450,7 +456,7 @@ fn the_capacity_figures_match_their_results() {
             .iter()
             .filter(|x| x.contender == c && x.scenario == "crud@20000")
         {
-            assert!(run.probe.as_ref().unwrap().passed, "{c}");
+            assert!(run.details.probe().unwrap().passed, "{c}");
             p99s.push(run.summary.latency_all.p99);
             busy.extend(run.driver.cpu_busy_pct.iter().copied());
         }
@@ -479,7 +485,7 @@ fn the_capacity_figures_match_their_results() {
         .filter(|x| x.contender == "vertx" && x.scenario == "crud@16000")
         .map(|x| {
             (
-                x.probe.as_ref().unwrap().passed,
+                x.details.probe().unwrap().passed,
                 x.summary.latency.p99.round(),
             )
         })

@@ -7,6 +7,27 @@ use super::{color, fmt_num, slug};
 use crate::run::results::{Results, Run};
 use std::fmt::Write;
 
+/// Capacity searches: a table and a chart per capacity scenario.
+pub struct Capacity;
+
+impl super::section::Section for Capacity {
+    fn terminal(&self, results: &Results) -> String {
+        terminal(results)
+    }
+    fn title(&self) -> Option<&'static str> {
+        Some("Capacity")
+    }
+    fn markdown(&self, results: &Results) -> String {
+        markdown(results)
+    }
+    fn html(&self, results: &Results) -> String {
+        html(results)
+    }
+    fn charts(&self, results: &Results) -> Vec<Chart> {
+        charts(results)
+    }
+}
+
 /// Capacity scenarios in the order they were searched.
 fn scenarios(results: &Results) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -71,7 +92,7 @@ fn rows(results: &Results, scenario: &str) -> Vec<Vec<String>> {
 fn first_rate(results: &Results, contender: &str, scenario: &str) -> Option<f64> {
     probes(results, contender, scenario)
         .first()
-        .and_then(|r| r.probe.as_ref())
+        .and_then(|r| r.details.probe())
         .map(|p| p.rate)
 }
 
@@ -82,8 +103,8 @@ fn probes<'a>(results: &'a Results, contender: &str, scenario: &str) -> Vec<&'a 
         .iter()
         .filter(|r| {
             r.contender == contender
-                && r.probe
-                    .as_ref()
+                && r.details
+                    .probe()
                     .is_some_and(|p| p.of == scenario && p.counted)
         })
         .collect()
@@ -99,7 +120,7 @@ fn heading(results: &Results, scenario: &str) -> String {
     let path = results
         .runs
         .iter()
-        .find(|r| r.probe.as_ref().is_some_and(|p| p.of == scenario))
+        .find(|r| r.details.probe().is_some_and(|p| p.of == scenario))
         .map(|r| r.path.clone())
         .unwrap_or_default();
     format!("capacity of {scenario} `{path}` within {slo}")
@@ -175,7 +196,7 @@ pub fn chart(results: &Results, scenario: &str) -> Option<Chart> {
     let objective = results
         .runs
         .iter()
-        .find(|r| r.probe.as_ref().is_some_and(|p| p.of == scenario))
+        .find(|r| r.details.probe().is_some_and(|p| p.of == scenario))
         .and_then(|_| {
             results
                 .capacity
@@ -202,7 +223,7 @@ pub fn chart(results: &Results, scenario: &str) -> Option<Chart> {
         let mut pts: Vec<(f64, f64, f64)> = Vec::new();
         for r in probes(results, name, scenario) {
             let (rate, p99, p50) = (
-                r.probe.as_ref().unwrap().rate,
+                r.details.probe().unwrap().rate,
                 r.summary.latency.p99.min(clip),
                 r.summary.latency.p50.min(clip),
             );
@@ -285,7 +306,8 @@ pub fn charts(results: &Results) -> Vec<Chart> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::results::{CapacityResult, Probe};
+    use crate::run::details::{Detail, Probe};
+    use crate::run::results::CapacityResult;
     use crate::run::test_support::{blank_results, blank_run};
 
     fn searched() -> Results {
@@ -301,7 +323,7 @@ mod tests {
                 let mut run = blank_run(name, &format!("wait@{rate}"), k as u32 + 1);
                 run.summary.latency.p99 = p99;
                 run.summary.latency.p50 = 101.0;
-                run.probe = Some(Probe {
+                run.details.set(Detail::Probe(Probe {
                     of: "wait".into(),
                     rate,
                     passed,
@@ -309,7 +331,7 @@ mod tests {
                     driver_limited: false,
                     stopped_early: false,
                     counted: true,
-                });
+                }));
                 r.runs.push(run);
             }
         }

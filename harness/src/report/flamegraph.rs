@@ -10,6 +10,24 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+/// CPU profiles taken with --profile: a table after the scenarios and a flame graph per run.
+pub struct Profiles;
+
+impl super::section::Section for Profiles {
+    fn place(&self) -> super::section::Place {
+        super::section::Place::Tail
+    }
+    fn markdown(&self, results: &Results) -> String {
+        markdown(results)
+    }
+    fn html(&self, results: &Results) -> String {
+        html(results)
+    }
+    fn files(&self, results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
+        write(results, dir)
+    }
+}
+
 const WIDTH: f64 = 1200.0;
 const FRAME_H: f64 = 16.0;
 const TOP: f64 = 44.0;

@@ -6,6 +6,21 @@ use crate::run::results::{Results, ThresholdCheck};
 use crate::stats::gates::{describe_check, GateResult, Outcome};
 use std::fmt::Write;
 
+/// The plan's thresholds, checked.
+pub struct Gates;
+
+impl super::section::Section for Gates {
+    fn terminal(&self, results: &Results) -> String {
+        terminal(results)
+    }
+    fn markdown(&self, results: &Results) -> String {
+        markdown(results)
+    }
+    fn html(&self, results: &Results) -> String {
+        html(results)
+    }
+}
+
 /// "thresholds: 2 of 12 broken" and a line per broken one; empty when the plan had none.
 pub fn terminal(results: &Results) -> String {
     let checks = &results.thresholds;

@@ -3,6 +3,8 @@
 
 use super::chart::{esc, svg};
 use super::scenario_notes::notes;
+use super::section::Place;
+use super::sections_at;
 use super::{summary_rows, ScenarioView};
 use crate::run::results::Results;
 use std::fmt::Write;
@@ -67,9 +69,9 @@ pub fn page(results: &Results, views: &[ScenarioView]) -> String {
                 .unwrap_or("the plan did not finish"))
         );
     }
-    h.push_str(&super::verdicts::html(results));
-    h.push_str(&super::gates::html(results));
-    h.push_str(&super::capacity::html(results));
+    for section in sections_at(Place::Head) {
+        h.push_str(&section.html(results));
+    }
     let _ = write!(h, "<p>Scenarios: ");
     for v in views {
         let _ = write!(
@@ -122,7 +124,9 @@ fn scenario(h: &mut String, results: &Results, v: &ScenarioView) {
 }
 
 fn contenders(h: &mut String, results: &Results) {
-    h.push_str(&super::flamegraph::html(results));
+    for section in sections_at(Place::Tail) {
+        h.push_str(&section.html(results));
+    }
     h.push_str("<h2 id=\"contenders\">Contenders</h2><table><tr><th>contender</th><th>model</th><th>language</th><th>framework</th><th>runtime</th><th>configuration</th><th>tunables</th><th>start-up</th><th>contract</th><th>command</th></tr>");
     for c in &results.contenders {
         let t: Vec<String> = c.tunables.iter().map(|(k, v)| format!("{k}={v}")).collect();

@@ -3,7 +3,9 @@
 
 use super::md_table::table;
 use super::scenario_notes::notes;
+use super::section::Place;
 use super::{fmt_num, slug, summary_rows, ScenarioView};
+use super::{sections_at, SECTIONS};
 use crate::run::results::{ContenderInfo, Results, Run, RunStatus};
 use crate::stats::{self, representative, scenarios, Cell, Estimate};
 use std::fmt::Write;
@@ -36,18 +38,19 @@ pub fn report(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> Str
                 .unwrap_or("the plan did not finish")
         );
     }
-    md.push_str(&super::verdicts::markdown(results));
-    md.push_str(&super::gates::markdown(results));
-    let capacity = super::capacity::markdown(results);
-    if !capacity.is_empty() {
-        let _ = writeln!(md, "## Capacity\n{capacity}");
-        for p in png.iter().filter(|p| {
-            p.file_name()
-                .and_then(|f| f.to_str())
-                .is_some_and(|f| f.ends_with("-capacity.png"))
-        }) {
-            let f = p.file_name().unwrap().to_string_lossy();
-            let _ = writeln!(md, "![{f}](charts/{f})\n");
+    for section in sections_at(Place::Head) {
+        let part = section.markdown(results);
+        match section.title() {
+            Some(t) if !part.is_empty() => {
+                let _ = writeln!(md, "## {t}\n{part}");
+            }
+            _ => md.push_str(&part),
+        }
+        for c in section.charts(results) {
+            let f = format!("{}.png", c.id);
+            if png.iter().any(|p| p.file_name().is_some_and(|n| *n == *f)) {
+                let _ = writeln!(md, "![{f}](charts/{f})\n");
+            }
         }
     }
     for v in views {
@@ -73,7 +76,9 @@ pub fn report(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> Str
         }
         md.push('\n');
     }
-    md.push_str(&super::flamegraph::markdown(results));
+    for section in sections_at(Place::Tail) {
+        md.push_str(&section.markdown(results));
+    }
     let _ = writeln!(md, "## Contenders\n");
     let rows: Vec<Vec<String>> = results
         .contenders
@@ -123,36 +128,16 @@ pub(super) fn columns<'a>(
         .collect()
 }
 
-/// Below a scenario's table: each contender's recovery after a mid-run fault, and its overload
-/// verdict, where the runs have them.
+/// Below a scenario's table: each kind's line for the run shown per contender (the recovery
+/// after a mid-run fault, an overload verdict), where the runs have them.
 fn verdicts(picked: &[(&ContenderInfo, Option<&Run>)]) -> String {
     let mut out = String::new();
     for (c, r) in picked {
         let Some(r) = r else { continue };
-        if let Some(rc) = &r.recovery {
-            let back = match rc.recovered_after_s {
-                Some(s) => format!(
-                    "back within {} ms {s:.0} s after the fault cleared",
-                    fmt_num(rc.limit_ms, 0)
-                ),
-                None => format!(
-                    "not back within {} ms by the end of the run",
-                    fmt_num(rc.limit_ms, 0)
-                ),
-            };
-            out.push_str(&format!(
-                "- {}: p99 {} ms before the fault, worst {} ms, {back}; {} errors\n",
-                c.name,
-                fmt_num(rc.baseline_p99_ms, 0),
-                fmt_num(rc.worst_p99_ms, 0),
-                rc.errors
-            ));
-        }
-        if let Some(o) = &r.overload {
-            out.push_str(&format!(
-                "- {}: {} ({})\n",
-                c.name, o.behaviour, o.explanation
-            ));
+        for section in SECTIONS {
+            if let Some(line) = section.verdict(&c.name, r) {
+                let _ = writeln!(out, "- {line}");
+            }
         }
     }
     if out.is_empty() {
@@ -171,7 +156,9 @@ pub(super) fn stepped(run: &Run) -> bool {
 /// With several runs of a contender, the rows are the medians over runs with their intervals,
 /// as the terminal table prints them; with one run each, that run's figures.
 pub fn render_markdown(results: &Results) -> String {
-    let mut out = super::verdicts::markdown(results);
+    let mut out: String = sections_at(Place::Head)
+        .map(|s| s.markdown(results))
+        .collect();
     for scenario in scenarios(results) {
         // Cells need no results directory here: with two runs or more their intervals come
         // from the runs, and with one this table prints the run itself.
@@ -281,7 +268,6 @@ pub fn render_markdown(results: &Results) -> String {
             ));
         }
     }
-    out.push_str(&super::capacity::markdown(results));
     out
 }
 

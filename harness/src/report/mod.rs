@@ -14,6 +14,7 @@ pub mod capacity;
 pub mod chart;
 pub mod compare;
 mod csv;
+mod details;
 pub mod flamegraph;
 pub mod gates;
 mod html;
@@ -22,6 +23,7 @@ mod md_table;
 mod runtime;
 mod scenario_charts;
 mod scenario_notes;
+mod section;
 pub mod table;
 mod verdicts;
 
@@ -29,8 +31,26 @@ use crate::run::results::{Results, Run};
 use crate::stats::{self, Cell, Difference, METRICS};
 use anyhow::{Context, Result};
 use chart::{Chart, PALETTE};
+use section::{Place, Section};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
+
+/// Every section (section.rs), in the order each format shows them.
+pub(crate) const SECTIONS: [&dyn Section; 8] = [
+    &verdicts::Verdicts,
+    &gates::Gates,
+    &capacity::Capacity,
+    &details::Writes,
+    &details::Delivery,
+    &details::Recovery,
+    &details::Overload,
+    &flamegraph::Profiles,
+];
+
+/// The sections shown at `place`.
+fn sections_at(place: Place) -> impl Iterator<Item = &'static dyn Section> {
+    SECTIONS.into_iter().filter(move |s| s.place() == place)
+}
 
 /// Everything a report shows for one scenario.
 pub struct ScenarioView {
@@ -210,7 +230,7 @@ pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
             }
         }
     }
-    for c in capacity::charts(results) {
+    for c in SECTIONS.iter().flat_map(|s| s.charts(results)) {
         let p = charts_dir.join(format!("{}.png", c.id));
         crate::util::files::write_atomic(&p, &chart::png(&c)?)?;
         pngs.push(p);
@@ -227,7 +247,9 @@ pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
         written.push(p);
     }
     written.extend(pngs);
-    written.extend(flamegraph::write(results, dir)?);
+    for section in SECTIONS {
+        written.extend(section.files(results, dir)?);
+    }
     Ok(written)
 }
 

@@ -1,10 +1,9 @@
 //! The notes under a scenario's table, in every format: how intervals were made, noisy cells,
-//! warm-up, load hosts, failures.
+//! warm-up, load hosts, each kind's notes (section.rs), failures.
 
+use super::SECTIONS;
 use super::{runtime, ScenarioView};
-use crate::run::faults::{RECOVERED_FOR, RECOVERY_LIMIT_S};
 use crate::run::results::{Results, Run, RunStatus};
-use crate::services::database::WriteCheck;
 
 /// Where the load of `runs` came from when it came from other hosts (`run --hosts`): each
 /// host's share and the requests due on it over the runs.
@@ -38,9 +37,13 @@ pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
     out.extend(runtime::event_loop_note(results, &view.name));
     out.extend(method_notes(view));
     out.extend(contender_notes(view, results));
-    out.extend(write_notes(view, results));
-    for r in results.runs.iter().filter(|r| r.scenario == view.name) {
-        out.extend(run_notes(r));
+    let runs: Vec<&Run> = results
+        .runs
+        .iter()
+        .filter(|r| r.scenario == view.name)
+        .collect();
+    for section in SECTIONS {
+        out.extend(section.notes(&runs));
     }
     out.extend(failure_notes(view, results));
     out
@@ -103,87 +106,6 @@ fn contender_notes(view: &ScenarioView, results: &Results) -> Vec<String> {
                 c.unsettled_runs, c.runs
             ));
         }
-    }
-    out
-}
-
-/// Per contender whose mix writes: the write check over its runs.
-fn write_notes(view: &ScenarioView, results: &Results) -> Vec<String> {
-    let mut out = Vec::new();
-    for (n, _) in &view.cells {
-        let checks: Vec<&WriteCheck> = results
-            .runs
-            .iter()
-            .filter(|r| r.scenario == view.name && &r.contender == n)
-            .filter_map(|r| r.writes.as_ref())
-            .collect();
-        if checks.is_empty() {
-            continue;
-        }
-        let sum = |f: fn(&WriteCheck) -> u64| checks.iter().map(|w| f(w)).sum::<u64>();
-        let (creates, updates, deletes, lost, unacked) = (
-            sum(|w| w.creates_acknowledged),
-            sum(|w| w.updates_acknowledged),
-            sum(|w| w.deletes_acknowledged),
-            sum(|w| w.lost),
-            sum(|w| w.creates_unacknowledged),
-        );
-        let verdict = if lost == 0 {
-            "every one found in the database".to_string()
-        } else {
-            format!("{lost} NOT in the database")
-        };
-        let extra = if unacked > 0 {
-            format!(
-                "; {unacked} rows were committed without an answer reaching the driver (timeouts)"
-            )
-        } else {
-            String::new()
-        };
-        out.push(format!(
-            "Writes ({n}, {} run(s)): {creates} creates, {updates} updates and {deletes} deletes acknowledged, {verdict}{extra}.",
-            checks.len()
-        ));
-    }
-    out
-}
-
-/// One run's delivery check, recovery after a fault and overload verdict, where it has them.
-fn run_notes(r: &Run) -> Vec<String> {
-    let mut out = Vec::new();
-    if let Some(d) = &r.delivery {
-        let verdict = if d.lost == 0 {
-            "none lost".to_string()
-        } else {
-            format!("{} LOST (e.g. {:?})", d.lost, d.lost_examples)
-        };
-        out.push(format!(
-            "Delivery ({} run {}): {} records sent, {} arrived in output, {verdict}; {} duplicates (at-least-once), {} failed enrichments; peak lag {} records.",
-            r.contender, r.run, d.sent, d.received, d.duplicates, d.failed_enrichments, d.peak_lag
-        ));
-    }
-    if let Some(rc) = &r.recovery {
-        let back = match rc.recovered_after_s {
-            Some(s) if s <= RECOVERY_LIMIT_S => format!("back {s:.0} s after it cleared"),
-            Some(s) => format!(
-                "back only {s:.0} s after it cleared (over the {RECOVERY_LIMIT_S:.0} s bar)"
-            ),
-            None => "not back by the end of the run".into(),
-        };
-        out.push(format!(
-            "Recovery ({} run {}): fault at {:.0} s, cleared at {:.0} s; baseline p99 {:.0} ms, worst {:.0} ms, {} errors; {back} (p99 under {:.0} ms with no errors for {} s in a row).",
-            r.contender, r.run, rc.fault_at_s, rc.cleared_at_s, rc.baseline_p99_ms, rc.worst_p99_ms, rc.errors, rc.limit_ms, RECOVERED_FOR
-        ));
-    }
-    if let Some(v) = &r.overload {
-        let back = v.recovered_after_s.map_or(
-            "not back at baseline within the after phase".to_string(),
-            |s| format!("back at baseline {s:.0} s into the after phase"),
-        );
-        out.push(format!(
-            "Overload ({} run {}): capacity {:.0} req/s (closed probe), offered {:.0} req/s ({}x): {} - {}; {:.0} req/s answered OK, {} fast errors, {} timeouts; {back}.",
-            r.contender, r.run, v.capacity_rps, v.offered_rps, v.factor, v.behaviour.to_uppercase(), v.explanation, v.ok_rps, v.fast_errors, v.timeouts
-        ));
     }
     out
 }

@@ -3,6 +3,7 @@
 
 use super::fmt_num;
 use super::markdown::{columns, stepped};
+use super::SECTIONS;
 use crate::run::results::{Results, Run, RunStatus};
 use crate::stats::{self, relative_change, scenarios, Cell, Difference, METRICS};
 use std::path::Path;
@@ -31,7 +32,7 @@ const SHOWN: &[&str] = &[
 /// a test over runs finds no significant difference, "?" when there were too few runs to test),
 /// then per-level rows of the median run.
 pub fn render(results: &Results, dir: &Path) -> String {
-    let mut out = super::verdicts::terminal(results);
+    let mut out: String = SECTIONS.iter().map(|s| s.terminal(results)).collect();
     for scenario in scenarios(results) {
         let cols: Vec<(&str, Option<&Run>)> = columns(results, &scenario)
             .into_iter()
@@ -72,8 +73,6 @@ pub fn render(results: &Results, dir: &Path) -> String {
         }
         grid.run_notes(&mut out, results, &scenario);
     }
-    out.push_str(&super::capacity::terminal(results));
-    out.push_str(&super::gates::terminal(results));
     if !results.complete {
         out.push_str(&format!(
             "\nresults are INCOMPLETE: {}\n",

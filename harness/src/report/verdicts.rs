@@ -7,6 +7,21 @@ use crate::run::results::Results;
 use crate::stats::verdict::runs_needed;
 use std::fmt::Write;
 
+/// The verdicts, first in every output.
+pub struct Verdicts;
+
+impl super::section::Section for Verdicts {
+    fn terminal(&self, results: &Results) -> String {
+        terminal(results)
+    }
+    fn markdown(&self, results: &Results) -> String {
+        markdown(results)
+    }
+    fn html(&self, results: &Results) -> String {
+        html(results)
+    }
+}
+
 fn stopped(results: &Results) -> Option<&str> {
     results.verdicts.first().map(|v| v.stopped.as_str())
 }

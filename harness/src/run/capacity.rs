@@ -3,7 +3,8 @@
 //! and the first failing rate to the stated precision, then repeat both final rates so the
 //! answer comes with how often each held. Every probe is a run of its own ("<name>@<rate>").
 
-use super::results::{CapacityResult, Probe, Run, RunStatus};
+use super::details::{Detail, Probe};
+use super::results::{CapacityResult, Run, RunStatus};
 use super::round::RunCtx;
 use crate::plan::thresholds::{with_unit, Op, Threshold};
 use crate::plan::{Capacity, Load, Profile, Scenario};
@@ -293,7 +294,7 @@ impl RunCtx<'_> {
             .res
             .runs
             .iter()
-            .filter(|r| r.contender == name && r.probe.as_ref().is_some_and(|p| p.of == s.name))
+            .filter(|r| r.contender == name && r.details.probe().is_some_and(|p| p.of == s.name))
             .count() as u32
             + 1;
         let p = Scenario {
@@ -363,7 +364,7 @@ impl RunCtx<'_> {
             }
         );
         let failed_run = run.status == RunStatus::Failed;
-        run.probe = Some(Probe {
+        run.details.set(Detail::Probe(Probe {
             of: s.name.clone(),
             rate,
             passed,
@@ -371,7 +372,7 @@ impl RunCtx<'_> {
             driver_limited,
             stopped_early,
             counted: !inherited && !driver_limited,
-        });
+        }));
         st.probes.push(before);
         let _ = self.res.save(self.dir);
         if interrupt::stopped() || failed_run {
@@ -419,8 +420,8 @@ impl RunCtx<'_> {
             .iter()
             .filter_map(|&i| self.res.runs.get(i))
             .filter(|r| {
-                r.probe
-                    .as_ref()
+                r.details
+                    .probe()
                     .is_some_and(|p| Some(p.rate) == lo && p.passed)
             })
             .collect();

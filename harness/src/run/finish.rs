@@ -2,6 +2,7 @@
 //! resources from its samples (and per load level), the mid-run events and the recovery after
 //! them, and the status: failed on a crash or a failed check, incomplete when cut short.
 
+use super::details::Detail;
 use super::faults::{self, EventRecord};
 use super::results::{Run, RunStatus};
 use crate::sampler::{self, Resources, Sample, STEAL_LIMIT_PCT};
@@ -50,9 +51,10 @@ pub(super) fn finish(mut r: Run, e: Ended, proc: Option<&Running>) -> Run {
 /// Keeps a run's mid-run events and, when a fault began and cleared (two events or more), the
 /// recovery after it, from the run's per-second rows.
 fn finish_events(r: &mut Run, fired: Vec<EventRecord>) {
+    let mut recovery = None;
     if let (Some(first), Some(last), true) = (fired.first(), fired.last(), fired.len() >= 2) {
-        r.recovery = faults::recovery(&r.intervals, first.at_s, last.at_s);
-        if let Some(rc) = &r.recovery {
+        recovery = faults::recovery(&r.intervals, first.at_s, last.at_s);
+        if let Some(rc) = &recovery {
             match rc.recovered_after_s {
                 Some(s) => eprintln!("  recovery: back within {:.0} ms p99 {s:.0} s after the fault cleared (worst p99 {:.0} ms, {} errors)", rc.limit_ms, rc.worst_p99_ms, rc.errors),
                 None => eprintln!("  recovery: not back within {:.0} ms p99 by the end of the run (worst p99 {:.0} ms, {} errors)", rc.limit_ms, rc.worst_p99_ms, rc.errors),
@@ -64,5 +66,10 @@ fn finish_events(r: &mut Run, fired: Vec<EventRecord>) {
             .warnings
             .push("the downstream did not accept a mid-run change; see events".into());
     }
-    r.events = fired;
+    if !fired.is_empty() || recovery.is_some() {
+        r.details.set(Detail::Faults {
+            events: fired,
+            recovery,
+        });
+    }
 }

@@ -2,8 +2,9 @@
 //! (not recorded), then the measured run with the sampler beside the driver; the run gets its
 //! summary, per-second rows, histograms, driver report and, for mixes that write, the write check.
 
+use super::details::{Detail, EntryResult};
 use super::finish::{finish, Ended};
-use super::results::{EntryResult, Run};
+use super::results::Run;
 use super::round::{failed_run, new_run, RunCtx};
 use super::warmup::{Settle, WarmupRecord};
 use super::watch::FaultLog;
@@ -347,18 +348,20 @@ impl RunCtx<'_> {
         if r.summary.due != outcome.due {
             r.driver.warnings.push(format!("accounting: the driver had {} requests due but {} ended (ok, drained or errors); please report this", outcome.due, r.summary.due));
         }
-        r.entries = target
-            .entries
-            .iter()
-            .zip(&outcome.entries)
-            .map(|(e, c)| EntryResult {
-                method: e.method.clone(),
-                path: e.path.clone(),
-                weight: e.weight,
-                sent: c.sent,
-                ok: c.ok,
-            })
-            .collect();
+        r.details.set(Detail::Mix(
+            target
+                .entries
+                .iter()
+                .zip(&outcome.entries)
+                .map(|(e, c)| EntryResult {
+                    method: e.method.clone(),
+                    path: e.path.clone(),
+                    weight: e.weight,
+                    sent: c.sent,
+                    ok: c.ok,
+                })
+                .collect(),
+        ));
         if let (Some(db), true) = (
             self.services.and_then(|sv| sv.database.as_ref()),
             target.entries.iter().any(|e| e.is_write()),
@@ -372,7 +375,7 @@ impl RunCtx<'_> {
                             w.lost_examples.join("; ")
                         ));
                     }
-                    r.writes = Some(w);
+                    r.details.set(Detail::Writes(w));
                 }
                 Err(e) => r
                     .driver
@@ -415,7 +418,7 @@ fn print_run(r: &Run) {
             e.worst_p99_ms, e.max_ms
         );
     }
-    if let Some(w) = &r.writes {
+    if let Some(w) = r.details.writes() {
         eprintln!(
             "  writes: {} creates, {} updates, {} deletes acknowledged; {} lost{}",
             w.creates_acknowledged,

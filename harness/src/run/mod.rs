@@ -14,6 +14,7 @@
 //! Uses: util, plan, services, conformance, driver, sampler.
 
 pub mod capacity;
+pub mod details;
 pub mod environment;
 pub mod event_loop;
 pub mod external;

@@ -2,6 +2,7 @@
 //! at C/2, factor x C and C/2 again, and a verdict on whether the contender shed, queued or
 //! absorbed the overload, with its recovery.
 
+use super::details::Detail;
 use super::faults::verdict;
 use super::results::RunStatus;
 use super::round::RunCtx;
@@ -97,7 +98,7 @@ impl RunCtx<'_> {
             .iter_mut()
             .find(|r| r.scenario == over_name)
         {
-            r.overload = Some(v);
+            r.details.set(Detail::Overload(v));
         }
     }
 }

@@ -3,6 +3,7 @@
 //! arrival in `output`, per-second rows, the contender's resources) plus the delivery check:
 //! every record sent must arrive.
 
+use super::details::Detail;
 use super::finish::{finish, Ended};
 use super::results::{Run, RunStatus};
 use super::round::{failed_run, new_run, RunCtx};
@@ -148,7 +149,7 @@ impl RunCtx<'_> {
             requests: delivered,
         };
         let r = finish(r, ended, proc.as_deref());
-        if let Some(check) = &r.delivery {
+        if let Some(check) = r.details.delivery() {
             eprintln!(
                 "  {:.0} records/s, p50 {:.1} ms, p99 {:.1} ms, {} lost, {} duplicates, {} failed enrichments, peak lag {}, peak {} threads, {:.0} MB RSS",
                 r.summary.rps, r.summary.latency.p50, r.summary.latency.p99, check.lost, check.duplicates, check.failed_enrichments, check.peak_lag, r.resources.peak_threads, r.resources.peak_rss_mb
@@ -190,7 +191,7 @@ fn delivered(r: &mut Run, report: &LoadReport, rate: f64, seconds: f64) -> u64 {
             check.lost, check.sent, check.lost_examples
         ));
     }
-    r.delivery = Some(check);
+    r.details.set(Detail::Delivery(check));
     ok
 }
 

@@ -1,16 +1,14 @@
 //! The results model (results.json) and how it is written: atomically (temp file + rename),
 //! after every run, so an interrupted or crashed plan leaves valid partial results.
 
+use super::details::Details;
 use super::environment::Environment;
-use super::faults::{EventRecord, OverloadVerdict, Recovery};
 use super::gc::GcReport;
 use super::warmup::WarmupRecord;
 use crate::conformance::Verification;
 use crate::driver::assess::DriverReport;
 use crate::driver::summary::{IntervalRow, Summary};
 use crate::sampler::Resources;
-use crate::services::database::WriteCheck;
-use crate::services::kafka::DeliveryCheck;
 use crate::services::manifest::Manifest;
 use crate::util::{clock::now, files::write_atomic};
 use anyhow::{Context, Result};
@@ -160,32 +158,14 @@ pub struct Run {
     /// were given up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub histogram_all: Option<String>,
-    /// A mix's requests per entry, sent and answered 2xx.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub entries: Vec<EntryResult>,
     /// With load from several hosts (`--hosts`): what each load host did, and which was lost
     /// when. The run's figures are those of all of them, merged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub load_hosts: Vec<crate::driver::remote::HostShare>,
-    /// For mixes that write: the check that every acknowledged write is in the database.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub writes: Option<WriteCheck>,
-    /// Downstream changes made during the measured phase.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub events: Vec<EventRecord>,
-    /// How the contender came back after the fault those changes made.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recovery: Option<Recovery>,
-    /// Overload phases: shed, queued or absorbed, and the recovery after.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub overload: Option<OverloadVerdict>,
-    /// Pipeline scenarios: every record sent must arrive in `output`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delivery: Option<DeliveryCheck>,
-    /// A probe of a capacity search: its rate and whether the SLO held. Probes are kept apart
-    /// from the scenario's tables (their scenario is "<name>@<rate>").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub probe: Option<Probe>,
+    /// What this kind of run has beyond the core: a mix's entries, a write check, faults,
+    /// overload, delivery, a capacity probe (details.rs). Flat fields in results.json.
+    #[serde(flatten)]
+    pub details: Details,
     /// Garbage collection during the run, from the runtime's log (JVM, Go, Node).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gc: Option<GcReport>,
@@ -198,38 +178,6 @@ pub struct Run {
     /// With --profile: the CPU profile of the measured run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile: Option<super::profile::ProfileRecord>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct EntryResult {
-    pub method: String,
-    pub path: String,
-    pub weight: u32,
-    pub sent: u64,
-    pub ok: u64,
-}
-
-/// One probe of a capacity search (run/capacity.rs): its rate and whether the SLO held.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Probe {
-    /// The capacity scenario this probe belongs to.
-    pub of: String,
-    pub rate: f64,
-    pub passed: bool,
-    /// What broke: "p99 412.0 ms > 200 ms", "the driver fell behind" ...
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub broke: Vec<String>,
-    /// The driver could not offer the rate: the probe says nothing of the server.
-    pub driver_limited: bool,
-    /// Stopped before its time because the SLO was clearly broken.
-    pub stopped_early: bool,
-    /// False for a probe that began with the warm-up's backlog: it judges nothing.
-    #[serde(default = "counted_default")]
-    pub counted: bool,
-}
-
-fn counted_default() -> bool {
-    true
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -338,14 +286,8 @@ impl Run {
             histogram_log: None,
             histogram: None,
             histogram_all: None,
-            entries: Vec::new(),
             load_hosts: Vec::new(),
-            writes: None,
-            events: Vec::new(),
-            recovery: None,
-            overload: None,
-            delivery: None,
-            probe: None,
+            details: Details::default(),
             gc: None,
             warmup: None,
             profile: None,

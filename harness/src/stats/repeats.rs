@@ -424,7 +424,7 @@ pub fn scenarios(results: &Results) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     // A capacity search's probes each hold a rate of their own: they are shown by the
     // capacity table and chart, not as scenarios.
-    for r in results.runs.iter().filter(|r| r.probe.is_none()) {
+    for r in results.runs.iter().filter(|r| r.details.probe().is_none()) {
         if !out.contains(&r.scenario) {
             out.push(r.scenario.clone());
         }
