@@ -135,24 +135,7 @@ pub fn verify_cmd(
     } else {
         names
     };
-    let file = PlanFile {
-        name: Some("verify".into()),
-        contenders: names.clone(),
-        scenarios: vec![ScenarioFile {
-            name: "none".into(),
-            path: Some("/".into()),
-            load: LoadFile {
-                model: "closed".into(),
-                users: Some(1),
-                duration: Some("1s".into()),
-                ..LoadFile::default()
-            },
-            ..ScenarioFile::default()
-        }],
-        ..PlanFile::default()
-    };
-    let plan = file.validate()?;
-    let java = crate::services::jdk::find_java();
+    let plan = verify_plan(&names)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -165,8 +148,67 @@ pub fn verify_cmd(
         .collect::<Result<Vec<_>>>()?;
     let need_kafka = wanted.iter().any(|m| m.is_pipeline());
     let mut services = Services::start(root, &plan, &rt, &logs, choice, true, need_kafka)?;
+    let verifier = Verifier {
+        plan: &plan,
+        rt: &rt,
+        services: &services,
+        logs: &logs,
+        java: crate::services::jdk::find_java(),
+        fuzz: (fuzz, seed),
+    };
     let mut failed = Vec::new();
     for m in &wanted {
+        if !verifier.verify(m)? {
+            failed.push(m.name.clone());
+        }
+    }
+    services.stop();
+    if failed.is_empty() {
+        eprintln!(
+            "verify: {} contender(s) conform to the contract",
+            names.len()
+        );
+        Ok(0)
+    } else {
+        eprintln!("verify: FAILED: {}", failed.join(", "));
+        Ok(1)
+    }
+}
+
+/// The plan `verify` starts contenders with: theirs, and one scenario that is never run.
+fn verify_plan(names: &[String]) -> Result<Plan> {
+    PlanFile {
+        name: Some("verify".into()),
+        contenders: names.to_vec(),
+        scenarios: vec![ScenarioFile {
+            name: "none".into(),
+            path: Some("/".into()),
+            load: LoadFile {
+                model: "closed".into(),
+                users: Some(1),
+                duration: Some("1s".into()),
+                ..LoadFile::default()
+            },
+            ..ScenarioFile::default()
+        }],
+        ..PlanFile::default()
+    }
+    .validate()
+}
+
+/// What verifying a contender needs, the same for each.
+struct Verifier<'a> {
+    plan: &'a Plan,
+    rt: &'a tokio::runtime::Runtime,
+    services: &'a Services,
+    logs: &'a Path,
+    java: Option<std::path::PathBuf>,
+    fuzz: (usize, u64),
+}
+
+impl Verifier<'_> {
+    /// Starts `m`, runs the contract and the fuzzing against it, stops it: true if it passed.
+    fn verify(&self, m: &manifest::Manifest) -> Result<bool> {
         let name = &m.name;
         if !m.artifact_path().exists() {
             bail!(
@@ -182,20 +224,20 @@ pub fn verify_cmd(
         } = run::launch(
             m,
             &m.resolve_tunables(None)?,
-            &plan,
-            java.as_deref(),
+            self.plan,
+            self.java.as_deref(),
             &log,
-            &services.env(),
+            &self.services.env(),
         )?;
-        let verdict = match proc.wait_ready(&rt, &m.ready, startup_timeout) {
+        let passed = match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
             Ok(_) => run::launch::verify_contender(
-                &rt,
+                self.rt,
                 &proc,
                 m,
-                &services,
-                &plan.driver_cpus,
-                &logs,
-                Some((fuzz, seed)),
+                self.services,
+                &self.plan.driver_cpus,
+                self.logs,
+                Some(self.fuzz),
             )
             .map(|v| {
                 conformance::print(name, &v);
@@ -206,21 +248,8 @@ pub fn verify_cmd(
                 false
             }
         };
-        if !verdict {
-            failed.push(name.clone());
-        }
         proc.stop(run::STOP_GRACE);
-    }
-    services.stop();
-    if failed.is_empty() {
-        eprintln!(
-            "verify: {} contender(s) conform to the contract",
-            names.len()
-        );
-        Ok(0)
-    } else {
-        eprintln!("verify: FAILED: {}", failed.join(", "));
-        Ok(1)
+        Ok(passed)
     }
 }
 
@@ -367,5 +396,31 @@ pub fn downstream_cmd(a: &DownstreamArgs) -> Result<i32> {
         &a.stall_for,
     )?;
     crate::services::test_server::downstream(a.port, b, a.seed)?;
+    Ok(0)
+}
+
+/// `iobound table`: the terminal table of a results directory, or its Markdown rows.
+pub fn table_cmd(path: &Path, markdown: bool) -> Result<i32> {
+    let (dir, res) = results_at(path)?;
+    if markdown {
+        println!("{}", crate::report::markdown::render_markdown(&res));
+    } else {
+        println!("{}", crate::report::table::render(&res, &dir));
+    }
+    Ok(0)
+}
+
+/// `iobound report`: every output of a results directory, written again from results.json.
+pub fn report_cmd(path: &Path) -> Result<i32> {
+    let (dir, res) = results_at(path)?;
+    println!("{}", crate::report::write_outputs(&dir, &res)?);
+    Ok(0)
+}
+
+/// `iobound agent drive`: a load host's driver, taking its share on stdin and streaming its
+/// intervals on stdout (run by the controller over SSH).
+pub fn agent_drive() -> Result<i32> {
+    let stdin = std::io::BufReader::new(std::io::stdin());
+    crate::driver::remote::agent(stdin, &mut std::io::stdout().lock())?;
     Ok(0)
 }

@@ -169,74 +169,8 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
         Some(p) => PlanFile::load(&resolve(p, root))?,
         None => adhoc_plan(a),
     };
-    let mut external = None;
-    if let Some(url) = &a.load.url {
-        // With --hosts the URL may be on the inventory's contender host (checked below).
-        let (addr, path) = parse_url(url, a.load.allow_remote || a.hosts.is_some())?;
-        let process = match (a.pid, &a.cmd) {
-            (Some(pid), _) => ExternalProcess::Pid(pid),
-            (None, Some(cmd)) => ExternalProcess::Cmd(cmd.clone()),
-            (None, None) => ExternalProcess::None,
-        };
-        external = Some(External { addr, process });
-        file.scenarios[0].path = Some(path);
-        file.contenders = vec!["external".into()];
-    } else if a.plan.is_none() {
-        if a.contenders.is_empty() {
-            bail!("--contender is required for an ad hoc run (e.g. -c spring-mvc,spring-webflux), or give --plan FILE or --url URL");
-        }
-        file.contenders = a.contenders.clone();
-    } else if !a.contenders.is_empty() {
-        for c in &a.contenders {
-            if !file.contenders.contains(c) {
-                bail!(
-                    "--contender {c}: not in the plan's contenders ({})",
-                    file.contenders.join(", ")
-                );
-            }
-        }
-        file.contenders = a.contenders.clone();
-        file.tunables.retain(|k, _| a.contenders.contains(k));
-    }
-    if let Some(w) = &a.warmup {
-        file.warmup = Some(w.clone());
-        for s in &mut file.scenarios {
-            s.warmup = None;
-        }
-    }
-    if let Some(r) = &a.runs {
-        file.runs = Some(match r.parse::<i64>() {
-            Ok(n) => RunsFile::Count(n),
-            Err(_) => RunsFile::Word(r.clone()),
-        });
-    }
-    if let Some(b) = &a.budget {
-        file.budget = Some(b.clone());
-    }
-    if let Some(m) = &a.margin {
-        file.margin = Some(m.clone());
-    }
-    if a.profile {
-        if a.load.url.is_some() {
-            bail!("--profile profiles the built-in contenders; with --url, profile your server with its own tools (iobound still samples it with --pid or --cmd)");
-        }
-        file.profile = Some(true);
-    }
-    if a.heap.is_some() {
-        file.jvm = JvmFile {
-            heap: a.heap.clone(),
-            flags: file.jvm.flags.clone(),
-        };
-    }
-    file.cpus = CpusFile {
-        contender: a.contender_cpus.clone().or(file.cpus.contender),
-        driver: a.driver_cpus.clone().or(file.cpus.driver),
-        services: a.services_cpus.clone().or(file.cpus.services),
-    };
-    file.driver_threads = a.driver_threads.map(|n| n as usize).or(file.driver_threads);
-    for (name, kv) in parse_sets(&a.sets)? {
-        file.tunables.entry(name).or_default().extend(kv);
-    }
+    let external = choose_contenders(a, &mut file)?;
+    apply_overrides(a, &mut file)?;
     // Thresholds are checked before anything starts, like every other flag.
     let flag_thresholds = a
         .thresholds
@@ -256,6 +190,82 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
         eprintln!("iobound: warning: contender and driver share CPU(s) {overlap:?}: they will compete and figures will mix both costs");
     }
     Ok((plan, external))
+}
+
+/// The plan's contenders from the flags: the server behind --url (returned), --contender for
+/// an ad hoc run, or a subset of the plan's.
+fn choose_contenders(a: &RunArgs, file: &mut PlanFile) -> Result<Option<External>> {
+    if let Some(url) = &a.load.url {
+        // With --hosts the URL may be on the inventory's contender host (checked later).
+        let (addr, path) = parse_url(url, a.load.allow_remote || a.hosts.is_some())?;
+        let process = match (a.pid, &a.cmd) {
+            (Some(pid), _) => ExternalProcess::Pid(pid),
+            (None, Some(cmd)) => ExternalProcess::Cmd(cmd.clone()),
+            (None, None) => ExternalProcess::None,
+        };
+        file.scenarios[0].path = Some(path);
+        file.contenders = vec!["external".into()];
+        return Ok(Some(External { addr, process }));
+    }
+    if a.plan.is_none() {
+        if a.contenders.is_empty() {
+            bail!("--contender is required for an ad hoc run (e.g. -c spring-mvc,spring-webflux), or give --plan FILE or --url URL");
+        }
+        file.contenders = a.contenders.clone();
+    } else if !a.contenders.is_empty() {
+        for c in &a.contenders {
+            if !file.contenders.contains(c) {
+                bail!(
+                    "--contender {c}: not in the plan's contenders ({})",
+                    file.contenders.join(", ")
+                );
+            }
+        }
+        file.contenders = a.contenders.clone();
+        file.tunables.retain(|k, _| a.contenders.contains(k));
+    }
+    Ok(None)
+}
+
+/// Flags that override the plan file: warm-up, runs, budget, margin, profile, heap, CPUs,
+/// driver threads, tunables.
+fn apply_overrides(a: &RunArgs, file: &mut PlanFile) -> Result<()> {
+    if let Some(w) = &a.warmup {
+        file.warmup = Some(w.clone());
+        for s in &mut file.scenarios {
+            s.warmup = None;
+        }
+    }
+    if let Some(r) = &a.runs {
+        file.runs = Some(match r.parse::<i64>() {
+            Ok(n) => RunsFile::Count(n),
+            Err(_) => RunsFile::Word(r.clone()),
+        });
+    }
+    file.budget = a.budget.clone().or(file.budget.take());
+    file.margin = a.margin.clone().or(file.margin.take());
+    if a.profile {
+        if a.load.url.is_some() {
+            bail!("--profile profiles the built-in contenders; with --url, profile your server with its own tools (iobound still samples it with --pid or --cmd)");
+        }
+        file.profile = Some(true);
+    }
+    if a.heap.is_some() {
+        file.jvm = JvmFile {
+            heap: a.heap.clone(),
+            flags: file.jvm.flags.clone(),
+        };
+    }
+    file.cpus = CpusFile {
+        contender: a.contender_cpus.clone().or(file.cpus.contender.take()),
+        driver: a.driver_cpus.clone().or(file.cpus.driver.take()),
+        services: a.services_cpus.clone().or(file.cpus.services.take()),
+    };
+    file.driver_threads = a.driver_threads.map(|n| n as usize).or(file.driver_threads);
+    for (name, kv) in parse_sets(&a.sets)? {
+        file.tunables.entry(name).or_default().extend(kv);
+    }
+    Ok(())
 }
 
 /// `iobound capacity`: the plan's capacity scenarios (their SLO replaced by --slo when given),

@@ -94,23 +94,8 @@ pub fn main() -> Result<i32> {
             },
         ),
         Cmd::List => commands::list(&root),
-        Cmd::Table { path, markdown } => {
-            let (dir, res) = commands::results_at(&path)?;
-            println!(
-                "{}",
-                if markdown {
-                    crate::report::markdown::render_markdown(&res)
-                } else {
-                    crate::report::table::render(&res, &dir)
-                }
-            );
-            Ok(0)
-        }
-        Cmd::Report { path } => {
-            let (dir, res) = commands::results_at(&path)?;
-            println!("{}", crate::report::write_outputs(&dir, &res)?);
-            Ok(0)
-        }
+        Cmd::Table { path, markdown } => commands::table_cmd(&path, markdown),
+        Cmd::Report { path } => commands::report_cmd(&path),
         Cmd::Compare {
             a,
             b,
@@ -134,11 +119,7 @@ pub fn main() -> Result<i32> {
         } => commands::hosts_check(&file),
         Cmd::Agent {
             what: AgentCmd::Drive,
-        } => {
-            let stdin = std::io::BufReader::new(std::io::stdin());
-            crate::driver::remote::agent(stdin, &mut std::io::stdout().lock())?;
-            Ok(0)
-        }
+        } => commands::agent_drive(),
         Cmd::Downstream(a) => commands::downstream_cmd(&a),
     }
 }

@@ -1,11 +1,16 @@
 //! Conformance: checks a running contender against contract/cases.toml before it is measured.
 //!
-//! Holds: the contract's cases and their checks (here), `fuzz` (generated hostile inputs),
-//! `pipeline` (the Kafka pipeline's delivery check).
+//! Holds: the contract's cases and their checks (here), `sequences` (checks of several requests:
+//! the messages round trip, keep-alive), `fuzz` (generated hostile inputs), `pipeline` (the
+//! Kafka pipeline's delivery check).
 //! Uses: util, plan, services.
 
 pub mod fuzz;
 pub mod pipeline;
+mod sequences;
+
+pub use sequences::KEEP_ALIVE_REQUESTS;
+use sequences::{keep_alive, message_round_trip};
 
 use crate::util::http1;
 use anyhow::{Context as _, Result};
@@ -262,168 +267,6 @@ async fn run_case(addr: SocketAddr, case: &Case) -> CaseResult {
             format!("{method} {}: {}", case.path, failures.join(" | "))
         },
     }
-}
-
-/// A message's life through the API, checking what each step returns: create (201, new id,
-/// the text as sent), read it back, see it first in the list, update, delete, and 404 after.
-async fn message_round_trip(addr: SocketAddr) -> CaseResult {
-    let name = "messages: create, read, list, update, delete round trip".to_string();
-    let text = "h\u{e9}llo \u{2713} \u{65e5}\u{672c} \u{1f600} \\ \"quoted\"";
-    let detail = match round_trip_steps(addr, text).await {
-        Ok(id) => format!("POST, GET, list, PUT, DELETE of id {id} as the contract says (text with non-ASCII, emoji, quotes)"),
-        Err(e) => return CaseResult { name, passed: false, detail: e },
-    };
-    CaseResult {
-        name,
-        passed: true,
-        detail,
-    }
-}
-
-/// Requests served on one keep-alive connection before the check passes: a server that closes
-/// connections after N requests (Tomcat's default is 100) makes its clients reconnect, which
-/// the other servers never ask of them.
-pub const KEEP_ALIVE_REQUESTS: usize = 1000;
-
-/// KEEP_ALIVE_REQUESTS requests on one connection, each answered 200 without the server
-/// closing the connection.
-async fn keep_alive(addr: SocketAddr) -> CaseResult {
-    let name = format!(
-        "keep-alive: {KEEP_ALIVE_REQUESTS} requests on one connection, none closed by the server"
-    );
-    let request = http1::build_request("GET", "/plaintext", &addr.to_string(), None, false);
-    let run = async {
-        let mut conn = http1::Conn::connect(addr)
-            .await
-            .map_err(|e| format!("cannot connect: {e}"))?;
-        for i in 1..=KEEP_ALIVE_REQUESTS {
-            let r = conn
-                .send(&request, false)
-                .await
-                .map_err(|e| format!("request {i}: the connection failed ({e:?})"))?;
-            if r.status != 200 {
-                return Err(format!("request {i}: status {}", r.status));
-            }
-            if r.close && i < KEEP_ALIVE_REQUESTS {
-                return Err(format!("the server closed the connection after {i} requests (a per-connection request cap)"));
-            }
-        }
-        Ok(())
-    };
-    match tokio::time::timeout(Duration::from_secs(30), run).await {
-        Ok(Ok(())) => CaseResult {
-            name,
-            passed: true,
-            detail: format!("{KEEP_ALIVE_REQUESTS} x 200 on one connection"),
-        },
-        Ok(Err(detail)) => CaseResult {
-            name,
-            passed: false,
-            detail,
-        },
-        Err(_) => CaseResult {
-            name,
-            passed: false,
-            detail: "not done within 30 s".into(),
-        },
-    }
-}
-
-async fn round_trip_steps(addr: SocketAddr, text: &str) -> std::result::Result<i64, String> {
-    let call = |method: &'static str, path: String, body: Option<String>| async move {
-        let b = body.as_deref().map(|b| ("application/json", b.as_bytes()));
-        let r = tokio::time::timeout(
-            Duration::from_secs(10),
-            http1::fetch(addr, method, &path, b),
-        )
-        .await;
-        match r {
-            Ok(Ok(resp)) => Ok(resp),
-            Ok(Err(e)) => Err(format!("{method} {path}: {e}")),
-            Err(_) => Err(format!("{method} {path}: no answer within 10 s")),
-        }
-    };
-    let as_json =
-        |what: &str, resp: &http1::Response| -> std::result::Result<serde_json::Value, String> {
-            serde_json::from_slice(&resp.body).map_err(|e| {
-                format!(
-                    "{what}: body is not JSON ({e}): {:?}",
-                    String::from_utf8_lossy(&resp.body)
-                )
-            })
-        };
-    let body = serde_json::json!({ "text": text }).to_string();
-    let created = call("POST", "/messages".into(), Some(body)).await?;
-    if created.status != 201 {
-        return Err(format!("POST /messages -> {} (want 201)", created.status));
-    }
-    let c = as_json("POST /messages", &created)?;
-    let id = c["id"]
-        .as_i64()
-        .filter(|id| *id > i64::from(crate::services::database::SEED_ROWS))
-        .ok_or_else(|| format!("POST /messages: no new numeric id in {c}"))?;
-    if c["text"] != text {
-        return Err(format!(
-            "POST /messages: text came back as {} (sent {text:?})",
-            c["text"]
-        ));
-    }
-    let got = call("GET", format!("/messages/{id}"), None).await?;
-    let g = as_json("GET", &got)?;
-    if got.status != 200 || g["id"] != id || g["text"] != text {
-        return Err(format!(
-            "GET /messages/{id} -> {} {g} (want 200 with the text as created)",
-            got.status
-        ));
-    }
-    let list = call("GET", "/messages?limit=1".into(), None).await?;
-    let l = as_json("GET /messages?limit=1", &list)?;
-    if list.status != 200 || l.as_array().map(Vec::len) != Some(1) || l[0]["id"] != id {
-        return Err(format!(
-            "GET /messages?limit=1 -> {} {l} (want the new message first)",
-            list.status
-        ));
-    }
-    let put = call(
-        "PUT",
-        format!("/messages/{id}"),
-        Some(r#"{"text":"changed"}"#.into()),
-    )
-    .await?;
-    let p = as_json("PUT", &put)?;
-    if put.status != 200 || p["id"] != id || p["text"] != "changed" {
-        return Err(format!(
-            "PUT /messages/{id} -> {} {p} (want 200 with the new text)",
-            put.status
-        ));
-    }
-    let again = call("GET", format!("/messages/{id}"), None).await?;
-    if as_json("GET after PUT", &again)?["text"] != "changed" {
-        return Err(format!(
-            "GET /messages/{id} after PUT still has the old text"
-        ));
-    }
-    let del = call("DELETE", format!("/messages/{id}"), None).await?;
-    if del.status != 204 {
-        return Err(format!(
-            "DELETE /messages/{id} -> {} (want 204)",
-            del.status
-        ));
-    }
-    for (method, body) in [
-        ("GET", None),
-        ("DELETE", None),
-        ("PUT", Some(r#"{"text":"x"}"#.to_string())),
-    ] {
-        let r = call(method, format!("/messages/{id}"), body).await?;
-        if r.status != 404 {
-            return Err(format!(
-                "{method} /messages/{id} after DELETE -> {} (want 404)",
-                r.status
-            ));
-        }
-    }
-    Ok(id)
 }
 
 pub fn verify(

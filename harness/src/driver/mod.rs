@@ -107,24 +107,8 @@ impl Ctx {
         if conn.is_none() {
             match tokio::time::timeout_at(deadline, Conn::connect(self.target.addr)).await {
                 Ok(Ok(c)) => *conn = Some(c),
-                Ok(Err(_)) => {
-                    self.rec.borrow_mut().error(
-                        Instant::now(),
-                        ErrorKind::Connect,
-                        since.elapsed(),
-                        &self.live,
-                    );
-                    return false;
-                }
-                Err(_) => {
-                    self.rec.borrow_mut().error(
-                        Instant::now(),
-                        ErrorKind::Timeout,
-                        since.elapsed(),
-                        &self.live,
-                    );
-                    return false;
-                }
+                Ok(Err(_)) => return self.failed(ErrorKind::Connect, since),
+                Err(_) => return self.failed(ErrorKind::Timeout, since),
             }
         }
         let c = conn.as_mut().expect("connected above");
@@ -135,63 +119,56 @@ impl Ctx {
             i + 1
         });
         let slot = self.target.slots.get(i).copied();
-        let mut token = 0;
-        let patched;
-        let request: &[u8] = match slot {
-            Some(s) if s.token_at > 0 => {
-                token = self.target.counter.fetch_add(1, Ordering::Relaxed);
-                let mut r = self.target.requests[i].clone();
-                let at = s.token_at as usize;
-                write_digits(&mut r[at..at + TOKEN_DIGITS], token);
-                patched = r;
-                &patched
-            }
-            _ => &self.target.requests[i],
-        };
+        let (request, token) = self.request(i, slot);
         if let Some(s) = slot {
             self.entries.borrow_mut()[s.entry as usize].sent += 1;
         }
-        let result = tokio::time::timeout_at(deadline, c.send(request, false)).await;
-        let now = Instant::now();
-        let mut rec = self.rec.borrow_mut();
+        let result = tokio::time::timeout_at(deadline, c.send(&request, false)).await;
         match result {
-            Ok(Ok(resp)) => {
-                if (200..300).contains(&resp.status) {
-                    rec.ok(now, now.saturating_duration_since(since), &self.live);
-                    if let Some(s) = slot {
-                        self.entries.borrow_mut()[s.entry as usize].ok += 1;
-                        if s.write {
-                            self.acks.borrow_mut().push((i as u32, token));
-                        }
+            Ok(Ok(resp)) if (200..300).contains(&resp.status) => {
+                let now = Instant::now();
+                let latency = now.saturating_duration_since(since);
+                self.rec.borrow_mut().ok(now, latency, &self.live);
+                if let Some(s) = slot {
+                    self.entries.borrow_mut()[s.entry as usize].ok += 1;
+                    if s.write {
+                        self.acks.borrow_mut().push((i as u32, token));
                     }
-                } else {
-                    rec.error(
-                        now,
-                        ErrorKind::Status(resp.status),
-                        now.saturating_duration_since(since),
-                        &self.live,
-                    );
                 }
                 !resp.close && !self.load.connection_close
             }
+            Ok(Ok(resp)) => {
+                self.failed(ErrorKind::Status(resp.status), since);
+                !resp.close && !self.load.connection_close
+            }
             Ok(Err(HttpError::Io(_) | HttpError::Closed | HttpError::Malformed(_))) => {
-                rec.error(
-                    now,
-                    ErrorKind::Io,
-                    now.saturating_duration_since(since),
-                    &self.live,
-                );
-                false
+                self.failed(ErrorKind::Io, since)
             }
-            Err(_) => {
-                rec.error(
-                    now,
-                    ErrorKind::Timeout,
-                    now.saturating_duration_since(since),
-                    &self.live,
-                );
-                false
+            Err(_) => self.failed(ErrorKind::Timeout, since),
+        }
+    }
+
+    /// Records a failed request sent at `since`; false: the connection is not reused.
+    fn failed(&self, kind: ErrorKind, since: Instant) -> bool {
+        let now = Instant::now();
+        self.rec
+            .borrow_mut()
+            .error(now, kind, now.saturating_duration_since(since), &self.live);
+        false
+    }
+
+    /// Request `i` of the template, with a fresh token written into it where the mix needs one
+    /// (a create whose row the write check looks up afterwards); the token (0 if none).
+    fn request(&self, i: usize, slot: Option<Slot>) -> (std::borrow::Cow<'_, [u8]>, u64) {
+        match slot {
+            Some(s) if s.token_at > 0 => {
+                let token = self.target.counter.fetch_add(1, Ordering::Relaxed);
+                let mut r = self.target.requests[i].clone();
+                let at = s.token_at as usize;
+                write_digits(&mut r[at..at + TOKEN_DIGITS], token);
+                (std::borrow::Cow::Owned(r), token)
             }
+            _ => (std::borrow::Cow::Borrowed(&self.target.requests[i]), 0),
         }
     }
 
@@ -246,16 +223,27 @@ impl InFlight {
     }
 }
 
-/// What one driver thread hands back: recorder, CPU time, requests due, pool waits, per-entry
-/// counts, acknowledged writes.
-type ThreadOutcome = (
-    Recorder,
-    Duration,
-    u64,
-    u64,
-    Vec<EntryCount>,
-    Vec<(u32, u64)>,
-);
+/// What one driver thread hands back.
+struct ThreadOutcome {
+    recorder: Recorder,
+    cpu: Duration,
+    due: u64,
+    pool_waits: u64,
+    entries: Vec<EntryCount>,
+    acks: Vec<(u32, u64)>,
+}
+
+/// One driver thread's share of the load: thread `index` of `threads`, from `start`.
+struct ThreadShare {
+    target: Target,
+    load: Load,
+    live: Arc<Live>,
+    cancel: Arc<AtomicBool>,
+    cpus: Vec<usize>,
+    index: usize,
+    threads: usize,
+    start: Instant,
+}
 
 /// Runs `load` against `target` and returns everything recorded. `cancel` stops it early
 /// (Ctrl-C, or the contender died); what was measured until then is kept.
@@ -274,76 +262,19 @@ pub fn run(
         .unwrap_or_else(|| Instant::now() + Duration::from_millis(20));
     let mut handles = Vec::new();
     for index in 0..cfg.threads {
-        let (target, load, live, cancel, cpus) = (
-            target.clone(),
-            load.clone(),
-            live.clone(),
-            cancel.clone(),
-            cfg.cpus.clone(),
-        );
-        let threads = cfg.threads;
-        let target_len = target.requests.len().max(1);
-        let entry_count = target.entries.len();
+        let share = ThreadShare {
+            target: target.clone(),
+            load: load.clone(),
+            live: live.clone(),
+            cancel: cancel.clone(),
+            cpus: cfg.cpus.clone(),
+            index,
+            threads: cfg.threads,
+            start,
+        };
         let h = std::thread::Builder::new()
             .name(format!("iobound-driver-{index}"))
-            .spawn(move || -> Result<ThreadOutcome> {
-                if !cpus.is_empty() {
-                    crate::util::cpus::pin_current_thread(&cpus)
-                        .context("pinning the driver thread")?;
-                }
-                let cpu0 = crate::util::cpus::thread_cpu_time();
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()?;
-                let ctx = Rc::new(Ctx {
-                    target,
-                    load,
-                    rec: RefCell::new(Recorder::new(start)),
-                    live,
-                    start,
-                    inflight: RefCell::new(InFlight::default()),
-                    queue: RefCell::new(std::collections::VecDeque::new()),
-                    due: std::cell::Cell::new(0),
-                    pool_waits: std::cell::Cell::new(0),
-                    // Threads start at different places of a template's sequence.
-                    next: std::cell::Cell::new(index * 7919 % target_len),
-                    entries: RefCell::new(vec![EntryCount::default(); entry_count]),
-                    acks: RefCell::new(Vec::new()),
-                });
-                let local = tokio::task::LocalSet::new();
-                let c2 = ctx.clone();
-                let stop = cancel.clone();
-                local.block_on(&rt, async move {
-                    let work = async {
-                        match c2.load.profile {
-                            Profile::Closed { .. } => {
-                                closed::drive(c2.clone(), index, threads).await
-                            }
-                            Profile::Open { .. } => open::drive(c2.clone(), index, threads).await,
-                        }
-                    };
-                    tokio::select! {
-                        _ = work => {}
-                        _ = wait_flag(&cancel) => {}
-                    }
-                });
-                drop(local);
-                let stopped = stop.load(Ordering::SeqCst) && !ctx.live.is_server_gone();
-                ctx.give_up_the_rest(stopped);
-                let due = ctx.due.get();
-                let pool_waits = ctx.pool_waits.get();
-                let cpu = crate::util::cpus::thread_cpu_time().saturating_sub(cpu0);
-                let ctx = Rc::try_unwrap(ctx)
-                    .map_err(|_| anyhow::anyhow!("driver tasks outlived their runtime"))?;
-                Ok((
-                    ctx.rec.into_inner(),
-                    cpu,
-                    due,
-                    pool_waits,
-                    ctx.entries.into_inner(),
-                    ctx.acks.into_inner(),
-                ))
-            })?;
+            .spawn(move || drive_thread(share))?;
         handles.push(h);
     }
     let busy = CpuBusy::watch(cfg.cpus.clone());
@@ -352,34 +283,91 @@ pub fn run(
     let mut entries = vec![EntryCount::default(); target.entries.len()];
     let mut acks = Vec::new();
     for h in handles {
-        let (r, c, a, w, e, k) = h
+        let t = h
             .join()
             .map_err(|_| anyhow::anyhow!("a driver thread panicked"))??;
-        recorder.merge(r);
-        cpu += c;
-        due += a;
-        pool_waits += w;
-        for (sum, x) in entries.iter_mut().zip(e) {
+        recorder.merge(t.recorder);
+        cpu += t.cpu;
+        due += t.due;
+        pool_waits += t.pool_waits;
+        for (sum, x) in entries.iter_mut().zip(t.entries) {
             sum.sent += x.sent;
             sum.ok += x.ok;
         }
-        acks.extend(k);
+        acks.extend(t.acks);
     }
     let wall = start.elapsed();
-    let cancelled = cancel.load(Ordering::SeqCst);
-    let duration = load.profile.duration().min(wall);
     Ok(Outcome {
         recorder,
-        duration,
+        duration: load.profile.duration().min(wall),
         wall,
         cpu,
         threads: cfg.threads,
-        cancelled,
+        cancelled: cancel.load(Ordering::SeqCst),
         due,
         pool_waits,
         cpu_busy_pct: busy.stop(),
         entries,
         acks,
+    })
+}
+
+/// One driver thread: pinned, its own single-threaded runtime, its share of the load until
+/// the end or `cancel`; then everything still queued or in flight is given up.
+fn drive_thread(share: ThreadShare) -> Result<ThreadOutcome> {
+    if !share.cpus.is_empty() {
+        crate::util::cpus::pin_current_thread(&share.cpus).context("pinning the driver thread")?;
+    }
+    let cpu0 = crate::util::cpus::thread_cpu_time();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (index, threads, cancel) = (share.index, share.threads, share.cancel);
+    let target_len = share.target.requests.len().max(1);
+    let entry_count = share.target.entries.len();
+    let ctx = Rc::new(Ctx {
+        target: share.target,
+        load: share.load,
+        rec: RefCell::new(Recorder::new(share.start)),
+        live: share.live,
+        start: share.start,
+        inflight: RefCell::new(InFlight::default()),
+        queue: RefCell::new(std::collections::VecDeque::new()),
+        due: std::cell::Cell::new(0),
+        pool_waits: std::cell::Cell::new(0),
+        // Threads start at different places of a template's sequence.
+        next: std::cell::Cell::new(index * 7919 % target_len),
+        entries: RefCell::new(vec![EntryCount::default(); entry_count]),
+        acks: RefCell::new(Vec::new()),
+    });
+    let local = tokio::task::LocalSet::new();
+    let c2 = ctx.clone();
+    local.block_on(&rt, async {
+        let work = async {
+            match c2.load.profile {
+                Profile::Closed { .. } => closed::drive(c2.clone(), index, threads).await,
+                Profile::Open { .. } => open::drive(c2.clone(), index, threads).await,
+            }
+        };
+        tokio::select! {
+            _ = work => {}
+            _ = wait_flag(&cancel) => {}
+        }
+    });
+    drop(local);
+    drop(c2);
+    let stopped = cancel.load(Ordering::SeqCst) && !ctx.live.is_server_gone();
+    ctx.give_up_the_rest(stopped);
+    let cpu = crate::util::cpus::thread_cpu_time().saturating_sub(cpu0);
+    let ctx =
+        Rc::try_unwrap(ctx).map_err(|_| anyhow::anyhow!("driver tasks outlived their runtime"))?;
+    Ok(ThreadOutcome {
+        recorder: ctx.rec.into_inner(),
+        cpu,
+        due: ctx.due.get(),
+        pool_waits: ctx.pool_waits.get(),
+        entries: ctx.entries.into_inner(),
+        acks: ctx.acks.into_inner(),
     })
 }
 

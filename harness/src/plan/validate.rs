@@ -50,7 +50,6 @@ impl PlanFile {
             "plan.warmup",
             self.warmup.as_deref().unwrap_or(DEFAULT_WARMUP),
         )?;
-        let plan_thresholds = thresholds::parse_table("thresholds", &self.thresholds)?;
         let warmup_min = field_duration(
             "plan.warmup_min",
             self.warmup_min.as_deref().unwrap_or(DEFAULT_WARMUP_MIN),
@@ -61,50 +60,9 @@ impl PlanFile {
             1.0..=100.0,
             "e.g. \"10%\"",
         )?;
-        let mut scenarios: Vec<Scenario> = Vec::new();
-        for (i, s) in self.scenarios.iter().enumerate() {
-            let at = format!("scenario[{i}] {:?}", s.name);
-            if scenarios.iter().any(|x| x.name == s.name) && valid_name(&s.name) {
-                bail!("{at}: duplicate scenario name; give each scenario its own name");
-            }
-            let mut sc = scenario(&at, s, &downstream, default_warmup)?;
-            sc.thresholds = thresholds::merged(
-                &plan_thresholds,
-                &thresholds::parse_table(&format!("{at}.thresholds"), &s.thresholds)?,
-            );
-            scenarios.push(sc);
-        }
-        let contender_cpus = parse_cpu_list(self.cpus.contender.as_deref().unwrap_or("0"))
-            .context("plan.cpus.contender")?;
-        let default_driver = if crate::util::cpus::online_cpus() > 1 {
-            "1"
-        } else {
-            "0"
-        };
-        let driver_cpus = parse_cpu_list(self.cpus.driver.as_deref().unwrap_or(default_driver))
-            .context("plan.cpus.driver")?;
-        let services_cpus = services_cpus(
-            self.cpus.services.as_deref(),
-            &contender_cpus,
-            &driver_cpus,
-            crate::util::cpus::online_cpus(),
-        )?;
-        let driver_threads = self.driver_threads.unwrap_or(driver_cpus.len());
-        if driver_threads == 0 || driver_threads > 64 {
-            bail!("plan.driver_threads = {driver_threads} is out of range; use 1..=64 (one per driver CPU is usual)");
-        }
-        let heap = self
-            .jvm
-            .heap
-            .clone()
-            .unwrap_or_else(|| DEFAULT_HEAP.to_string());
-        if !heap
-            .trim_end_matches(['m', 'g', 'M', 'G'])
-            .parse::<u64>()
-            .is_ok_and(|n| n > 0)
-        {
-            bail!("plan.jvm.heap = {heap:?} is not a heap size; write e.g. \"512m\" or \"2g\"");
-        }
+        let scenarios = self.scenarios_checked(&downstream, default_warmup)?;
+        let (contender_cpus, driver_cpus, services_cpus, driver_threads) = self.cpus_checked()?;
+        let heap = self.heap_checked()?;
         let tunables = self.tunable_texts()?;
         let (corpus, db_pool) = self.corpus_and_pool()?;
         let partitions = self.kafka.partitions.unwrap_or(8);
@@ -133,6 +91,72 @@ impl PlanFile {
             scenarios,
             profile: self.profile.unwrap_or(false),
         })
+    }
+
+    /// Every `[[scenario]]`, with the plan's thresholds merged into its own.
+    fn scenarios_checked(
+        &self,
+        downstream: &DownstreamPlan,
+        default_warmup: Duration,
+    ) -> Result<Vec<Scenario>> {
+        let plan_thresholds = thresholds::parse_table("thresholds", &self.thresholds)?;
+        let mut scenarios: Vec<Scenario> = Vec::new();
+        for (i, s) in self.scenarios.iter().enumerate() {
+            let at = format!("scenario[{i}] {:?}", s.name);
+            if scenarios.iter().any(|x| x.name == s.name) && valid_name(&s.name) {
+                bail!("{at}: duplicate scenario name; give each scenario its own name");
+            }
+            let mut sc = scenario(&at, s, downstream, default_warmup)?;
+            sc.thresholds = thresholds::merged(
+                &plan_thresholds,
+                &thresholds::parse_table(&format!("{at}.thresholds"), &s.thresholds)?,
+            );
+            scenarios.push(sc);
+        }
+        Ok(scenarios)
+    }
+
+    /// `[cpus]` and `driver_threads`: the contender's, the driver's and the services' CPUs
+    /// (defaults: 0 for the contender, 1 for the driver where there are two), and the driver
+    /// threads (one per driver CPU unless set).
+    fn cpus_checked(&self) -> Result<(Vec<usize>, Vec<usize>, Vec<usize>, usize)> {
+        let contender_cpus = parse_cpu_list(self.cpus.contender.as_deref().unwrap_or("0"))
+            .context("plan.cpus.contender")?;
+        let default_driver = if crate::util::cpus::online_cpus() > 1 {
+            "1"
+        } else {
+            "0"
+        };
+        let driver_cpus = parse_cpu_list(self.cpus.driver.as_deref().unwrap_or(default_driver))
+            .context("plan.cpus.driver")?;
+        let services_cpus = services_cpus(
+            self.cpus.services.as_deref(),
+            &contender_cpus,
+            &driver_cpus,
+            crate::util::cpus::online_cpus(),
+        )?;
+        let driver_threads = self.driver_threads.unwrap_or(driver_cpus.len());
+        if driver_threads == 0 || driver_threads > 64 {
+            bail!("plan.driver_threads = {driver_threads} is out of range; use 1..=64 (one per driver CPU is usual)");
+        }
+        Ok((contender_cpus, driver_cpus, services_cpus, driver_threads))
+    }
+
+    /// `[jvm] heap`: a size such as "512m" or "2g".
+    fn heap_checked(&self) -> Result<String> {
+        let heap = self
+            .jvm
+            .heap
+            .clone()
+            .unwrap_or_else(|| DEFAULT_HEAP.to_string());
+        if !heap
+            .trim_end_matches(['m', 'g', 'M', 'G'])
+            .parse::<u64>()
+            .is_ok_and(|n| n > 0)
+        {
+            bail!("plan.jvm.heap = {heap:?} is not a heap size; write e.g. \"512m\" or \"2g\"");
+        }
+        Ok(heap)
     }
 
     /// `[downstream]`, with the defaults a scenario's changes start from.

@@ -193,23 +193,7 @@ pub fn html(results: &Results) -> String {
 /// as a grey line. Latency is clipped at 4 times the
 /// objective, where the stick has long turned.
 pub fn chart(results: &Results, scenario: &str) -> Option<Chart> {
-    let objective = results
-        .runs
-        .iter()
-        .find(|r| r.details.probe().is_some_and(|p| p.of == scenario))
-        .and_then(|_| {
-            results
-                .capacity
-                .iter()
-                .find(|c| c.scenario == scenario)
-                .and_then(|c| {
-                    c.slo.iter().find_map(|s| {
-                        s.strip_prefix("p99 <= ")
-                            .and_then(|v| v.strip_suffix(" ms"))
-                            .and_then(|v| v.parse::<f64>().ok())
-                    })
-                })
-        });
+    let objective = objective_ms(results, scenario);
     let clip = objective.map_or(f64::INFINITY, |o| o * 4.0);
     let mut series = Vec::new();
     let mut names: Vec<&str> = Vec::new();
@@ -219,46 +203,9 @@ pub fn chart(results: &Results, scenario: &str) -> Option<Chart> {
         }
     }
     for (i, name) in names.iter().enumerate() {
-        // One point per rate: the worst of its probes (repeats at the final rates).
-        let mut pts: Vec<(f64, f64, f64)> = Vec::new();
-        for r in probes(results, name, scenario) {
-            let (rate, p99, p50) = (
-                r.details.probe().unwrap().rate,
-                r.summary.latency.p99.min(clip),
-                r.summary.latency.p50.min(clip),
-            );
-            match pts.iter_mut().find(|p| p.0 == rate) {
-                Some(p) => (p.1, p.2) = (p.1.max(p99), p.2.max(p50)),
-                None => pts.push((rate, p99, p50)),
-            }
-        }
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        series.push(Series {
-            name: format!("{name} p99"),
-            color: color(i),
-            dashed: false,
-            points: pts.iter().map(|p| (p.0, p.1)).collect(),
-        });
-        series.push(Series {
-            name: format!("{name} p50"),
-            color: color(i),
-            dashed: true,
-            points: pts.iter().map(|p| (p.0, p.2)).collect(),
-        });
-        if let Some(cap) = results
-            .capacity
-            .iter()
-            .find(|c| c.scenario == scenario && c.contender == *name)
-            .and_then(|c| c.capacity_rps)
-        {
-            let top = objective.unwrap_or_else(|| pts.iter().map(|p| p.1).fold(0.0, f64::max));
-            series.push(Series {
-                name: format!("{name} capacity"),
-                color: color(i),
-                dashed: true,
-                points: vec![(cap, 0.0), (cap, top)],
-            });
-        }
+        series.extend(contender_series(
+            results, scenario, name, i, clip, objective,
+        ));
     }
     if let (Some(o), Some(x1)) = (
         objective,
@@ -293,6 +240,79 @@ pub fn chart(results: &Results, scenario: &str) -> Option<Chart> {
         ..Chart::default()
     };
     c.has_data().then_some(c)
+}
+
+/// The p99 objective of a capacity scenario's SLO, in ms (None without probes or a p99 rule).
+fn objective_ms(results: &Results, scenario: &str) -> Option<f64> {
+    results
+        .runs
+        .iter()
+        .find(|r| r.details.probe().is_some_and(|p| p.of == scenario))?;
+    results
+        .capacity
+        .iter()
+        .find(|c| c.scenario == scenario)?
+        .slo
+        .iter()
+        .find_map(|s| {
+            s.strip_prefix("p99 <= ")
+                .and_then(|v| v.strip_suffix(" ms"))
+                .and_then(|v| v.parse::<f64>().ok())
+        })
+}
+
+/// One contender's lines: p99 and p50 per rate probed (the worst of its probes at a rate,
+/// clipped at `clip`), and a vertical line at its capacity.
+fn contender_series(
+    results: &Results,
+    scenario: &str,
+    name: &str,
+    i: usize,
+    clip: f64,
+    objective: Option<f64>,
+) -> Vec<Series> {
+    let mut pts: Vec<(f64, f64, f64)> = Vec::new();
+    for r in probes(results, name, scenario) {
+        let (rate, p99, p50) = (
+            r.details.probe().map_or(0.0, |p| p.rate),
+            r.summary.latency.p99.min(clip),
+            r.summary.latency.p50.min(clip),
+        );
+        match pts.iter_mut().find(|p| p.0 == rate) {
+            Some(p) => (p.1, p.2) = (p.1.max(p99), p.2.max(p50)),
+            None => pts.push((rate, p99, p50)),
+        }
+    }
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut out = vec![
+        Series {
+            name: format!("{name} p99"),
+            color: color(i),
+            dashed: false,
+            points: pts.iter().map(|p| (p.0, p.1)).collect(),
+        },
+        Series {
+            name: format!("{name} p50"),
+            color: color(i),
+            dashed: true,
+            points: pts.iter().map(|p| (p.0, p.2)).collect(),
+        },
+    ];
+    if let Some(cap) = results
+        .capacity
+        .iter()
+        .find(|c| c.scenario == scenario && c.contender == name)
+        .and_then(|c| c.capacity_rps)
+    {
+        let top = objective.unwrap_or_else(|| pts.iter().map(|p| p.1).fold(0.0, f64::max));
+        out.push(Series {
+            name: format!("{name} capacity"),
+            color: color(i),
+            dashed: true,
+            points: vec![(cap, 0.0), (cap, top)],
+        });
+    }
+    out
 }
 
 /// Every capacity chart (for the PNG files).

@@ -125,89 +125,19 @@ pub fn height(c: &Chart) -> f64 {
 }
 
 fn draw(c: &Chart, cv: &mut Svg) {
-    let pts = c.series.iter().flat_map(|s| s.points.iter());
-    let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
-    for &(x, y) in pts {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y1 = y1.max(y);
-    }
-    if let Some(t) = &c.x_ticks {
-        for (x, _) in t {
-            x0 = x0.min(*x);
-            x1 = x1.max(*x);
-        }
-    }
-    if !x0.is_finite() {
-        (x0, x1) = (0.0, 1.0);
-    }
-    if x1 <= x0 {
-        x1 = x0 + 1.0;
-    }
+    let (x0, x1, y1) = extent(c);
     let yt = ticks(0.0, if y1 > 0.0 { y1 * 1.05 } else { 1.0 }, 5);
-    let y_top = yt.last().copied().unwrap_or(1.0).max(1e-9);
-    let (pw, ph) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
-    let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * pw;
-    let sy = |y: f64| TOP + ph - (y / y_top) * ph;
-
+    let f = Frame {
+        x0,
+        x1,
+        y_top: yt.last().copied().unwrap_or(1.0).max(1e-9),
+        pw: WIDTH - LEFT - RIGHT,
+        ph: HEIGHT - TOP - BOTTOM,
+    };
     cv.text(LEFT, 20.0, &c.title, "#111111", Anchor::Start, true);
-    for &y in &yt {
-        cv.line(&[(LEFT, sy(y)), (LEFT + pw, sy(y))], "#e4e4e4", 1.0, false);
-        cv.text(
-            LEFT - 6.0,
-            sy(y) + 4.0,
-            &short(y),
-            "#444444",
-            Anchor::End,
-            false,
-        );
-    }
-    let xt: Vec<(f64, String)> = c.x_ticks.clone().unwrap_or_else(|| {
-        ticks(x0, x1, 8)
-            .into_iter()
-            .map(|v| (v, short(v)))
-            .collect()
-    });
-    for (x, label) in &xt {
-        cv.line(
-            &[(sx(*x), TOP + ph), (sx(*x), TOP + ph + 4.0)],
-            "#888888",
-            1.0,
-            false,
-        );
-        cv.text(
-            sx(*x),
-            TOP + ph + 16.0,
-            label,
-            "#444444",
-            Anchor::Middle,
-            false,
-        );
-    }
-    cv.line(
-        &[(LEFT, TOP), (LEFT, TOP + ph), (LEFT + pw, TOP + ph)],
-        "#888888",
-        1.0,
-        false,
-    );
-    cv.text(
-        LEFT + pw / 2.0,
-        TOP + ph + 34.0,
-        &c.x_label,
-        "#333333",
-        Anchor::Middle,
-        false,
-    );
-    cv.text(
-        LEFT - 6.0,
-        TOP - 8.0,
-        &c.y_label,
-        "#333333",
-        Anchor::End,
-        false,
-    );
+    axes(c, cv, &f, &yt);
     for s in &c.series {
-        let mapped: Vec<(f64, f64)> = s.points.iter().map(|&(x, y)| (sx(x), sy(y))).collect();
+        let mapped: Vec<(f64, f64)> = s.points.iter().map(|&(x, y)| (f.sx(x), f.sy(y))).collect();
         if !mapped.is_empty() {
             cv.series(s, &mapped);
         }
@@ -222,6 +152,112 @@ fn draw(c: &Chart, cv: &mut Svg) {
             }
         }
     }
+    legend(c, cv);
+}
+
+/// The x range (the points' and the ticks'; never empty) and the highest y.
+fn extent(c: &Chart) -> (f64, f64, f64) {
+    let pts = c.series.iter().flat_map(|s| s.points.iter());
+    let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
+    for &(x, y) in pts {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y1 = y1.max(y);
+    }
+    for (x, _) in c.x_ticks.iter().flatten() {
+        x0 = x0.min(*x);
+        x1 = x1.max(*x);
+    }
+    if !x0.is_finite() {
+        (x0, x1) = (0.0, 1.0);
+    }
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    (x0, x1, y1)
+}
+
+/// The plot area: data ranges and the size they are drawn at.
+struct Frame {
+    x0: f64,
+    x1: f64,
+    y_top: f64,
+    pw: f64,
+    ph: f64,
+}
+
+impl Frame {
+    fn sx(&self, x: f64) -> f64 {
+        LEFT + (x - self.x0) / (self.x1 - self.x0) * self.pw
+    }
+    fn sy(&self, y: f64) -> f64 {
+        TOP + self.ph - (y / self.y_top) * self.ph
+    }
+}
+
+/// Grid lines, ticks with their labels, the axes and their names.
+fn axes(c: &Chart, cv: &mut Svg, f: &Frame, yt: &[f64]) {
+    let (pw, ph) = (f.pw, f.ph);
+    for &y in yt {
+        cv.line(
+            &[(LEFT, f.sy(y)), (LEFT + pw, f.sy(y))],
+            "#e4e4e4",
+            1.0,
+            false,
+        );
+        let label = short(y);
+        cv.text(
+            LEFT - 6.0,
+            f.sy(y) + 4.0,
+            &label,
+            "#444444",
+            Anchor::End,
+            false,
+        );
+    }
+    let xt: Vec<(f64, String)> = c.x_ticks.clone().unwrap_or_else(|| {
+        ticks(f.x0, f.x1, 8)
+            .into_iter()
+            .map(|v| (v, short(v)))
+            .collect()
+    });
+    for (x, label) in &xt {
+        let at = f.sx(*x);
+        cv.line(
+            &[(at, TOP + ph), (at, TOP + ph + 4.0)],
+            "#888888",
+            1.0,
+            false,
+        );
+        cv.text(at, TOP + ph + 16.0, label, "#444444", Anchor::Middle, false);
+    }
+    cv.line(
+        &[(LEFT, TOP), (LEFT, TOP + ph), (LEFT + pw, TOP + ph)],
+        "#888888",
+        1.0,
+        false,
+    );
+    let (x_label, y_label) = (&c.x_label, &c.y_label);
+    cv.text(
+        LEFT + pw / 2.0,
+        TOP + ph + 34.0,
+        x_label,
+        "#333333",
+        Anchor::Middle,
+        false,
+    );
+    cv.text(
+        LEFT - 6.0,
+        TOP - 8.0,
+        y_label,
+        "#333333",
+        Anchor::End,
+        false,
+    );
+}
+
+/// One swatch and name per series, in rows under the plot.
+fn legend(c: &Chart, cv: &mut Svg) {
     for (r, row) in legend_rows(c).iter().enumerate() {
         let y = HEIGHT + 12.0 + LEGEND_ROW * r as f64 - 4.0;
         let mut x = LEFT;

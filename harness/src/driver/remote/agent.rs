@@ -39,18 +39,7 @@ pub fn agent(mut input: impl BufRead + Send + 'static, out: &mut impl Write) -> 
     };
     let live = Arc::new(Live::mirrored(start));
     let cancel = Arc::new(AtomicBool::new(false));
-    let stop = cancel.clone();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        // "stop", or the end of input (the controller or its connection went away).
-        while input.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
-            if line.trim() == "stop" {
-                break;
-            }
-            line.clear();
-        }
-        stop.store(true, Ordering::SeqCst);
-    });
+    stop_on_request(input, cancel.clone());
     let cfg = DriverConfig {
         threads: job.threads.max(1),
         cpus: job.cpus.clone(),
@@ -65,16 +54,7 @@ pub fn agent(mut input: impl BufRead + Send + 'static, out: &mut impl Write) -> 
             continue;
         }
         tick += 1;
-        let sent = write_line(out, &live_line(&live)).and_then(|_| {
-            // A second is complete once the clock is a full second past it.
-            let done = Instant::now().saturating_duration_since(start).as_secs() as usize;
-            for (i, iv) in live.take_seconds(done.saturating_sub(1)) {
-                let line = second_line(i, &iv).map_err(std::io::Error::other)?;
-                write_line(out, &line)?;
-            }
-            Ok(())
-        });
-        if sent.is_err() {
+        if stream(out, &live, start).is_err() {
             cancel.store(true, Ordering::SeqCst); // the controller is gone
         }
     }
@@ -85,22 +65,50 @@ pub fn agent(mut input: impl BufRead + Send + 'static, out: &mut impl Write) -> 
         write_line(out, &second_line(i, &iv)?)?;
     }
     write_line(out, &live_line(&live))?;
-    write_line(
-        out,
-        &Line::End {
-            due: o.due,
-            pool_waits: o.pool_waits,
-            cpu_s: o.cpu.as_secs_f64(),
-            threads: o.threads,
-            duration_s: o.duration.as_secs_f64(),
-            cancelled: o.cancelled,
-            cpu_busy_pct: o.cpu_busy_pct,
-            lag: encode_histogram(&o.recorder.lag)?,
-            conn_wait: encode_histogram(&o.recorder.conn_wait)?,
-            entries: o.entries.iter().map(|e| (e.sent, e.ok)).collect(),
-        },
-    )?;
+    write_line(out, &end_line(&o)?)?;
     Ok(())
+}
+
+/// Sets `cancel` on "stop", or at the end of input (the controller or its connection went
+/// away).
+fn stop_on_request(mut input: impl BufRead + Send + 'static, cancel: Arc<AtomicBool>) {
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while input.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+            if line.trim() == "stop" {
+                break;
+            }
+            line.clear();
+        }
+        cancel.store(true, Ordering::SeqCst);
+    });
+}
+
+/// The live counters, and every second that is complete (the clock a full second past it).
+fn stream(out: &mut impl Write, live: &Live, start: Instant) -> std::io::Result<()> {
+    write_line(out, &live_line(live))?;
+    let done = Instant::now().saturating_duration_since(start).as_secs() as usize;
+    for (i, iv) in live.take_seconds(done.saturating_sub(1)) {
+        let line = second_line(i, &iv).map_err(std::io::Error::other)?;
+        write_line(out, &line)?;
+    }
+    Ok(())
+}
+
+/// The last line: the share's totals and the histograms only the end has.
+fn end_line(o: &crate::driver::Outcome) -> Result<Line> {
+    Ok(Line::End {
+        due: o.due,
+        pool_waits: o.pool_waits,
+        cpu_s: o.cpu.as_secs_f64(),
+        threads: o.threads,
+        duration_s: o.duration.as_secs_f64(),
+        cancelled: o.cancelled,
+        cpu_busy_pct: o.cpu_busy_pct.clone(),
+        lag: encode_histogram(&o.recorder.lag)?,
+        conn_wait: encode_histogram(&o.recorder.conn_wait)?,
+        entries: o.entries.iter().map(|e| (e.sent, e.ok)).collect(),
+    })
 }
 
 /// Tells the controller why the job cannot run, and fails with the same reason.

@@ -319,40 +319,7 @@ pub(super) fn finish(
             ..HostShare::default()
         };
         match st.end {
-            Some(Line::End {
-                due,
-                pool_waits,
-                cpu_s,
-                threads,
-                duration_s,
-                cancelled,
-                cpu_busy_pct,
-                lag,
-                entries,
-                ..
-            }) => {
-                share.due = due;
-                o.due += due;
-                o.pool_waits += pool_waits;
-                o.cpu += Duration::from_secs_f64(cpu_s);
-                o.threads += threads;
-                o.duration = o.duration.max(Duration::from_secs_f64(duration_s));
-                o.cancelled |= cancelled;
-                // Kept per host (see `saturation_warnings`): this machine's driver CPUs
-                // carried none of the load.
-                share.cpu_busy_pct = cpu_busy_pct;
-                share.lag_p99_ms = decode_histogram(&lag)
-                    .ok()
-                    .filter(|h| !h.is_empty())
-                    .map(|h| h.value_at_quantile(0.99) as f64 / 1000.0);
-                if o.entries.len() < entries.len() {
-                    o.entries.resize(entries.len(), EntryCount::default());
-                }
-                for (sum, (sent, ok)) in o.entries.iter_mut().zip(entries) {
-                    sum.sent += sent;
-                    sum.ok += ok;
-                }
-            }
+            Some(end @ Line::End { .. }) => add_end(&mut o, &mut share, end),
             _ => {
                 // Lost: what it streamed stays; requests it had due whose outcome never came
                 // (in flight, or answered in its last seconds) are cut.
@@ -369,4 +336,44 @@ pub(super) fn finish(
     }
     o.recorder = merged;
     (o, out)
+}
+
+/// Adds a host's end line to the run's outcome and to its share.
+fn add_end(o: &mut Outcome, share: &mut HostShare, end: Line) {
+    let Line::End {
+        due,
+        pool_waits,
+        cpu_s,
+        threads,
+        duration_s,
+        cancelled,
+        cpu_busy_pct,
+        lag,
+        entries,
+        ..
+    } = end
+    else {
+        return;
+    };
+    share.due = due;
+    o.due += due;
+    o.pool_waits += pool_waits;
+    o.cpu += Duration::from_secs_f64(cpu_s);
+    o.threads += threads;
+    o.duration = o.duration.max(Duration::from_secs_f64(duration_s));
+    o.cancelled |= cancelled;
+    // Kept per host (see `saturation_warnings`): this machine's driver CPUs carried none of
+    // the load.
+    share.cpu_busy_pct = cpu_busy_pct;
+    share.lag_p99_ms = decode_histogram(&lag)
+        .ok()
+        .filter(|h| !h.is_empty())
+        .map(|h| h.value_at_quantile(0.99) as f64 / 1000.0);
+    if o.entries.len() < entries.len() {
+        o.entries.resize(entries.len(), EntryCount::default());
+    }
+    for (sum, (sent, ok)) in o.entries.iter_mut().zip(entries) {
+        sum.sent += sent;
+        sum.ok += ok;
+    }
 }

@@ -1,0 +1,355 @@
+//! The harness's shape, checked over its sources: no import circle between files, no file over
+//! 500 lines of code and no function over 80 lines (rustfmt-formatted; unit-test modules not
+//! counted). A folder's mod.rs is that folder's interface: its files may use it and it uses
+//! them, so arrows between a file and its own folder's mod.rs are not circles.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+mod common;
+
+const FILE_LIMIT: usize = 500;
+const FUNCTION_LIMIT: usize = 80;
+
+/// Every .rs file under src/ with its module path ("report::markdown"; "" for lib.rs).
+fn modules() -> BTreeMap<String, PathBuf> {
+    let src = common::repo_root().join("harness/src");
+    let mut out = BTreeMap::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.insert(module_of(&src, &p), p);
+            }
+        }
+    }
+    out
+}
+
+fn module_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+/// The file's code without its unit-test module and without comment lines.
+fn code(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let end = (0..lines.len())
+        .find(|&i| {
+            lines[i] == "#[cfg(test)]"
+                && lines.get(i + 1).is_some_and(|l| l.starts_with("mod tests"))
+        })
+        .unwrap_or(lines.len());
+    lines[..end].iter().map(|l| l.to_string()).collect()
+}
+
+/// Every path a line names after `crate::` or `super::`, braces expanded:
+/// "use super::{a::B, c};" gives ["super::a::B", "super::c"].
+fn paths_in(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for start in ["crate::", "super::"] {
+        let mut from = 0;
+        while let Some(i) = line[from..].find(start) {
+            let at = from + i;
+            let before = line[..at].chars().last();
+            from = at + start.len();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            let mut rest = line[at..].chars().peekable();
+            out.extend(tree(&mut rest, String::new()));
+        }
+    }
+    out
+}
+
+/// Parses one path tree (`a::b::{c, d::e}`) from `chars`, each leaf prefixed by `prefix`.
+fn tree(chars: &mut std::iter::Peekable<std::str::Chars>, prefix: String) -> Vec<String> {
+    let mut path = prefix;
+    loop {
+        match chars.peek() {
+            Some('{') => {
+                chars.next();
+                let mut leaves = Vec::new();
+                loop {
+                    while chars.peek().is_some_and(|c| c.is_whitespace() || *c == ',') {
+                        chars.next();
+                    }
+                    if chars.peek().is_none_or(|c| *c == '}') {
+                        chars.next();
+                        return leaves;
+                    }
+                    leaves.extend(tree(chars, path.clone()));
+                }
+            }
+            Some(c) if c.is_alphanumeric() || *c == '_' || *c == ':' => {
+                path.push(*c);
+                chars.next();
+            }
+            _ => return vec![path],
+        }
+    }
+}
+
+/// The module a path names (the longest known prefix), from module `from`.
+fn target(path: &str, from: &str, known: &BTreeMap<String, PathBuf>) -> Option<String> {
+    let mut parts: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+    let mut base: Vec<&str> = if from.is_empty() {
+        vec![]
+    } else {
+        from.split("::").collect()
+    };
+    if parts.first() == Some(&"crate") {
+        base.clear();
+        parts.remove(0);
+    }
+    // `super` is the parent of the module (a mod.rs is its folder's module).
+    while parts.first() == Some(&"super") {
+        parts.remove(0);
+        base.pop();
+    }
+    let full: Vec<&str> = base.into_iter().chain(parts).collect();
+    (0..=full.len())
+        .rev()
+        .map(|n| full[..n].join("::"))
+        .find(|m| known.contains_key(m))
+}
+
+fn is_ancestor(a: &str, b: &str) -> bool {
+    a.is_empty() || b.starts_with(&format!("{a}::"))
+}
+
+/// Arrows between files: module -> the modules it names, parent/child arrows left out.
+fn arrows(known: &BTreeMap<String, PathBuf>) -> BTreeMap<String, BTreeSet<String>> {
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (m, p) in known {
+        for line in code(p).iter().filter(|l| !l.trim_start().starts_with("//")) {
+            for path in paths_in(line) {
+                let Some(t) = target(&path, m, known) else {
+                    continue;
+                };
+                if t != *m && !is_ancestor(&t, m) && !is_ancestor(m, &t) {
+                    out.entry(m.clone()).or_default().insert(t);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Groups of modules that reach each other (Tarjan's strongly connected components), of two
+/// or more.
+fn circles(arrows: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct Walk<'a> {
+        arrows: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        found: Vec<Vec<String>>,
+    }
+    fn visit<'a>(w: &mut Walk<'a>, v: &'a str) {
+        let i = w.index.len();
+        w.index.insert(v, i);
+        w.low.insert(v, i);
+        w.stack.push(v);
+        for t in w.arrows.get(v).into_iter().flatten() {
+            if !w.index.contains_key(t.as_str()) {
+                visit(w, t);
+                let l = w.low[t.as_str()].min(w.low[v]);
+                w.low.insert(v, l);
+            } else if w.stack.contains(&t.as_str()) {
+                let l = w.index[t.as_str()].min(w.low[v]);
+                w.low.insert(v, l);
+            }
+        }
+        if w.low[v] == w.index[v] {
+            let mut group = Vec::new();
+            while let Some(x) = w.stack.pop() {
+                group.push(x.to_string());
+                if x == v {
+                    break;
+                }
+            }
+            if group.len() > 1 {
+                w.found.push(group);
+            }
+        }
+    }
+    let mut w = Walk {
+        arrows,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        found: Vec::new(),
+    };
+    for v in arrows.keys() {
+        if !w.index.contains_key(v.as_str()) {
+            visit(&mut w, v);
+        }
+    }
+    w.found
+}
+
+#[test]
+fn the_path_reader_sees_through_braces_and_super() {
+    assert_eq!(
+        paths_in("use super::{a::B, c};"),
+        ["super::a::B", "super::c"]
+    );
+    assert_eq!(
+        paths_in("    x(crate::util::units::thousands(3), y)"),
+        ["crate::util::units::thousands"]
+    );
+    let known: BTreeMap<String, PathBuf> = ["", "report", "report::chart", "run", "run::details"]
+        .iter()
+        .map(|m| (m.to_string(), PathBuf::new()))
+        .collect();
+    assert_eq!(
+        target("super::chart::esc", "report::html", &known).as_deref(),
+        Some("report::chart")
+    );
+    assert_eq!(
+        target("super::run::details::Detail", "report", &known).as_deref(),
+        Some("run::details")
+    );
+    assert_eq!(
+        target("crate::run::results::Run", "report::html", &known).as_deref(),
+        Some("run")
+    );
+}
+
+#[test]
+fn a_circle_is_found_and_a_parent_child_pair_is_not_one() {
+    let arrows: BTreeMap<String, BTreeSet<String>> = [
+        ("a", vec!["b"]),
+        ("b", vec!["c"]),
+        ("c", vec!["a"]),
+        ("d", vec!["a"]),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.into_iter().map(String::from).collect()))
+    .collect();
+    let found = circles(&arrows);
+    assert_eq!(found.len(), 1);
+    assert_eq!(
+        found[0].iter().collect::<BTreeSet<_>>(),
+        ["a", "b", "c"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<BTreeSet<_>>()
+            .iter()
+            .collect()
+    );
+    assert!(is_ancestor("report", "report::html") && !is_ancestor("report", "reports::x"));
+}
+
+#[test]
+fn no_import_circle_between_files_of_the_harness() {
+    let known = modules();
+    let arrows = arrows(&known);
+    assert!(
+        arrows.values().map(BTreeSet::len).sum::<usize>() > 50,
+        "the reader found too few arrows to mean anything"
+    );
+    let found = circles(&arrows);
+    assert!(
+        found.is_empty(),
+        "import circles (each group reaches itself): {found:?}"
+    );
+}
+
+/// Function lengths: from a line that starts a `fn` to the closing brace at its indentation.
+fn long_functions(lines: &[String]) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim_start();
+        let indent = &l[..l.len() - t.len()];
+        let starts_fn = [
+            "fn ",
+            "pub fn ",
+            "pub(crate) fn ",
+            "pub(super) fn ",
+            "async fn ",
+            "pub async fn ",
+            "const fn ",
+            "pub const fn ",
+        ]
+        .iter()
+        .any(|p| t.starts_with(p));
+        if !starts_fn || l.trim_end().ends_with(';') {
+            continue;
+        }
+        let close = format!("{indent}}}");
+        let Some(end) = lines[i + 1..]
+            .iter()
+            .position(|x| x.starts_with(&close) && x[indent.len()..].starts_with('}'))
+        else {
+            continue;
+        };
+        let len = end + 2;
+        if len > FUNCTION_LIMIT {
+            let name = t
+                .split("fn ")
+                .nth(1)
+                .unwrap_or("")
+                .split(['(', '<'])
+                .next()
+                .unwrap_or("")
+                .to_string();
+            out.push((name, len));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_length_reader_measures_a_function_to_its_closing_brace() {
+    let body: Vec<String> = std::iter::once("    pub fn long(x: u32) -> u32 {".to_string())
+        .chain((0..FUNCTION_LIMIT).map(|_| "        x += 1;".to_string()))
+        .chain(["    }".to_string(), "fn short() {}".to_string()])
+        .collect();
+    assert_eq!(
+        long_functions(&body),
+        [("long".to_string(), FUNCTION_LIMIT + 2)]
+    );
+}
+
+#[test]
+fn no_file_over_500_lines_and_no_function_over_80() {
+    let mut big = Vec::new();
+    let mut long = Vec::new();
+    for p in modules().values() {
+        let lines = code(p);
+        let name = p
+            .strip_prefix(common::repo_root().join("harness/src"))
+            .unwrap()
+            .display()
+            .to_string();
+        if lines.len() > FILE_LIMIT {
+            big.push(format!("{name} ({} lines)", lines.len()));
+        }
+        long.extend(
+            long_functions(&lines)
+                .into_iter()
+                .map(|(f, n)| format!("{name}: {f} ({n} lines)")),
+        );
+    }
+    assert!(
+        big.is_empty() && long.is_empty(),
+        "split these:\n  files: {big:?}\n  functions: {long:?}"
+    );
+}
