@@ -7,7 +7,7 @@ use super::fmt_num;
 use super::section::Section;
 use crate::run::faults::{RECOVERED_FOR, RECOVERY_LIMIT_S};
 use crate::run::results::Run;
-use crate::services::database::WriteCheck;
+use crate::services::write_check::WriteCheck;
 
 pub struct Writes;
 pub struct Delivery;

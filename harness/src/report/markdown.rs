@@ -12,6 +12,34 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 pub fn report(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> String {
+    let mut md = title(results);
+    for section in sections_at(Place::Head) {
+        let part = section.markdown(results);
+        match section.title() {
+            Some(t) if !part.is_empty() => {
+                let _ = writeln!(md, "## {t}\n{part}");
+            }
+            _ => md.push_str(&part),
+        }
+        for c in section.charts(results) {
+            let f = format!("{}.png", c.id);
+            if png.iter().any(|p| p.file_name().is_some_and(|n| *n == *f)) {
+                let _ = writeln!(md, "![{f}](charts/{f})\n");
+            }
+        }
+    }
+    for v in views {
+        md.push_str(&scenario_section(results, v, png));
+    }
+    for section in sections_at(Place::Tail) {
+        md.push_str(&section.markdown(results));
+    }
+    md.push_str(&contenders_table(results));
+    md
+}
+
+/// The title, where and how the plan ran, and whether it finished.
+fn title(results: &Results) -> String {
     let mut md = String::new();
     let plan = results
         .plan
@@ -38,47 +66,39 @@ pub fn report(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> Str
                 .unwrap_or("the plan did not finish")
         );
     }
-    for section in sections_at(Place::Head) {
-        let part = section.markdown(results);
-        match section.title() {
-            Some(t) if !part.is_empty() => {
-                let _ = writeln!(md, "## {t}\n{part}");
-            }
-            _ => md.push_str(&part),
-        }
-        for c in section.charts(results) {
-            let f = format!("{}.png", c.id);
-            if png.iter().any(|p| p.file_name().is_some_and(|n| *n == *f)) {
-                let _ = writeln!(md, "![{f}](charts/{f})\n");
-            }
-        }
+    md
+}
+
+/// A scenario: its table of every metric, its notes and its charts.
+fn scenario_section(results: &Results, v: &ScenarioView, png: &[PathBuf]) -> String {
+    let mut md = String::new();
+    let _ = writeln!(md, "## {} `{}`\n\n{}\n", v.name, v.path, v.load);
+    let mut header = vec!["metric".to_string()];
+    header.extend(v.cells.iter().map(|(n, _)| n.clone()));
+    let rows: Vec<Vec<String>> = summary_rows(v)
+        .into_iter()
+        .map(|(label, cells)| std::iter::once(label).chain(cells).collect())
+        .collect();
+    md.push_str(&table(&header, 1, &rows));
+    md.push('\n');
+    for n in notes(v, results) {
+        let _ = writeln!(md, "- {}", n.replace('\n', " "));
     }
-    for v in views {
-        let _ = writeln!(md, "## {} `{}`\n\n{}\n", v.name, v.path, v.load);
-        let mut header = vec!["metric".to_string()];
-        header.extend(v.cells.iter().map(|(n, _)| n.clone()));
-        let rows: Vec<Vec<String>> = summary_rows(v)
-            .into_iter()
-            .map(|(label, cells)| std::iter::once(label).chain(cells).collect())
-            .collect();
-        md.push_str(&table(&header, 1, &rows));
-        md.push('\n');
-        for n in notes(v, results) {
-            let _ = writeln!(md, "- {}", n.replace('\n', " "));
-        }
-        for p in png.iter().filter(|p| {
-            p.file_name()
-                .and_then(|f| f.to_str())
-                .is_some_and(|f| f.starts_with(&format!("{}-", slug(&v.name))))
-        }) {
-            let f = p.file_name().unwrap().to_string_lossy();
-            let _ = writeln!(md, "\n![{f}](charts/{f})");
-        }
-        md.push('\n');
+    for p in png.iter().filter(|p| {
+        p.file_name()
+            .and_then(|f| f.to_str())
+            .is_some_and(|f| f.starts_with(&format!("{}-", slug(&v.name))))
+    }) {
+        let f = p.file_name().unwrap().to_string_lossy();
+        let _ = writeln!(md, "\n![{f}](charts/{f})");
     }
-    for section in sections_at(Place::Tail) {
-        md.push_str(&section.markdown(results));
-    }
+    md.push('\n');
+    md
+}
+
+/// The contenders: model, framework, runtime, configuration and tunables; the JVM flags.
+fn contenders_table(results: &Results) -> String {
+    let mut md = String::new();
     let _ = writeln!(md, "## Contenders\n");
     let rows: Vec<Vec<String>> = results
         .contenders
@@ -111,7 +131,7 @@ pub fn report(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> Str
     let _ = writeln!(
         md,
         "\nJVM flags (every Java contender): `{}`",
-        env.jvm_flags.join(" ")
+        results.environment.jvm_flags.join(" ")
     );
     md
 }
@@ -171,104 +191,110 @@ pub fn render_markdown(results: &Results) -> String {
             out.push_str(&repeats_table(results, &scenario, &cells));
             continue;
         }
-        let picked = columns(results, &scenario);
-        let Some(first) = picked.iter().find_map(|(_, r)| *r) else {
-            continue;
-        };
-        out.push_str(&format!(
-            "\n**{}** `{}`: {}\n\n",
-            first.scenario, first.path, first.load_description
-        ));
-        let mut header = [
-            "contender",
-            "model",
-            "req/s",
-            "p50 ms",
-            "p99 ms",
-            "max ms",
-            "errors",
-            "peak threads",
-            "peak RSS MB",
-            "CPU ms / 1k req",
-        ]
-        .map(String::from)
-        .to_vec();
-        // Where the scenario calls the downstream service: the outbound pool's size.
-        let downstream = picked
-            .iter()
-            .filter_map(|(_, r)| *r)
-            .any(|r| r.resources.peak_downstream_conns > 0);
-        if downstream {
-            header.push("peak downstream conns".into());
-        }
-        let mut rows = Vec::new();
-        for (c, run) in &picked {
-            match run {
-                Some(r) if r.status != RunStatus::Failed => {
-                    let s = &r.summary;
-                    rows.push(vec![
-                        c.name.clone(),
-                        c.model.clone(),
-                        fmt_num(s.rps, 0),
-                        fmt_num(s.latency.p50, 1),
-                        fmt_num(s.latency.p99, 1),
-                        fmt_num(s.latency.max, 1),
-                        fmt_num(s.errors.total() as f64, 0),
-                        r.resources.peak_threads.to_string(),
-                        fmt_num(r.resources.peak_rss_mb, 0),
-                        fmt_num(r.resources.cpu_ms_per_1k_requests, 1),
-                    ]);
-                    if downstream {
-                        rows.last_mut()
-                            .unwrap()
-                            .push(r.resources.peak_downstream_conns.to_string());
-                    }
-                }
-                Some(r) => {
-                    let mut row = vec![
-                        c.name.clone(),
-                        c.model.clone(),
-                        format!(
-                            "failed: {}",
-                            r.failure
-                                .as_deref()
-                                .unwrap_or("")
-                                .lines()
-                                .next()
-                                .unwrap_or("")
-                        ),
-                    ];
-                    row.resize(header.len(), String::new());
-                    rows.push(row);
-                }
-                None => {}
-            }
-        }
-        out.push_str(&table(&header, 2, &rows));
-        out.push_str(&verdicts(&picked));
-        if picked.iter().filter_map(|(_, r)| *r).any(stepped) {
-            let mut rows = Vec::new();
-            for (c, run) in &picked {
-                for l in run.map(|r| r.summary.levels.as_slice()).unwrap_or(&[]) {
-                    rows.push(vec![
-                        c.name.clone(),
-                        l.target.to_string(),
-                        fmt_num(l.rps, 0),
-                        fmt_num(l.latency.p99, 1),
-                        l.peak_threads.to_string(),
-                        fmt_num(l.peak_rss_mb, 0),
-                    ]);
-                }
-            }
-            out.push('\n');
-            out.push_str(&table(
-                &["contender", "users", "req/s", "p99 ms", "threads", "RSS MB"].map(String::from),
-                1,
-                &rows,
-            ));
-        }
+        out.push_str(&single_runs_table(results, &scenario));
     }
     out
+}
+
+/// A scenario measured once per contender: that run's figures, one row per contender, each
+/// kind's line for it, and per-level rows where the users stepped.
+fn single_runs_table(results: &Results, scenario: &str) -> String {
+    let picked = columns(results, scenario);
+    let Some(first) = picked.iter().find_map(|(_, r)| *r) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "\n**{}** `{}`: {}\n\n",
+        first.scenario, first.path, first.load_description
+    );
+    let mut header = [
+        "contender",
+        "model",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "errors",
+        "peak threads",
+        "peak RSS MB",
+        "CPU ms / 1k req",
+    ]
+    .map(String::from)
+    .to_vec();
+    // Where the scenario calls the downstream service: the outbound pool's size.
+    let downstream = picked
+        .iter()
+        .filter_map(|(_, r)| *r)
+        .any(|r| r.resources.peak_downstream_conns > 0);
+    if downstream {
+        header.push("peak downstream conns".into());
+    }
+    let rows: Vec<Vec<String>> = picked
+        .iter()
+        .filter_map(|(c, run)| Some(run_row(c, (*run)?, header.len(), downstream)))
+        .collect();
+    out.push_str(&table(&header, 2, &rows));
+    out.push_str(&verdicts(&picked));
+    if picked.iter().filter_map(|(_, r)| *r).any(stepped) {
+        out.push('\n');
+        out.push_str(&level_table(&picked));
+    }
+    out
+}
+
+/// One contender's row: its figures, or why the run failed.
+fn run_row(c: &ContenderInfo, r: &Run, width: usize, downstream: bool) -> Vec<String> {
+    if r.status == RunStatus::Failed {
+        let why = r
+            .failure
+            .as_deref()
+            .unwrap_or("")
+            .lines()
+            .next()
+            .unwrap_or("");
+        let mut row = vec![c.name.clone(), c.model.clone(), format!("failed: {why}")];
+        row.resize(width, String::new());
+        return row;
+    }
+    let s = &r.summary;
+    let mut row = vec![
+        c.name.clone(),
+        c.model.clone(),
+        fmt_num(s.rps, 0),
+        fmt_num(s.latency.p50, 1),
+        fmt_num(s.latency.p99, 1),
+        fmt_num(s.latency.max, 1),
+        fmt_num(s.errors.total() as f64, 0),
+        r.resources.peak_threads.to_string(),
+        fmt_num(r.resources.peak_rss_mb, 0),
+        fmt_num(r.resources.cpu_ms_per_1k_requests, 1),
+    ];
+    if downstream {
+        row.push(r.resources.peak_downstream_conns.to_string());
+    }
+    row
+}
+
+/// Per contender and level of users: throughput, p99, threads and RSS.
+fn level_table(picked: &[(&ContenderInfo, Option<&Run>)]) -> String {
+    let mut rows = Vec::new();
+    for (c, run) in picked {
+        for l in run.map(|r| r.summary.levels.as_slice()).unwrap_or(&[]) {
+            rows.push(vec![
+                c.name.clone(),
+                l.target.to_string(),
+                fmt_num(l.rps, 0),
+                fmt_num(l.latency.p99, 1),
+                l.peak_threads.to_string(),
+                fmt_num(l.peak_rss_mb, 0),
+            ]);
+        }
+    }
+    table(
+        &["contender", "users", "req/s", "p99 ms", "threads", "RSS MB"].map(String::from),
+        1,
+        &rows,
+    )
 }
 
 /// A scenario measured several times: per contender the median over runs of each figure

@@ -3,6 +3,7 @@
 
 use super::chart::{self, Chart, Series, GUIDE};
 use super::{color, is_open, runtime, slug};
+use crate::driver::summary::IntervalRow;
 use crate::run::results::{Results, Run, RunStatus};
 use crate::sampler::Sample;
 use crate::stats;
@@ -19,106 +20,130 @@ pub fn charts(results: &Results, scenario: &str) -> Vec<Chart> {
         .filter(|(_, _, r)| r.status != RunStatus::Failed)
         .collect();
     let id = |k: &str| format!("{}-{k}", slug(scenario));
-    let measured = |r: &Run| {
-        r.intervals
-            .iter()
-            .filter(|row| !row.drain)
-            .cloned()
-            .collect::<Vec<_>>()
-    };
-    let per_second =
-        |k: &str, title: &str, y: &str, f: fn(&crate::driver::summary::IntervalRow) -> f64| Chart {
-            id: id(k),
-            title: title.into(),
-            x_label: "seconds into the measured run".into(),
-            y_label: y.into(),
-            series: reps
-                .iter()
-                .map(|(i, n, r)| Series {
-                    name: n.to_string(),
-                    color: color(*i),
-                    dashed: false,
-                    points: measured(r)
-                        .iter()
-                        .map(|row| (f64::from(row.t) + 0.5, f(row)))
-                        .collect(),
-                })
-                .collect(),
-            ..Chart::default()
-        };
     let mut out = vec![per_second(
-        "throughput",
+        &reps,
+        id("throughput"),
         "Throughput over time",
         "req/s",
         |r| r.ok as f64,
     )];
     out.extend(runtime::runs_chart(results, scenario, id("runs")));
     out.extend(runtime::warmup_chart(results, scenario, id("warmup")));
+    out.push(latency_chart(&reps, id("latency")));
+    out.extend(spectrum(results, scenario, &reps, id("percentiles")));
+    let open = reps.first().is_some_and(|(_, _, r)| is_open(r));
+    if let Some((_, _, r)) = reps.first() {
+        out.push(load_chart(r, open, id("load")));
+    }
+    out.push(per_second(
+        &reps,
+        id("errors"),
+        "Errors over time",
+        "errors/s",
+        |r| r.errors as f64,
+    ));
+    out.extend(scaling(&reps, open, id("scaling")));
+    out.extend(resource_charts(&reps, &id));
+    out.extend(runtime::charts(&reps, &id));
+    out
+}
+
+/// The rows of the measured phase (not the drain after it).
+fn measured(r: &Run) -> Vec<IntervalRow> {
+    r.intervals
+        .iter()
+        .filter(|row| !row.drain)
+        .cloned()
+        .collect()
+}
+
+/// One figure per second of the measured run, a line per contender.
+fn per_second(
+    reps: &[(usize, &str, &Run)],
+    id: String,
+    title: &str,
+    y: &str,
+    f: fn(&IntervalRow) -> f64,
+) -> Chart {
+    Chart {
+        id,
+        title: title.into(),
+        x_label: "seconds into the measured run".into(),
+        y_label: y.into(),
+        series: reps
+            .iter()
+            .map(|(i, n, r)| Series {
+                name: n.to_string(),
+                color: color(*i),
+                dashed: false,
+                points: measured(r)
+                    .iter()
+                    .map(|row| (f64::from(row.t) + 0.5, f(row)))
+                    .collect(),
+            })
+            .collect(),
+        ..Chart::default()
+    }
+}
+
+/// p99 (solid) and p50 (dashed) per second, over the seconds with answers.
+fn latency_chart(reps: &[(usize, &str, &Run)], id: String) -> Chart {
     let mut lat = Chart {
-        id: id("latency"),
+        id,
         title: "Response time over time: p99 (solid), p50 (dashed)".into(),
         x_label: "seconds into the measured run".into(),
         y_label: "ms".into(),
         ..Chart::default()
     };
-    for (i, n, r) in &reps {
+    for (i, n, r) in reps {
         let rows: Vec<_> = measured(r).into_iter().filter(|row| row.ok > 0).collect();
-        lat.series.push(Series {
-            name: format!("{n} p99"),
-            color: color(*i),
-            dashed: false,
-            points: rows
-                .iter()
-                .map(|row| (f64::from(row.t) + 0.5, row.latency.p99))
-                .collect(),
-        });
-        lat.series.push(Series {
-            name: format!("{n} p50"),
-            color: color(*i),
-            dashed: true,
-            points: rows
-                .iter()
-                .map(|row| (f64::from(row.t) + 0.5, row.latency.p50))
-                .collect(),
-        });
-    }
-    out.push(lat);
-    if let Some(spectrum) = spectrum(results, scenario, &reps, id("percentiles")) {
-        out.push(spectrum);
-    }
-    let open = reps.first().is_some_and(|(_, _, r)| is_open(r));
-    if let Some((_, _, r)) = reps.first() {
-        let label = if open {
-            "arrival rate (req/s)"
-        } else {
-            "users"
-        };
-        out.push(Chart {
-            id: id("load"),
-            title: format!("Offered load: {label}"),
-            x_label: "seconds into the measured run".into(),
-            y_label: label.into(),
-            series: vec![Series {
-                name: label.into(),
-                color: GUIDE.into(),
-                dashed: false,
-                points: measured(r)
+        for (name, dashed, pick) in [
+            (
+                format!("{n} p99"),
+                false,
+                (|row: &IntervalRow| row.latency.p99) as fn(&IntervalRow) -> f64,
+            ),
+            (format!("{n} p50"), true, |row: &IntervalRow| {
+                row.latency.p50
+            }),
+        ] {
+            lat.series.push(Series {
+                name,
+                color: color(*i),
+                dashed,
+                points: rows
                     .iter()
-                    .map(|row| (f64::from(row.t) + 0.5, row.target))
+                    .map(|row| (f64::from(row.t) + 0.5, pick(row)))
                     .collect(),
-            }],
-            ..Chart::default()
-        });
+            });
+        }
     }
-    out.push(per_second("errors", "Errors over time", "errors/s", |r| {
-        r.errors as f64
-    }));
-    if let Some(s) = scaling(&reps, open, id("scaling")) {
-        out.push(s);
+    lat
+}
+
+/// The load offered each second: users (closed model) or arrival rate (open).
+fn load_chart(r: &Run, open: bool, id: String) -> Chart {
+    let label = if open {
+        "arrival rate (req/s)"
+    } else {
+        "users"
+    };
+    Chart {
+        id,
+        title: format!("Offered load: {label}"),
+        x_label: "seconds into the measured run".into(),
+        y_label: label.into(),
+        series: vec![Series {
+            name: label.into(),
+            color: GUIDE.into(),
+            dashed: false,
+            points: measured(r)
+                .iter()
+                .map(|row| (f64::from(row.t) + 0.5, row.target))
+                .collect(),
+        }],
+        ..Chart::default()
     }
-    out.extend(resource_charts(&reps, &id));
-    out.extend(runtime::charts(&reps, &id));
-    out
 }
 
 /// The contender's threads, memory, CPU, context switches and sockets over time, from the

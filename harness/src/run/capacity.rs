@@ -282,12 +282,7 @@ impl RunCtx<'_> {
             return None;
         }
         let (name, s, c) = (st.name, st.s, st.c);
-        let Profile::Open {
-            duration,
-            max_connections,
-            ..
-        } = s.load.profile
-        else {
+        let Profile::Open { duration, .. } = s.load.profile else {
             return None;
         };
         let k = self
@@ -297,21 +292,7 @@ impl RunCtx<'_> {
             .filter(|r| r.contender == name && r.details.probe().is_some_and(|p| p.of == s.name))
             .count() as u32
             + 1;
-        let p = Scenario {
-            name: format!("{}@{rate:.0}", s.name),
-            warmup: if warm { s.warmup } else { Duration::ZERO },
-            load: Load {
-                profile: Profile::Open {
-                    rate,
-                    ramp_to: rate,
-                    duration,
-                    max_connections,
-                },
-                ..s.load.clone()
-            },
-            capacity: None,
-            ..s.clone()
-        };
+        let p = probe_scenario(s, rate, warm);
         eprintln!(
             "[{name}] capacity probe {k}: {rate:.0} req/s for {}s",
             duration.as_secs()
@@ -323,38 +304,14 @@ impl RunCtx<'_> {
         self.abort_p99_ms = None;
         let stopped_early = self.gave_up.get();
         let run = self.res.runs.get_mut(before)?;
-        // A probe given up stays Incomplete (it was stopped): it fails the SLO, and what it
-        // left in flight is counted as cut, not as errors of the server.
-        // A warm-up that left requests unanswered hands the first probe its backlog: that probe
-        // measures the warm-up, not its rate, and is not counted (the rate is probed again).
-        let inherited = run
-            .driver
-            .warnings
-            .iter()
-            .any(|w| w.starts_with("the warm-up left"));
-        let (mut passed, breaches) = judge(run, &c.slo);
-        let mut broke: Vec<String> = breaches.iter().map(|b| b.text.clone()).collect();
-        // A pass the driver could not offer says nothing; a failure beyond what its lateness
-        // explains is still the server's (see `servers_failure`).
-        let lag_p99 = run.driver.schedule_lag.as_ref().map_or(0.0, |l| l.p99);
-        let servers_failure = !passed && servers_failure(&breaches, lag_p99);
-        let driver_limited = run.driver.saturated && !servers_failure;
-        // An inconclusive probe is probed again (a passing spell of CPU steal), and after
-        // DRIVER_RETRIES the search stops there.
-        let retry = driver_limited && st.driver_retries < DRIVER_RETRIES;
-        if inherited {
-            passed = false;
-            broke.push("not counted: it began with the warm-up's unanswered requests".into());
-        } else if retry {
-            passed = false;
-            broke.push("not counted: probed again".into());
-        }
-        if stopped_early {
-            passed = false;
-            broke.push(format!(
-                "stopped early: p99 above {ABORT_FACTOR}x the objective for {ABORT_AFTER_S} s"
-            ));
-        }
+        let retries_left = st.driver_retries < DRIVER_RETRIES;
+        let Assessed {
+            probe,
+            retry,
+            inherited,
+        } = assess(run, c, &s.name, rate, stopped_early, retries_left);
+        let (passed, driver_limited, broke) =
+            (probe.passed, probe.driver_limited, probe.broke.clone());
         eprintln!(
             "  {}",
             if passed {
@@ -364,15 +321,7 @@ impl RunCtx<'_> {
             }
         );
         let failed_run = run.status == RunStatus::Failed;
-        run.details.set(Detail::Probe(Probe {
-            of: s.name.clone(),
-            rate,
-            passed,
-            broke: broke.clone(),
-            driver_limited,
-            stopped_early,
-            counted: !inherited && !driver_limited,
-        }));
+        run.details.set(Detail::Probe(probe));
         st.probes.push(before);
         let _ = self.res.save(self.dir);
         if interrupt::stopped() || failed_run {
@@ -460,6 +409,100 @@ fn kind_of(broke: &str) -> String {
         m if m.starts_with('p') || m == "max" || m == "mean" => "latency".into(),
         "stopped" => "latency".into(),
         m => m.to_string(),
+    }
+}
+
+/// The probe's scenario: the capacity scenario at `rate` for its duration, its warm-up only
+/// before the first probe of a search.
+fn probe_scenario(s: &Scenario, rate: f64, warm: bool) -> Scenario {
+    let Profile::Open {
+        duration,
+        max_connections,
+        ..
+    } = s.load.profile
+    else {
+        return s.clone();
+    };
+    Scenario {
+        name: format!("{}@{rate:.0}", s.name),
+        warmup: if warm { s.warmup } else { Duration::ZERO },
+        load: Load {
+            profile: Profile::Open {
+                rate,
+                ramp_to: rate,
+                duration,
+                max_connections,
+            },
+            ..s.load.clone()
+        },
+        capacity: None,
+        ..s.clone()
+    }
+}
+
+/// What a probe's run says about its rate.
+struct Assessed {
+    probe: Probe,
+    /// The driver could not offer the rate and may try again.
+    retry: bool,
+    /// It began with the warm-up's backlog: it judged the warm-up, not its rate.
+    inherited: bool,
+}
+
+/// Judges a probe's run against the SLO, and says when it judges nothing (driver-limited,
+/// inherited backlog) or was given up early.
+fn assess(
+    run: &Run,
+    c: &Capacity,
+    of: &str,
+    rate: f64,
+    stopped_early: bool,
+    retries_left: bool,
+) -> Assessed {
+    // A probe given up stays Incomplete (it was stopped): it fails the SLO, and what it
+    // left in flight is counted as cut, not as errors of the server.
+    // A warm-up that left requests unanswered hands the first probe its backlog: that probe
+    // measures the warm-up, not its rate, and is not counted (the rate is probed again).
+    let inherited = run
+        .driver
+        .warnings
+        .iter()
+        .any(|w| w.starts_with("the warm-up left"));
+    let (mut passed, breaches) = judge(run, &c.slo);
+    let mut broke: Vec<String> = breaches.iter().map(|b| b.text.clone()).collect();
+    // A pass the driver could not offer says nothing; a failure beyond what its lateness
+    // explains is still the server's (see `servers_failure`).
+    let lag_p99 = run.driver.schedule_lag.as_ref().map_or(0.0, |l| l.p99);
+    let servers_failure = !passed && servers_failure(&breaches, lag_p99);
+    let driver_limited = run.driver.saturated && !servers_failure;
+    // An inconclusive probe is probed again (a passing spell of CPU steal), and after
+    // DRIVER_RETRIES the search stops there.
+    let retry = driver_limited && retries_left;
+    if inherited {
+        passed = false;
+        broke.push("not counted: it began with the warm-up's unanswered requests".into());
+    } else if retry {
+        passed = false;
+        broke.push("not counted: probed again".into());
+    }
+    if stopped_early {
+        passed = false;
+        broke.push(format!(
+            "stopped early: p99 above {ABORT_FACTOR}x the objective for {ABORT_AFTER_S} s"
+        ));
+    }
+    Assessed {
+        probe: Probe {
+            of: of.to_string(),
+            rate,
+            passed,
+            broke,
+            driver_limited,
+            stopped_early,
+            counted: !inherited && !driver_limited,
+        },
+        retry,
+        inherited,
     }
 }
 

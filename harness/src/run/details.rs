@@ -9,8 +9,8 @@
 //! and its report section (report/sections.rs).
 
 use super::faults::{EventRecord, OverloadVerdict, Recovery};
-use crate::services::database::WriteCheck;
 use crate::services::kafka::DeliveryCheck;
+use crate::services::write_check::WriteCheck;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

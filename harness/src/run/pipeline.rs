@@ -11,9 +11,10 @@ use crate::driver::summary::{decode_histogram, IntervalRow, Latency};
 use crate::plan::{Profile, Scenario};
 use crate::sampler::{self, Sampler};
 use crate::services::contender::{describe_exit, log_tail, Running};
-use crate::services::kafka::{run_load, LoadReport, RecordLoad};
+use crate::services::kafka::{run_load, Kafka, LoadReport, RecordLoad};
 use crate::util::interrupt;
-use std::time::Instant;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 impl RunCtx<'_> {
     /// A pipeline scenario: warm-up and measured load through Kafka, sampled and watched like
@@ -21,33 +22,27 @@ impl RunCtx<'_> {
     pub(super) fn measure_pipeline(
         &mut self,
         name: &str,
-        mut proc: Option<&mut Running>,
+        proc: Option<&mut Running>,
         s: &Scenario,
         run: u32,
     ) {
         let Some(kafka) = self.services.and_then(|sv| sv.kafka.as_ref()) else {
-            self.res.runs.push(failed_run(
-                name,
-                s,
-                run,
-                "no Kafka broker (pipeline scenarios need one)",
-            ));
+            let why = "no Kafka broker (pipeline scenarios need one)";
+            self.res.runs.push(failed_run(name, s, run, why));
             return;
         };
         let Profile::Open { rate, duration, .. } = s.load.profile else {
-            self.res.runs.push(failed_run(
-                name,
-                s,
-                run,
-                "a pipeline scenario needs an open-model load",
-            ));
+            let why = "a pipeline scenario needs an open-model load";
+            self.res.runs.push(failed_run(name, s, run, why));
             return;
         };
-        let logs = self.dir.join("logs");
-        let (cpus, drain) = (
-            self.plan.driver_cpus.clone(),
-            s.load.timeout.as_secs_f64() + 5.0,
-        );
+        let load = Pipeline {
+            kafka,
+            cpus: self.plan.driver_cpus.clone(),
+            logs: self.dir.join("logs"),
+            rate,
+            drain: s.load.timeout.as_secs_f64() + 5.0,
+        };
         if !s.warmup.is_zero() {
             eprintln!(
                 "  {name} {} warm-up: {rate} records/s for {}s",
@@ -55,27 +50,36 @@ impl RunCtx<'_> {
                 s.warmup.as_secs()
             );
             let tag = format!("{name}-{}-r{run}-warm", s.name);
-            if let Err(e) = run_load(
-                kafka,
-                &cpus,
-                &logs,
-                RecordLoad {
-                    rate,
-                    seconds: s.warmup.as_secs_f64(),
-                    drain,
-                },
-                &tag,
-                |_| !interrupt::stopped(),
-            ) {
-                self.res
-                    .runs
-                    .push(failed_run(name, s, run, &format!("warm-up failed: {e:#}")));
+            if let Err(e) = load.run(s.warmup, &tag, |_| !interrupt::stopped()) {
+                let why = format!("warm-up failed: {e:#}");
+                self.res.runs.push(failed_run(name, s, run, &why));
                 return;
             }
         }
         if interrupt::stopped() {
             return;
         }
+        let r = self.pipeline_run(&load, name, proc, s, run, duration);
+        if let Some(check) = r.details.delivery() {
+            eprintln!(
+                "  {:.0} records/s, p50 {:.1} ms, p99 {:.1} ms, {} lost, {} duplicates, {} failed enrichments, peak lag {}, peak {} threads, {:.0} MB RSS",
+                r.summary.rps, r.summary.latency.p50, r.summary.latency.p99, check.lost, check.duplicates, check.failed_enrichments, check.peak_lag, r.resources.peak_threads, r.resources.peak_rss_mb
+            );
+        }
+        self.res.runs.push(r);
+    }
+
+    /// The measured load: sampled, its events fired, the contender watched; the run finished
+    /// from the load tool's report (or failed with why it has none).
+    fn pipeline_run(
+        &mut self,
+        load: &Pipeline,
+        name: &str,
+        mut proc: Option<&mut Running>,
+        s: &Scenario,
+        run: u32,
+        duration: Duration,
+    ) -> Run {
         let mut r = new_run(name, s, run);
         // The pipelines call the downstream service for every record: count those connections.
         let downstream_port = self.services.map(|sv| sv.downstream.addr.port());
@@ -84,38 +88,27 @@ impl RunCtx<'_> {
             (None, Some(pid)) => Some(Sampler::of_tree(pid, Instant::now())),
             (None, None) => None,
         };
-        let mut samples = Vec::new();
-        let mut fired = Vec::new();
-        let mut crash = None;
+        let (mut samples, mut fired, mut crash) = (Vec::new(), Vec::new(), None);
         let steal_before = sampler::cpu_steal();
         eprintln!(
-            "  {name} {}: {rate} records/s for {}s (then up to {drain:.0}s for the last records)",
+            "  {name} {}: {} records/s for {}s (then up to {:.0}s for the last records)",
             s.name,
-            duration.as_secs()
+            load.rate,
+            duration.as_secs(),
+            load.drain
         );
         let tag = format!("{name}-{}-r{run}", s.name);
-        let report = run_load(
-            kafka,
-            &cpus,
-            &logs,
-            RecordLoad {
-                rate,
-                seconds: duration.as_secs_f64(),
-                drain,
-            },
-            &tag,
-            |elapsed| {
-                if let Some(sm) = sampler.as_ref() {
-                    samples.push(sm.sample());
-                }
-                self.fire_due_event(&s.events, &mut fired, elapsed);
-                if let Some(st) = proc.as_mut().and_then(|p| p.exited()) {
-                    crash = Some(describe_exit(st));
-                    return false;
-                }
-                !interrupt::stopped()
-            },
-        );
+        let report = load.run(duration, &tag, |elapsed| {
+            if let Some(sm) = sampler.as_ref() {
+                samples.push(sm.sample());
+            }
+            self.fire_due_event(&s.events, &mut fired, elapsed);
+            if let Some(st) = proc.as_mut().and_then(|p| p.exited()) {
+                crash = Some(describe_exit(st));
+                return false;
+            }
+            !interrupt::stopped()
+        });
         if let Some(sm) = sampler.as_ref() {
             samples.push(sm.sample_full());
         }
@@ -134,12 +127,11 @@ impl RunCtx<'_> {
                     ),
                     _ => format!("pipeline load: {e:#}"),
                 });
-                self.res.runs.push(r);
-                return;
+                return r;
             }
         };
-        let delivered = delivered(&mut r, &report, rate, duration.as_secs_f64());
-        r.driver.cpus = cpus;
+        let delivered = delivered(&mut r, &report, load.rate, duration.as_secs_f64());
+        r.driver.cpus = load.cpus.clone();
         let ended = Ended {
             samples,
             steal_before,
@@ -148,14 +140,33 @@ impl RunCtx<'_> {
             cancelled: false,
             requests: delivered,
         };
-        let r = finish(r, ended, proc.as_deref());
-        if let Some(check) = r.details.delivery() {
-            eprintln!(
-                "  {:.0} records/s, p50 {:.1} ms, p99 {:.1} ms, {} lost, {} duplicates, {} failed enrichments, peak lag {}, peak {} threads, {:.0} MB RSS",
-                r.summary.rps, r.summary.latency.p50, r.summary.latency.p99, check.lost, check.duplicates, check.failed_enrichments, check.peak_lag, r.resources.peak_threads, r.resources.peak_rss_mb
-            );
-        }
-        self.res.runs.push(r);
+        finish(r, ended, proc.as_deref())
+    }
+}
+
+/// The record load of one pipeline scenario: the broker, the load tool's CPUs and log folder,
+/// the rate, and how long to wait for the last records.
+struct Pipeline<'a> {
+    kafka: &'a Kafka,
+    cpus: Vec<usize>,
+    logs: PathBuf,
+    rate: f64,
+    drain: f64,
+}
+
+impl Pipeline<'_> {
+    fn run(
+        &self,
+        seconds: Duration,
+        tag: &str,
+        tick: impl FnMut(Duration) -> bool,
+    ) -> anyhow::Result<LoadReport> {
+        let load = RecordLoad {
+            rate: self.rate,
+            seconds: seconds.as_secs_f64(),
+            drain: self.drain,
+        };
+        run_load(self.kafka, &self.cpus, &self.logs, load, tag, tick)
     }
 }
 

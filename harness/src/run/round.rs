@@ -74,10 +74,6 @@ impl RunCtx<'_> {
         java: Option<&Path>,
         run: u32,
     ) -> Result<()> {
-        let log = self
-            .dir
-            .join("logs")
-            .join(format!("{}.run{run}.log", m.name));
         let most = if self.plan.sequential.is_some() {
             " at most"
         } else {
@@ -95,60 +91,9 @@ impl RunCtx<'_> {
                     .join(format!(".{}.run{run}", m.name)),
             )?);
         }
-        let env = self.contender_env()?;
-        let Launched {
-            mut proc,
-            argv,
-            startup_timeout,
-        } = launch(m, tunables, self.plan, java, &log, &env)?;
-        self.res.contenders[index].command = argv;
-        match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
-            Ok(t) => {
-                eprintln!("[{}] ready in {:.1}s", m.name, t.as_secs_f64());
-                self.res.contenders[index].startup_s = Some(t.as_secs_f64());
-                self.res.save(self.dir)?;
-            }
-            Err(_) if interrupt::stopped() => {
-                // Cut short by the user, not a failure of the contender: nothing to record.
-                eprintln!("[{}] interrupted during start-up", m.name);
-                proc.stop(STOP_GRACE);
-                return self.res.save(self.dir);
-            }
-            Err(e) => {
-                let why = format!("start-up failed: {e:#}");
-                eprintln!("[{}] {why}", m.name);
-                self.res.contenders[index].failure = Some(why.clone());
-                proc.stop(STOP_GRACE);
-                return self.fail_all(&m.name, run, &why);
-            }
-        }
-        eprintln!("[{}] verifying against the contract", m.name);
-        let services = self
-            .services
-            .context("contenders need the harness's services")?;
-        let v = verify_contender(
-            self.rt,
-            &proc,
-            m,
-            services,
-            &self.plan.driver_cpus,
-            &self.dir.join("logs"),
-            None,
-        )?;
-        crate::conformance::print(&m.name, &v);
-        let passed = v.passed;
-        self.res.contenders[index].verification = Some(v);
-        self.res.save(self.dir)?;
-        if interrupt::stopped() {
-            proc.stop(STOP_GRACE);
-            return self.res.save(self.dir);
-        }
-        if !passed {
-            let why = "failed the contract checks (see verification); not measured".to_string();
-            self.res.contenders[index].failure = Some(why.clone());
-            proc.stop(STOP_GRACE);
-            return self.fail_all(&m.name, run, &why);
-        }
+        let Some(mut proc) = self.start_and_verify(index, m, tunables, java, run)? else {
+            return Ok(());
+        };
         for (si, s) in self.plan.scenarios.iter().enumerate() {
             if interrupt::stopped() {
                 break;
@@ -186,6 +131,82 @@ impl RunCtx<'_> {
             p.clean_up();
         }
         self.res.save(self.dir)
+    }
+
+    /// Starts the contender and checks it against the contract. None when the round ends
+    /// here (start-up failed, the contract failed, or Ctrl-C): what happened is recorded and
+    /// the contender stopped.
+    fn start_and_verify(
+        &mut self,
+        index: usize,
+        m: &Manifest,
+        tunables: &BTreeMap<String, String>,
+        java: Option<&Path>,
+        run: u32,
+    ) -> Result<Option<Running>> {
+        let log = self
+            .dir
+            .join("logs")
+            .join(format!("{}.run{run}.log", m.name));
+        let env = self.contender_env()?;
+        let Launched {
+            mut proc,
+            argv,
+            startup_timeout,
+        } = launch(m, tunables, self.plan, java, &log, &env)?;
+        self.res.contenders[index].command = argv;
+        match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
+            Ok(t) => {
+                eprintln!("[{}] ready in {:.1}s", m.name, t.as_secs_f64());
+                self.res.contenders[index].startup_s = Some(t.as_secs_f64());
+                self.res.save(self.dir)?;
+            }
+            Err(_) if interrupt::stopped() => {
+                // Cut short by the user, not a failure of the contender: nothing to record.
+                eprintln!("[{}] interrupted during start-up", m.name);
+                proc.stop(STOP_GRACE);
+                self.res.save(self.dir)?;
+                return Ok(None);
+            }
+            Err(e) => {
+                let why = format!("start-up failed: {e:#}");
+                eprintln!("[{}] {why}", m.name);
+                self.res.contenders[index].failure = Some(why.clone());
+                proc.stop(STOP_GRACE);
+                self.fail_all(&m.name, run, &why)?;
+                return Ok(None);
+            }
+        }
+        eprintln!("[{}] verifying against the contract", m.name);
+        let services = self
+            .services
+            .context("contenders need the harness's services")?;
+        let v = verify_contender(
+            self.rt,
+            &proc,
+            m,
+            services,
+            &self.plan.driver_cpus,
+            &self.dir.join("logs"),
+            None,
+        )?;
+        crate::conformance::print(&m.name, &v);
+        let passed = v.passed;
+        self.res.contenders[index].verification = Some(v);
+        self.res.save(self.dir)?;
+        if interrupt::stopped() {
+            proc.stop(STOP_GRACE);
+            self.res.save(self.dir)?;
+            return Ok(None);
+        }
+        if !passed {
+            let why = "failed the contract checks (see verification); not measured".to_string();
+            self.res.contenders[index].failure = Some(why.clone());
+            proc.stop(STOP_GRACE);
+            self.fail_all(&m.name, run, &why)?;
+            return Ok(None);
+        }
+        Ok(Some(proc))
     }
 
     /// What a contender starts with: the services' addresses, and the current profiler's

@@ -94,10 +94,11 @@ impl RunCtx<'_> {
             let mut crash = None;
             let t0 = Instant::now();
             let mut tick = 0u32;
-            // The live line: p99 of the last second's answers, renewed each second.
-            let (mut second_start, mut p99) = (live.snapshot(), None);
-            // Seconds in a row the p99 stayed above a capacity probe's give-up level.
-            let mut over = 0u32;
+            let mut sec = Seconds {
+                start: live.snapshot(),
+                p99: None,
+                over: 0,
+            };
             loop {
                 let mut threads = None;
                 if let Some((sampler, samples)) = sampling.as_mut() {
@@ -106,40 +107,18 @@ impl RunCtx<'_> {
                     samples.push(s);
                 }
                 if tick % 4 == 3 {
-                    p99 = live.p99_since(&second_start);
-                    second_start = live.snapshot();
                     let cpu = sampling
                         .as_ref()
                         .and_then(|(_, samples)| samples.last())
                         .map(|s| s.cpu_user_s + s.cpu_sys_s);
-                    if let Some(settle) = self.settle.borrow_mut().as_mut() {
-                        if settle.second(
-                            t0.elapsed(),
-                            live.ok.load(Ordering::Relaxed),
-                            live.latency_us.load(Ordering::Relaxed),
-                            cpu,
-                        ) {
-                            live.finish_early();
-                        }
-                    }
-                    if let Some(limit) = self.abort_p99_ms {
-                        over = if p99.is_some_and(|p| p.as_secs_f64() * 1000.0 > limit) {
-                            over + 1
-                        } else {
-                            0
-                        };
-                        if over >= super::capacity::ABORT_AFTER_S {
-                            self.gave_up.set(true);
-                            cancel.store(true, Ordering::SeqCst);
-                        }
-                    }
+                    self.each_second(&mut sec, &live, cpu, t0.elapsed(), &cancel);
                 }
                 bar.update(
                     live.ok.load(Ordering::Relaxed),
                     live.errors.load(Ordering::Relaxed),
                     load.profile.target_at(t0.elapsed()),
                     t0.elapsed(),
-                    p99,
+                    sec.p99,
                     threads,
                 );
                 self.fire_due_event(events, fired, t0.elapsed());
@@ -175,6 +154,47 @@ impl RunCtx<'_> {
             *self.host_shares.borrow_mut() = shares;
             Ok((outcome, crash))
         })
+    }
+}
+
+/// What the watch keeps from one second to the next.
+struct Seconds {
+    /// The live counts when this second began: the live line shows the p99 of the last
+    /// second's answers.
+    start: Vec<u64>,
+    p99: Option<Duration>,
+    /// Seconds in a row the p99 stayed above a capacity probe's give-up level.
+    over: u32,
+}
+
+impl RunCtx<'_> {
+    /// Once a second: the live p99, the warm-up's settle check (it may end the warm-up), and
+    /// a capacity probe's give-up rule (it may cancel the run).
+    fn each_second(
+        &self,
+        sec: &mut Seconds,
+        live: &Live,
+        cpu: Option<f64>,
+        elapsed: Duration,
+        cancel: &AtomicBool,
+    ) {
+        sec.p99 = live.p99_since(&sec.start);
+        sec.start = live.snapshot();
+        if let Some(settle) = self.settle.borrow_mut().as_mut() {
+            let ok = live.ok.load(Ordering::Relaxed);
+            let latency_us = live.latency_us.load(Ordering::Relaxed);
+            if settle.second(elapsed, ok, latency_us, cpu) {
+                live.finish_early();
+            }
+        }
+        if let Some(limit) = self.abort_p99_ms {
+            let above = sec.p99.is_some_and(|p| p.as_secs_f64() * 1000.0 > limit);
+            sec.over = if above { sec.over + 1 } else { 0 };
+            if sec.over >= super::capacity::ABORT_AFTER_S {
+                self.gave_up.set(true);
+                cancel.store(true, Ordering::SeqCst);
+            }
+        }
     }
 }
 

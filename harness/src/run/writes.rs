@@ -2,7 +2,8 @@
 //! acknowledged is looked up in PostgreSQL after the run.
 
 use crate::driver::Target;
-use crate::services::database::{judge_writes, Ack, Database, WriteCheck};
+use crate::services::database::Database;
+use crate::services::write_check::{judge_writes, Ack, WriteCheck};
 use anyhow::Result;
 
 /// Looks up every acknowledged write of a run in the database.

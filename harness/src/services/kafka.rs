@@ -72,6 +72,54 @@ fn server_properties(data: &Path, port: u16, controller: u16) -> String {
     )
 }
 
+/// Formats the broker's storage for KRaft mode (what `kafka-storage.sh format` does).
+fn format_storage(java: &Path, cp: &str, props: &Path) -> Result<()> {
+    let out = std::process::Command::new(java)
+        .args([
+            "-cp",
+            cp,
+            "kafka.tools.StorageTool",
+            "format",
+            "-t",
+            &cluster_id(),
+            "-c",
+        ])
+        .arg(props)
+        .output()
+        .context("cannot run Kafka's StorageTool")?;
+    if !out.status.success() {
+        bail!(
+            "formatting Kafka's storage failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(())
+}
+
+/// Waits until the broker listens on `port` (60 s at most); stops it when it does not.
+fn wait_listening(server: &mut Running, port: u16, log: &Path) -> Result<()> {
+    let t0 = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Some(st) = server.exited() {
+            bail!(
+                "Kafka exited during start-up ({}); last log lines:\n{}",
+                contender::describe_exit(st),
+                contender::log_tail(log, 15)
+            );
+        }
+        if t0.elapsed() > Duration::from_secs(60) || crate::util::interrupt::stopped() {
+            server.stop(Duration::from_secs(2));
+            bail!(
+                "Kafka did not listen on 127.0.0.1:{port} within 60 s; last log lines:\n{}",
+                contender::log_tail(log, 15)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
 impl Kafka {
     /// Formats a fresh data directory and starts the broker; then creates the topics.
     pub fn start(
@@ -99,26 +147,9 @@ impl Kafka {
         let props = data.join("server.properties");
         std::fs::write(&props, server_properties(&data, port, controller))?;
         let cp = format!("{}/*", libs.display());
-        let out = std::process::Command::new(java)
-            .args([
-                "-cp",
-                &cp,
-                "kafka.tools.StorageTool",
-                "format",
-                "-t",
-                &cluster_id(),
-                "-c",
-            ])
-            .arg(&props)
-            .output()
-            .context("cannot run Kafka's StorageTool")?;
-        if !out.status.success() {
+        if let Err(e) = format_storage(java, &cp, &props) {
             let _ = std::fs::remove_dir_all(&data);
-            bail!(
-                "formatting Kafka's storage failed ({}):\n{}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            );
+            return Err(e);
         }
         let argv = vec![
             java.display().to_string(),
@@ -130,25 +161,9 @@ impl Kafka {
             props.display().to_string(),
         ];
         let mut server = contender::start(&argv, &data, cpus, port, log, &[])?;
-        let t0 = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if let Some(st) = server.exited() {
-                let _ = std::fs::remove_dir_all(&data);
-                bail!(
-                    "Kafka exited during start-up ({}); last log lines:\n{}",
-                    contender::describe_exit(st),
-                    contender::log_tail(log, 15)
-                );
-            }
-            if t0.elapsed() > Duration::from_secs(60) || crate::util::interrupt::stopped() {
-                server.stop(Duration::from_secs(2));
-                let _ = std::fs::remove_dir_all(&data);
-                bail!(
-                    "Kafka did not listen on 127.0.0.1:{port} within 60 s; last log lines:\n{}",
-                    contender::log_tail(log, 15)
-                );
-            }
-            std::thread::sleep(Duration::from_millis(100));
+        if let Err(e) = wait_listening(&mut server, port, log) {
+            let _ = std::fs::remove_dir_all(&data);
+            return Err(e);
         }
         let description = format!(
             "Apache Kafka 4.4.0, single node in KRaft mode (broker and controller), started by iobound on 127.0.0.1:{port} with a 512 MB heap, pinned to CPU {}; topics input and output with {partitions} partitions, replication 1",

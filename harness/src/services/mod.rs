@@ -5,7 +5,8 @@
 //!
 //! Holds: `corpus`, `downstream`, `database`, `kafka` (the broker and the Kafka load tool), `jdk`,
 //! `contender` (starting, supervising and stopping processes), `manifest` (contender.toml),
-//! `test_server` (the built-in server used by tests and benchmarks).
+//! `test_server` (the built-in server used by tests and benchmarks), `write_check` (judging a
+//! run's acknowledged writes against the rows found).
 //! Uses: util, plan.
 
 pub mod contender;
@@ -16,6 +17,7 @@ pub mod jdk;
 pub mod kafka;
 pub mod manifest;
 pub mod test_server;
+pub mod write_check;
 
 use crate::plan::Plan;
 use anyhow::{Context, Result};
@@ -61,81 +63,18 @@ impl Services {
     ) -> Result<Services> {
         let corpus = Corpus::ensure(&root.join(".cache"), &plan.corpus)?;
         let database = if need_database || choice.url.is_some() {
-            let db = match &choice.url {
-                Some(url) => Database::external(url, choice.allow_remote, rt, plan.db_pool)?,
-                None => Database::start_embedded(
-                    root,
-                    &plan.services_cpus,
-                    &logs.join("postgres.log"),
-                    rt,
-                    plan.db_pool,
-                )
-                .context("the embedded PostgreSQL did not start")?,
-            };
-            eprintln!(
-                "iobound: database {}; pool of {} connections per contender",
-                db.description, db.pool
-            );
-            Some(db)
+            Some(start_database(root, plan, rt, logs, choice)?)
         } else {
             None
         };
         let kafka = if need_kafka {
-            let java = crate::services::jdk::find_java().context(
-                "the Kafka broker and the pipeline load need a JDK >= 21 (set JAVA_HOME)",
-            )?;
-            let k = match &choice.kafka_bootstrap {
-                Some(b) => crate::services::kafka::Kafka::external(
-                    root,
-                    &java,
-                    b,
-                    choice.allow_remote,
-                    plan.kafka_partitions,
-                )?,
-                None => crate::services::kafka::Kafka::start(
-                    root,
-                    &java,
-                    &plan.services_cpus,
-                    &logs.join("kafka.log"),
-                    plan.kafka_partitions,
-                )
-                .context("the embedded Kafka broker did not start")?,
-            };
-            eprintln!("iobound: kafka {}", k.description);
-            Some(k)
+            Some(start_kafka(root, plan, logs, choice)?)
         } else {
             None
         };
-        let log = logs.join("downstream.log");
-        let log = log.as_path();
-        let exe = std::env::current_exe().context("cannot find the iobound binary")?;
-        let port = contender::free_port()?;
-        let d = &plan.downstream;
-        let argv: Vec<String> = vec![
-            exe.display().to_string(),
-            "downstream".into(),
-            "--port".into(),
-            port.to_string(),
-            "--latency".into(),
-            d.latency.clone(),
-            "--error-rate".into(),
-            d.error_rate.to_string(),
-            "--stall-prob".into(),
-            d.stall_prob.to_string(),
-            "--stall-for".into(),
-            d.stall_for.clone(),
-        ];
-        let mut downstream = contender::start(&argv, root, &plan.services_cpus, port, log, &[])?;
-        downstream
-            .wait_ready(rt, "/plaintext", Duration::from_secs(10))
-            .context("the downstream service did not start")?;
+        let downstream = start_downstream(root, plan, rt, logs)?;
         eprintln!(
-            "iobound: downstream service on {} (latency {}, error rate {}, stall probability {}), CPU {}; corpus {} ({} files of {} KB)",
-            downstream.addr,
-            d.latency,
-            d.error_rate,
-            d.stall_prob,
-            crate::util::cpus::format_cpus(&plan.services_cpus),
+            "iobound: corpus {} ({} files of {} KB)",
             corpus.dir.display(),
             corpus.spec.files,
             corpus.spec.size / 1024
@@ -143,7 +82,7 @@ impl Services {
         Ok(Services {
             corpus,
             downstream,
-            downstream_timeout: d.timeout,
+            downstream_timeout: plan.downstream.timeout,
             database,
             kafka,
         })
@@ -178,4 +117,96 @@ impl Services {
             k.stop();
         }
     }
+}
+/// PostgreSQL: the one at --db-url, or an embedded one pinned to the services' CPUs.
+fn start_database(
+    root: &Path,
+    plan: &Plan,
+    rt: &tokio::runtime::Runtime,
+    logs: &Path,
+    choice: &ServiceChoice,
+) -> Result<Database> {
+    let db = match &choice.url {
+        Some(url) => Database::external(url, choice.allow_remote, rt, plan.db_pool)?,
+        None => Database::start_embedded(
+            root,
+            &plan.services_cpus,
+            &logs.join("postgres.log"),
+            rt,
+            plan.db_pool,
+        )
+        .context("the embedded PostgreSQL did not start")?,
+    };
+    eprintln!(
+        "iobound: database {}; pool of {} connections per contender",
+        db.description, db.pool
+    );
+    Ok(db)
+}
+
+/// Kafka: the broker at --kafka-bootstrap, or an embedded one pinned to the services' CPUs.
+fn start_kafka(
+    root: &Path,
+    plan: &Plan,
+    logs: &Path,
+    choice: &ServiceChoice,
+) -> Result<kafka::Kafka> {
+    let java = jdk::find_java()
+        .context("the Kafka broker and the pipeline load need a JDK >= 21 (set JAVA_HOME)")?;
+    let k = match &choice.kafka_bootstrap {
+        Some(b) => {
+            kafka::Kafka::external(root, &java, b, choice.allow_remote, plan.kafka_partitions)?
+        }
+        None => kafka::Kafka::start(
+            root,
+            &java,
+            &plan.services_cpus,
+            &logs.join("kafka.log"),
+            plan.kafka_partitions,
+        )
+        .context("the embedded Kafka broker did not start")?,
+    };
+    eprintln!("iobound: kafka {}", k.description);
+    Ok(k)
+}
+
+/// The downstream service (`iobound downstream`), with the plan's latency and faults, pinned
+/// to the services' CPUs.
+fn start_downstream(
+    root: &Path,
+    plan: &Plan,
+    rt: &tokio::runtime::Runtime,
+    logs: &Path,
+) -> Result<Running> {
+    let exe = std::env::current_exe().context("cannot find the iobound binary")?;
+    let port = contender::free_port()?;
+    let d = &plan.downstream;
+    let argv: Vec<String> = vec![
+        exe.display().to_string(),
+        "downstream".into(),
+        "--port".into(),
+        port.to_string(),
+        "--latency".into(),
+        d.latency.clone(),
+        "--error-rate".into(),
+        d.error_rate.to_string(),
+        "--stall-prob".into(),
+        d.stall_prob.to_string(),
+        "--stall-for".into(),
+        d.stall_for.clone(),
+    ];
+    let log = logs.join("downstream.log");
+    let mut downstream = contender::start(&argv, root, &plan.services_cpus, port, &log, &[])?;
+    downstream
+        .wait_ready(rt, "/plaintext", Duration::from_secs(10))
+        .context("the downstream service did not start")?;
+    eprintln!(
+        "iobound: downstream service on {} (latency {}, error rate {}, stall probability {}), CPU {}",
+        downstream.addr,
+        d.latency,
+        d.error_rate,
+        d.stall_prob,
+        crate::util::cpus::format_cpus(&plan.services_cpus),
+    );
+    Ok(downstream)
 }

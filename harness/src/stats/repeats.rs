@@ -79,7 +79,6 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
     // Point estimates merge whole runs; intervals come from the runs' values, or from one
     // run's seconds.
     let whole: Vec<Unit> = runs.iter().filter_map(|r| run_unit(r)).collect();
-    let merged = Merger::new(&whole);
     // A within-run interval resamples the run's seconds as if they were alike: over a stepped
     // load they are not (each level has its own throughput and latency), so a run of several
     // levels gets no whole-run interval; its per-level rows are the comparison.
@@ -90,40 +89,12 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
         seconds_of(runs[0], dir)
     };
     let units = seconds.as_deref().unwrap_or(&[]);
-    let by_second = Merger::new(units);
-    let method = if runs.len() == 1 && levels > 1 {
-        format!(
-            "one run over {levels} load levels; no whole-run interval (resampling its seconds \
-             would mix the levels): compare the per-level rows; differences not tested"
-        )
-    } else {
-        method(runs.len(), seconds.as_ref().map(Vec::len))
-    };
-    let merged_all = merged.merge(&(0..whole.len()).collect::<Vec<_>>());
+    let method = method_of(runs.len(), levels, seconds.as_ref().map(Vec::len));
+    let latency = LatencyEstimates::new(&whole, runs.len(), units, seed);
     // Point estimates: percentiles of the histogram merged over all runs (the summary's own
     // figures when a results file carries no histograms); per run, each run's own.
     let fallback = &runs[runs.len() / 2].summary.latency;
-    let latency = |f: &dyn Fn(&Merger, &[u64]) -> f64, old: f64, salt: u64| -> Estimate {
-        let value = merged_all
-            .as_ref()
-            .map(|acc| f(&merged, acc))
-            .unwrap_or(old);
-        let per_run = if whole.len() == runs.len() {
-            (0..whole.len())
-                .filter_map(|i| merged.merge(&[i]).map(|acc| f(&merged, &acc)))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        estimate(
-            value,
-            per_run,
-            units.len(),
-            &|pick| by_second.merge(pick).map(|acc| f(&by_second, &acc)),
-            seed ^ salt,
-        )
-    };
-    let lat = |q: f64, old: f64| latency(&|m, acc| m.quantile(acc, q), old, q.to_bits());
+    let lat = |q: f64, old: f64| latency.of(&|m, acc| m.quantile(acc, q), old, q.to_bits());
     // OK and KO count the same population: every request due (answered after the measured
     // phase too), so that OK + KO = due.
     let ok: u64 = runs.iter().map(|r| r.summary.ok + r.summary.drained).sum();
@@ -152,42 +123,115 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
         p99_all: p99_all(&runs),
         p999: lat(0.999, fallback.p999),
         max: lat(1.0, fallback.max),
-        mean: latency(&Merger::mean, fallback.mean, 3),
-        stdev: latency(&Merger::stdev, fallback.stdev, 4),
+        mean: latency.of(&Merger::mean, fallback.mean, 3),
+        stdev: latency.of(&Merger::stdev, fallback.stdev, 4),
         peak_threads: sampled(|r| r.resources.peak_threads as f64),
         peak_rss_mb: sampled(|r| r.resources.peak_rss_mb),
         cpu_ms_per_1k: sampled(|r| r.resources.cpu_ms_per_1k_requests),
         peak_sockets: sampled(|r| r.resources.peak_sockets as f64),
         peak_downstream_conns: sampled(|r| r.resources.peak_downstream_conns as f64),
-        // Over the same population as CPU per request: every answer of the run, those that
-        // came in after the measured phase (drained) included.
-        ctx_per_req: sampled(|r| {
-            let answered = r.summary.ok + r.summary.drained;
-            if answered > 0 {
-                (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64 / answered as f64
-            } else {
-                0.0
-            }
-        }),
+        ctx_per_req: sampled(ctx_per_answer),
         gc_pause_total: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_total_ms)),
         gc_pause_max: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_max_ms)),
-        steady_s: resource(|r| {
-            r.warmup
-                .as_ref()
-                .filter(|w| w.rule == "trend" && w.max_s > w.min_s)
-                .map_or(f64::NAN, |w| w.seconds)
-        }),
-        unsettled_runs: runs
-            .iter()
-            .filter(|r| {
-                r.warmup
-                    .as_ref()
-                    .is_some_and(|w| w.rule == "trend" && !w.settled && w.max_s > w.min_s)
-            })
-            .count(),
+        steady_s: resource(steady_after),
+        unsettled_runs: runs.iter().filter(|r| unsettled(r)).count(),
         noisy: noise(&runs, rps_cv),
         rps_cv,
     })
+}
+
+/// How a cell's intervals were made, in words.
+fn method_of(runs: usize, levels: usize, seconds: Option<usize>) -> String {
+    if runs == 1 && levels > 1 {
+        format!(
+            "one run over {levels} load levels; no whole-run interval (resampling its seconds \
+             would mix the levels): compare the per-level rows; differences not tested"
+        )
+    } else {
+        method(runs, seconds)
+    }
+}
+
+/// Context switches per answer, over the same population as CPU per request: every answer of
+/// the run, those that came in after the measured phase (drained) included.
+fn ctx_per_answer(r: &Run) -> f64 {
+    let answered = r.summary.ok + r.summary.drained;
+    if answered > 0 {
+        (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64 / answered as f64
+    } else {
+        0.0
+    }
+}
+
+/// Seconds of warm-up until the contender settled (NaN where the warm-up was fixed).
+fn steady_after(r: &Run) -> f64 {
+    r.warmup
+        .as_ref()
+        .filter(|w| w.rule == "trend" && w.max_s > w.min_s)
+        .map_or(f64::NAN, |w| w.seconds)
+}
+
+/// A run measured before its contender had settled.
+fn unsettled(r: &Run) -> bool {
+    r.warmup
+        .as_ref()
+        .is_some_and(|w| w.rule == "trend" && !w.settled && w.max_s > w.min_s)
+}
+
+/// Latency estimates of a cell: the value from every run's histogram merged, the interval
+/// from the runs' own values, or from one run's seconds.
+struct LatencyEstimates {
+    merged: Merger,
+    merged_all: Option<Vec<u64>>,
+    by_second: Merger,
+    /// Runs with a histogram; per-run values are used only when every run has one.
+    with_histogram: usize,
+    all_runs: bool,
+    seconds: usize,
+    seed: u64,
+}
+
+impl LatencyEstimates {
+    fn new(whole: &[Unit], runs: usize, units: &[Unit], seed: u64) -> LatencyEstimates {
+        let merged = Merger::new(whole);
+        let merged_all = merged.merge(&(0..whole.len()).collect::<Vec<_>>());
+        LatencyEstimates {
+            merged,
+            merged_all,
+            by_second: Merger::new(units),
+            with_histogram: whole.len(),
+            all_runs: whole.len() == runs,
+            seconds: units.len(),
+            seed,
+        }
+    }
+
+    /// `f` of the merged histogram (or `old` without histograms), with its interval.
+    fn of(&self, f: &dyn Fn(&Merger, &[u64]) -> f64, old: f64, salt: u64) -> Estimate {
+        let value = self
+            .merged_all
+            .as_ref()
+            .map(|acc| f(&self.merged, acc))
+            .unwrap_or(old);
+        let per_run = if self.all_runs {
+            (0..self.with_histogram)
+                .filter_map(|i| self.merged.merge(&[i]).map(|acc| f(&self.merged, &acc)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        estimate(
+            value,
+            per_run,
+            self.seconds,
+            &|pick| {
+                self.by_second
+                    .merge(pick)
+                    .map(|acc| f(&self.by_second, &acc))
+            },
+            self.seed ^ salt,
+        )
+    }
 }
 
 /// An estimate with its interval: over two runs or more, from the runs' values (order
