@@ -3,8 +3,8 @@
 
 use super::args::{CapacityArgs, LoadArgs, RunArgs};
 use crate::plan::hosts::{Inventory, Role};
+use crate::plan::kinds;
 use crate::plan::thresholds::{merged, Threshold};
-use crate::plan::validate;
 use crate::plan::{
     self, Capacity, CapacityFile, CpusFile, JvmFile, LoadFile, Plan, PlanFile, RunsFile,
     ScenarioFile,
@@ -296,7 +296,7 @@ pub fn build_capacity_plan(c: &CapacityArgs, root: &Path) -> Result<(Plan, Optio
                 .enumerate()
             {
                 let keep = s.capacity.clone().unwrap();
-                let slo = validate::capacity_of(
+                let slo = kinds::capacity_of(
                     &format!("--slo (scenario[{i}] {:?})", s.name),
                     &CapacityFile {
                         slo: c.slo.clone(),
@@ -328,7 +328,7 @@ pub fn build_capacity_plan(c: &CapacityArgs, root: &Path) -> Result<(Plan, Optio
             duration,
             max_connections: a.load.max_connections.unwrap_or(10_000),
         };
-        s.capacity = Some(validate::capacity_of("capacity", &file, &s.load.profile)?);
+        s.capacity = Some(kinds::capacity_of("capacity", &file, &s.load.profile)?);
     }
     Ok((plan, external))
 }

@@ -1,8 +1,8 @@
 //! `[scenario.load]`: the closed model (users, steps, think time) or the open model (arrival
 //! rate, ramp, connection limit), checked field by field with the fix in every error.
 
+use super::fields::{field_duration, positive_u32};
 use super::file::LoadFile;
-use super::validate::{field_duration, positive_u32};
 use super::{Load, Profile, DEFAULT_TIMEOUT};
 use anyhow::{bail, Context, Result};
 

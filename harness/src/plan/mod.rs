@@ -2,14 +2,18 @@
 //! from `iobound run` flags) and validated before anything starts, so that a typo costs one
 //! clear error instead of a half-finished run.
 //!
-//! Holds: `file` (the TOML shapes), `validate` and `load` (the checks, per section), `workload`
-//! (requests of a scenario: paths, `{seq}` templates, mixes), `downstream` (the downstream
-//! service's behaviour) and, here, the validated model every later stage reads.
+//! Holds: `file` (the TOML shapes), `validate` and `load` (the checks, per section), `kinds`
+//! (faults, overload and capacity settings), `fields` (one field: durations, counts,
+//! percentages), `workload` (requests of a scenario: paths, `{seq}` templates, mixes),
+//! `downstream` (the downstream service's behaviour), `thresholds`, `hosts` (inventories) and,
+//! here, the validated model every later stage reads.
 //! Uses: util only.
 
 pub mod downstream;
+mod fields;
 pub mod file;
 pub mod hosts;
+pub(crate) mod kinds;
 mod load;
 pub mod thresholds;
 pub(crate) mod validate;

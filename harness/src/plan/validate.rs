@@ -2,36 +2,27 @@
 //! runs, downstream, scenarios with their events and overload, CPUs, JVM, tunables, corpus,
 //! database, Kafka), each error naming the field and the fix.
 
-use super::file::{CapacityFile, PlanFile, RunsFile, ScenarioFile};
-use super::thresholds::{self, Threshold};
+use super::fields::{field_duration, percent};
+use super::file::{PlanFile, RunsFile, ScenarioFile};
+use super::kinds::{capacity, events, overload};
+use super::thresholds;
 use super::workload::{check_mix, check_path, MixEntry};
 use super::{
-    default_jvm_flags, Capacity, CorpusSpec, DownstreamPlan, Event, Overload, Plan, Profile,
-    Scenario, DEFAULT_DB_POOL, DEFAULT_HEAP, DEFAULT_PLAN_RUNS, DEFAULT_WARMUP, DEFAULT_WARMUP_MIN,
+    default_jvm_flags, CorpusSpec, DownstreamPlan, Plan, Profile, Scenario, DEFAULT_DB_POOL,
+    DEFAULT_HEAP, DEFAULT_PLAN_RUNS, DEFAULT_WARMUP, DEFAULT_WARMUP_MIN,
 };
 use super::{Sequential, AUTO_MAX_RUNS};
-use crate::util::{cpus::parse_cpu_list, units::parse_duration};
+use crate::util::cpus::parse_cpu_list;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-pub(super) fn field_duration(what: &str, text: &str) -> Result<Duration> {
-    parse_duration(text).with_context(|| format!("{what}: invalid duration"))
-}
-
-pub(super) fn positive_u32(
-    what: &str,
-    v: Option<i64>,
-    default: Option<u32>,
-    fix: &str,
-) -> Result<u32> {
-    match (v, default) {
-        (None, Some(d)) => Ok(d),
-        (None, None) => bail!("{what} is missing; {fix}"),
-        (Some(n), _) if n < 0 => bail!("{what} must not be negative (got {n}); {fix}"),
-        (Some(n), _) if n > 1_000_000 => bail!("{what} = {n} is beyond 1,000,000; {fix}"),
-        (Some(n), _) => Ok(n as u32),
-    }
+/// Where the contender, the driver and the services run, and the driver's threads.
+struct CpusChecked {
+    contender_cpus: Vec<usize>,
+    driver_cpus: Vec<usize>,
+    services_cpus: Vec<usize>,
+    driver_threads: usize,
 }
 
 impl PlanFile {
@@ -61,7 +52,12 @@ impl PlanFile {
             "e.g. \"10%\"",
         )?;
         let scenarios = self.scenarios_checked(&downstream, default_warmup)?;
-        let (contender_cpus, driver_cpus, services_cpus, driver_threads) = self.cpus_checked()?;
+        let CpusChecked {
+            contender_cpus,
+            driver_cpus,
+            services_cpus,
+            driver_threads,
+        } = self.cpus_checked()?;
         let heap = self.heap_checked()?;
         let tunables = self.tunable_texts()?;
         let (corpus, db_pool) = self.corpus_and_pool()?;
@@ -119,7 +115,7 @@ impl PlanFile {
     /// `[cpus]` and `driver_threads`: the contender's, the driver's and the services' CPUs
     /// (defaults: 0 for the contender, 1 for the driver where there are two), and the driver
     /// threads (one per driver CPU unless set).
-    fn cpus_checked(&self) -> Result<(Vec<usize>, Vec<usize>, Vec<usize>, usize)> {
+    fn cpus_checked(&self) -> Result<CpusChecked> {
         let contender_cpus = parse_cpu_list(self.cpus.contender.as_deref().unwrap_or("0"))
             .context("plan.cpus.contender")?;
         let default_driver = if crate::util::cpus::online_cpus() > 1 {
@@ -139,7 +135,12 @@ impl PlanFile {
         if driver_threads == 0 || driver_threads > 64 {
             bail!("plan.driver_threads = {driver_threads} is out of range; use 1..=64 (one per driver CPU is usual)");
         }
-        Ok((contender_cpus, driver_cpus, services_cpus, driver_threads))
+        Ok(CpusChecked {
+            contender_cpus,
+            driver_cpus,
+            services_cpus,
+            driver_threads,
+        })
     }
 
     /// `[jvm] heap`: a size such as "512m" or "2g".
@@ -316,122 +317,6 @@ fn requests(at: &str, s: &ScenarioFile) -> Result<(String, Vec<MixEntry>)> {
     })
 }
 
-/// `[[scenario.event]]`: downstream changes at increasing times inside the measured phase.
-fn events(
-    at: &str,
-    s: &ScenarioFile,
-    merged: &DownstreamPlan,
-    measured: Duration,
-) -> Result<Vec<Event>> {
-    let mut events: Vec<Event> = Vec::new();
-    for (k, e) in s.events.iter().enumerate() {
-        let here = format!("{at}.event[{k}]");
-        let when = field_duration(&format!("{here}.at"), &e.at)?;
-        if when >= measured {
-            bail!("{here}.at = {:?} is not inside the measured phase ({}s); choose a time before its end", e.at, measured.as_secs());
-        }
-        if events.last().is_some_and(|p| p.at >= when) {
-            bail!("{here}.at = {:?} must come after the event before it", e.at);
-        }
-        if e.downstream.timeout.is_some() {
-            bail!("{here}.downstream.timeout: the contenders' timeout is set once, in the plan's [downstream]");
-        }
-        let changed = merged.with(&e.downstream);
-        changed
-            .behaviour()
-            .map_err(|e| anyhow::anyhow!("{here}.downstream: {e:#}"))?;
-        events.push(Event {
-            at: when,
-            downstream: changed.control_query(),
-        });
-    }
-    Ok(events)
-}
-
-/// `[scenario.overload]`: the scenario's load must be a closed probe without steps.
-fn overload(at: &str, s: &ScenarioFile, profile: &Profile) -> Result<Option<Overload>> {
-    let Some(o) = &s.overload else {
-        return Ok(None);
-    };
-    if !matches!(profile, Profile::Closed { step_users: 0, .. }) {
-        bail!("{at}.overload: the scenario's load is the capacity probe and must be a closed model without steps, e.g. model = \"closed\", users = 256, duration = \"10s\"");
-    }
-    let factor = o.factor.unwrap_or(5.0);
-    if !(1.0..=100.0).contains(&factor) {
-        bail!("{at}.overload.factor = {factor} is out of range; use 1..=100 (times the probed capacity, default 5)");
-    }
-    Ok(Some(Overload {
-        factor,
-        duration: field_duration(
-            &format!("{at}.overload.duration"),
-            o.duration.as_deref().unwrap_or("20s"),
-        )?,
-        calm: field_duration(
-            &format!("{at}.overload.calm"),
-            o.calm.as_deref().unwrap_or("15s"),
-        )?,
-    }))
-}
-
-/// `[scenario.capacity]`: the SLO and the search's bounds; the load must be an open model at a
-/// constant rate (the first probe).
-fn capacity(at: &str, s: &ScenarioFile, profile: &Profile) -> Result<Option<Capacity>> {
-    s.capacity
-        .as_ref()
-        .map(|c| capacity_of(&format!("{at}.capacity"), c, profile))
-        .transpose()
-}
-
-/// A capacity search's settings (`at` names them in errors: "scenario[0] \"x\".capacity").
-pub fn capacity_of(at: &str, c: &CapacityFile, profile: &Profile) -> Result<Capacity> {
-    let Profile::Open { rate, ramp_to, .. } = profile else {
-        bail!("{at}: the search probes open-model rates; set load.model = \"open\", rate = the first probe's rate (e.g. 100) and duration = each probe's length (e.g. \"20s\")");
-    };
-    if rate != ramp_to {
-        bail!("{at}: each probe holds one rate; remove load.ramp_to");
-    }
-    if c.slo.is_empty() {
-        bail!(
-            "{at}.slo is empty; give the objective, e.g. slo = [\"p99<=200ms\", \"errors<=0.1%\"]"
-        );
-    }
-    let mut slo = c
-        .slo
-        .iter()
-        .map(|t| Threshold::parse_flag(t).map_err(|e| anyhow::anyhow!("{at}.slo: {e:#}")))
-        .collect::<Result<Vec<_>>>()?;
-    let default_errors = !slo.iter().any(|t| t.metric == "errors");
-    if default_errors {
-        slo.push(Threshold::parse_flag(super::DEFAULT_ERRORS_LIMIT)?);
-    }
-    let max_rate = c.max_rate.unwrap_or(50_000.0);
-    if !(max_rate.is_finite() && max_rate > *rate) {
-        bail!("{at}.max_rate = {max_rate} must be above the first probe's rate ({rate}); e.g. max_rate = 20000");
-    }
-    let growth = c.growth.unwrap_or(2.0);
-    if !(1.1..=10.0).contains(&growth) {
-        bail!("{at}.growth = {growth} is out of range; use 1.1..=10 (default 2: each probe doubles the rate)");
-    }
-    let precision = percent(
-        &format!("{at}.precision"),
-        c.precision.as_deref().unwrap_or("5%"),
-        0.5..=50.0,
-        "e.g. \"5%\"",
-    )?;
-    let repeats = c.repeats.unwrap_or(3);
-    if !(1..=10).contains(&repeats) {
-        bail!("{at}.repeats = {repeats} is out of range; use 1..=10 (default 3)");
-    }
-    Ok(Capacity {
-        slo,
-        max_rate,
-        growth,
-        precision,
-        repeats: repeats as u32,
-        default_errors,
-    })
-}
-
 /// The services' CPUs: as given (never the contender's), else on a machine of >= 4 CPUs the ones
 /// neither the contender nor the driver uses, else the driver's (which they then share).
 pub(super) fn services_cpus(
@@ -498,26 +383,4 @@ impl PlanFile {
             }
         }
     }
-}
-
-/// A percentage field ("5%") as a fraction (0.05), or an error naming the field, the range and
-/// an example.
-fn percent(
-    field: &str,
-    text: &str,
-    range: std::ops::RangeInclusive<f64>,
-    example: &str,
-) -> Result<f64> {
-    text.trim()
-        .strip_suffix('%')
-        .and_then(|p| p.trim().parse::<f64>().ok())
-        .filter(|p| range.contains(p))
-        .map(|p| p / 100.0)
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "{field} = {text:?}: write a percentage between {}% and {}%, {example}",
-                range.start(),
-                range.end()
-            )
-        })
 }

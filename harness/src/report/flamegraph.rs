@@ -3,8 +3,8 @@
 //! it for READMEs, and the "CPU profiles" section of report.md and report.html.
 
 use super::chart::esc;
-use crate::run::profile::read_folded;
 use crate::run::results::Results;
+use crate::run::stacks::read_folded;
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -179,7 +179,7 @@ pub fn flamegraph_path(folded: &str, ext: &str) -> String {
 struct Row<'a> {
     run: &'a crate::run::results::Run,
     profile: &'a crate::run::profile::ProfileRecord,
-    hottest: &'a [crate::run::profile::HotFrame],
+    hottest: &'a [crate::run::stacks::HotFrame],
     virtual_threads: String,
     link: String,
 }

@@ -1,13 +1,16 @@
 //! Every output of a results directory, built from results.json (and the interval logs it
 //! names): report.html, report.md, intervals.csv, resources.csv and charts/*.png.
 //!
-//! Holds: `table` (the terminal table), `markdown` (report.md and `table --markdown`), `csv`,
+//! Holds: `section` (the one trait every kind of result brings its part of a report through;
+//! the list of sections is here), `table` (the terminal table), `markdown` (report.md and
+//! `table --markdown`), `csv`,
 //! `html` (report.html), `chart` (every chart, drawn once as SVG, and its PNG rendered from that
 //! SVG for READMEs), `compare` (two result sets), `gates` (thresholds and regression gates in every
 //! output, JUnit XML), `capacity` (capacity searches: tables and the latency-load chart),
 //! `runtime` (GC charts, warm-up notes), `flamegraph` (CPU profiles taken with --profile),
-//! `scenario_charts` and `scenario_notes` (the charts and the notes of one scenario, every
-//! format), `md_table` (the one Markdown table writer).
+//! `details` (the sections of faults, overload, delivery and write checks), `scenario_charts`
+//! and `scenario_notes` (the charts and the notes of one scenario, every format), `md_table`
+//! (the one Markdown table writer).
 //! Uses: util, driver (summaries), sampler (samples), run (the results model), stats.
 
 pub mod capacity;

@@ -7,6 +7,7 @@ use super::finish::{finish, Ended};
 use super::results::Run;
 use super::round::{failed_run, new_run, RunCtx};
 use super::warmup::{Settle, WarmupRecord};
+use super::warnings::{accounting_warnings, load_host_warnings};
 use super::watch::FaultLog;
 use super::writes::check_writes;
 use crate::driver::{self, assess::driver_report, summary, Target};
@@ -182,11 +183,7 @@ impl RunCtx<'_> {
             .services
             .filter(|_| calls_downstream)
             .map(|sv| sv.downstream.addr.port());
-        let sampler = match (proc.as_ref(), self.sample_tree) {
-            (Some(p), _) => Some(Sampler::new(p.pid, Instant::now(), downstream_port)),
-            (None, Some(pid)) => Some(Sampler::of_tree(pid, Instant::now())),
-            (None, None) => None,
-        };
+        let sampler = self.sampler(proc.as_deref(), downstream_port);
         let mut samples = Vec::new();
         let steal_before = sampler::cpu_steal();
         let mut fired = Vec::new();
@@ -222,18 +219,7 @@ impl RunCtx<'_> {
         r.intervals = intervals;
         self.record(&mut r, &outcome, &target, s, warm_left, wall_start);
         r.load_hosts = self.host_shares.take();
-        let saturated = crate::driver::remote::saturation_warnings(&r.load_hosts);
-        r.driver.saturated |= !saturated.is_empty();
-        r.driver.warnings.extend(saturated);
-        for h in r.load_hosts.iter().filter(|h| h.lost.is_some()) {
-            r.driver.warnings.push(format!(
-                "load host {} lost {:.1} s after the start ({}): what it measured until then is kept; its {} requests due whose outcome never arrived are counted as cut",
-                h.host,
-                h.lost_at_s.unwrap_or(0.0),
-                h.lost.as_deref().unwrap_or(""),
-                h.due.saturating_sub(h.ok + h.errors)
-            ));
-        }
+        load_host_warnings(&mut r);
         let ended = Ended {
             samples,
             steal_before,
@@ -244,18 +230,67 @@ impl RunCtx<'_> {
         };
         let mut r = finish(r, ended, proc.as_deref());
         if let Some(p) = proc.as_deref() {
-            // The runtime's own lines in the contender's log, read once.
-            if let Ok(log) = std::fs::read_to_string(&p.log) {
-                let (start, length) = (
-                    begun.saturating_duration_since(p.started),
-                    s.load.profile.duration(),
-                );
-                r.gc = super::gc::from_text(&log, start, length);
-                r.event_loop = super::event_loop::from_text(&log, start, length);
-            }
+            runtime_logs(&mut r, p, begun, s.load.profile.duration());
         }
         print_run(&r);
         r
+    }
+
+    /// The sampler of the contender's process (or of the process tree given with --url),
+    /// counting connections to `downstream_port` where given; None when there is nothing to
+    /// sample.
+    pub(super) fn sampler(
+        &self,
+        proc: Option<&Running>,
+        downstream_port: Option<u16>,
+    ) -> Option<Sampler> {
+        match (proc, self.sample_tree) {
+            (Some(p), _) => Some(Sampler::new(p.pid, Instant::now(), downstream_port)),
+            (None, Some(pid)) => Some(Sampler::of_tree(pid, Instant::now())),
+            (None, None) => None,
+        }
+    }
+
+    /// A mix's requests per entry, and for a mix that writes, the check that every
+    /// acknowledged write is in the database (a lost one fails the run).
+    fn mix_and_writes(&self, r: &mut Run, outcome: &driver::Outcome, target: &Target) {
+        if !target.entries.is_empty() {
+            r.details.set(Detail::Mix(
+                target
+                    .entries
+                    .iter()
+                    .zip(&outcome.entries)
+                    .map(|(e, c)| EntryResult {
+                        method: e.method.clone(),
+                        path: e.path.clone(),
+                        weight: e.weight,
+                        sent: c.sent,
+                        ok: c.ok,
+                    })
+                    .collect(),
+            ));
+        }
+        if let (Some(db), true) = (
+            self.services.and_then(|sv| sv.database.as_ref()),
+            target.entries.iter().any(|e| e.is_write()),
+        ) {
+            match check_writes(self.rt, db, target, &outcome.acks) {
+                Ok(w) => {
+                    if w.lost > 0 {
+                        r.failure = Some(format!(
+                            "{} acknowledged writes are not in the database, e.g. {}",
+                            w.lost,
+                            w.lost_examples.join("; ")
+                        ));
+                    }
+                    r.details.set(Detail::Writes(w));
+                }
+                Err(e) => r
+                    .driver
+                    .warnings
+                    .push(format!("the write check could not run: {e:#}")),
+            }
+        }
     }
 
     /// With --profile: the contender's profiler started for the measured run (a profiler that
@@ -326,63 +361,8 @@ impl RunCtx<'_> {
                 r.driver.warnings.push(format!("histogram not kept: {e:#}"))
             }
         }
-        if let Some(n) = warm_left {
-            r.driver.warnings.push(format!("the warm-up left {n} requests unanswered: the server may still have been busy with them when measurement began"));
-        }
-        // summarize() already merged every interval's errors into the summary.
-        let cut = r.summary.errors.cut;
-        if cut > 0 {
-            r.driver.warnings.push(format!(
-                "stopped before its end: {cut} requests still queued or in flight were cut by \
-                 the stop, before they had their time; counted apart (ok + errors + cut = due), \
-                 neither errors of the server nor latencies"
-            ));
-        }
-        let unanswered = r.summary.errors.unanswered;
-        if unanswered > 0 {
-            r.driver.warnings.push(format!(
-                "{unanswered} requests were still unanswered {}s after the run: counted as errors (unanswered), in the all-requests latency at the time they were given up",
-                driver::drain_window(&s.load).as_secs()
-            ));
-        }
-        if r.summary.due != outcome.due {
-            r.driver.warnings.push(format!("accounting: the driver had {} requests due but {} ended (ok, drained or errors); please report this", outcome.due, r.summary.due));
-        }
-        r.details.set(Detail::Mix(
-            target
-                .entries
-                .iter()
-                .zip(&outcome.entries)
-                .map(|(e, c)| EntryResult {
-                    method: e.method.clone(),
-                    path: e.path.clone(),
-                    weight: e.weight,
-                    sent: c.sent,
-                    ok: c.ok,
-                })
-                .collect(),
-        ));
-        if let (Some(db), true) = (
-            self.services.and_then(|sv| sv.database.as_ref()),
-            target.entries.iter().any(|e| e.is_write()),
-        ) {
-            match check_writes(self.rt, db, target, &outcome.acks) {
-                Ok(w) => {
-                    if w.lost > 0 {
-                        r.failure = Some(format!(
-                            "{} acknowledged writes are not in the database, e.g. {}",
-                            w.lost,
-                            w.lost_examples.join("; ")
-                        ));
-                    }
-                    r.details.set(Detail::Writes(w));
-                }
-                Err(e) => r
-                    .driver
-                    .warnings
-                    .push(format!("the write check could not run: {e:#}")),
-            }
-        }
+        accounting_warnings(r, outcome, s, warm_left);
+        self.mix_and_writes(r, outcome, target);
         let hlog = format!("histograms/{}.{}.run{}.hlog", r.contender, s.name, r.run);
         match summary::write_hlog(
             &outcome.recorder,
@@ -482,6 +462,16 @@ fn scenario_target(addr: SocketAddr, s: &Scenario, close: bool, tag: &str) -> Ta
         Target::new(addr, &s.path, close)
     } else {
         Target::mix(addr, &s.mix, close, tag)
+    }
+}
+
+/// The runtime's own lines in the contender's log (GC, event-loop delay) over the measured
+/// run, read once.
+fn runtime_logs(r: &mut Run, p: &Running, begun: Instant, length: std::time::Duration) {
+    if let Ok(log) = std::fs::read_to_string(&p.log) {
+        let start = begun.saturating_duration_since(p.started);
+        r.gc = super::gc::from_text(&log, start, length);
+        r.event_loop = super::event_loop::from_text(&log, start, length);
     }
 }
 

@@ -3,13 +3,15 @@
 //! Results are saved after every run; Ctrl-C or a crashing contender leaves partial results
 //! marked as such, and every process started here is stopped.
 //!
-//! Holds: `results` (the results model, results.json), `environment` (where a run happened),
+//! Holds: `results` (the results model, results.json) and `details` (what each kind of run adds
+//! to it), `environment` (where a run happened),
 //! `launch` (start a contender and check it), `round` (one contender's round), `http`,
 //! `pipeline`, `overload` and `capacity` (measuring each kind of scenario), `watch` (the loop beside the
 //! driver: sampling, events, crashes, Ctrl-C), `finish` (the one way every run ends), `faults`
-//! (recovery after a mid-run fault, overload verdicts), `writes` (the database write check),
+//! (recovery after a mid-run fault, overload verdicts), `slo` (judging a capacity probe),
+//! `warnings` (what a run's own figures warn of), `writes` (the database write check),
 //! `gc` (garbage collection during a run, from the runtimes' own logs), `warmup` (when a
-//! contender has settled), `profile` (a CPU profile of the measured run, on request), `event_loop`
+//! contender has settled), `profile` (a CPU profile of the measured run, on request) and `stacks` (its folded stacks), `event_loop`
 //! (Node's event-loop delay during a run).
 //! Uses: util, plan, services, conformance, driver, sampler.
 
@@ -28,9 +30,12 @@ pub mod pipeline;
 pub mod profile;
 pub mod results;
 mod round;
+mod slo;
+pub mod stacks;
 #[cfg(test)]
 pub mod test_support;
 pub mod warmup;
+mod warnings;
 mod watch;
 mod writes;
 
@@ -276,37 +281,7 @@ pub fn run_plan(
     eprintln!("iobound: {}", res.environment.pinning);
 
     let fleet = match &opts.hosts {
-        Some(inv) => {
-            eprintln!("iobound: connecting to the load hosts and copying iobound to each");
-            let fleet = Fleet::connect(inv)?;
-            res.environment.remote_hosts = remote_hosts(&fleet);
-            res.environment.pinning = format!(
-                "load from {} host(s) over SSH: {}; to the contender host {} ({}), whose server iobound did not start or pin (--url); this machine only coordinates, on CPU {}",
-                fleet.load.len(),
-                fleet
-                    .load
-                    .iter()
-                    .map(|h| {
-                        if h.cpus.is_empty() {
-                            format!("{} (driver not pinned)", h.ssh.host.name)
-                        } else {
-                            format!(
-                                "{} (driver pinned to CPU {})",
-                                h.ssh.host.name,
-                                crate::util::cpus::format_cpus(&h.cpus)
-                            )
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                fleet.contender_name,
-                fleet.contender_address,
-                crate::util::cpus::format_cpus(&plan.driver_cpus)
-            );
-            res.save(&dir)?;
-            eprintln!("iobound: {}", res.environment.pinning);
-            Some(fleet)
-        }
+        Some(inv) => Some(connect_load_hosts(inv, plan, &dir, &mut res)?),
         None => None,
     };
     let mut services = None;
@@ -343,6 +318,45 @@ pub fn run_plan(
     res.finished_at = Some(crate::util::clock::now());
     res.save(&dir)?;
     Ok((dir, res))
+}
+
+/// Connects to the inventory's load hosts and copies iobound to each; the results say where
+/// the load came from and how it was pinned.
+fn connect_load_hosts(
+    inv: &crate::plan::hosts::Inventory,
+    plan: &Plan,
+    dir: &Path,
+    res: &mut Results,
+) -> Result<Fleet> {
+    eprintln!("iobound: connecting to the load hosts and copying iobound to each");
+    let fleet = Fleet::connect(inv)?;
+    res.environment.remote_hosts = remote_hosts(&fleet);
+    let drivers: Vec<String> = fleet
+        .load
+        .iter()
+        .map(|h| {
+            if h.cpus.is_empty() {
+                format!("{} (driver not pinned)", h.ssh.host.name)
+            } else {
+                format!(
+                    "{} (driver pinned to CPU {})",
+                    h.ssh.host.name,
+                    crate::util::cpus::format_cpus(&h.cpus)
+                )
+            }
+        })
+        .collect();
+    res.environment.pinning = format!(
+        "load from {} host(s) over SSH: {}; to the contender host {} ({}), whose server iobound did not start or pin (--url); this machine only coordinates, on CPU {}",
+        fleet.load.len(),
+        drivers.join(", "),
+        fleet.contender_name,
+        fleet.contender_address,
+        crate::util::cpus::format_cpus(&plan.driver_cpus)
+    );
+    res.save(dir)?;
+    eprintln!("iobound: {}", res.environment.pinning);
+    Ok(fleet)
 }
 
 /// What every round runs and what is asked after it.

@@ -41,28 +41,7 @@ impl RunCtx<'_> {
         else {
             return;
         };
-        let max_connections = 10_000;
-        let phase = |suffix: String, rate: f64, length: Duration| Scenario {
-            name: format!("{}-{suffix}", s.name),
-            warmup: Duration::ZERO,
-            load: Load {
-                profile: Profile::Open {
-                    rate,
-                    ramp_to: rate,
-                    duration: length,
-                    max_connections,
-                },
-                ..s.load.clone()
-            },
-            overload: None,
-            ..s.clone()
-        };
-        let factor_name = format!("{}x", o.factor);
-        let phases = [
-            phase("calm".into(), capacity / 2.0, o.calm),
-            phase(factor_name, capacity * o.factor, o.duration),
-            phase("after".into(), capacity / 2.0, o.calm),
-        ];
+        let phases = phases(s, o, capacity);
         let first = self.res.runs.len();
         for p in &phases {
             if interrupt::stopped() || proc.as_mut().is_some_and(|p| p.exited().is_some()) {
@@ -101,4 +80,29 @@ impl RunCtx<'_> {
             r.details.set(Detail::Overload(v));
         }
     }
+}
+
+/// The three open-model phases around the closed probe's capacity: calm at half of it, the
+/// overload at `factor` times it, and after at half again.
+fn phases(s: &Scenario, o: &Overload, capacity: f64) -> [Scenario; 3] {
+    let phase = |suffix: String, rate: f64, length: Duration| Scenario {
+        name: format!("{}-{suffix}", s.name),
+        warmup: Duration::ZERO,
+        load: Load {
+            profile: Profile::Open {
+                rate,
+                ramp_to: rate,
+                duration: length,
+                max_connections: 10_000,
+            },
+            ..s.load.clone()
+        },
+        overload: None,
+        ..s.clone()
+    };
+    [
+        phase("calm".into(), capacity / 2.0, o.calm),
+        phase(format!("{}x", o.factor), capacity * o.factor, o.duration),
+        phase("after".into(), capacity / 2.0, o.calm),
+    ]
 }

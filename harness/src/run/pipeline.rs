@@ -9,12 +9,12 @@ use super::results::{Run, RunStatus};
 use super::round::{failed_run, new_run, RunCtx};
 use crate::driver::summary::{decode_histogram, IntervalRow, Latency};
 use crate::plan::{Profile, Scenario};
-use crate::sampler::{self, Sampler};
+use crate::sampler;
 use crate::services::contender::{describe_exit, log_tail, Running};
 use crate::services::kafka::{run_load, Kafka, LoadReport, RecordLoad};
 use crate::util::interrupt;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 impl RunCtx<'_> {
     /// A pipeline scenario: warm-up and measured load through Kafka, sampled and watched like
@@ -83,11 +83,7 @@ impl RunCtx<'_> {
         let mut r = new_run(name, s, run);
         // The pipelines call the downstream service for every record: count those connections.
         let downstream_port = self.services.map(|sv| sv.downstream.addr.port());
-        let sampler = match (proc.as_ref(), self.sample_tree) {
-            (Some(p), _) => Some(Sampler::new(p.pid, Instant::now(), downstream_port)),
-            (None, Some(pid)) => Some(Sampler::of_tree(pid, Instant::now())),
-            (None, None) => None,
-        };
+        let sampler = self.sampler(proc.as_deref(), downstream_port);
         let (mut samples, mut fired, mut crash) = (Vec::new(), Vec::new(), None);
         let steal_before = sampler::cpu_steal();
         eprintln!(

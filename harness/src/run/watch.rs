@@ -91,21 +91,18 @@ impl RunCtx<'_> {
                 None => driver::run(&t, &l, &cfg, lv, c).map(|o| (o, Vec::new())),
                 Some(f) => drive_from_hosts(f, &t, &l, lv, c),
             });
-            let mut crash = None;
-            let t0 = Instant::now();
-            let mut tick = 0u32;
+            let (mut crash, t0, mut tick) = (None, Instant::now(), 0u32);
             let mut sec = Seconds {
                 start: live.snapshot(),
                 p99: None,
                 over: 0,
             };
             loop {
-                let mut threads = None;
-                if let Some((sampler, samples)) = sampling.as_mut() {
-                    let s = sampler.sample();
-                    threads = Some(s.threads);
-                    samples.push(s);
-                }
+                // A sample every tick; the live line shows its thread count.
+                let threads = sampling.as_mut().map(|(sampler, samples)| {
+                    samples.push(sampler.sample());
+                    samples.last().map_or(0, |s| s.threads)
+                });
                 if tick % 4 == 3 {
                     let cpu = sampling
                         .as_ref()
@@ -125,24 +122,18 @@ impl RunCtx<'_> {
                 if interrupt::stopped() {
                     cancel.store(true, Ordering::SeqCst);
                 }
-                if let Some(p) = proc.as_mut() {
-                    if let Some(status) = p.exited() {
-                        crash.get_or_insert_with(|| describe_exit(status));
-                        live.server_gone();
-                        cancel.store(true, Ordering::SeqCst);
-                    }
+                if let Some(status) = proc.as_mut().and_then(|p| p.exited()) {
+                    crash.get_or_insert_with(|| describe_exit(status));
+                    live.server_gone();
+                    cancel.store(true, Ordering::SeqCst);
                 }
                 if handle.is_finished() {
                     break;
                 }
                 tick += 1;
-                let next = t0 + Duration::from_millis(250) * tick;
-                while Instant::now() < next && !handle.is_finished() {
-                    std::thread::sleep(
-                        Duration::from_millis(10)
-                            .min(next.saturating_duration_since(Instant::now())),
-                    );
-                }
+                sleep_until(t0 + Duration::from_millis(250) * tick, || {
+                    handle.is_finished()
+                });
             }
             // The last sample renews every reading, so counts over the run end where the run ended.
             if let Some((sampler, samples)) = sampling.as_mut() {
@@ -154,6 +145,15 @@ impl RunCtx<'_> {
             *self.host_shares.borrow_mut() = shares;
             Ok((outcome, crash))
         })
+    }
+}
+
+/// Sleeps until `next`, in steps of at most 10 ms, or until `done`.
+fn sleep_until(next: Instant, done: impl Fn() -> bool) {
+    while Instant::now() < next && !done() {
+        std::thread::sleep(
+            Duration::from_millis(10).min(next.saturating_duration_since(Instant::now())),
+        );
     }
 }
 

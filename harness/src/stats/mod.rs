@@ -7,7 +7,8 @@
 //! block bootstrap within a run; merged histogram counts), `significance` (the Mann-Whitney test
 //! over runs; its exact distribution in `ranks`), `sequential` (repeats that stop once decided),
 //! `verdict` (findings in words), `repeats` (one cell per contender x scenario: every metric
-//! with its interval; noise).
+//! with its interval; noise), `runs` (which runs stand for what: scenarios, merged histograms,
+//! the representative run).
 //! Uses: util, driver (summaries, histogram codec), sampler, run (the results model).
 
 pub mod gates;
@@ -15,12 +16,14 @@ pub mod metrics;
 mod ranks;
 pub mod repeats;
 mod resample;
+pub mod runs;
 pub mod sequential;
 pub mod significance;
 pub mod verdict;
 
 pub use metrics::{Difference, Metric, METRICS};
-pub use repeats::{cell, cells, merged_histogram, representative, scenarios, Cell};
+pub use repeats::{cell, cells, Cell};
+pub use runs::{merged_histogram, representative, scenarios};
 use serde::Serialize;
 
 /// A point value with its interval (absent when there is nothing to take one from; what kind

@@ -1,0 +1,64 @@
+//! Which runs stand for what: the scenarios of a result set, a cell's runs merged into one
+//! histogram, and the run charts over time show.
+
+use crate::driver::record::new_histogram;
+use crate::driver::summary::decode_histogram;
+use crate::run::results::{Results, Run, RunStatus};
+use hdrhistogram::Histogram;
+
+/// Scenario names in the order they were first run (capacity probes left out).
+pub fn scenarios(results: &Results) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    // A capacity search's probes each hold a rate of their own: they are shown by the
+    // capacity table and chart, not as scenarios.
+    for r in results.runs.iter().filter(|r| r.details.probe().is_none()) {
+        if !out.contains(&r.scenario) {
+            out.push(r.scenario.clone());
+        }
+    }
+    out
+}
+
+/// The latency histogram of every measured run of a cell, merged.
+pub fn merged_histogram(
+    results: &Results,
+    scenario: &str,
+    contender: &str,
+) -> Option<Histogram<u64>> {
+    let mut acc = new_histogram();
+    for r in results.runs.iter().filter(|r| {
+        r.scenario == scenario && r.contender == contender && r.status != RunStatus::Failed
+    }) {
+        if let Some(h) = r
+            .histogram
+            .as_deref()
+            .and_then(|s| decode_histogram(s).ok())
+        {
+            acc.add(&h).ok()?;
+        }
+    }
+    (!acc.is_empty()).then_some(acc)
+}
+
+/// The run whose figures stand for a contender in charts over time: of its measured runs, the
+/// one with the median throughput.
+pub fn representative<'a>(
+    results: &'a Results,
+    scenario: &str,
+    contender: &str,
+) -> Option<&'a Run> {
+    let all: Vec<&Run> = results
+        .runs
+        .iter()
+        .filter(|r| r.scenario == scenario && r.contender == contender)
+        .collect();
+    let mut ok: Vec<&Run> = all
+        .iter()
+        .copied()
+        .filter(|r| r.status != RunStatus::Failed)
+        .collect();
+    ok.sort_by(|a, b| a.summary.rps.total_cmp(&b.summary.rps));
+    ok.get(ok.len() / 2)
+        .copied()
+        .or_else(|| all.first().copied())
+}
