@@ -6,39 +6,6 @@ use crate::run::results::{Results, ThresholdCheck};
 use crate::stats::gates::{describe_check, GateResult, Outcome};
 use std::fmt::Write;
 
-/// The plan's thresholds, checked.
-pub struct Gates;
-
-impl super::section::Section for Gates {
-    fn terminal(&self, results: &Results) -> String {
-        terminal(results)
-    }
-    fn markdown(&self, results: &Results) -> String {
-        markdown(results)
-    }
-    fn html(&self, results: &Results) -> String {
-        html(results)
-    }
-}
-
-/// "thresholds: 2 of 12 broken" and a line per broken one; empty when the plan had none.
-pub fn terminal(results: &Results) -> String {
-    let checks = &results.thresholds;
-    if checks.is_empty() {
-        return String::new();
-    }
-    let broken: Vec<&ThresholdCheck> = checks.iter().filter(|c| !c.passed).collect();
-    let mut out = format!(
-        "\nthresholds: {} checked, {} broken\n",
-        checks.len(),
-        broken.len()
-    );
-    for c in broken {
-        let _ = writeln!(out, "  {}", describe_check(c));
-    }
-    out
-}
-
 fn rows(results: &Results) -> Vec<Vec<String>> {
     results
         .thresholds
@@ -61,50 +28,6 @@ fn rows(results: &Results) -> Vec<Vec<String>> {
 }
 
 const HEADER: [&str; 5] = ["scenario", "contender", "threshold", "measured", "verdict"];
-
-/// The "Thresholds" section of report.md (empty when the plan had none).
-pub fn markdown(results: &Results) -> String {
-    if results.thresholds.is_empty() {
-        return String::new();
-    }
-    let header: Vec<String> = HEADER.iter().map(|h| h.to_string()).collect();
-    let broken = results.thresholds.iter().filter(|c| !c.passed).count();
-    format!(
-        "## Thresholds\n\n{broken} of {} broken (measured: the median over runs; percentiles from the merged histogram).\n\n{}\n",
-        results.thresholds.len(),
-        super::md_table::table(&header, 3, &rows(results))
-    )
-}
-
-/// The thresholds table of report.html (empty when the plan had none).
-pub fn html(results: &Results) -> String {
-    if results.thresholds.is_empty() {
-        return String::new();
-    }
-    let broken = results.thresholds.iter().filter(|c| !c.passed).count();
-    let mut h = format!(
-        "<h2 id=\"thresholds\">Thresholds</h2><p>{broken} of {} broken.</p><table><tr>",
-        results.thresholds.len()
-    );
-    for c in HEADER {
-        let _ = write!(h, "<th>{c}</th>");
-    }
-    h.push_str("</tr>");
-    for (c, r) in results.thresholds.iter().zip(rows(results)) {
-        let class = if c.passed { "" } else { " class=\"broken\"" };
-        let _ = write!(
-            h,
-            "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
-            esc(&r[0]),
-            esc(&r[1]),
-            esc(&r[2]),
-            esc(&r[3]),
-            esc(&r[4].replace("**", ""))
-        );
-    }
-    h.push_str("</table>");
-    h
-}
 
 /// One JUnit test case.
 pub struct Case {
@@ -177,9 +100,77 @@ pub fn junit(suite: &str, cases: &[Case]) -> String {
     x
 }
 
+/// The plan's thresholds, checked.
+pub struct Gates;
+
+impl super::section::Section for Gates {
+    /// "thresholds: 2 of 12 broken" and a line per broken one; empty when the plan had none.
+    fn terminal(&self, results: &Results) -> String {
+        let checks = &results.thresholds;
+        if checks.is_empty() {
+            return String::new();
+        }
+        let broken: Vec<&ThresholdCheck> = checks.iter().filter(|c| !c.passed).collect();
+        let mut out = format!(
+            "\nthresholds: {} checked, {} broken\n",
+            checks.len(),
+            broken.len()
+        );
+        for c in broken {
+            let _ = writeln!(out, "  {}", describe_check(c));
+        }
+        out
+    }
+
+    /// The "Thresholds" section of report.md (empty when the plan had none).
+    fn markdown(&self, results: &Results) -> String {
+        if results.thresholds.is_empty() {
+            return String::new();
+        }
+        let header: Vec<String> = HEADER.iter().map(|h| h.to_string()).collect();
+        let broken = results.thresholds.iter().filter(|c| !c.passed).count();
+        format!(
+            "## Thresholds\n\n{broken} of {} broken (measured: the median over runs; percentiles from the merged histogram).\n\n{}\n",
+            results.thresholds.len(),
+            super::md_table::table(&header, 3, &rows(results))
+        )
+    }
+
+    /// The thresholds table of report.html (empty when the plan had none).
+    fn html(&self, results: &Results) -> String {
+        if results.thresholds.is_empty() {
+            return String::new();
+        }
+        let broken = results.thresholds.iter().filter(|c| !c.passed).count();
+        let mut h = format!(
+            "<h2 id=\"thresholds\">Thresholds</h2><p>{broken} of {} broken.</p><table><tr>",
+            results.thresholds.len()
+        );
+        for c in HEADER {
+            let _ = write!(h, "<th>{c}</th>");
+        }
+        h.push_str("</tr>");
+        for (c, r) in results.thresholds.iter().zip(rows(results)) {
+            let class = if c.passed { "" } else { " class=\"broken\"" };
+            let _ = write!(
+                h,
+                "<tr{class}><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+                esc(&r[0]),
+                esc(&r[1]),
+                esc(&r[2]),
+                esc(&r[3]),
+                esc(&r[4].replace("**", ""))
+            );
+        }
+        h.push_str("</table>");
+        h
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::section::Section;
     use crate::run::test_support::blank_results;
 
     fn with_checks() -> Results {
@@ -205,14 +196,14 @@ mod tests {
     #[test]
     fn broken_thresholds_show_in_every_output() {
         let r = with_checks();
-        let t = terminal(&r);
+        let t = Gates.terminal(&r);
         assert!(
             t.contains("2 checked, 1 broken")
                 && t.contains("spring-mvc / wait: p99 is 300 ms")
                 && !t.contains("vertx"),
             "{t}"
         );
-        let md = markdown(&r);
+        let md = Gates.markdown(&r);
         assert!(
             md.contains("1 of 2 broken")
                 && md.contains(
@@ -220,11 +211,11 @@ mod tests {
                 ),
             "{md}"
         );
-        let h = html(&r);
+        let h = Gates.html(&r);
         assert_eq!(h.matches("class=\"broken\"").count(), 1, "{h}");
         assert!(
-            terminal(&blank_results(&["x"])).is_empty()
-                && markdown(&blank_results(&["x"])).is_empty()
+            Gates.terminal(&blank_results(&["x"])).is_empty()
+                && Gates.markdown(&blank_results(&["x"])).is_empty()
         );
     }
 

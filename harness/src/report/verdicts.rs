@@ -7,21 +7,6 @@ use crate::run::results::Results;
 use crate::stats::verdict::runs_needed;
 use std::fmt::Write;
 
-/// The verdicts, first in every output.
-pub struct Verdicts;
-
-impl super::section::Section for Verdicts {
-    fn terminal(&self, results: &Results) -> String {
-        terminal(results)
-    }
-    fn markdown(&self, results: &Results) -> String {
-        markdown(results)
-    }
-    fn html(&self, results: &Results) -> String {
-        html(results)
-    }
-}
-
 fn stopped(results: &Results) -> Option<&str> {
     results.verdicts.first().map(|v| v.stopped.as_str())
 }
@@ -51,84 +36,90 @@ fn none_tested(results: &Results) -> Option<String> {
     ))
 }
 
-/// Lines for the terminal, before the tables.
-pub fn terminal(results: &Results) -> String {
-    let Some(why) = stopped(results) else {
-        return String::new();
-    };
-    if let Some(line) = none_tested(results) {
-        return format!("\nVerdicts: {line}\n");
+/// The verdicts, first in every output.
+pub struct Verdicts;
+
+impl super::section::Section for Verdicts {
+    /// Lines for the terminal, before the tables.
+    fn terminal(&self, results: &Results) -> String {
+        let Some(why) = stopped(results) else {
+            return String::new();
+        };
+        if let Some(line) = none_tested(results) {
+            return format!("\nVerdicts: {line}\n");
+        }
+        let mut out =
+            String::from("\nVerdicts (tested, or equivalent within the margin; else undecided):\n");
+        for v in &results.verdicts {
+            let mark = if v.decided { "decided" } else { "open" };
+            let _ = writeln!(out, "  [{mark}] {}", v.sentence);
+        }
+        let _ = writeln!(out, "  repeats: {why}");
+        if results.plan.get("sequential").is_some() {
+            let _ = writeln!(
+                out,
+                "  (a verdict accounts for every look, p <= {} each; the diff column below is one \
+                 test at p <= 0.05 and may mark what is still undecided here)",
+                crate::stats::sequential::LOOK_ALPHA
+            );
+        }
+        out
     }
-    let mut out =
-        String::from("\nVerdicts (tested, or equivalent within the margin; else undecided):\n");
-    for v in &results.verdicts {
-        let mark = if v.decided { "decided" } else { "open" };
-        let _ = writeln!(out, "  [{mark}] {}", v.sentence);
-    }
-    let _ = writeln!(out, "  repeats: {why}");
-    if results.plan.get("sequential").is_some() {
+
+    fn markdown(&self, results: &Results) -> String {
+        let Some(why) = stopped(results) else {
+            return String::new();
+        };
+        if let Some(line) = none_tested(results) {
+            return format!("Verdicts: {line}.\n\n");
+        }
+        let mut md = String::from("## Verdicts\n\n");
+        for v in &results.verdicts {
+            let mark = if v.decided { "" } else { " (not all decided)" };
+            let _ = writeln!(md, "- {}{mark}", v.sentence);
+        }
         let _ = writeln!(
-            out,
-            "  (a verdict accounts for every look, p <= {} each; the diff column below is one \
-             test at p <= 0.05 and may mark what is still undecided here)",
-            crate::stats::sequential::LOOK_ALPHA
+            md,
+            "\nRepeats: {why}. A difference is \"tested\" by a two-sided rank test whose \
+             false-positive rate, over every look taken, is at most 5%; \"equivalent\" means the \
+             interval of the ratio lies within the margin; anything else is undecided.\n"
         );
+        md
     }
-    out
-}
 
-pub fn markdown(results: &Results) -> String {
-    let Some(why) = stopped(results) else {
-        return String::new();
-    };
-    if let Some(line) = none_tested(results) {
-        return format!("Verdicts: {line}.\n\n");
+    fn html(&self, results: &Results) -> String {
+        let Some(why) = stopped(results) else {
+            return String::new();
+        };
+        if let Some(line) = none_tested(results) {
+            return format!(
+                "<section id=\"verdicts\"><h2>Verdicts</h2><p>{}.</p></section>",
+                esc(&line)
+            );
+        }
+        let mut h = String::from("<section id=\"verdicts\"><h2>Verdicts</h2><ul>");
+        for v in &results.verdicts {
+            let class = if v.decided { "decided" } else { "open" };
+            let _ = write!(h, "<li class=\"{class}\">{}</li>", esc(&v.sentence));
+        }
+        let _ = write!(h, "</ul><p>Repeats: {}.</p></section>", esc(why));
+        h
     }
-    let mut md = String::from("## Verdicts\n\n");
-    for v in &results.verdicts {
-        let mark = if v.decided { "" } else { " (not all decided)" };
-        let _ = writeln!(md, "- {}{mark}", v.sentence);
-    }
-    let _ = writeln!(
-        md,
-        "\nRepeats: {why}. A difference is \"tested\" by a two-sided rank test whose \
-         false-positive rate, over every look taken, is at most 5%; \"equivalent\" means the \
-         interval of the ratio lies within the margin; anything else is undecided.\n"
-    );
-    md
-}
-
-pub fn html(results: &Results) -> String {
-    let Some(why) = stopped(results) else {
-        return String::new();
-    };
-    if let Some(line) = none_tested(results) {
-        return format!(
-            "<section id=\"verdicts\"><h2>Verdicts</h2><p>{}.</p></section>",
-            esc(&line)
-        );
-    }
-    let mut h = String::from("<section id=\"verdicts\"><h2>Verdicts</h2><ul>");
-    for v in &results.verdicts {
-        let class = if v.decided { "decided" } else { "open" };
-        let _ = write!(h, "<li class=\"{class}\">{}</li>", esc(&v.sentence));
-    }
-    let _ = write!(h, "</ul><p>Repeats: {}.</p></section>", esc(why));
-    h
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::section::Section;
     use crate::run::results::VerdictRecord;
     use crate::run::test_support::blank_results;
 
     #[test]
     fn verdicts_lead_every_output_and_old_results_have_none() {
         let mut r = blank_results(&["a", "b"]);
-        assert_eq!(terminal(&r), "");
-        assert_eq!(markdown(&r), "");
-        assert_eq!(html(&r), "");
+        assert_eq!(Verdicts.terminal(&r), "");
+        assert_eq!(Verdicts.markdown(&r), "");
+        assert_eq!(Verdicts.html(&r), "");
         r.verdicts.push(VerdictRecord {
             scenario: "plaintext".into(),
             sentence: "plaintext: b 1.20x a's throughput (tested: p = 0.008, 5 runs each)".into(),
@@ -136,11 +127,19 @@ mod tests {
             stopped: "every headline difference decided after 5 runs each".into(),
             findings: Vec::new(),
         });
-        assert!(terminal(&r).contains("[decided] plaintext: b 1.20x a's throughput"));
-        assert!(markdown(&r).starts_with("## Verdicts\n\n- plaintext: b 1.20x"));
+        assert!(Verdicts
+            .terminal(&r)
+            .contains("[decided] plaintext: b 1.20x a's throughput"));
+        assert!(Verdicts
+            .markdown(&r)
+            .starts_with("## Verdicts\n\n- plaintext: b 1.20x"));
         assert!(
-            html(&r).contains("<li class=\"decided\">plaintext: b 1.20x a&#39;s")
-                || html(&r).contains("<li class=\"decided\">plaintext: b 1.20x a's")
+            Verdicts
+                .html(&r)
+                .contains("<li class=\"decided\">plaintext: b 1.20x a&#39;s")
+                || Verdicts
+                    .html(&r)
+                    .contains("<li class=\"decided\">plaintext: b 1.20x a's")
         );
     }
 
@@ -168,12 +167,14 @@ mod tests {
             findings: vec![finding(1, "not tested"), finding(1, "not tested")],
         });
         let line = "none tested: 1 run(s) each, and a verdict needs more";
-        assert!(terminal(&r).contains(line) && !terminal(&r).contains("[open]"));
-        assert!(markdown(&r).starts_with("Verdicts: none tested: 1 run(s) each"));
-        assert!(html(&r).contains(line));
+        assert!(Verdicts.terminal(&r).contains(line) && !Verdicts.terminal(&r).contains("[open]"));
+        assert!(Verdicts
+            .markdown(&r)
+            .starts_with("Verdicts: none tested: 1 run(s) each"));
+        assert!(Verdicts.html(&r).contains(line));
         // One tested finding anywhere: the sentences as before.
         r.verdicts[0].findings.push(finding(5, "different"));
-        assert!(terminal(&r).contains("[open] plaintext"));
-        assert!(markdown(&r).starts_with("## Verdicts"));
+        assert!(Verdicts.terminal(&r).contains("[open] plaintext"));
+        assert!(Verdicts.markdown(&r).starts_with("## Verdicts"));
     }
 }
