@@ -57,7 +57,6 @@ public final class Pipeline {
   static final String OUT = KafkaPipeline.OUT;
   static final String FAILED = KafkaPipeline.FAILED;
 
-  private final String mode;
   private final Downstream downstream = Downstream.fromEnvironment();
   private final KafkaProducer<String, String> producer;
   private final ExecutorService executor;
@@ -67,7 +66,6 @@ public final class Pipeline {
 
   Pipeline(String mode, String bootstrap, int poolSize) {
     // poolSize threads (threadpool) or connections (reactive): sized with max.poll.records.
-    this.mode = mode;
     producer = new KafkaProducer<>(producerProperties(bootstrap, 5));
     switch (mode) {
       case "threadpool" -> executor = Executors.newFixedThreadPool(poolSize);
