@@ -6,11 +6,11 @@
 use super::launch::STOP_GRACE;
 use super::results::ContenderInfo;
 use super::round::{failed_run, RunCtx};
-use crate::services::contender::{self, log_tail, Running};
+use crate::services::contender::{self, Running};
 use crate::util::interrupt;
 use anyhow::{bail, Result};
 use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a `--cmd` server may take to accept connections.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -74,32 +74,13 @@ fn start(ctx: &RunCtx, cmd: &str, addr: SocketAddr, run: u32) -> Result<Running>
         &log,
         &[],
     )?;
-    let t0 = Instant::now();
-    loop {
-        if let Some(status) = proc.exited() {
-            bail!(
-                "--cmd exited before it accepted connections on {addr} ({}); last log lines:\n{}",
-                contender::describe_exit(status),
-                log_tail(&log, 15)
-            );
-        }
-        if interrupt::stopped() {
-            proc.stop(STOP_GRACE);
-            bail!("interrupted while the --cmd server started");
-        }
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-            return Ok(proc);
-        }
-        if t0.elapsed() > START_TIMEOUT {
-            proc.stop(STOP_GRACE);
-            bail!(
-                "--cmd did not accept connections on {addr} within {}s; last log lines:\n{}",
-                START_TIMEOUT.as_secs(),
-                log_tail(&log, 15)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    proc.wait_until(
+        "--cmd",
+        &format!("accept connections on {addr}"),
+        START_TIMEOUT,
+        || TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok(),
+    )?;
+    Ok(proc)
 }
 
 impl RunCtx<'_> {

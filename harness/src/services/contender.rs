@@ -114,6 +114,41 @@ impl Running {
         self.exited
     }
 
+    /// Polls `ready` every 100 ms until it holds. Fails, with the last lines of the
+    /// process's log, when the process exits first ("{what} exited during start-up") or
+    /// `limit` passes or the user interrupts ("{what} did not {waiting_for} within N s"); the
+    /// process is stopped then. The services and a `--cmd` server start through it.
+    pub fn wait_until(
+        &mut self,
+        what: &str,
+        waiting_for: &str,
+        limit: Duration,
+        mut ready: impl FnMut() -> bool,
+    ) -> Result<()> {
+        let t0 = Instant::now();
+        loop {
+            if let Some(st) = self.exited() {
+                bail!(
+                    "{what} exited during start-up ({}); last log lines:\n{}",
+                    describe_exit(st),
+                    log_tail(&self.log, 15)
+                );
+            }
+            if ready() {
+                return Ok(());
+            }
+            if t0.elapsed() > limit || interrupt::stopped() {
+                self.stop(Duration::from_secs(2));
+                bail!(
+                    "{what} did not {waiting_for} within {} s; last log lines:\n{}",
+                    limit.as_secs(),
+                    log_tail(&self.log, 15)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Polls `path` until it answers 200, the process dies, the timeout passes or the user
     /// interrupts. Returns the time it took.
     pub fn wait_ready(

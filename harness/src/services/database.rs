@@ -8,7 +8,7 @@ use crate::services::contender::{self, Running};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Where the server is and how to log in.
 #[derive(Debug, Clone, PartialEq)]
@@ -206,29 +206,13 @@ fn wait_accepting(
     server: &mut Running,
     cfg: &DbConfig,
     rt: &tokio::runtime::Runtime,
-    log: &Path,
 ) -> Result<()> {
-    let t0 = Instant::now();
-    loop {
-        if let Some(st) = server.exited() {
-            bail!(
-                "PostgreSQL exited during start-up ({}); last log lines:\n{}",
-                contender::describe_exit(st),
-                contender::log_tail(log, 15)
-            );
-        }
-        if rt.block_on(cfg.connect()).is_ok() {
-            return Ok(());
-        }
-        if t0.elapsed() > Duration::from_secs(30) || crate::util::interrupt::stopped() {
-            server.stop(Duration::from_secs(2));
-            bail!(
-                "PostgreSQL did not accept connections within 30 s; last log lines:\n{}",
-                contender::log_tail(log, 15)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    server.wait_until(
+        "PostgreSQL",
+        "accept connections",
+        Duration::from_secs(30),
+        || rt.block_on(cfg.connect()).is_ok(),
+    )
 }
 
 impl Database {
@@ -270,7 +254,7 @@ impl Database {
             user: "iobound".into(),
             password: String::new(),
         };
-        if let Err(e) = wait_accepting(&mut server, &cfg, rt, log) {
+        if let Err(e) = wait_accepting(&mut server, &cfg, rt) {
             let _ = std::fs::remove_dir_all(&data);
             return Err(e);
         }

@@ -98,26 +98,13 @@ fn format_storage(java: &Path, cp: &str, props: &Path) -> Result<()> {
 }
 
 /// Waits until the broker listens on `port` (60 s at most); stops it when it does not.
-fn wait_listening(server: &mut Running, port: u16, log: &Path) -> Result<()> {
-    let t0 = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if let Some(st) = server.exited() {
-            bail!(
-                "Kafka exited during start-up ({}); last log lines:\n{}",
-                contender::describe_exit(st),
-                contender::log_tail(log, 15)
-            );
-        }
-        if t0.elapsed() > Duration::from_secs(60) || crate::util::interrupt::stopped() {
-            server.stop(Duration::from_secs(2));
-            bail!(
-                "Kafka did not listen on 127.0.0.1:{port} within 60 s; last log lines:\n{}",
-                contender::log_tail(log, 15)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Ok(())
+fn wait_listening(server: &mut Running, port: u16) -> Result<()> {
+    server.wait_until(
+        "Kafka",
+        &format!("listen on 127.0.0.1:{port}"),
+        Duration::from_secs(60),
+        || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+    )
 }
 
 impl Kafka {
@@ -161,7 +148,7 @@ impl Kafka {
             props.display().to_string(),
         ];
         let mut server = contender::start(&argv, &data, cpus, port, log, &[])?;
-        if let Err(e) = wait_listening(&mut server, port, log) {
+        if let Err(e) = wait_listening(&mut server, port) {
             let _ = std::fs::remove_dir_all(&data);
             return Err(e);
         }
