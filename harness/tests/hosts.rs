@@ -8,6 +8,8 @@ mod common;
 use common::{exe, load_results, missing_prerequisite, results_dir};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 fn sh(cmd: &str) -> std::process::Output {
@@ -26,6 +28,17 @@ fn must(cmd: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Labs made by this process so far: each gets its own prefix and subnet.
+static LABS: AtomicU32 = AtomicU32::new(0);
+
+/// The end-to-end tests run one at a time: each drives real load on this machine's two CPUs,
+/// and iobound (rightly) flags a driver CPU saturated by any process.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn alone() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Namespaces named `{prefix}-{name}` on a bridge, each with an sshd (scripts/netns-lab);
@@ -55,6 +68,11 @@ impl Lab {
 
     /// Sets up the namespaces, or None (after saying why) when this machine cannot.
     fn new(names: Vec<&'static str>) -> Option<Lab> {
+        Lab::with_options(names, "")
+    }
+
+    /// The same, with scripts/netns-lab's options (e.g. "--contender-cpus 0").
+    fn with_options(names: Vec<&'static str>, options: &str) -> Option<Lab> {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
             missing_prerequisite("root, to create network namespaces");
@@ -68,7 +86,8 @@ impl Lab {
                 return None;
             }
         }
-        let id = std::process::id() % 200;
+        // Distinct per lab of this process (and, likely, of other test processes).
+        let id = (std::process::id() + 101 * LABS.fetch_add(1, Ordering::SeqCst)) % 200;
         let lab = Lab {
             prefix: format!("iobt{id}"),
             subnet: format!("10.231.{id}"),
@@ -76,7 +95,7 @@ impl Lab {
             dir: tempfile::tempdir().unwrap(),
         };
         must(&format!(
-            "{} up {} {} {} {}",
+            "{} up {} {} {} {} {options}",
             lab_script(),
             lab.dir.path().display(),
             lab.prefix,
@@ -92,7 +111,12 @@ impl Lab {
 
     /// No process of a run is left on a load host, and no per-run directory.
     fn assert_nothing_left(&self, dirs_before: &[PathBuf]) {
-        for name in &self.names[1..] {
+        self.assert_nothing_left_on(&self.names[1..], dirs_before);
+    }
+
+    /// No process of a run is left on the hosts `names`, and no per-run directory.
+    fn assert_nothing_left_on(&self, names: &[&str], dirs_before: &[PathBuf]) {
+        for name in names {
             let strays = self.strays(name);
             assert!(strays.is_empty(), "{name}: {strays:?}");
         }
@@ -222,6 +246,7 @@ fn counts(run: &serde_json::Value) -> (u64, u64, u64, u64) {
 #[test]
 #[ignore = "needs root, iproute2 and openssh-server; run by ./iobound test"]
 fn load_from_two_namespace_hosts_is_merged_accounted_and_cleaned_up() {
+    let _alone = alone();
     let Some(lab) = Lab::new(vec!["app", "lg1", "lg2"]) else {
         return;
     };
@@ -368,6 +393,132 @@ fn load_from_two_namespace_hosts_is_merged_accounted_and_cleaned_up() {
     lab.assert_nothing_left(&before);
     let res = load_results(&results_dir(out.path()));
     assert_eq!(res["complete"], false);
+}
+
+/// A run whose server iobound starts on the contender host with --cmd.
+fn cmd_run(lab: &Lab, out: &Path, duration: &str) -> Command {
+    let url = format!("http://{}:8080", lab.address(0));
+    let mut args = run_args(&lab.inventory(), &url, out, duration);
+    args.push("--cmd".into());
+    args.push(format!(
+        "\"$IOBOUND_BIN\" serve --address {} --port 8080",
+        lab.address(0)
+    ));
+    let mut c = Command::new(exe());
+    c.args(args).stdout(Stdio::null()).stderr(Stdio::piped());
+    c
+}
+
+/// Waits until a process whose command line holds `what` runs in namespace `name`.
+fn wait_for_process(lab: &Lab, name: &str, what: &str) {
+    let t0 = Instant::now();
+    while !lab.strays(name).iter().any(|p| p.contains(what)) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no `{what}` started on {name}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+#[ignore = "needs root, iproute2 and openssh-server; run by ./iobound test"]
+fn a_server_started_on_the_contender_host_is_sampled_there_and_stopped() {
+    let _alone = alone();
+    let Some(lab) = Lab::with_options(vec!["app", "lg1"], "--contender-cpus 0 --load-cpus 1")
+    else {
+        return;
+    };
+    let before = remote_dirs();
+
+    // A run: the server starts in the app namespace, pinned there, and is sampled there.
+    let out = tempfile::tempdir().unwrap();
+    let run = cmd_run(&lab, out.path(), "3s").output().unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    assert!(
+        err.contains("starts there (--cmd) pinned to CPU 0"),
+        "{err}"
+    );
+    let res = load_results(&results_dir(out.path()));
+    let r = &res["runs"][0];
+    assert_eq!(r["status"], "ok", "{}", r["failure"]);
+    let (ok, errors, cut, due) = counts(r);
+    assert!(ok > 500, "9 users at 5 ms answer > 500 in 3 s: {ok}");
+    assert_eq!(ok + errors + cut, due);
+    // The sampler ran in the contender's namespace, not this machine's.
+    let app_ns = must(&format!(
+        "ip netns exec {} readlink /proc/self/ns/net",
+        lab.ns("app")
+    ));
+    let here = std::fs::read_link("/proc/self/ns/net").unwrap();
+    let hosts = res["environment"]["remote_hosts"].as_array().unwrap();
+    let contender = hosts
+        .iter()
+        .find(|h| h["role"] == "contender")
+        .expect("the contender host is recorded");
+    assert_eq!(contender["net_namespace"], app_ns.trim());
+    assert_ne!(app_ns.trim(), here.display().to_string());
+    assert_eq!(contender["cpus"], serde_json::json!([0]));
+    // Its figures are the server's: the 9 users' connections open at the peak, and its
+    // listener.
+    let resources = &r["resources"];
+    assert!(
+        resources["peak_rss_mb"].as_f64().unwrap() > 0.0,
+        "{resources}"
+    );
+    assert!(resources["peak_threads"].as_u64().unwrap() >= 1);
+    assert!(
+        resources["peak_sockets"].as_u64().unwrap() >= 10,
+        "{}",
+        resources["peak_sockets"]
+    );
+    let log = results_dir(out.path()).join("logs/external-run1.log");
+    let log = std::fs::read_to_string(&log).expect("the server's log is copied back");
+    assert!(log.contains("listening on"), "{log}");
+    lab.assert_nothing_left_on(&["app", "lg1"], &before);
+
+    // The server dies mid-run: the run says so and ends without waiting out its duration.
+    let out = tempfile::tempdir().unwrap();
+    let t0 = Instant::now();
+    let mut child = cmd_run(&lab, out.path(), "20s").spawn().unwrap();
+    wait_for_process(&lab, "app", " serve --address");
+    std::thread::sleep(Duration::from_secs(4)); // 2 s to the common start, then 2 s of load
+    let server = lab
+        .strays("app")
+        .into_iter()
+        .find(|p| p.contains(" serve --address"))
+        .expect("the server runs on app");
+    must(&format!("kill -9 {}", server.split(':').next().unwrap()));
+    let status = child.wait().unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(18),
+        "the run waited out its duration after the server died"
+    );
+    assert_eq!(status.code(), Some(3), "exit status 3: a contender failed");
+    let res = load_results(&results_dir(out.path()));
+    let r = &res["runs"][0];
+    assert_eq!(r["status"], "failed");
+    let failure = r["failure"].as_str().unwrap_or_default();
+    assert!(
+        failure.contains("the server was lost during the run: killed by signal 9"),
+        "{failure}"
+    );
+    let (ok, errors, cut, due) = counts(r);
+    assert_eq!(ok + errors + cut, due, "every request accounted for");
+    lab.assert_nothing_left_on(&["app", "lg1"], &before);
+
+    // Ctrl-C: the command ends within seconds and the server is gone from its host.
+    let out = tempfile::tempdir().unwrap();
+    let mut child = cmd_run(&lab, out.path(), "30s").spawn().unwrap();
+    wait_for_process(&lab, "app", " serve --address");
+    wait_for_process(&lab, "lg1", "agent drive");
+    std::thread::sleep(Duration::from_secs(3));
+    let status = common::interrupt_and_wait(&mut child, Duration::from_secs(15), "remote run");
+    assert_eq!(status.code(), Some(130));
+    std::thread::sleep(Duration::from_millis(500));
+    lab.assert_nothing_left_on(&["app", "lg1"], &before);
+    assert_eq!(load_results(&results_dir(out.path()))["complete"], false);
 }
 
 #[test]

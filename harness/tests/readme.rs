@@ -550,14 +550,28 @@ fn the_hosts_example_figures_match_their_results() {
         .all(|h| h.clock_offset_ms.abs() <= 0.01));
     assert!(page.contains("their clocks agreed to within 0.01 ms"));
     let cell = iobound::stats::cell(&r, &dir, "delay-ms-5", "external").unwrap();
-    assert_eq!(format!("{:.1}", cell.p50.value), "6.6");
-    assert!(page.contains("the p50 of 6.6 ms for a 5 ms wait"));
-    assert_eq!((cell.rps.value / 100.0).round() * 100.0, 9_900.0);
-    assert!(page.contains("about 9,900 answers a second"));
-    assert!(
-        !cell.peak_threads.value.is_finite(),
-        "not sampled: no figure"
+    assert_eq!(format!("{:.1}", cell.p50.value), "6.7");
+    assert!(page.contains("the p50 of 6.7 ms for a 5 ms wait"));
+    assert_eq!((cell.rps.value / 100.0).round() * 100.0, 9_800.0);
+    assert!(page.contains("about 9,800 answers a second"));
+    // Sampled in the contender's namespace, where iobound started the server.
+    let app = r
+        .environment
+        .remote_hosts
+        .iter()
+        .find(|h| h.role == "contender")
+        .unwrap();
+    assert!(app.net_namespace.as_deref().unwrap().starts_with("net:["));
+    assert_eq!(app.cpus, vec![0]);
+    assert_eq!(
+        (
+            cell.peak_threads.value,
+            cell.peak_rss_mb.value.round(),
+            cell.peak_sockets.value
+        ),
+        (1.0, 6.0, 65.0)
     );
+    assert!(page.contains("one thread, 6 MB, and 65\nsockets at the peak"));
 }
 
 /// The first scenario's finding on `metric` between `a` (the baseline) and `b`.

@@ -211,6 +211,9 @@ pub enum AgentCmd {
     /// Read a load job on standard input, drive it, stream per-second histograms on standard
     /// output; stops when its input says "stop" or closes
     Drive,
+    /// Read a job on standard input, start (or adopt) the server it names, pinned, and answer
+    /// one line per command (sample, status, stop); stops the server when its input closes
+    Contender,
 }
 
 #[derive(Subcommand)]
@@ -311,17 +314,22 @@ pub struct RunArgs {
     #[command(flatten)]
     pub load: LoadArgs,
     /// With --url: the server's process id; it and its children are sampled (threads, RSS, CPU,
-    /// sockets) like a built-in contender
+    /// sockets) like a built-in contender. With --hosts: a process on the contender host,
+    /// sampled there
     #[arg(long, value_name = "PID", requires = "url", conflicts_with = "cmd")]
     pub pid: Option<i32>,
     /// With --url: a shell command that starts the server; iobound starts it on the contender
-    /// CPUs, waits for the URL's port, samples it, and stops it after each repeat
+    /// CPUs, waits for the URL's port, samples it, and stops it after each repeat. With
+    /// --hosts it runs on the contender host, pinned to that host's `cpus`, in a private
+    /// directory where $IOBOUND_BIN is iobound (e.g. --cmd '"$IOBOUND_BIN" serve --address
+    /// 10.0.0.2 --port 8080'), and is sampled there
     #[arg(long, value_name = "COMMAND", requires = "url")]
     pub cmd: Option<String>,
     /// Inventory of hosts (hosts.toml, or an Ansible INI or YAML inventory): the load comes
     /// from its `load` hosts over SSH, each driving its share, and --url must be on its
-    /// `contender` host. Check it first with `iobound hosts check FILE`
-    #[arg(long, value_name = "FILE", requires = "url", conflicts_with_all = ["pid", "cmd"])]
+    /// `contender` host, where --cmd starts the server and --pid or --cmd sample it. Check it
+    /// first with `iobound hosts check FILE`
+    #[arg(long, value_name = "FILE", requires = "url")]
     pub hosts: Option<PathBuf>,
     /// Warm-up before each measured run (not recorded)
     #[arg(long, value_name = "D", value_parser = duration_arg)]

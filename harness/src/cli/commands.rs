@@ -419,6 +419,13 @@ pub fn report_cmd(path: &Path) -> Result<i32> {
 
 /// `iobound agent drive`: a load host's driver, taking its share on stdin and streaming its
 /// intervals on stdout (run by the controller over SSH).
+/// `iobound agent contender` on the contender host: the server's supervisor and sampler there.
+pub fn agent_contender() -> Result<i32> {
+    let stdin = std::io::BufReader::new(std::io::stdin());
+    crate::remote::supervisor::agent(stdin, &mut std::io::stdout().lock())?;
+    Ok(0)
+}
+
 pub fn agent_drive() -> Result<i32> {
     let stdin = std::io::BufReader::new(std::io::stdin());
     crate::driver::remote::agent(stdin, &mut std::io::stdout().lock())?;

@@ -120,6 +120,9 @@ pub fn main() -> Result<i32> {
         Cmd::Agent {
             what: AgentCmd::Drive,
         } => commands::agent_drive(),
+        Cmd::Agent {
+            what: AgentCmd::Contender,
+        } => commands::agent_contender(),
         Cmd::Downstream(a) => commands::downstream_cmd(&a),
     }
 }

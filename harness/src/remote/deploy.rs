@@ -1,15 +1,16 @@
-//! The hosts of one run: an SSH connection to each load host, its clock offset (a run is
-//! refused beyond `check::MAX_CLOCK_OFFSET_MS`), a private per-run directory (mktemp, 0700)
-//! holding a copy of this iobound binary, removed with the connection when the run ends.
+//! The hosts of one run: an SSH connection to each load host (and to the contender host when
+//! iobound starts or samples the server there), its clock offset (a run is refused beyond
+//! `check::MAX_CLOCK_OFFSET_MS`), a private per-run directory (mktemp, 0700) holding a copy
+//! of this iobound binary, removed with the connection when the run ends.
 
 use super::check::MAX_CLOCK_OFFSET_MS;
 use super::ssh::{tempfile_dir, Ssh};
-use crate::plan::hosts::{Inventory, Role};
+use crate::plan::hosts::{Host, Inventory, Role};
 use anyhow::{bail, Context, Result};
 use std::net::IpAddr;
 
-/// One load host, ready to drive.
-pub struct LoadHostReady {
+/// One host, ready: connected, its clock checked, iobound copied there.
+pub struct HostReady {
     pub ssh: Ssh,
     /// The per-run directory on the host.
     pub dir: String,
@@ -21,7 +22,9 @@ pub struct LoadHostReady {
 }
 
 pub struct Fleet {
-    pub load: Vec<LoadHostReady>,
+    pub load: Vec<HostReady>,
+    /// The contender host, when iobound runs or samples the server there.
+    pub contender: Option<HostReady>,
     /// The only address load may go to.
     pub contender_address: IpAddr,
     pub contender_name: String,
@@ -30,9 +33,10 @@ pub struct Fleet {
 }
 
 impl Fleet {
-    /// Connects to every load host, measures its clock offset, and copies this binary into a
-    /// fresh private directory there. Nothing is left behind if any step fails.
-    pub fn connect(inv: &Inventory) -> Result<Fleet> {
+    /// Connects to every load host (and to the contender host when `contender_too`),
+    /// measures each one's clock offset, and copies this binary into a fresh private directory
+    /// there. Nothing is left behind if any step fails.
+    pub fn connect(inv: &Inventory, contender_too: bool) -> Result<Fleet> {
         let contender = inv.contender().context(
             "the inventory has no host with the role \"contender\"; the load needs a target: give one host that role",
         )?;
@@ -41,69 +45,85 @@ impl Fleet {
             bail!("the inventory has no host with the role \"load\"; give one or more hosts that role");
         }
         let control = tempfile_dir::Dir::new("iobound-ssh")?;
-        let exe = std::env::current_exe().context("cannot find this iobound binary")?;
         let mut fleet = Fleet {
             load: Vec::new(),
+            contender: None,
             contender_address: contender.address,
             contender_name: contender.name.clone(),
             _control: control,
         };
         for h in loads {
-            let ssh = Ssh::new(h, inv.known_hosts.as_deref(), fleet._control.path());
-            let (offset, uncertainty, ahead) = ssh.clock_offset()?;
-            let offset_s = if ahead {
-                offset.as_secs_f64()
-            } else {
-                -offset.as_secs_f64()
-            };
-            if offset_s.abs() * 1000.0 > MAX_CLOCK_OFFSET_MS {
-                ssh.close();
-                bail!(
-                    "load host {}: its clock is {:+.1} ms (+- {:.1}) off this machine's; a run needs <= {MAX_CLOCK_OFFSET_MS} ms so that every host starts together: run chrony or systemd-timesyncd on both",
-                    h.name,
-                    offset_s * 1000.0,
-                    uncertainty.as_secs_f64() * 1000.0
-                );
-            }
-            let dir = ssh
-                .output("umask 077 && mktemp -d /tmp/iobound-run.XXXXXX")?
-                .trim()
-                .to_string();
-            let binary = format!("{dir}/iobound");
-            let cpus = match &h.cpus {
-                Some(c) => crate::util::cpus::parse_cpu_syntax(c)?,
-                None => Vec::new(),
-            };
-            let ready = LoadHostReady {
-                ssh,
-                dir,
-                binary: binary.clone(),
-                cpus,
-                clock_offset_s: offset_s,
-            };
-            // Kept before copying, so that a failed copy is cleaned up too.
+            let ready = fleet.prepare(h, inv, "load")?;
             fleet.load.push(ready);
-            let last = fleet.load.last().expect("just pushed");
-            last.ssh
-                .copy(&exe, &binary)
-                .with_context(|| format!("deploying iobound to load host {}", h.name))?;
+        }
+        if contender_too {
+            fleet.contender = Some(fleet.prepare(contender, inv, "contender")?);
         }
         Ok(fleet)
     }
 
+    /// Connects to `h`, checks its clock, makes its per-run directory and copies iobound there;
+    /// what was made is removed again when a step fails.
+    fn prepare(&self, h: &Host, inv: &Inventory, role: &str) -> Result<HostReady> {
+        let ssh = Ssh::new(h, inv.known_hosts.as_deref(), self._control.path());
+        let (offset, uncertainty, ahead) = ssh.clock_offset()?;
+        let offset_s = if ahead {
+            offset.as_secs_f64()
+        } else {
+            -offset.as_secs_f64()
+        };
+        if offset_s.abs() * 1000.0 > MAX_CLOCK_OFFSET_MS {
+            ssh.close();
+            bail!(
+                "{role} host {}: its clock is {:+.1} ms (+- {:.1}) off this machine's; a run needs <= {MAX_CLOCK_OFFSET_MS} ms so that every host starts together: run chrony or systemd-timesyncd on both",
+                h.name,
+                offset_s * 1000.0,
+                uncertainty.as_secs_f64() * 1000.0
+            );
+        }
+        let dir = ssh
+            .output("umask 077 && mktemp -d /tmp/iobound-run.XXXXXX")?
+            .trim()
+            .to_string();
+        let cpus = match &h.cpus {
+            Some(c) => crate::util::cpus::parse_cpu_syntax(c)?,
+            None => Vec::new(),
+        };
+        let ready = HostReady {
+            binary: format!("{dir}/iobound"),
+            ssh,
+            dir,
+            cpus,
+            clock_offset_s: offset_s,
+        };
+        let exe = std::env::current_exe().context("cannot find this iobound binary")?;
+        if let Err(e) = ready.ssh.copy(&exe, &ready.binary) {
+            ready.remove();
+            return Err(e).with_context(|| format!("deploying iobound to {role} host {}", h.name));
+        }
+        Ok(ready)
+    }
+
     /// Driver threads on a load host: one per CPU it was given, else one.
-    pub fn threads(host: &LoadHostReady) -> usize {
+    pub fn threads(host: &HostReady) -> usize {
         host.cpus.len().max(1)
+    }
+}
+
+impl HostReady {
+    /// Removes the per-run directory and closes the connection.
+    fn remove(&self) {
+        if self.dir.starts_with("/tmp/iobound-run.") {
+            let _ = self.ssh.run(&format!("rm -rf -- '{}'", self.dir));
+        }
+        self.ssh.close();
     }
 }
 
 impl Drop for Fleet {
     fn drop(&mut self) {
-        for h in &self.load {
-            if h.dir.starts_with("/tmp/iobound-run.") {
-                let _ = h.ssh.run(&format!("rm -rf -- '{}'", h.dir));
-            }
-            h.ssh.close();
+        for h in self.load.iter().chain(self.contender.iter()) {
+            h.remove();
         }
     }
 }

@@ -1,11 +1,15 @@
 //! Hosts beyond this machine, reached with the system's OpenSSH client: `ssh` (one
 //! multiplexed connection per host, keys only), `check` (what `iobound hosts check` reports:
-//! OS, CPUs, memory, clock offset, toolchains) and `deploy` (the per-run directory on each host
-//! and the iobound binary copied into it through the SSH channel, removed afterwards). No daemon of ours stays on any
-//! host: every remote process is a child of an `iobound agent` whose input is the SSH channel,
-//! and ends when that channel closes.
-//! Uses: util, plan.
+//! OS, CPUs, memory, clock offset, toolchains), `deploy` (the per-run directory on each host
+//! and the iobound binary copied into it through the SSH channel, removed afterwards), and the
+//! server on the contender host: `contender` (the controller's handle on it) and `supervisor`
+//! (`iobound agent contender` there: start or adopt it, sample it from that host's /proc, stop
+//! it). No daemon of ours stays on any host: every remote process is a child of an
+//! `iobound agent` whose input is the SSH channel, and ends when that channel closes.
+//! Uses: util, plan, sampler, services (starting a process, on the contender host).
 
 pub mod check;
+pub mod contender;
 pub mod deploy;
 pub mod ssh;
+pub mod supervisor;

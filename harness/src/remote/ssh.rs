@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 /// How long connecting to a host may take before it counts as unreachable.
 const CONNECT_TIMEOUT_S: u32 = 10;
 
+#[derive(Clone)]
 pub struct Ssh {
     pub host: Host,
     known_hosts: Option<PathBuf>,

@@ -47,6 +47,10 @@ pub struct RemoteHost {
     pub cpus: Vec<usize>,
     /// How far its clock was ahead of this machine's when the run began (ms).
     pub clock_offset_ms: f64,
+    /// The contender host: the network namespace its sampler ran in (`/proc/self/ns/net`
+    /// there), which says the figures were read where the server runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net_namespace: Option<String>,
 }
 
 fn read(path: &str) -> String {

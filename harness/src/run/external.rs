@@ -6,11 +6,13 @@
 use super::launch::STOP_GRACE;
 use super::results::ContenderInfo;
 use super::round::{failed_run, RunCtx};
-use crate::services::contender::{self, Running};
+use crate::remote::contender::{ContenderJob, RemoteContender};
+use crate::remote::deploy::HostReady;
+use crate::services::contender::{self, log_tail, Running};
 use crate::util::interrupt;
 use anyhow::{bail, Result};
 use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long a `--cmd` server may take to accept connections.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -32,9 +34,11 @@ pub struct External {
 }
 
 impl External {
-    /// Checks `--pid` before anything starts.
-    pub fn check(&self) -> Result<()> {
-        if let ExternalProcess::Pid(pid) = self.process {
+    /// Checks `--pid` before anything starts (on the contender host, `on_host`, the agent
+    /// there checks it).
+    pub fn check(&self, on_host: bool) -> Result<()> {
+        if let (ExternalProcess::Pid(pid), false) = (&self.process, on_host) {
+            let pid = *pid;
             if crate::services::contender::stat_fields(pid).is_none() {
                 bail!("--pid {pid}: no such process; give the id of the server's main process (e.g. `pgrep -o nginx`), or start it with --cmd");
             }
@@ -86,22 +90,26 @@ fn start(ctx: &RunCtx, cmd: &str, addr: SocketAddr, run: u32) -> Result<Running>
 impl RunCtx<'_> {
     /// Every scenario of one repeat against the external server.
     pub(super) fn external_round(&mut self, ext: &External, run: u32) -> Result<()> {
-        let mut proc = match &ext.process {
-            ExternalProcess::Cmd(cmd) => match start(self, cmd, ext.addr, run) {
-                Ok(p) => Some(p),
-                Err(e) => {
-                    let why = format!("{e:#}");
-                    eprintln!("  external: {why}");
-                    for s in &self.plan.scenarios {
-                        self.res.runs.push(failed_run("external", s, run, &why));
-                    }
-                    return self.res.save(self.dir);
-                }
-            },
-            _ => None,
+        let on_host = self.fleet.and_then(|f| f.contender.as_ref());
+        let started = match (&ext.process, on_host) {
+            (ExternalProcess::None, _) => Ok(None),
+            (_, Some(h)) => self.start_on_host(ext, h, run).map(|()| None),
+            (ExternalProcess::Cmd(cmd), None) => start(self, cmd, ext.addr, run).map(Some),
+            (ExternalProcess::Pid(_), None) => Ok(None),
         };
-        self.sample_tree = match ext.process {
-            ExternalProcess::Pid(pid) => Some(pid),
+        let mut proc = match started {
+            Ok(p) => p,
+            Err(e) => {
+                let why = format!("{e:#}");
+                eprintln!("  external: {why}");
+                for s in &self.plan.scenarios {
+                    self.res.runs.push(failed_run("external", s, run, &why));
+                }
+                return self.res.save(self.dir);
+            }
+        };
+        self.sample_tree = match (&ext.process, &self.remote) {
+            (ExternalProcess::Pid(pid), None) => Some(*pid),
             _ => None,
         };
         for s in &self.plan.scenarios {
@@ -113,6 +121,67 @@ impl RunCtx<'_> {
         if let Some(p) = proc.as_mut() {
             p.stop(STOP_GRACE);
         }
+        if let Some(r) = self.remote.take() {
+            let log = self.dir.join("logs").join(format!("external-run{run}.log"));
+            r.stop(STOP_GRACE, &log);
+        }
+        Ok(())
+    }
+
+    /// The server on the contender host: `--cmd` started there (pinned to the host's CPUs,
+    /// `$IOBOUND_BIN` naming the iobound copied there) and waited for until `ext.addr` accepts
+    /// connections, or `--pid` adopted there; either way sampled there from now on.
+    fn start_on_host(&mut self, ext: &External, h: &HostReady, run: u32) -> Result<()> {
+        let mut job = ContenderJob {
+            host: h.ssh.host.name.clone(),
+            ..ContenderJob::default()
+        };
+        match &ext.process {
+            ExternalProcess::Cmd(cmd) => {
+                job.argv = vec!["sh".into(), "-c".into(), format!("exec {cmd}")];
+                job.cwd = h.dir.clone();
+                job.cpus = h.cpus.clone();
+                job.env = vec![("IOBOUND_BIN".into(), h.binary.clone())];
+                job.log = format!("{}/external-run{run}.log", h.dir);
+            }
+            ExternalProcess::Pid(pid) => job.pid = Some(*pid),
+            ExternalProcess::None => return Ok(()),
+        }
+        let remote = RemoteContender::start(&h.ssh, &h.binary, &job)?;
+        if let Some(entry) = self
+            .res
+            .environment
+            .remote_hosts
+            .iter_mut()
+            .find(|e| e.role == "contender")
+        {
+            entry.net_namespace = Some(remote.net_namespace.clone());
+        }
+        if remote.started {
+            let addr = ext.addr;
+            let t0 = Instant::now();
+            while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
+                let gone = remote.exited();
+                if gone.is_some() || t0.elapsed() > START_TIMEOUT || interrupt::stopped() {
+                    let log = self.dir.join("logs").join(format!("external-run{run}.log"));
+                    remote.stop(STOP_GRACE, &log);
+                    bail!(
+                        "--cmd on host {} did not accept connections on {addr} ({}); last log lines:\n{}",
+                        job.host,
+                        gone.unwrap_or_else(|| format!("not within {} s", START_TIMEOUT.as_secs())),
+                        log_tail(&log, 15)
+                    );
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        eprintln!(
+            "  external: server {} on host {} (process {}), sampled there",
+            if remote.started { "started" } else { "adopted" },
+            job.host,
+            remote.pid
+        );
+        self.remote = Some(remote);
         Ok(())
     }
 }

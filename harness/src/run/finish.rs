@@ -38,11 +38,15 @@ pub(super) fn finish(mut r: Run, e: Ended, proc: Option<&Running>) -> Run {
     } else {
         RunStatus::Ok
     };
-    if let (Some(why), Some(p)) = (&e.crash, proc) {
-        r.failure = Some(format!(
-            "the contender exited during the run ({why}); last log lines:\n{}",
-            log_tail(&p.log, 12)
-        ));
+    if let Some(why) = &e.crash {
+        r.failure = Some(match proc {
+            Some(p) => format!(
+                "the contender exited during the run ({why}); last log lines:\n{}",
+                log_tail(&p.log, 12)
+            ),
+            // The server on the contender host: its log is copied back when it is stopped.
+            None => format!("the server was lost during the run: {why}"),
+        });
     }
     finish_events(&mut r, e.fired);
     r

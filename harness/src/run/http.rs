@@ -12,7 +12,7 @@ use super::watch::FaultLog;
 use super::writes::check_writes;
 use crate::driver::{self, assess::driver_report, summary, Target};
 use crate::plan::{Load, Profile, Scenario};
-use crate::sampler::{self, Sampler};
+use crate::sampler::{self, Sampler, Sampling};
 use crate::services::contender::Running;
 use crate::util::interrupt;
 use crate::util::progress::Progress;
@@ -106,11 +106,9 @@ impl RunCtx<'_> {
         *self.settle.borrow_mut() =
             detect.then(|| Settle::new(min, s.warmup, self.plan.warmup_band));
         // The contender's CPU per request is one of the figures that must settle.
-        let sampler = match (proc.as_ref(), self.sample_tree) {
-            (Some(p), _) if detect => Some(Sampler::new(p.pid, Instant::now(), None)),
-            (None, Some(pid)) if detect => Some(Sampler::of_tree(pid, Instant::now())),
-            _ => None,
-        };
+        let sampler = detect
+            .then(|| self.sampler(proc.as_deref(), None))
+            .flatten();
         let mut samples = Vec::new();
         let t0 = Instant::now();
         let outcome = self.drive(
@@ -118,7 +116,7 @@ impl RunCtx<'_> {
             &warm,
             proc,
             &bar,
-            sampler.as_ref().map(|sm| (sm, &mut samples)),
+            sampler.as_deref().map(|sm| (sm, &mut samples)),
             FaultLog {
                 events: &[],
                 fired: &mut Vec::new(),
@@ -194,7 +192,7 @@ impl RunCtx<'_> {
             &s.load,
             proc.as_deref_mut(),
             &bar,
-            sampler.as_ref().map(|sm| (sm, &mut samples)),
+            sampler.as_deref().map(|sm| (sm, &mut samples)),
             FaultLog {
                 events: &s.events,
                 fired: &mut fired,
@@ -236,17 +234,24 @@ impl RunCtx<'_> {
         r
     }
 
-    /// The sampler of the contender's process (or of the process tree given with --url),
-    /// counting connections to `downstream_port` where given; None when there is nothing to
-    /// sample.
+    /// The sampler of the contender's process (or of the process tree given with --url, or
+    /// of the server on the contender host, read there), counting connections to
+    /// `downstream_port` where given; None when there is nothing to sample.
     pub(super) fn sampler(
         &self,
         proc: Option<&Running>,
         downstream_port: Option<u16>,
-    ) -> Option<Sampler> {
+    ) -> Option<Box<dyn Sampling>> {
+        if let Some(r) = &self.remote {
+            return Some(Box::new(r.sampler(downstream_port)));
+        }
         match (proc, self.sample_tree) {
-            (Some(p), _) => Some(Sampler::new(p.pid, Instant::now(), downstream_port)),
-            (None, Some(pid)) => Some(Sampler::of_tree(pid, Instant::now())),
+            (Some(p), _) => Some(Box::new(Sampler::new(
+                p.pid,
+                Instant::now(),
+                downstream_port,
+            ))),
+            (None, Some(pid)) => Some(Box::new(Sampler::of_tree(pid, Instant::now()))),
             (None, None) => None,
         }
     }

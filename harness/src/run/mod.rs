@@ -74,7 +74,7 @@ pub struct Options {
 /// known, artifacts are built, a JDK is there, the results directory is writable.
 fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf>)> {
     if let Some(ext) = &opts.external {
-        ext.check()?;
+        ext.check(opts.hosts.is_some())?;
         return Ok((Vec::new(), None));
     }
     let all = manifest::discover(&opts.root)?;
@@ -281,7 +281,7 @@ pub fn run_plan(
     eprintln!("iobound: {}", res.environment.pinning);
 
     let fleet = match &opts.hosts {
-        Some(inv) => Some(connect_load_hosts(inv, plan, &dir, &mut res)?),
+        Some(inv) => Some(connect_load_hosts(inv, opts, plan, &dir, &mut res)?),
         None => None,
     };
     let mut services = None;
@@ -324,12 +324,18 @@ pub fn run_plan(
 /// the load came from and how it was pinned.
 fn connect_load_hosts(
     inv: &crate::plan::hosts::Inventory,
+    opts: &Options,
     plan: &Plan,
     dir: &Path,
     res: &mut Results,
 ) -> Result<Fleet> {
     eprintln!("iobound: connecting to the load hosts and copying iobound to each");
-    let fleet = Fleet::connect(inv)?;
+    // The contender host too when iobound starts (--cmd) or samples (--pid) the server there.
+    let on_contender = opts
+        .external
+        .as_ref()
+        .is_some_and(|e| e.process != ExternalProcess::None);
+    let fleet = Fleet::connect(inv, on_contender)?;
     res.environment.remote_hosts = remote_hosts(&fleet);
     let drivers: Vec<String> = fleet
         .load
@@ -346,8 +352,19 @@ fn connect_load_hosts(
             }
         })
         .collect();
+    let server = match (&fleet.contender, opts.external.as_ref().map(|e| &e.process)) {
+        (Some(h), Some(ExternalProcess::Cmd(_))) if !h.cpus.is_empty() => format!(
+            "whose server iobound starts there (--cmd) pinned to CPU {} and samples there",
+            crate::util::cpus::format_cpus(&h.cpus)
+        ),
+        (Some(_), Some(ExternalProcess::Cmd(_))) => {
+            "whose server iobound starts there (--cmd), not pinned (the inventory names no CPUs for it), and samples there".to_string()
+        }
+        (Some(_), _) => "whose server iobound did not start or pin, sampled there (--pid)".to_string(),
+        _ => "whose server iobound did not start, pin or sample (--url)".to_string(),
+    };
     res.environment.pinning = format!(
-        "load from {} host(s) over SSH: {}; to the contender host {} ({}), whose server iobound did not start or pin (--url); this machine only coordinates, on CPU {}",
+        "load from {} host(s) over SSH: {}; to the contender host {} ({}), {server}; this machine only coordinates, on CPU {}",
         fleet.load.len(),
         drivers.join(", "),
         fleet.contender_name,
@@ -369,15 +386,16 @@ struct Round<'a, 'b> {
 
 /// The inventory's hosts as the results record them.
 fn remote_hosts(fleet: &Fleet) -> Vec<environment::RemoteHost> {
-    fleet
-        .load
-        .iter()
-        .map(|h| environment::RemoteHost {
+    let roles = fleet.load.iter().map(|h| (h, "load"));
+    roles
+        .chain(fleet.contender.iter().map(|h| (h, "contender")))
+        .map(|(h, role)| environment::RemoteHost {
             name: h.ssh.host.name.clone(),
             address: h.ssh.host.address.to_string(),
-            role: "load".into(),
+            role: role.into(),
             cpus: h.cpus.clone(),
             clock_offset_ms: (h.clock_offset_s * 1e6).round() / 1e3,
+            net_namespace: None,
         })
         .collect()
 }
@@ -409,6 +427,7 @@ fn run_rounds(
         settle: Default::default(),
         profiler: None,
         fleet,
+        remote: None,
         host_shares: Default::default(),
     };
     'repeats: for run in 1..=plan.runs {

@@ -34,6 +34,8 @@ pub(super) struct RunCtx<'a> {
     pub profiler: Option<super::profile::Profiler>,
     /// With --hosts: the load hosts the driver runs on instead of this machine.
     pub fleet: Option<&'a crate::remote::deploy::Fleet>,
+    /// With --hosts and --cmd or --pid: the server on the contender host, sampled there.
+    pub remote: Option<std::sync::Arc<crate::remote::contender::RemoteContender>>,
     /// What each load host did in the last load driven (empty for local load).
     pub host_shares: std::cell::RefCell<Vec<crate::driver::remote::HostShare>>,
 }

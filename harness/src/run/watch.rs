@@ -8,7 +8,7 @@ use crate::driver::remote::{HostShare, Job, LoadHost};
 use crate::driver::{self, record::Live, DriverConfig, Target};
 use crate::plan::{Event, Load};
 use crate::remote::deploy::Fleet;
-use crate::sampler::{Sample, Sampler};
+use crate::sampler::{Sample, Sampling};
 use crate::services::contender::{describe_exit, Running};
 use crate::util::interrupt;
 use crate::util::progress::Progress;
@@ -65,6 +65,15 @@ impl RunCtx<'_> {
         }
     }
 
+    /// Why the contender is gone, once it is: its exit, or on the contender host its exit or
+    /// the host lost.
+    fn server_gone(&self, proc: Option<&mut Running>) -> Option<String> {
+        match proc {
+            Some(p) => p.exited().map(describe_exit),
+            None => self.remote.as_ref().and_then(|r| r.exited()),
+        }
+    }
+
     /// Runs the driver in its own thread while this thread samples the contender every
     /// 250 ms, updates the progress bar and watches for Ctrl-C and crashes.
     pub(super) fn drive(
@@ -73,7 +82,7 @@ impl RunCtx<'_> {
         load: &Load,
         mut proc: Option<&mut Running>,
         bar: &Progress,
-        mut sampling: Option<(&Sampler, &mut Vec<Sample>)>,
+        mut sampling: Option<(&dyn Sampling, &mut Vec<Sample>)>,
         faults: FaultLog<'_>,
     ) -> Result<(driver::Outcome, Option<String>)> {
         let FaultLog { events, fired } = faults;
@@ -122,8 +131,8 @@ impl RunCtx<'_> {
                 if interrupt::stopped() {
                     cancel.store(true, Ordering::SeqCst);
                 }
-                if let Some(status) = proc.as_mut().and_then(|p| p.exited()) {
-                    crash.get_or_insert_with(|| describe_exit(status));
+                if let Some(why) = self.server_gone(proc.as_deref_mut()) {
+                    crash.get_or_insert(why);
                     live.server_gone();
                     cancel.store(true, Ordering::SeqCst);
                 }

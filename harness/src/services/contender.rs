@@ -64,11 +64,14 @@ pub fn start(
             }
             // Dies with the harness even on SIGKILL: no orphans holding ports.
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            // No CPUs given (a host whose inventory entry names none): not pinned.
             let mut set: libc::cpu_set_t = std::mem::zeroed();
             for c in &cpus {
                 libc::CPU_SET(*c, &mut set);
             }
-            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            if !cpus.is_empty()
+                && libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0
+            {
                 return Err(std::io::Error::last_os_error());
             }
             raise_nofile();

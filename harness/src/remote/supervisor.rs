@@ -1,0 +1,279 @@
+//! The contender host's side: `iobound agent contender`. It starts the server there (its own
+//! process group, pinned to the host's CPUs) or adopts one already running (`--pid`), samples
+//! it from that host's /proc when asked, and stops it when asked or when its input ends: the
+//! SSH channel closing, for whatever reason, stops the server with it.
+
+use super::contender::{ContenderJob, Reply};
+use crate::sampler::Sampler;
+use crate::services::contender::{self, Running};
+use anyhow::{bail, Result};
+use std::io::{BufRead, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// How long the server gets between SIGTERM and SIGKILL when the controller goes away.
+const GRACE_ON_EOF: Duration = Duration::from_secs(3);
+
+/// What the agent looks after: a process it started, or one it was given to sample.
+struct Watched {
+    started: Option<Running>,
+    pid: i32,
+}
+
+impl Watched {
+    fn exited(&mut self) -> Option<i32> {
+        match self.started.as_mut() {
+            Some(p) => p.exited().map(|s| s.into_raw()),
+            // A process it did not start: gone when /proc no longer has it.
+            None => contender::stat_fields(self.pid).is_none().then_some(0),
+        }
+    }
+
+    fn sampler(&self, downstream_port: Option<u16>) -> Sampler {
+        match self.started {
+            Some(_) => Sampler::new(self.pid, Instant::now(), downstream_port),
+            None => Sampler::of_tree(self.pid, Instant::now()),
+        }
+    }
+}
+
+/// Reads the job from the first line of `input`, then one command per line: `begin [PORT]`
+/// (a fresh sampler, counting connections to PORT), `sample`, `full`, `status`,
+/// `stop GRACE_MS`. Every command gets one line of reply on `out`.
+pub fn agent(mut input: impl BufRead, out: &mut impl Write) -> Result<()> {
+    let mut first = String::new();
+    input.read_line(&mut first)?;
+    let job: ContenderJob = match serde_json::from_str(&first) {
+        Ok(j) => j,
+        Err(e) => {
+            return refuse(
+                out,
+                format!(
+                "the job is not valid: {e}; controller and agent must be the same iobound version"
+            ),
+            )
+        }
+    };
+    let mut watched = match watch(&job) {
+        Ok(w) => w,
+        Err(e) => return refuse(out, format!("{e:#}")),
+    };
+    reply(
+        out,
+        &Reply::Started {
+            pid: watched.pid,
+            net_namespace: std::fs::read_link("/proc/self/ns/net")
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+        },
+    )?;
+    let mut sampler = watched.sampler(None);
+    let mut line = String::new();
+    while input.read_line(&mut line)? > 0 {
+        let mut words = line.split_whitespace();
+        let answer = match (words.next(), words.next()) {
+            (Some("begin"), port) => {
+                sampler = watched.sampler(port.and_then(|p| p.parse().ok()));
+                Reply::Status {
+                    exited: watched.exited(),
+                }
+            }
+            (Some(kind @ ("sample" | "full")), _) => Reply::Sample {
+                sample: if kind == "full" {
+                    sampler.sample_full()
+                } else {
+                    sampler.sample()
+                },
+                exited: watched.exited(),
+            },
+            (Some("stop"), grace) => {
+                let ms = grace.and_then(|g| g.parse().ok()).unwrap_or(3000);
+                let status = stop(&mut watched, Duration::from_millis(ms));
+                return reply(out, &Reply::Stopped { status });
+            }
+            _ => Reply::Status {
+                exited: watched.exited(),
+            },
+        };
+        reply(out, &answer)?;
+        line.clear();
+    }
+    // The controller, or the connection to it, is gone: nothing of the run stays.
+    stop(&mut watched, GRACE_ON_EOF);
+    Ok(())
+}
+
+/// Starts the job's command, or checks that its process exists.
+fn watch(job: &ContenderJob) -> Result<Watched> {
+    if !job.argv.is_empty() {
+        let p = contender::start(
+            &job.argv,
+            Path::new(&job.cwd),
+            &job.cpus,
+            0,
+            Path::new(&job.log),
+            &job.env,
+        )?;
+        return Ok(Watched {
+            pid: p.pid,
+            started: Some(p),
+        });
+    }
+    match job.pid {
+        Some(pid) if contender::stat_fields(pid).is_some() => Ok(Watched { started: None, pid }),
+        Some(pid) => bail!(
+            "--pid {pid}: no such process on host {}; give the id of the server's main process there",
+            job.host
+        ),
+        None => bail!("the job names neither a command nor a process"),
+    }
+}
+
+/// Stops what the agent started (a process it only samples is left alone) and returns its
+/// wait status.
+fn stop(w: &mut Watched, grace: Duration) -> Option<i32> {
+    w.started.as_mut().map(|p| p.stop(grace).into_raw())
+}
+
+fn reply(out: &mut impl Write, r: &Reply) -> Result<()> {
+    serde_json::to_writer(&mut *out, r)?;
+    out.write_all(b"\n")?;
+    out.flush()?;
+    Ok(())
+}
+
+fn refuse(out: &mut impl Write, error: String) -> Result<()> {
+    reply(
+        out,
+        &Reply::Failed {
+            error: error.clone(),
+        },
+    )?;
+    bail!(error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::ExitStatus;
+
+    fn job(argv: &[&str], dir: &Path) -> String {
+        serde_json::to_string(&ContenderJob {
+            host: "here".into(),
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            cwd: dir.display().to_string(),
+            log: dir.join("server.log").display().to_string(),
+            ..ContenderJob::default()
+        })
+        .unwrap()
+    }
+
+    fn replies(out: &[u8]) -> Vec<Reply> {
+        String::from_utf8_lossy(out)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    fn alive(pid: i32) -> bool {
+        contender::stat_fields(pid).is_some_and(|f| f[0] != "Z")
+    }
+
+    #[test]
+    fn it_starts_samples_and_stops_the_server_on_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = format!(
+            "{}\nbegin\nsample\nstatus\nstop 500\n",
+            job(&["sh", "-c", "echo up; exec sleep 30"], dir.path())
+        );
+        let mut out = Vec::new();
+        agent(input.as_bytes(), &mut out).unwrap();
+        let r = replies(&out);
+        let Reply::Started {
+            pid, net_namespace, ..
+        } = &r[0]
+        else {
+            panic!("{r:?}")
+        };
+        assert!(net_namespace.starts_with("net:["), "{net_namespace}");
+        let Reply::Sample { sample, exited } = &r[2] else {
+            panic!("{r:?}")
+        };
+        assert_eq!((sample.processes, *exited), (1, None), "{sample:?}");
+        assert!(sample.rss_mb > 0.0);
+        assert!(matches!(r[3], Reply::Status { exited: None }));
+        // Stopped by SIGTERM.
+        assert!(
+            matches!(r[4], Reply::Stopped { status: Some(s) } if ExitStatus::from_raw(s).signal() == Some(15)),
+            "{r:?}"
+        );
+        assert!(!alive(*pid));
+        let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap();
+        assert_eq!(log.trim(), "up");
+    }
+
+    #[test]
+    fn the_end_of_its_input_stops_the_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = format!("{}\nsample\n", job(&["sleep", "30"], dir.path()));
+        let mut out = Vec::new();
+        agent(input.as_bytes(), &mut out).unwrap();
+        let Reply::Started { pid, .. } = replies(&out)[0] else {
+            panic!()
+        };
+        assert!(!alive(pid), "the server outlived the connection");
+    }
+
+    #[test]
+    fn a_server_that_exits_is_reported_with_its_status() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = format!("{}\n", job(&["sh", "-c", "exit 7"], dir.path()));
+        // The status is asked after the process has had time to exit.
+        let input = std::io::Read::chain(std::io::Cursor::new(first), Delayed(Some(b"status\n")));
+        let mut out = Vec::new();
+        agent(std::io::BufReader::new(input), &mut out).unwrap();
+        let r = replies(&out);
+        assert!(
+            matches!(r[1], Reply::Status { exited: Some(s) } if ExitStatus::from_raw(s).code() == Some(7)),
+            "{r:?}"
+        );
+    }
+
+    /// Input that yields its bytes only after 300 ms.
+    struct Delayed(Option<&'static [u8]>);
+
+    impl std::io::Read for Delayed {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let Some(bytes) = self.0.take() else {
+                return Ok(0);
+            };
+            std::thread::sleep(Duration::from_millis(300));
+            buf[..bytes.len()].copy_from_slice(bytes);
+            Ok(bytes.len())
+        }
+    }
+
+    #[test]
+    fn a_job_it_cannot_run_is_refused_with_the_reason() {
+        let mut out = Vec::new();
+        let job = serde_json::to_string(&ContenderJob {
+            host: "app".into(),
+            pid: Some(i32::MAX),
+            ..ContenderJob::default()
+        })
+        .unwrap();
+        let err = agent(format!("{job}\n").as_bytes(), &mut out).unwrap_err();
+        assert!(
+            err.to_string().contains("no such process on host app"),
+            "{err}"
+        );
+        assert!(matches!(&replies(&out)[0], Reply::Failed { error } if error.contains("--pid")));
+        let err = agent("{not json\n".as_bytes(), &mut Vec::new()).unwrap_err();
+        assert!(err.to_string().contains("same iobound version"), "{err}");
+    }
+}
