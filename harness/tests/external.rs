@@ -135,3 +135,107 @@ fn a_pid_that_does_not_exist_is_refused_before_anything_starts() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// A plan of two scenarios (closed, and open with a threshold), two runs each, for a server of
+/// one's own.
+const TWO_SCENARIOS: &str = r#"
+name = "two"
+contenders = ["spring-mvc"]
+warmup = "0s"
+runs = 2
+
+[[scenario]]
+name = "wait-5ms"
+path = "/delay?ms=5"
+[scenario.load]
+model = "closed"
+users = 4
+duration = "1s"
+
+[[scenario]]
+name = "plain-open"
+path = "/plaintext"
+[scenario.load]
+model = "open"
+rate = 300
+duration = "1s"
+[scenario.thresholds]
+p99 = "200ms"
+"#;
+
+#[test]
+fn a_plan_runs_its_scenarios_against_a_server_given_by_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("two.toml");
+    std::fs::write(&plan, TWO_SCENARIOS).unwrap();
+    let port = free_port();
+    let cmd = format!("{} serve --port {port}", exe());
+    let url = format!("http://127.0.0.1:{port}");
+    let out = dir.path().join("out");
+    let args = |url: &str| {
+        vec![
+            "run".to_string(),
+            "--plan".into(),
+            plan.display().to_string(),
+            "--url".into(),
+            url.to_string(),
+            "--cmd".into(),
+            cmd.clone(),
+            "--out".into(),
+            out.display().to_string(),
+        ]
+    };
+    let a = args(&url);
+    let o = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("thresholds: 1 checked, 0 broken"), "{table}");
+    let r = load_results(&results_dir(&out));
+    let runs = r["runs"].as_array().unwrap();
+    let cells: Vec<(String, String, u64)> = runs
+        .iter()
+        .map(|x| {
+            (
+                x["contender"].as_str().unwrap().to_string(),
+                x["scenario"].as_str().unwrap().to_string(),
+                x["run"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want = |s: &str, n| ("external".to_string(), s.to_string(), n);
+    assert_eq!(
+        cells,
+        vec![
+            want("wait-5ms", 1),
+            want("plain-open", 1),
+            want("wait-5ms", 2),
+            want("plain-open", 2)
+        ]
+    );
+    assert!(runs.iter().all(|x| x["status"] == "ok"));
+    assert_eq!(runs[1]["path"], "/plaintext");
+
+    // The URL gives only the address: a path is refused before anything starts.
+    let a = args(&format!("{url}/plaintext"));
+    let o = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("give only where the server listens"), "{err}");
+
+    // A scenario that needs iobound's own services is refused, by name.
+    std::fs::write(
+        &plan,
+        format!("{TWO_SCENARIOS}\n[[scenario.event]]\nat = \"1s\"\ndownstream = {{ latency = \"fixed:1s\" }}\n"),
+    )
+    .unwrap();
+    let a = args(&url);
+    let o = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("scenario \"plain-open\" needs iobound's downstream service"),
+        "{err}"
+    );
+    assert!(processes_with(&format!("serve --port {port}")).is_empty());
+}

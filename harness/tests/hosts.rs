@@ -541,3 +541,117 @@ fn an_inventory_problem_is_reported_before_anything_connects() {
         "{err}"
     );
 }
+
+/// Two scenarios, one with a threshold, for `run --plan` across hosts.
+const PLAN: &str = r#"
+name = "across"
+contenders = ["spring-mvc"]
+warmup = "1s"
+runs = 1
+
+[[scenario]]
+name = "wait-5ms"
+path = "/delay?ms=5"
+[scenario.load]
+model = "closed"
+users = 8
+duration = "2s"
+
+[[scenario]]
+name = "plain-open"
+path = "/plaintext"
+[scenario.load]
+model = "open"
+rate = 400
+duration = "2s"
+[scenario.thresholds]
+p99 = "200ms"
+"#;
+
+#[test]
+#[ignore = "needs root, iproute2 and openssh-server; run by ./iobound test"]
+fn a_plan_and_a_capacity_search_run_across_namespace_hosts() {
+    let _alone = alone();
+    let Some(lab) = Lab::with_options(
+        vec!["app", "lg1", "lg2"],
+        "--contender-cpus 0 --load-cpus 1",
+    ) else {
+        return;
+    };
+    let before = remote_dirs();
+    let inv = lab.inventory().display().to_string();
+    let base = format!("http://{}:8080", lab.address(0));
+    let server = |extra: &str| {
+        format!(
+            "\"$IOBOUND_BIN\" serve --address {} --port 8080 {extra}",
+            lab.address(0)
+        )
+    };
+
+    // A plan: each scenario's load split over both hosts, merged, accounted, judged.
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("across.toml");
+    std::fs::write(&plan, PLAN).unwrap();
+    let out = dir.path().join("plan");
+    let o = Command::new(exe())
+        .args(["run", "--hosts", &inv, "--plan"])
+        .arg(&plan)
+        .args(["--url", &base, "--cmd", &server(""), "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(table.contains("thresholds: 1 checked, 0 broken"), "{table}");
+    let res = load_results(&results_dir(&out));
+    let runs = res["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for (r, load) in runs
+        .iter()
+        .zip([["4 users", "4 users"], ["200.0 req/s", "200.0 req/s"]])
+    {
+        assert_eq!(r["status"], "ok", "{}", r["failure"]);
+        let hosts = r["load_hosts"].as_array().unwrap();
+        let shares: Vec<&str> = hosts.iter().map(|h| h["load"].as_str().unwrap()).collect();
+        assert_eq!(shares, load);
+        let (ok, errors, cut, due) = counts(r);
+        let host_due: u64 = hosts.iter().map(|h| h["due"].as_u64().unwrap()).sum();
+        assert_eq!(
+            (ok + errors + cut, host_due),
+            (due, due),
+            "{}",
+            r["scenario"]
+        );
+        assert!(r["resources"]["peak_rss_mb"].as_f64().unwrap() > 0.0);
+    }
+    lab.assert_nothing_left_on(&["app", "lg1", "lg2"], &before);
+
+    // A capacity search: 4 workers each holding a request 50 ms serve at most 80 req/s.
+    let out = dir.path().join("capacity");
+    let o = Command::new(exe())
+        .args(["capacity", "--hosts", &inv, "--url"])
+        .arg(format!("{base}/delay?ms=50"))
+        .args(["--cmd", &server("--workers 4")])
+        .args(["--slo", "p99<=200ms", "--slo", "errors<=1%", "--rate", "20"])
+        .args(["--duration", "4s", "--precision", "10%", "--repeats", "1"])
+        .args(["--max-rate", "1000", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let res = load_results(&results_dir(&out));
+    let c = &res["capacity"][0];
+    let lo = c["capacity_rps"].as_f64().unwrap_or_else(|| panic!("{c}"));
+    let hi = c["failed_rps"].as_f64().unwrap_or_else(|| panic!("{c}"));
+    assert!(
+        (68.0..=88.0).contains(&lo),
+        "capacity {lo} for a true 80 req/s: {c}"
+    );
+    assert!(hi > lo && (hi - lo) / lo <= 0.10 + 1e-9, "{lo}..{hi}");
+    for probe in res["runs"].as_array().unwrap() {
+        let (ok, errors, cut, due) = counts(probe);
+        assert_eq!(ok + errors + cut, due);
+        assert_eq!(probe["load_hosts"].as_array().unwrap().len(), 2);
+    }
+    lab.assert_nothing_left_on(&["app", "lg1", "lg2"], &before);
+}

@@ -298,7 +298,7 @@ pub struct LoadArgs {
 #[derive(Args)]
 pub struct RunArgs {
     /// Plan file (TOML) with contenders, scenarios and load; see plans/
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["path", "users", "rate", "url"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["path", "users", "rate"])]
     pub plan: Option<PathBuf>,
     /// Contenders to run, comma separated (with --plan: a subset of the plan's)
     #[arg(

@@ -203,8 +203,13 @@ fn choose_contenders(a: &RunArgs, file: &mut PlanFile) -> Result<Option<External
             (None, Some(cmd)) => ExternalProcess::Cmd(cmd.clone()),
             (None, None) => ExternalProcess::None,
         };
-        file.scenarios[0].path = Some(path);
+        if a.plan.is_some() {
+            plan_for_a_server(url, &path, a, file)?;
+        } else {
+            file.scenarios[0].path = Some(path);
+        }
         file.contenders = vec!["external".into()];
+        file.tunables.clear();
         return Ok(Some(External { addr, process }));
     }
     if a.plan.is_none() {
@@ -225,6 +230,34 @@ fn choose_contenders(a: &RunArgs, file: &mut PlanFile) -> Result<Option<External
         file.tunables.retain(|k, _| a.contenders.contains(k));
     }
     Ok(None)
+}
+
+/// A plan's scenarios against the server behind --url: the URL gives only where it listens,
+/// the scenarios their paths. What only iobound's own services or contenders can do (Kafka
+/// pipelines, downstream settings and mid-run changes, restarts) is refused here, before
+/// anything starts.
+fn plan_for_a_server(url: &str, path: &str, a: &RunArgs, file: &PlanFile) -> Result<()> {
+    if path != "/" {
+        bail!("--url {url} with --plan: give only where the server listens (http://HOST:PORT); the plan's scenarios give the paths");
+    }
+    if !a.contenders.is_empty() {
+        bail!("--contender with --url: the server behind --url is the one contender; leave out --contender");
+    }
+    for s in &file.scenarios {
+        let needs = if s.pipeline {
+            Some("Kafka and a pipeline contender (pipeline = true)")
+        } else if s.downstream.is_some() || !s.events.is_empty() {
+            Some("iobound's downstream service, which a server of your own does not call (downstream settings or events)")
+        } else if s.restart == Some(true) {
+            Some("restarting the contender between scenarios (restart = true)")
+        } else {
+            None
+        };
+        if let Some(needs) = needs {
+            bail!("scenario {:?} needs {needs}; it cannot run against --url: leave it out of the plan, or drop --url to run the built-in contenders", s.name);
+        }
+    }
+    Ok(())
 }
 
 /// Flags that override the plan file: warm-up, runs, budget, margin, profile, heap, CPUs,
