@@ -1,10 +1,12 @@
 //! Conformance: checks a running contender against contract/cases.toml before it is measured.
 //!
 //! Holds: the contract's cases and their checks (here), `sequences` (checks of several requests:
-//! the messages round trip, keep-alive), `fuzz` (generated hostile inputs), `pipeline` (the
-//! Kafka pipeline's delivery check).
+//! the messages round trip, keep-alive), `aggregate` (the fan-out contract and its
+//! cancellation check), `fuzz` (generated hostile inputs), `pipeline` (the Kafka pipeline's
+//! delivery check).
 //! Uses: util, plan, services.
 
+pub mod aggregate;
 pub mod fuzz;
 pub mod pipeline;
 mod sequences;
@@ -79,12 +81,17 @@ impl Context<'_> {
             out.request_body =
                 Some(expand_repeats(b).with_context(|| format!("case {:?}", c.name))?);
         }
-        if c.timeout_bounds {
-            let t = self.downstream_timeout.as_millis() as u64;
-            out.min_ms = Some(t.saturating_sub(100));
-            out.max_ms = Some(t + 1500);
-        }
+        with_timeout_bounds(&mut out, self.downstream_timeout);
         Ok(out)
+    }
+}
+
+/// A `timeout_bounds` case's expected time: the downstream timeout, give or take.
+fn with_timeout_bounds(c: &mut Case, downstream_timeout: Duration) {
+    if c.timeout_bounds {
+        let t = downstream_timeout.as_millis() as u64;
+        c.min_ms = Some(t.saturating_sub(100));
+        c.max_ms = Some(t + 1500);
     }
 }
 

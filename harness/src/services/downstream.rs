@@ -2,6 +2,10 @@
 //! drawn from a distribution (fixed, uniform, lognormal), fails with a configured probability
 //! (500) and stalls with another. Keys starting with `fast-` are answered at once, `fail-`
 //! always get a 500 and `stall-` hang for a minute: deterministic cases for conformance checks.
+//! A key starting `w<N>-` waits N ms first, then follows the rest of its key (`w5-fail-a`
+//! fails after 5 ms, `w50-a` answers after 50 ms): the fan-out cases' calls of known length.
+//! `GET /_stats` says how many calls were served and how many were cancelled (the caller went
+//! away before the answer), for the fan-out's cancellation figures.
 //! `GET /_control?latency=..&error_rate=..&stall_prob=..&stall_for=..` changes the behaviour
 //! while it runs (fault injection).
 
@@ -32,6 +36,17 @@ pub fn valid_key(k: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
+/// A `w<N>-` prefix (N ms, at most 60,000): the wait it asks for and the rest of the key.
+fn split_wait(key: &str) -> (Duration, &str) {
+    let parsed = key.strip_prefix('w').and_then(|r| {
+        let (n, rest) = r.split_once('-')?;
+        let ms: u64 = (!n.is_empty() && n.len() <= 5 && n.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| n.parse().ok())??;
+        (ms <= 60_000).then_some((Duration::from_millis(ms), rest))
+    });
+    parsed.unwrap_or((Duration::ZERO, key))
+}
+
 impl Downstream {
     pub fn new(b: Behaviour, seed: u64) -> Downstream {
         Downstream {
@@ -60,18 +75,27 @@ impl Downstream {
                     );
                 }
                 let ok = format!("value-{key}");
+                let (first, key) = split_wait(key);
+                let after = |status, body: String| Answer {
+                    wait: first,
+                    status,
+                    body,
+                };
                 if key.starts_with("fast-") {
-                    return now("200 OK", ok);
+                    return after("200 OK", ok);
                 }
                 if key.starts_with("fail-") {
-                    return now("500 Internal Server Error", "injected failure".into());
+                    return after("500 Internal Server Error", "injected failure".into());
                 }
                 if key.starts_with("stall-") {
                     return Answer {
-                        wait: Duration::from_secs(60),
+                        wait: first + Duration::from_secs(60),
                         status: "200 OK",
                         body: ok,
                     };
+                }
+                if !first.is_zero() {
+                    return after("200 OK", ok);
                 }
                 let b = self.behaviour.borrow();
                 let mut rng = self.rng.borrow_mut();
@@ -159,6 +183,29 @@ mod tests {
             "500 Internal Server Error"
         );
         assert_eq!(d.answer("/value?key=stall-1").wait, Duration::from_secs(60));
+        // w<N>-: a wait of N ms, then the rest of the key's rule; the body names the whole key.
+        let a = d.answer("/value?key=w50-a");
+        assert_eq!(
+            (a.wait, a.body.as_str()),
+            (Duration::from_millis(50), "value-w50-a")
+        );
+        let a = d.answer("/value?key=w5-fail-a");
+        assert_eq!(
+            (a.wait, a.status),
+            (Duration::from_millis(5), "500 Internal Server Error")
+        );
+        assert_eq!(
+            d.answer("/value?key=w7-stall-a").wait,
+            Duration::from_millis(60_007)
+        );
+        // Not a wait: no digits, too long, over a minute.
+        for k in ["w-a", "wx-a", "w123456-a", "w60001-a", "wait-a"] {
+            assert_eq!(
+                d.answer(&format!("/value?key={k}")).wait,
+                Duration::from_millis(100),
+                "{k}"
+            );
+        }
         assert_eq!(d.answer("/value?key=../x").status, "400 Bad Request");
         assert_eq!(d.answer("/value").status, "400 Bad Request");
         // Half the requests fail once error_rate is set to 0.5 at run time.

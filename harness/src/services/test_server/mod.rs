@@ -2,9 +2,11 @@
 //! little CPU, so the driver's own cost shows) and for the coordinated-omission test (it can
 //! stall once, like a GC pause, to show which tools see the stall).
 
+mod calls;
 mod messages;
 
 use anyhow::{Context, Result};
+use calls::{aggregate, call_downstream, peer_closed, CallCounts};
 use messages::Messages;
 use std::cell::Cell;
 use std::rc::Rc;
@@ -65,8 +67,8 @@ impl Stall {
 enum App {
     /// The built-in test server (the whole contract), optionally stalling once.
     Test(Stall, Box<Messages>),
-    /// The downstream service of /enrich.
-    Downstream(crate::services::downstream::Downstream),
+    /// The downstream service of /enrich and /aggregate, counting its calls.
+    Downstream(crate::services::downstream::Downstream, CallCounts),
 }
 
 pub fn serve(cfg: ServeConfig) -> Result<()> {
@@ -99,9 +101,10 @@ pub fn downstream(
     run(
         std::net::Ipv4Addr::LOCALHOST,
         port,
-        App::Downstream(crate::services::downstream::Downstream::new(
-            behaviour, seed,
-        )),
+        App::Downstream(
+            crate::services::downstream::Downstream::new(behaviour, seed),
+            CallCounts::default(),
+        ),
         "iobound downstream",
     )
 }
@@ -133,48 +136,74 @@ fn bind(address: std::net::Ipv4Addr, port: u16) -> Result<TcpListener> {
     Ok(sock.listen(4096)?)
 }
 
+/// A request's head, parsed.
+struct Head {
+    /// Its length in bytes.
+    len: usize,
+    method: String,
+    path: String,
+    close: bool,
+    /// Content-Length (0 when absent).
+    length: usize,
+}
+
+/// Reads until `buf[..end]` holds a complete request head; None when the peer closes or sends
+/// something that is not HTTP.
+async fn read_head(sock: &mut TcpStream, buf: &mut [u8], end: &mut usize) -> Option<Head> {
+    loop {
+        let mut headers = [httparse::EMPTY_HEADER; 32];
+        let mut req = httparse::Request::new(&mut headers);
+        match req.parse(&buf[..*end]) {
+            Ok(httparse::Status::Complete(n)) => {
+                let close = req.headers.iter().any(|h| {
+                    h.name.eq_ignore_ascii_case("connection")
+                        && h.value.eq_ignore_ascii_case(b"close")
+                });
+                let length = req
+                    .headers
+                    .iter()
+                    .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+                    .and_then(|h| {
+                        std::str::from_utf8(h.value)
+                            .ok()?
+                            .trim()
+                            .parse::<usize>()
+                            .ok()
+                    })
+                    .unwrap_or(0);
+                return Some(Head {
+                    len: n,
+                    method: req.method.unwrap_or("GET").to_string(),
+                    path: req.path.unwrap_or("/").to_string(),
+                    close,
+                    length,
+                });
+            }
+            Ok(httparse::Status::Partial) if *end < buf.len() => {
+                match sock.read(&mut buf[*end..]).await {
+                    Ok(0) | Err(_) => return None,
+                    Ok(n) => *end += n,
+                }
+            }
+            _ => return None,
+        }
+    }
+}
+
 async fn connection(mut sock: TcpStream, app: Rc<App>) {
     let mut buf = vec![0u8; 8192];
     let mut end = 0;
     let mut out = Vec::with_capacity(256);
     loop {
-        let (head_len, method, path, close, length) = loop {
-            let mut headers = [httparse::EMPTY_HEADER; 32];
-            let mut req = httparse::Request::new(&mut headers);
-            match req.parse(&buf[..end]) {
-                Ok(httparse::Status::Complete(n)) => {
-                    let close = req.headers.iter().any(|h| {
-                        h.name.eq_ignore_ascii_case("connection")
-                            && h.value.eq_ignore_ascii_case(b"close")
-                    });
-                    let length = req
-                        .headers
-                        .iter()
-                        .find(|h| h.name.eq_ignore_ascii_case("content-length"))
-                        .and_then(|h| {
-                            std::str::from_utf8(h.value)
-                                .ok()?
-                                .trim()
-                                .parse::<usize>()
-                                .ok()
-                        })
-                        .unwrap_or(0);
-                    break (
-                        n,
-                        req.method.unwrap_or("GET").to_string(),
-                        req.path.unwrap_or("/").to_string(),
-                        close,
-                        length,
-                    );
-                }
-                Ok(httparse::Status::Partial) if end < buf.len() => {
-                    match sock.read(&mut buf[end..]).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => end += n,
-                    }
-                }
-                _ => return,
-            }
+        let Some(Head {
+            len: head_len,
+            method,
+            path,
+            close,
+            length,
+        }) = read_head(&mut sock, &mut buf, &mut end).await
+        else {
+            return;
         };
         buf.copy_within(head_len..end, 0);
         end -= head_len;
@@ -196,7 +225,24 @@ async fn connection(mut sock: TcpStream, app: Rc<App>) {
             end -= take;
             left -= take;
         }
-        let (status, content_type, body) = answer(&app, &method, &path, &body, length).await;
+        let reply = answer(&app, &method, &path, &body, length);
+        let (status, content_type, body) = match &*app {
+            // A call whose caller goes away before the answer is counted as cancelled.
+            App::Downstream(_, counts) if path.starts_with("/value") => {
+                counts.begin();
+                tokio::select! {
+                    r = reply => {
+                        counts.end(true);
+                        r
+                    }
+                    _ = peer_closed(&sock) => {
+                        counts.end(false);
+                        return;
+                    }
+                }
+            }
+            _ => reply.await,
+        };
         out.clear();
         out.extend_from_slice(
             format!(
@@ -254,10 +300,24 @@ async fn answer(
                 }
             } else {
                 let (s, b) = respond(path).await;
-                (s, "text/plain", b)
+                let json = path.starts_with("/aggregate?") && s == "200 OK";
+                (
+                    s,
+                    if json {
+                        "application/json"
+                    } else {
+                        "text/plain"
+                    },
+                    b,
+                )
             }
         }
-        App::Downstream(d) => {
+        App::Downstream(_, counts) if path.starts_with("/_stats") => (
+            "200 OK",
+            "application/json",
+            counts.report(path.split_once('?').map_or("", |(_, q)| q)),
+        ),
+        App::Downstream(d, _) => {
             let a = d.answer(path);
             if !a.wait.is_zero() {
                 tokio::time::sleep(a.wait).await;
@@ -330,32 +390,12 @@ async fn respond(path: &str) -> (&'static str, String) {
                     "key must be 1..64 characters of A-Z a-z 0-9 - _".into(),
                 );
             }
-            let url = std::env::var("IOBOUND_DOWNSTREAM_URL").unwrap_or_default();
-            let timeout: u64 = std::env::var("IOBOUND_DOWNSTREAM_TIMEOUT_MS")
-                .ok()
-                .and_then(|t| t.parse().ok())
-                .unwrap_or(2000);
-            let Some(addr) = url.strip_prefix("http://").and_then(|a| a.parse().ok()) else {
-                return ("502 Bad Gateway", "no downstream configured".into());
-            };
-            let value_path = format!("/value?key={key}");
-            let call = crate::util::http1::fetch(addr, "GET", &value_path, None);
-            match tokio::time::timeout(Duration::from_millis(timeout), call).await {
-                Ok(Ok(r)) if (200..300).contains(&r.status) => (
-                    "200 OK",
-                    format!("{key}={}", String::from_utf8_lossy(&r.body)),
-                ),
-                Ok(Ok(r)) => (
-                    "502 Bad Gateway",
-                    format!("downstream answered {}", r.status),
-                ),
-                Ok(Err(e)) => ("502 Bad Gateway", format!("downstream failed: {e}")),
-                Err(_) => (
-                    "504 Gateway Timeout",
-                    format!("downstream did not answer within {timeout} ms"),
-                ),
+            match call_downstream(key).await {
+                Ok(value) => ("200 OK", format!("{key}={value}")),
+                Err(failed) => failed,
             }
         }
+        "/aggregate" => aggregate(query).await,
         _ => ("404 Not Found", "not found".into()),
     }
 }

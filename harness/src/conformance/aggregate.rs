@@ -1,0 +1,91 @@
+//! The fan-out contract, `GET /aggregate?keys=..`: its cases (contract/aggregate.toml) and the
+//! check that a failure cancels the calls still running, judged by the downstream's own counts
+//! (`GET /_stats` there: calls served, and calls whose caller closed the connection first).
+
+use super::{run_case, with_timeout_bounds, Case, CaseFile, CaseResult};
+use crate::util::http1;
+use anyhow::{Context as _, Result};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+const CASES: &str = include_str!("../../../contract/aggregate.toml");
+
+/// How long the siblings of a failed call may take to be cancelled after the 502.
+const CANCEL_WITHIN: Duration = Duration::from_millis(500);
+
+pub fn cases() -> Result<Vec<Case>> {
+    Ok(toml::from_str::<CaseFile>(CASES)
+        .context("contract/aggregate.toml")?
+        .case)
+}
+
+/// The downstream's counts: (served, cancelled, in flight).
+async fn counts(downstream: SocketAddr, reset: bool) -> Result<(u64, u64, u64)> {
+    let path = if reset { "/_stats?reset=1" } else { "/_stats" };
+    let r = http1::fetch(downstream, "GET", path, None).await?;
+    let v: serde_json::Value = serde_json::from_slice(&r.body)?;
+    let n = |k: &str| v[k].as_u64().unwrap_or(0);
+    Ok((n("served"), n("cancelled"), n("in_flight")))
+}
+
+/// One call fails after 5 ms while three others would take a second: the answer is a 502 at
+/// once, and the three are cancelled (the downstream sees their connections close) within
+/// CANCEL_WITHIN, not served to the end.
+pub async fn cancels_siblings(addr: SocketAddr, downstream: SocketAddr) -> CaseResult {
+    let name = "aggregate cancels the calls still running when one fails".to_string();
+    let fail = |detail: String| CaseResult {
+        name: name.clone(),
+        passed: false,
+        detail,
+    };
+    if let Err(e) = counts(downstream, true).await {
+        return fail(format!("cannot read the downstream's counts: {e:#}"));
+    }
+    let path = "/aggregate?keys=w5-fail-s0,w1000-s1,w1000-s2,w1000-s3";
+    let t0 = Instant::now();
+    match http1::fetch(addr, "GET", path, None).await {
+        Ok(r) if r.status == 502 => {}
+        Ok(r) => return fail(format!("status {} (want 502)", r.status)),
+        Err(e) => return fail(format!("request failed: {e}")),
+    }
+    let answered = t0.elapsed();
+    let deadline = Instant::now() + CANCEL_WITHIN;
+    loop {
+        let (served, cancelled, in_flight) = match counts(downstream, false).await {
+            Ok(c) => c,
+            Err(e) => return fail(format!("cannot read the downstream's counts: {e:#}")),
+        };
+        if cancelled >= 3 {
+            return CaseResult {
+                name,
+                passed: true,
+                detail: format!(
+                    "502 after {:.0} ms; {cancelled} of 3 sibling calls cancelled",
+                    answered.as_secs_f64() * 1000.0
+                ),
+            };
+        }
+        if Instant::now() > deadline {
+            return fail(format!(
+                "{cancelled} of 3 sibling calls cancelled within {} ms of the 502 (downstream: {served} served, {in_flight} still running); the calls still running must be cancelled when one fails",
+                CANCEL_WITHIN.as_millis()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Every /aggregate case, then the cancellation check, in order.
+pub async fn verify(
+    addr: SocketAddr,
+    downstream: SocketAddr,
+    downstream_timeout: Duration,
+) -> Result<Vec<CaseResult>> {
+    let mut out = Vec::new();
+    for mut c in cases()? {
+        with_timeout_bounds(&mut c, downstream_timeout);
+        out.push(run_case(addr, &c).await);
+    }
+    out.push(cancels_siblings(addr, downstream).await);
+    Ok(out)
+}
