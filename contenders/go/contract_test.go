@@ -109,3 +109,14 @@ func TestMessageInputs(t *testing.T) {
 		}
 	}
 }
+
+func TestAggregateKeys(t *testing.T) {
+	if keys, err := aggregateKeys("a,b-1,C_2"); err != nil || strings.Join(keys, "|") != "a|b-1|C_2" {
+		t.Errorf("aggregateKeys = %v, %v", keys, err)
+	}
+	for _, raw := range []string{"", "a,,b", ",a", "a,../x", strings.Repeat("k,", 16) + "k"} {
+		if _, err := aggregateKeys(raw); !errors.Is(err, errBadRequest) {
+			t.Errorf("aggregateKeys(%q) accepted", raw)
+		}
+	}
+}

@@ -143,6 +143,7 @@ func routes(db messages) http.Handler {
 	mux.HandleFunc("GET /delay", delay)
 	mux.HandleFunc("GET /hash", hash)
 	mux.HandleFunc("GET /enrich", enrich)
+	mux.HandleFunc("GET /aggregate", aggregate)
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { text(w, http.StatusNotFound, "not found") })
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if p := r.URL.Path; p == "" || p != path.Clean(p) {

@@ -87,6 +87,18 @@ pub fn verify_contender(
         database: services.database.as_ref(),
     };
     let mut v = conformance::verify(rt, proc.addr, &ctx)?;
+    if m.fanout.is_some() {
+        let fanout = rt.block_on(conformance::aggregate::verify(
+            proc.addr,
+            services.downstream.addr,
+            services.downstream_timeout,
+        ))?;
+        v.passed &= fanout.iter().all(|c| c.passed);
+        v.cases.extend(fanout);
+    } else {
+        v.not_checked
+            .push("/aggregate (this contender does not serve the fan-out yet)".into());
+    }
     if let Some((count, seed)) = fuzz.filter(|(n, _)| *n > 0) {
         let f = rt.block_on(conformance::fuzz::run(
             proc.addr,

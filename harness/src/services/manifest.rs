@@ -54,6 +54,12 @@ pub struct Manifest {
     /// contender that profiles itself between two SIGUSR2 into IOBOUND_V8_PROFILE_DIR).
     #[serde(default)]
     pub profiler: Option<String>,
+    /// How the contender serves the fan-out, `/aggregate`: the construct, and whether a failure
+    /// cancels the calls still running (e.g. "errgroup.WithContext; a failure cancels the
+    /// context the other calls run under"). Unset: it does not serve /aggregate yet, which
+    /// verification says and does not check.
+    #[serde(default)]
+    pub fanout: Option<String>,
     #[serde(skip)]
     pub dir: PathBuf,
 }
