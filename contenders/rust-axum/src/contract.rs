@@ -127,6 +127,20 @@ pub fn clean_path(p: &str) -> bool {
                 .all(|s| !s.is_empty() && s != "." && s != ".."))
 }
 
+/// The most keys one /aggregate may name.
+pub const MAX_AGGREGATE_KEYS: usize = 16;
+
+/// The keys of /aggregate: 1..16 comma-separated keys, each as for /enrich.
+pub fn aggregate_keys(raw: Option<&str>) -> Result<Vec<&str>, String> {
+    let keys: Vec<&str> = raw.unwrap_or("").split(',').collect();
+    if keys.len() > MAX_AGGREGATE_KEYS {
+        return Err(format!(
+            "keys must be 1 to {MAX_AGGREGATE_KEYS} comma-separated keys"
+        ));
+    }
+    keys.into_iter().map(|k| enrich_key(Some(k))).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,5 +240,24 @@ mod tests {
                 && !clean_path("/a/./b")
                 && !clean_path("/a/")
         );
+    }
+
+    #[test]
+    fn aggregate_keys_are_1_to_16_enrich_keys() {
+        assert_eq!(
+            aggregate_keys(Some("a,b-1,C_2")),
+            Ok(vec!["a", "b-1", "C_2"])
+        );
+        let seventeen = vec!["k"; 17].join(",");
+        for raw in [
+            None,
+            Some(""),
+            Some("a,,b"),
+            Some(",a"),
+            Some("a,../x"),
+            Some(seventeen.as_str()),
+        ] {
+            assert!(aggregate_keys(raw).is_err(), "{raw:?}");
+        }
     }
 }

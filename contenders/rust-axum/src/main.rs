@@ -4,6 +4,7 @@
 //! pooled client and the database through tokio-postgres with deadpool's pool, statements
 //! prepared once per connection.
 
+mod aggregate;
 mod contract;
 
 use axum::body::Bytes;
@@ -99,33 +100,9 @@ async fn enrich(State(app): Shared, uri: Uri) -> Response {
         Ok(k) => k,
         Err(why) => return bad(why),
     };
-    let failed = |e: reqwest::Error| {
-        if e.is_timeout() {
-            text(
-                StatusCode::GATEWAY_TIMEOUT,
-                format!("downstream did not answer within {} ms", app.timeout_ms),
-            )
-        } else {
-            text(StatusCode::BAD_GATEWAY, format!("downstream failed: {e}"))
-        }
-    };
-    let resp = match app
-        .client
-        .get(format!("{}/value?key={key}", app.downstream))
-        .send()
-        .await
-    {
-        Ok(r) => r,
-        Err(e) => return failed(e),
-    };
-    let status = resp.status();
-    match resp.text().await {
-        Err(e) => failed(e),
-        Ok(_) if !status.is_success() => text(
-            StatusCode::BAD_GATEWAY,
-            format!("downstream answered {}", status.as_u16()),
-        ),
-        Ok(body) => text(StatusCode::OK, format!("{key}={body}")),
+    match aggregate::call(&app, key).await {
+        Ok(value) => text(StatusCode::OK, format!("{key}={value}")),
+        Err(failed) => failed,
     }
 }
 
@@ -305,6 +282,7 @@ async fn serve(port: u16) {
         .route("/delay", get(delay))
         .route("/hash", get(hash))
         .route("/enrich", get(enrich))
+        .route("/aggregate", get(aggregate::aggregate))
         .route("/messages", get(list).post(create))
         .route("/messages/{id}", get(read).put(update).delete(delete))
         .fallback(|| async { text(StatusCode::NOT_FOUND, "not found") })
