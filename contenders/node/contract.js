@@ -44,6 +44,20 @@ function enrichKey(raw) {
   return raw;
 }
 
+/** The most keys one /aggregate may name. */
+const MAX_AGGREGATE_KEYS = 16;
+
+/** The keys of /aggregate: 1..16 comma-separated keys, each as for /enrich. */
+function aggregateKeys(raw) {
+  const keys = typeof raw === "string" ? raw.split(",") : [""];
+  if (keys.length > MAX_AGGREGATE_KEYS) {
+    throw new BadRequest(
+      `keys must be 1 to ${MAX_AGGREGATE_KEYS} comma-separated keys`,
+    );
+  }
+  return keys.map(enrichKey);
+}
+
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100;
 const MAX_TEXT = 1000;
@@ -101,6 +115,7 @@ module.exports = {
   hashDelayMs,
   hashId,
   enrichKey,
+  aggregateKeys,
   messageLimit,
   messageId,
   messageText,

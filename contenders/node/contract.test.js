@@ -7,6 +7,7 @@ const {
   hashId,
   hashDelayMs,
   enrichKey,
+  aggregateKeys,
   messageLimit,
   messageId,
   messageText,
@@ -112,5 +113,12 @@ test("message inputs follow the contract", () => {
     { text: "a\u0000b" },
   ]) {
     assert.throws(() => messageText(bad), BadRequest, JSON.stringify(bad));
+  }
+});
+
+test("aggregate keys are 1 to 16 enrich keys", () => {
+  assert.deepStrictEqual(aggregateKeys("a,b-1,C_2"), ["a", "b-1", "C_2"]);
+  for (const bad of [null, "", "a,,b", ",a", "a,../x", "k,".repeat(16) + "k"]) {
+    assert.throws(() => aggregateKeys(bad), BadRequest, String(bad));
   }
 });

@@ -19,6 +19,7 @@ const {
   hashDelayMs,
   hashId,
   enrichKey,
+  aggregateKeys,
   messageLimit,
   messageId,
   messageText,
@@ -186,7 +187,43 @@ async function enrich(res, params) {
   }
 }
 
-const routes = { "/hash": hash, "/enrich": enrich };
+/** A downstream answer that was not 2xx. */
+class DownstreamStatus extends Error {}
+
+/**
+ * /aggregate, the fan-out: every call starts at once, all under one AbortController.
+ * Promise.all settles with the first failure; aborting the controller then cancels the fetches
+ * still running (undici closes their connections). The values are answered in key order.
+ */
+async function aggregate(res, params) {
+  const keys = aggregateKeys(params.get("keys"));
+  const controller = new AbortController();
+  const signal = AbortSignal.any([
+    controller.signal,
+    AbortSignal.timeout(downstreamTimeoutMs),
+  ]);
+  const call = async (key) => {
+    const answer = await fetch(`${downstreamUrl}/value?key=${key}`, { signal });
+    if (!answer.ok)
+      throw new DownstreamStatus(`downstream answered ${answer.status}`);
+    return answer.text();
+  };
+  try {
+    return json(res, 200, await Promise.all(keys.map(call)));
+  } catch (e) {
+    controller.abort();
+    if (e.name === "TimeoutError")
+      return send(
+        res,
+        504,
+        `downstream did not answer within ${downstreamTimeoutMs} ms`,
+      );
+    if (e instanceof DownstreamStatus) return send(res, 502, e.message);
+    return send(res, 502, `downstream failed: ${e.message}`);
+  }
+}
+
+const routes = { "/hash": hash, "/enrich": enrich, "/aggregate": aggregate };
 
 function handle(req, res) {
   const q = req.url.indexOf("?");
