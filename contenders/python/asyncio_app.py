@@ -150,6 +150,40 @@ async def enrich(request: Request):
     return text(200, f"{key}={resp.text}")
 
 
+class DownstreamStatus(Exception):
+    """A downstream answer that was not 2xx."""
+
+
+@api.get("/aggregate")
+async def aggregate(request: Request):
+    """The fan-out: a task per key in an asyncio.TaskGroup. The first call to fail cancels the
+    group's other tasks (httpx closes their connections) and the group raises it; the values
+    come back in key order."""
+    keys = c.aggregate_keys(request.state.q)
+    http = request.app.state.http
+
+    async def call(key):
+        resp = await http.get(f"{c.DOWNSTREAM_URL}/value", params={"key": key})
+        if not 200 <= resp.status_code < 300:
+            raise DownstreamStatus(f"downstream answered {resp.status_code}")
+        return resp.text
+
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(call(k)) for k in keys]
+    except ExceptionGroup as failures:
+        first = failures.exceptions[0]
+        if isinstance(first, httpx.TimeoutException):
+            return text(
+                504,
+                f"downstream did not answer within {int(c.DOWNSTREAM_TIMEOUT_S * 1000)} ms",
+            )
+        if isinstance(first, DownstreamStatus):
+            return text(502, str(first))
+        return text(502, f"downstream failed: {first!r}")
+    return json_response([t.result() for t in tasks])
+
+
 async def _body(request):
     """A create/update body: over 64 KiB is 413, otherwise its validated text."""
     size = 0

@@ -115,6 +115,17 @@ def enrich_key(q):
     return key
 
 
+MAX_AGGREGATE_KEYS = 16
+
+
+def aggregate_keys(q):
+    """The keys of /aggregate: 1..16 comma-separated keys, each as for /enrich."""
+    keys = q.get("keys", "").split(",")
+    if len(keys) > MAX_AGGREGATE_KEYS:
+        raise BadRequest(f"keys must be 1 to {MAX_AGGREGATE_KEYS} comma-separated keys")
+    return [enrich_key({"key": k}) for k in keys]
+
+
 def message_limit(q):
     if "limit" not in q:
         return 20

@@ -51,6 +51,16 @@ class ContractTest(unittest.TestCase):
         ]:
             with self.assertRaises(c.BadRequest, msg=bad):
                 c.enrich_key(bad)
+        self.assertEqual(c.aggregate_keys({"keys": "a,b-1,C_2"}), ["a", "b-1", "C_2"])
+        for bad in [
+            {},
+            {"keys": ""},
+            {"keys": "a,,b"},
+            {"keys": "a,../x"},
+            {"keys": "k," * 16 + "k"},
+        ]:
+            with self.assertRaises(c.BadRequest, msg=str(bad)):
+                c.aggregate_keys(bad)
         self.assertEqual(c.message_limit({}), 20)
         self.assertEqual(c.message_id("9223372036854775807"), 2**63 - 1)
         for bad in ["0", "-1", "abc", "9223372036854775808", "", "1" * 20]:
