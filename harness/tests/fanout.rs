@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{exe, free_port, Guard};
+use common::{add_fake_contender, exe, free_port, load_results, results_dir, Guard};
 use iobound::conformance::aggregate;
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Stdio};
@@ -46,7 +46,11 @@ fn servers(cancel: bool) -> (Guard, Guard, SocketAddr, SocketAddr) {
     (d, s, addr, downstream)
 }
 
-fn verify(addr: SocketAddr, downstream: SocketAddr) -> Vec<iobound::conformance::CaseResult> {
+fn verify(
+    addr: SocketAddr,
+    downstream: SocketAddr,
+    expect_cancel: bool,
+) -> Vec<iobound::conformance::CaseResult> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -55,6 +59,7 @@ fn verify(addr: SocketAddr, downstream: SocketAddr) -> Vec<iobound::conformance:
         addr,
         downstream,
         Duration::from_millis(1000),
+        expect_cancel,
     ))
     .unwrap()
 }
@@ -62,7 +67,7 @@ fn verify(addr: SocketAddr, downstream: SocketAddr) -> Vec<iobound::conformance:
 #[test]
 fn a_fan_out_that_cancels_passes_every_case() {
     let (_d, _s, addr, downstream) = servers(true);
-    let results = verify(addr, downstream);
+    let results = verify(addr, downstream, true);
     let failed: Vec<_> = results.iter().filter(|r| !r.passed).collect();
     assert!(failed.is_empty(), "{failed:#?}");
     assert_eq!(results.len(), aggregate::cases().unwrap().len() + 1);
@@ -76,7 +81,7 @@ fn a_fan_out_that_cancels_passes_every_case() {
 #[test]
 fn a_fan_out_that_leaves_its_siblings_running_fails_only_the_cancellation_check() {
     let (_d, _s, addr, downstream) = servers(false);
-    let results = verify(addr, downstream);
+    let results = verify(addr, downstream, true);
     let failed: Vec<&str> = results
         .iter()
         .filter(|r| !r.passed)
@@ -92,6 +97,25 @@ fn a_fan_out_that_leaves_its_siblings_running_fails_only_the_cancellation_check(
         detail.starts_with("0 of 3 sibling calls cancelled"),
         "{detail}"
     );
+}
+
+#[test]
+fn a_manifests_word_on_cancelling_is_checked_both_ways() {
+    // Declared as not cancelling, and it does not: passes, saying so.
+    let (_d, _s, addr, downstream) = servers(false);
+    let results = verify(addr, downstream, false);
+    assert!(results.iter().all(|r| r.passed), "{results:#?}");
+    let last = results.last().unwrap();
+    assert!(
+        last.detail
+            .contains("3 of 3 sibling calls served to the end"),
+        "{last:?}"
+    );
+    // Declared as not cancelling, but it does: the manifest is wrong.
+    let (_d, _s, addr, downstream) = servers(true);
+    let last = verify(addr, downstream, false).pop().unwrap();
+    assert!(!last.passed);
+    assert!(last.detail.contains("correct it"), "{last:?}");
 }
 
 #[test]
@@ -145,4 +169,115 @@ fn the_downstream_counts_calls_served_and_cancelled() {
         (Some(0), Some(0)),
         "reset: {s}"
     );
+}
+
+/// A fan-out scenario measured on two test servers, one that cancels and one that does not
+/// (and says so in its manifest): the downstream's own counts per run tell them apart.
+#[test]
+fn a_measured_fan_out_counts_the_calls_served_and_cancelled() {
+    let home = tempfile::tempdir().unwrap();
+    let serve = format!(r#""{}", "serve", "--port", "{{port}}""#, exe());
+    let keep = format!(r#""env", "IOBOUND_AGGREGATE_CANCEL=0", {serve}"#);
+    for (name, argv, fanout) in [
+        (
+            "cancels",
+            serve.as_str(),
+            "fanout = \"spawned calls, aborted on the first failure\"\n",
+        ),
+        (
+            "keeps",
+            keep.as_str(),
+            "fanout = \"spawned calls, left running\"\nfanout_cancels = false\n",
+        ),
+    ] {
+        add_fake_contender(home.path(), name, argv, "fan-out test double");
+        let manifest = home
+            .path()
+            .join("contenders")
+            .join(name)
+            .join("contender.toml");
+        let text = std::fs::read_to_string(&manifest).unwrap();
+        std::fs::write(&manifest, format!("{text}{fanout}")).unwrap();
+    }
+    add_fake_contender(home.path(), "plain", &serve, "no fan-out");
+    let plan = home.path().join("plan.toml");
+    let write_plan = |contenders: &str| {
+        std::fs::write(
+            &plan,
+            format!(
+                r#"contenders = [{contenders}]
+runs = 1
+warmup = "0s"
+[[scenario]]
+name = "one-fails"
+path = "/aggregate?keys=w5-fail-a,w200-b,w200-c,w200-d"
+[scenario.load]
+model = "closed"
+users = 2
+duration = "2s"
+"#
+            ),
+        )
+        .unwrap()
+    };
+    let run = |out: &std::path::Path| {
+        Command::new(exe())
+            .args(["run", "--plan"])
+            .arg(&plan)
+            .arg("--out")
+            .arg(out)
+            .env("IOBOUND_HOME", home.path())
+            .output()
+            .unwrap()
+    };
+
+    // A contender that does not serve /aggregate is refused before anything starts.
+    write_plan(r#""cancels", "plain""#);
+    let out = tempfile::tempdir().unwrap();
+    let o = run(out.path());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("scenario \"one-fails\" calls /aggregate, which plain does not serve yet"),
+        "{err}"
+    );
+
+    write_plan(r#""cancels", "keeps""#);
+    let o = run(out.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(table.contains("downstream cancelled / req"), "{table}");
+    let r = load_results(&results_dir(out.path()));
+    let per_request = |name: &str| {
+        let run = r["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["contender"] == name)
+            .unwrap();
+        assert_eq!(run["status"], "ok", "{}", run["failure"]);
+        let s = &run["summary"];
+        let answered = s["ok"].as_u64().unwrap() + s["errors"]["status"].as_u64().unwrap();
+        assert!(answered > 50, "{name}: {answered} answers");
+        let calls = &run["downstream_calls"];
+        let n = |k: &str| calls[k].as_u64().unwrap() as f64 / answered as f64;
+        (n("served"), n("cancelled"))
+    };
+    // Each request: one call fails after 5 ms, three more would take 200 ms.
+    let (served, cancelled) = per_request("cancels");
+    assert!(
+        (0.9..=1.1).contains(&served),
+        "cancels: served {served:.2} per request"
+    );
+    assert!(
+        (2.7..=3.0).contains(&cancelled),
+        "cancels: cancelled {cancelled:.2} per request"
+    );
+    let (served, cancelled) = per_request("keeps");
+    // The siblings still running when the run ended are in neither count.
+    assert!(
+        (3.0..=4.0).contains(&served),
+        "keeps: served {served:.2} per request"
+    );
+    assert_eq!(cancelled, 0.0);
 }

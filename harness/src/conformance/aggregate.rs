@@ -30,9 +30,19 @@ async fn counts(downstream: SocketAddr, reset: bool) -> Result<(u64, u64, u64)> 
 
 /// One call fails after 5 ms while three others would take a second: the answer is a 502 at
 /// once, and the three are cancelled (the downstream sees their connections close) within
-/// CANCEL_WITHIN, not served to the end.
-pub async fn cancels_siblings(addr: SocketAddr, downstream: SocketAddr) -> CaseResult {
-    let name = "aggregate cancels the calls still running when one fails".to_string();
+/// CANCEL_WITHIN, not served to the end. A contender whose manifest says it does not cancel
+/// (`expect_cancel` false) must leave all three to be served instead, as it says.
+pub async fn cancels_siblings(
+    addr: SocketAddr,
+    downstream: SocketAddr,
+    expect_cancel: bool,
+) -> CaseResult {
+    let name = if expect_cancel {
+        "aggregate cancels the calls still running when one fails"
+    } else {
+        "aggregate leaves the calls running when one fails, as its manifest says"
+    }
+    .to_string();
     let fail = |detail: String| CaseResult {
         name: name.clone(),
         passed: false,
@@ -48,28 +58,48 @@ pub async fn cancels_siblings(addr: SocketAddr, downstream: SocketAddr) -> CaseR
         Ok(r) => return fail(format!("status {} (want 502)", r.status)),
         Err(e) => return fail(format!("request failed: {e}")),
     }
-    let answered = t0.elapsed();
-    let deadline = Instant::now() + CANCEL_WITHIN;
+    let answered = t0.elapsed().as_secs_f64() * 1000.0;
+    // Left running, the siblings end a second after they began.
+    let wait = if expect_cancel {
+        CANCEL_WITHIN
+    } else {
+        Duration::from_millis(1500)
+    };
+    let deadline = Instant::now() + wait;
     loop {
         let (served, cancelled, in_flight) = match counts(downstream, false).await {
             Ok(c) => c,
             Err(e) => return fail(format!("cannot read the downstream's counts: {e:#}")),
         };
-        if cancelled >= 3 {
-            return CaseResult {
-                name,
-                passed: true,
-                detail: format!(
-                    "502 after {:.0} ms; {cancelled} of 3 sibling calls cancelled",
-                    answered.as_secs_f64() * 1000.0
+        // served counts the failed call too.
+        let siblings_served = served.saturating_sub(1);
+        let decided = if expect_cancel {
+            cancelled >= 3
+        } else {
+            siblings_served >= 3 || cancelled > 0
+        };
+        if decided || Instant::now() > deadline {
+            let passed = if expect_cancel {
+                cancelled >= 3
+            } else {
+                siblings_served >= 3 && cancelled == 0
+            };
+            let detail = match (passed, expect_cancel) {
+                (true, true) => format!("502 after {answered:.0} ms; {cancelled} of 3 sibling calls cancelled"),
+                (true, false) => format!("502 after {answered:.0} ms; {siblings_served} of 3 sibling calls served to the end (not cancelled)"),
+                (false, true) => format!(
+                    "{cancelled} of 3 sibling calls cancelled within {} ms of the 502 (downstream: {siblings_served} served, {in_flight} still running); the calls still running must be cancelled when one fails, or the manifest must say fanout_cancels = false",
+                    CANCEL_WITHIN.as_millis()
+                ),
+                (false, false) => format!(
+                    "{cancelled} of 3 sibling calls cancelled, {siblings_served} served: the manifest says fanout_cancels = false; correct it"
                 ),
             };
-        }
-        if Instant::now() > deadline {
-            return fail(format!(
-                "{cancelled} of 3 sibling calls cancelled within {} ms of the 502 (downstream: {served} served, {in_flight} still running); the calls still running must be cancelled when one fails",
-                CANCEL_WITHIN.as_millis()
-            ));
+            return CaseResult {
+                name,
+                passed,
+                detail,
+            };
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -80,12 +110,13 @@ pub async fn verify(
     addr: SocketAddr,
     downstream: SocketAddr,
     downstream_timeout: Duration,
+    expect_cancel: bool,
 ) -> Result<Vec<CaseResult>> {
     let mut out = Vec::new();
     for mut c in cases()? {
         with_timeout_bounds(&mut c, downstream_timeout);
         out.push(run_case(addr, &c).await);
     }
-    out.push(cancels_siblings(addr, downstream).await);
+    out.push(cancels_siblings(addr, downstream, expect_cancel).await);
     Ok(out)
 }

@@ -23,6 +23,8 @@ const SHOWN: &[&str] = &[
     "CPU (ms per 1k req)",
     "peak sockets",
     "peak downstream conns",
+    "downstream served / req",
+    "downstream cancelled / req",
     "ctx switches / req",
     "time to steady state (s)",
 ];

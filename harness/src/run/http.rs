@@ -174,18 +174,15 @@ impl RunCtx<'_> {
             &format!("iobound {name} {} r{run} run ", s.name),
         );
         let bar = Progress::new(&format!("{name} {}", s.name), s.load.profile.duration());
-        // Reading /proc/net/tcp costs the harness's CPU (10,000 lines at C10K, four times a
-        // second): only where the scenario calls the downstream service.
-        let calls_downstream = s.path == "/enrich" || s.path.starts_with("/enrich?");
-        let downstream_port = self
-            .services
-            .filter(|_| calls_downstream)
-            .map(|sv| sv.downstream.addr.port());
+        let downstream_port = self.downstream_port(s);
+        let calls_downstream = downstream_port.is_some();
         let sampler = self.sampler(proc.as_deref(), downstream_port);
         let mut samples = Vec::new();
         let steal_before = sampler::cpu_steal();
         let mut fired = Vec::new();
         let profiling = self.begin_profile(name, proc.as_deref(), s, run);
+        // The downstream's counts start from zero with the measured phase.
+        let counted = calls_downstream && self.downstream_stats(true).is_some();
         let begun = Instant::now();
         let outcome = self.drive(
             &target,
@@ -201,6 +198,9 @@ impl RunCtx<'_> {
         bar.finish();
         let mut r = new_run(name, s, run);
         r.started_at = started_at;
+        if counted {
+            r.downstream_calls = self.downstream_stats(false);
+        }
         self.end_profile(&mut r, profiling);
         let (outcome, crash) = match outcome {
             Ok(v) => v,
@@ -232,6 +232,18 @@ impl RunCtx<'_> {
         }
         print_run(&r);
         r
+    }
+
+    /// The downstream service's port where scenario `s` calls it (/enrich, /aggregate): its
+    /// connections are counted there. Reading /proc/net/tcp costs the harness's CPU (10,000
+    /// lines at C10K, four times a second), so only there.
+    fn downstream_port(&self, s: &Scenario) -> Option<u16> {
+        let calls = ["/enrich", "/aggregate"]
+            .iter()
+            .any(|p| s.path == *p || s.path.starts_with(&format!("{p}?")));
+        self.services
+            .filter(|_| calls)
+            .map(|sv| sv.downstream.addr.port())
     }
 
     /// The sampler of the contender's process (or of the process tree given with --url, or

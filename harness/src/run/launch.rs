@@ -92,6 +92,7 @@ pub fn verify_contender(
             proc.addr,
             services.downstream.addr,
             services.downstream_timeout,
+            m.fanout_cancels.unwrap_or(true),
         ))?;
         v.passed &= fanout.iter().all(|c| c.passed);
         v.cases.extend(fanout);

@@ -92,6 +92,12 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
                 bail!("scenario {:?} cannot run on {name}: it is {what} and runs only {fits}; split the plan or pick other contenders (`iobound list`)", s.name);
             }
         }
+        let fans_out = |p: &str| p == "/aggregate" || p.starts_with("/aggregate?");
+        for s in plan.scenarios.iter().filter(|s| fans_out(&s.path)) {
+            if m.fanout.is_none() {
+                bail!("scenario {:?} calls /aggregate, which {name} does not serve yet (its manifest names no `fanout`); leave {name} out with -c, or the scenario out of the plan", s.name);
+            }
+        }
         if plan.profile && m.profiler_kind().is_none() {
             bail!("--profile: {name} has no profiler (its manifest sets no `profiler`); leave it out with -c, or run without --profile");
         }

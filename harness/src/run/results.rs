@@ -172,6 +172,10 @@ pub struct Run {
     /// The warm-up before this run: how long, and whether the contender had settled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<WarmupRecord>,
+    /// Scenarios that call the downstream service (/enrich, /aggregate): its own counts of the
+    /// calls made during the measured phase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub downstream_calls: Option<DownstreamCalls>,
     /// Node contenders: the event loop's delay during the run (perf_hooks), per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_loop: Option<super::event_loop::EventLoopReport>,
@@ -292,6 +296,17 @@ impl Run {
             warmup: None,
             profile: None,
             event_loop: None,
+            downstream_calls: None,
         }
     }
+}
+
+/// The downstream service's counts of the calls a contender made during a run: answered in
+/// full, and cancelled (the contender closed the connection before the answer, as a fan-out
+/// does with the calls still running when one fails). Calls still running when the run
+/// ended are in neither.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct DownstreamCalls {
+    pub served: u64,
+    pub cancelled: u64,
 }

@@ -45,6 +45,30 @@ impl RunCtx<'_> {
         }
     }
 
+    /// The downstream service's counts of the calls made since they were last reset (and resets
+    /// them when `reset`); None without the service or when it does not answer.
+    pub(super) fn downstream_stats(
+        &self,
+        reset: bool,
+    ) -> Option<crate::run::results::DownstreamCalls> {
+        let sv = self.services?;
+        let path = if reset { "/_stats?reset=1" } else { "/_stats" };
+        let r = self
+            .rt
+            .block_on(crate::util::http1::fetch(
+                sv.downstream.addr,
+                "GET",
+                path,
+                None,
+            ))
+            .ok()?;
+        let v: serde_json::Value = serde_json::from_slice(&r.body).ok()?;
+        Some(crate::run::results::DownstreamCalls {
+            served: v["served"].as_u64()?,
+            cancelled: v["cancelled"].as_u64()?,
+        })
+    }
+
     /// Applies the next of a scenario's mid-run events once its time has come (called every
     /// 250 ms while a run goes on) and records it in `fired`.
     pub(super) fn fire_due_event(

@@ -60,6 +60,11 @@ pub struct Manifest {
     /// verification says and does not check.
     #[serde(default)]
     pub fanout: Option<String>,
+    /// False for a fan-out that leaves the calls still running when one fails (a blocking call
+    /// that cannot be interrupted): verification then checks that they are indeed left running
+    /// and the runs show what that costs. Default true: a failure cancels them.
+    #[serde(default)]
+    pub fanout_cancels: Option<bool>,
     #[serde(skip)]
     pub dir: PathBuf,
 }

@@ -144,6 +144,20 @@ pub const METRICS: &[Metric] = &[
         get: |c| &c.peak_downstream_conns,
     },
     Metric {
+        key: "downstream_served",
+        label: "downstream served / req",
+        decimals: 2,
+        higher_is_better: false,
+        get: |c| &c.downstream_served_per_req,
+    },
+    Metric {
+        key: "downstream_cancelled",
+        label: "downstream cancelled / req",
+        decimals: 2,
+        higher_is_better: true,
+        get: |c| &c.downstream_cancelled_per_req,
+    },
+    Metric {
         key: "ctx_per_req",
         label: "ctx switches / req",
         decimals: 2,

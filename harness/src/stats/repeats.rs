@@ -13,7 +13,7 @@ use super::runs::scenarios;
 use super::significance::MIN_RUNS;
 use super::Estimate;
 use crate::driver::summary::decode_histogram;
-use crate::run::results::{Results, Run, RunStatus};
+use crate::run::results::{DownstreamCalls, Results, Run, RunStatus};
 use crate::sampler::STEAL_LIMIT_PCT;
 use crate::util::numbers::median;
 use serde::Serialize;
@@ -56,6 +56,10 @@ pub struct Cell {
     pub cpu_ms_per_1k: Estimate,
     pub peak_sockets: Estimate,
     pub peak_downstream_conns: Estimate,
+    /// Downstream calls per answered request: served in full, and cancelled by the contender
+    /// (NaN where the downstream's counts were not kept).
+    pub downstream_served_per_req: Estimate,
+    pub downstream_cancelled_per_req: Estimate,
     pub ctx_per_req: Estimate,
     /// Time the runtime paused the application for garbage collection, over the run (NaN
     /// where the runtime's log had none: not a JVM, Go or Node contender).
@@ -129,6 +133,8 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
         cpu_ms_per_1k: sampled(|r| r.resources.cpu_ms_per_1k_requests),
         peak_sockets: sampled(|r| r.resources.peak_sockets as f64),
         peak_downstream_conns: sampled(|r| r.resources.peak_downstream_conns as f64),
+        downstream_served_per_req: resource(|r| downstream_per_answer(r, |c| c.served)),
+        downstream_cancelled_per_req: resource(|r| downstream_per_answer(r, |c| c.cancelled)),
         ctx_per_req: sampled(ctx_per_answer),
         gc_pause_total: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_total_ms)),
         gc_pause_max: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_max_ms)),
@@ -271,6 +277,15 @@ fn runs_of<'a>(
 
 /// A figure each run has once (a resource peak, GC, warm-up): the median over runs with the
 /// runs' interval, or the one run's value.
+/// One of the downstream's counts per answered request of a run; NaN without its counts.
+fn downstream_per_answer(r: &Run, count: fn(&DownstreamCalls) -> u64) -> f64 {
+    let answered = (r.summary.ok + r.summary.drained + r.summary.errors.total()) as f64;
+    match &r.downstream_calls {
+        Some(c) if answered > 0.0 => count(c) as f64 / answered,
+        _ => f64::NAN,
+    }
+}
+
 fn per_run_estimate(runs: &[&Run], f: fn(&Run) -> f64) -> Estimate {
     let v: Vec<f64> = runs.iter().map(|r| f(r)).collect();
     if v.len() >= 2 {
