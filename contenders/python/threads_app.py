@@ -7,6 +7,7 @@ query on a connection from psycopg_pool (psycopg prepares a statement on a conne
 has run five times there).
 """
 
+import concurrent.futures
 import hashlib
 import os
 import threading
@@ -118,6 +119,58 @@ def enrich():
     if not 200 <= resp.status_code < 300:
         return text(502, f"downstream answered {resp.status_code}")
     return text(200, f"{key}={resp.text}")
+
+
+# /aggregate's calls run on a bounded pool of threads per worker process (IOBOUND_FANOUT_THREADS,
+# the manifest's tunable), each with its requests Session, as a thread-per-request service
+# fans out with an executor. A blocking call that has started cannot be interrupted: on the
+# first failure the calls not yet started are cancelled and the running ones are left to end.
+_fanout = concurrent.futures.ThreadPoolExecutor(
+    max_workers=int(os.environ.get("IOBOUND_FANOUT_THREADS") or 64),
+    thread_name_prefix="fanout",
+)
+
+
+class DownstreamStatus(Exception):
+    """A downstream answer that was not 2xx."""
+
+
+def _call(key):
+    resp = session().get(
+        f"{c.DOWNSTREAM_URL}/value",
+        params={"key": key},
+        timeout=c.DOWNSTREAM_TIMEOUT_S,
+    )
+    if not 200 <= resp.status_code < 300:
+        raise DownstreamStatus(f"downstream answered {resp.status_code}")
+    return resp.text
+
+
+@app.get("/aggregate")
+def aggregate():
+    keys = c.aggregate_keys(g.q)
+    calls = [_fanout.submit(_call, k) for k in keys]
+    done, _ = concurrent.futures.wait(
+        calls, return_when=concurrent.futures.FIRST_EXCEPTION
+    )
+    failed = next((f for f in calls if f in done and f.exception()), None)
+    if failed is None:
+        return Response(
+            c.json_bytes([f.result() for f in calls]),
+            status=200,
+            content_type="application/json",
+        )
+    for f in calls:
+        f.cancel()
+    e = failed.exception()
+    if isinstance(e, requests.Timeout):
+        return text(
+            504,
+            f"downstream did not answer within {int(c.DOWNSTREAM_TIMEOUT_S * 1000)} ms",
+        )
+    if isinstance(e, DownstreamStatus):
+        return text(502, str(e))
+    return text(502, f"downstream failed: {e!r}")
 
 
 def _sql(statement):
