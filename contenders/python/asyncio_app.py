@@ -139,10 +139,7 @@ async def enrich(request: Request):
             f"{c.DOWNSTREAM_URL}/value", params={"key": key}
         )
     except httpx.TimeoutException:
-        return text(
-            504,
-            f"downstream did not answer within {int(c.DOWNSTREAM_TIMEOUT_S * 1000)} ms",
-        )
+        return text(504, c.DOWNSTREAM_TIMEOUT_TEXT)
     except httpx.HTTPError as e:
         return text(502, f"downstream failed: {e!r}")
     if not 200 <= resp.status_code < 300:
@@ -174,10 +171,7 @@ async def aggregate(request: Request):
     except ExceptionGroup as failures:
         first = failures.exceptions[0]
         if isinstance(first, httpx.TimeoutException):
-            return text(
-                504,
-                f"downstream did not answer within {int(c.DOWNSTREAM_TIMEOUT_S * 1000)} ms",
-            )
+            return text(504, c.DOWNSTREAM_TIMEOUT_TEXT)
         if isinstance(first, DownstreamStatus):
             return text(502, str(first))
         return text(502, f"downstream failed: {first!r}")

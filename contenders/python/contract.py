@@ -16,6 +16,10 @@ DOWNSTREAM_URL = os.environ.get("IOBOUND_DOWNSTREAM_URL") or "http://127.0.0.1:8
 DOWNSTREAM_TIMEOUT_S = (
     int(os.environ.get("IOBOUND_DOWNSTREAM_TIMEOUT_MS") or 2000) / 1000.0
 )
+# The answer (504) when a downstream call passes that timeout, from /enrich and /aggregate.
+DOWNSTREAM_TIMEOUT_TEXT = (
+    f"downstream did not answer within {int(DOWNSTREAM_TIMEOUT_S * 1000)} ms"
+)
 
 SQL_LIST = "SELECT id, text FROM messages ORDER BY id DESC LIMIT $1"
 SQL_GET = "SELECT id, text FROM messages WHERE id = $1"

@@ -110,10 +110,7 @@ def enrich():
             timeout=c.DOWNSTREAM_TIMEOUT_S,
         )
     except requests.Timeout:
-        return text(
-            504,
-            f"downstream did not answer within {int(c.DOWNSTREAM_TIMEOUT_S * 1000)} ms",
-        )
+        return text(504, c.DOWNSTREAM_TIMEOUT_TEXT)
     except requests.RequestException as e:
         return text(502, f"downstream failed: {e!r}")
     if not 200 <= resp.status_code < 300:
@@ -164,10 +161,7 @@ def aggregate():
         f.cancel()
     e = failed.exception()
     if isinstance(e, requests.Timeout):
-        return text(
-            504,
-            f"downstream did not answer within {int(c.DOWNSTREAM_TIMEOUT_S * 1000)} ms",
-        )
+        return text(504, c.DOWNSTREAM_TIMEOUT_TEXT)
     if isinstance(e, DownstreamStatus):
         return text(502, str(e))
     return text(502, f"downstream failed: {e!r}")

@@ -136,38 +136,12 @@ fn a_pid_that_does_not_exist_is_refused_before_anything_starts() {
     );
 }
 
-/// A plan of two scenarios (closed, and open with a threshold), two runs each, for a server of
-/// one's own.
-const TWO_SCENARIOS: &str = r#"
-name = "two"
-contenders = ["spring-mvc"]
-warmup = "0s"
-runs = 2
-
-[[scenario]]
-name = "wait-5ms"
-path = "/delay?ms=5"
-[scenario.load]
-model = "closed"
-users = 4
-duration = "1s"
-
-[[scenario]]
-name = "plain-open"
-path = "/plaintext"
-[scenario.load]
-model = "open"
-rate = 300
-duration = "1s"
-[scenario.thresholds]
-p99 = "200ms"
-"#;
-
 #[test]
 fn a_plan_runs_its_scenarios_against_a_server_given_by_url() {
     let dir = tempfile::tempdir().unwrap();
     let plan = dir.path().join("two.toml");
-    std::fs::write(&plan, TWO_SCENARIOS).unwrap();
+    let two = common::two_scenario_plan(2, "0s", 4, 300, "1s");
+    std::fs::write(&plan, &two).unwrap();
     let port = free_port();
     let cmd = format!("{} serve --port {port}", exe());
     let url = format!("http://127.0.0.1:{port}");
@@ -226,7 +200,9 @@ fn a_plan_runs_its_scenarios_against_a_server_given_by_url() {
     // A scenario that needs iobound's own services is refused, by name.
     std::fs::write(
         &plan,
-        format!("{TWO_SCENARIOS}\n[[scenario.event]]\nat = \"1s\"\ndownstream = {{ latency = \"fixed:1s\" }}\n"),
+        format!(
+            "{two}\n[[scenario.event]]\nat = \"1s\"\ndownstream = {{ latency = \"fixed:1s\" }}\n"
+        ),
     )
     .unwrap();
     let a = args(&url);

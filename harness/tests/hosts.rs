@@ -542,32 +542,6 @@ fn an_inventory_problem_is_reported_before_anything_connects() {
     );
 }
 
-/// Two scenarios, one with a threshold, for `run --plan` across hosts.
-const PLAN: &str = r#"
-name = "across"
-contenders = ["spring-mvc"]
-warmup = "1s"
-runs = 1
-
-[[scenario]]
-name = "wait-5ms"
-path = "/delay?ms=5"
-[scenario.load]
-model = "closed"
-users = 8
-duration = "2s"
-
-[[scenario]]
-name = "plain-open"
-path = "/plaintext"
-[scenario.load]
-model = "open"
-rate = 400
-duration = "2s"
-[scenario.thresholds]
-p99 = "200ms"
-"#;
-
 #[test]
 #[ignore = "needs root, iproute2 and openssh-server; run by ./iobound test"]
 fn a_plan_and_a_capacity_search_run_across_namespace_hosts() {
@@ -591,7 +565,7 @@ fn a_plan_and_a_capacity_search_run_across_namespace_hosts() {
     // A plan: each scenario's load split over both hosts, merged, accounted, judged.
     let dir = tempfile::tempdir().unwrap();
     let plan = dir.path().join("across.toml");
-    std::fs::write(&plan, PLAN).unwrap();
+    std::fs::write(&plan, common::two_scenario_plan(1, "1s", 8, 400, "2s")).unwrap();
     let out = dir.path().join("plan");
     let o = Command::new(exe())
         .args(["run", "--hosts", &inv, "--plan"])

@@ -220,3 +220,34 @@ pub fn minutes_of_runs(r: &iobound::run::results::Results) -> f64 {
     };
     minutes(r.finished_at.as_deref().unwrap()) - minutes(&r.started_at)
 }
+
+/// A plan of two scenarios for a server of one's own (`run --plan FILE --url`): a closed
+/// `users` waiting 5 ms each, and an open `rate` of /plaintext with a p99 threshold of 200 ms;
+/// each `duration` long, after `warmup`, `runs` times.
+pub fn two_scenario_plan(runs: u32, warmup: &str, users: u32, rate: u32, duration: &str) -> String {
+    format!(
+        r#"name = "two"
+contenders = ["spring-mvc"]
+warmup = "{warmup}"
+runs = {runs}
+
+[[scenario]]
+name = "wait-5ms"
+path = "/delay?ms=5"
+[scenario.load]
+model = "closed"
+users = {users}
+duration = "{duration}"
+
+[[scenario]]
+name = "plain-open"
+path = "/plaintext"
+[scenario.load]
+model = "open"
+rate = {rate}
+duration = "{duration}"
+[scenario.thresholds]
+p99 = "200ms"
+"#
+    )
+}
