@@ -13,6 +13,14 @@ const CASES: &str = include_str!("../../../contract/aggregate.toml");
 /// How long the siblings of a failed call may take to be cancelled after the 502.
 const CANCEL_WITHIN: Duration = Duration::from_millis(500);
 
+/// How long the siblings of the cancellation check would take: well inside the contender's
+/// downstream timeout (half of it, at most a second), so that a contender that leaves them
+/// running sees them served, not given up at its timeout (which closes them too and would
+/// read as a cancellation).
+fn sibling_wait(downstream_timeout: Duration) -> Duration {
+    (downstream_timeout / 2).clamp(Duration::from_millis(50), Duration::from_secs(1))
+}
+
 pub fn cases() -> Result<Vec<Case>> {
     Ok(toml::from_str::<CaseFile>(CASES)
         .context("contract/aggregate.toml")?
@@ -28,13 +36,14 @@ async fn counts(downstream: SocketAddr, reset: bool) -> Result<(u64, u64, u64)> 
     Ok((n("served"), n("cancelled"), n("in_flight")))
 }
 
-/// One call fails after 5 ms while three others would take a second: the answer is a 502 at
-/// once, and the three are cancelled (the downstream sees their connections close) within
-/// CANCEL_WITHIN, not served to the end. A contender whose manifest says it does not cancel
-/// (`expect_cancel` false) must leave all three to be served instead, as it says.
+/// One call fails after 5 ms while three others would take `sibling_wait`: the answer is a
+/// 502 at once, and the three are cancelled (the downstream sees their connections close)
+/// within CANCEL_WITHIN, not served to the end. A contender whose manifest says it does not
+/// cancel (`expect_cancel` false) must leave all three to be served instead, as it says.
 pub async fn cancels_siblings(
     addr: SocketAddr,
     downstream: SocketAddr,
+    downstream_timeout: Duration,
     expect_cancel: bool,
 ) -> CaseResult {
     let name = if expect_cancel {
@@ -51,19 +60,20 @@ pub async fn cancels_siblings(
     if let Err(e) = counts(downstream, true).await {
         return fail(format!("cannot read the downstream's counts: {e:#}"));
     }
-    let path = "/aggregate?keys=w5-fail-s0,w1000-s1,w1000-s2,w1000-s3";
+    let ms = sibling_wait(downstream_timeout).as_millis();
+    let path = format!("/aggregate?keys=w5-fail-s0,w{ms}-s1,w{ms}-s2,w{ms}-s3");
     let t0 = Instant::now();
-    match http1::fetch(addr, "GET", path, None).await {
+    match http1::fetch(addr, "GET", &path, None).await {
         Ok(r) if r.status == 502 => {}
         Ok(r) => return fail(format!("status {} (want 502)", r.status)),
         Err(e) => return fail(format!("request failed: {e}")),
     }
     let answered = t0.elapsed().as_secs_f64() * 1000.0;
-    // Left running, the siblings end a second after they began.
+    // Left running, the siblings end `sibling_wait` after they began.
     let wait = if expect_cancel {
         CANCEL_WITHIN
     } else {
-        Duration::from_millis(1500)
+        sibling_wait(downstream_timeout) + Duration::from_millis(1000)
     };
     let deadline = Instant::now() + wait;
     loop {
@@ -117,6 +127,17 @@ pub async fn verify(
         with_timeout_bounds(&mut c, downstream_timeout);
         out.push(run_case(addr, &c).await);
     }
-    out.push(cancels_siblings(addr, downstream, expect_cancel).await);
+    out.push(cancels_siblings(addr, downstream, downstream_timeout, expect_cancel).await);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_siblings_end_well_inside_the_downstream_timeout() {
+        let ms = |t: u64| sibling_wait(Duration::from_millis(t)).as_millis();
+        assert_eq!((ms(2000), ms(1000), ms(300), ms(40)), (1000, 500, 150, 50));
+    }
 }
