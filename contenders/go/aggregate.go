@@ -8,10 +8,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -41,7 +39,8 @@ type statusError int
 
 func (s statusError) Error() string { return "downstream answered " + strconv.Itoa(int(s)) }
 
-// callDownstream asks the downstream for key's value; ctx aborts the request.
+// callDownstream asks the downstream for key's value; ctx aborts the request. /enrich makes the
+// same call, under a context that is never cancelled.
 func callDownstream(ctx context.Context, key string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, downstreamURL+"/value?key="+key, nil)
 	if err != nil {
@@ -79,16 +78,7 @@ func aggregate(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	if err := g.Wait(); err != nil {
-		var ne net.Error
-		var status statusError
-		switch {
-		case errors.As(err, &status):
-			text(w, http.StatusBadGateway, status.Error())
-		case errors.As(err, &ne) && ne.Timeout():
-			text(w, http.StatusGatewayTimeout, fmt.Sprintf("downstream did not answer within %d ms", timeoutMs))
-		default:
-			text(w, http.StatusBadGateway, "downstream failed: "+err.Error())
-		}
+		downstreamFailed(w, err)
 		return
 	}
 	body, _ := json.Marshal(values)

@@ -6,12 +6,12 @@
 package main
 
 import (
+	"context"
 	"crypto/sha512"
 	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"net"
 	"net/http"
@@ -107,31 +107,28 @@ func enrich(w http.ResponseWriter, r *http.Request) {
 		text(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	resp, err := client.Get(downstreamURL + "/value?key=" + key)
+	// Not tied to the request's context: the call runs to its end or its timeout.
+	value, err := callDownstream(context.Background(), key)
 	if err != nil {
 		downstreamFailed(w, err)
 		return
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	switch {
-	case err != nil:
-		downstreamFailed(w, err)
-	case resp.StatusCode/100 != 2:
-		text(w, http.StatusBadGateway, fmt.Sprintf("downstream answered %d", resp.StatusCode))
-	default:
-		text(w, http.StatusOK, key+"="+string(body))
-	}
+	text(w, http.StatusOK, key+"="+value)
 }
 
-// downstreamFailed answers 504 when the call timed out, 502 when it failed otherwise.
+// downstreamFailed answers 502 when the downstream answered non-2xx or the call failed, 504
+// when it timed out.
 func downstreamFailed(w http.ResponseWriter, err error) {
 	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
+	var status statusError
+	switch {
+	case errors.As(err, &status):
+		text(w, http.StatusBadGateway, status.Error())
+	case errors.As(err, &ne) && ne.Timeout():
 		text(w, http.StatusGatewayTimeout, fmt.Sprintf("downstream did not answer within %d ms", timeoutMs))
-		return
+	default:
+		text(w, http.StatusBadGateway, "downstream failed: "+err.Error())
 	}
-	text(w, http.StatusBadGateway, "downstream failed: "+err.Error())
 }
 
 // routes serves the contract. ServeMux answers unclean paths ("/a/../b", "//x") with a

@@ -3,6 +3,7 @@
 //! (`GET /_stats` there: calls served, and calls whose caller closed the connection first).
 
 use super::{run_case, with_timeout_bounds, Case, CaseFile, CaseResult};
+use crate::services::downstream::{counts, Counts};
 use crate::util::http1;
 use anyhow::{Context as _, Result};
 use std::net::SocketAddr;
@@ -25,15 +26,6 @@ pub fn cases() -> Result<Vec<Case>> {
     Ok(toml::from_str::<CaseFile>(CASES)
         .context("contract/aggregate.toml")?
         .case)
-}
-
-/// The downstream's counts: (served, cancelled, in flight).
-async fn counts(downstream: SocketAddr, reset: bool) -> Result<(u64, u64, u64)> {
-    let path = if reset { "/_stats?reset=1" } else { "/_stats" };
-    let r = http1::fetch(downstream, "GET", path, None).await?;
-    let v: serde_json::Value = serde_json::from_slice(&r.body)?;
-    let n = |k: &str| v[k].as_u64().unwrap_or(0);
-    Ok((n("served"), n("cancelled"), n("in_flight")))
 }
 
 /// One call fails after 5 ms while three others would take `sibling_wait`: the answer is a
@@ -77,7 +69,11 @@ pub async fn cancels_siblings(
     };
     let deadline = Instant::now() + wait;
     loop {
-        let (served, cancelled, in_flight) = match counts(downstream, false).await {
+        let Counts {
+            served,
+            cancelled,
+            in_flight,
+        } = match counts(downstream, false).await {
             Ok(c) => c,
             Err(e) => return fail(format!("cannot read the downstream's counts: {e:#}")),
         };

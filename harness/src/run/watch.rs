@@ -52,20 +52,16 @@ impl RunCtx<'_> {
         reset: bool,
     ) -> Option<crate::run::results::DownstreamCalls> {
         let sv = self.services?;
-        let path = if reset { "/_stats?reset=1" } else { "/_stats" };
-        let r = self
+        let c = self
             .rt
-            .block_on(crate::util::http1::fetch(
+            .block_on(crate::services::downstream::counts(
                 sv.downstream.addr,
-                "GET",
-                path,
-                None,
+                reset,
             ))
             .ok()?;
-        let v: serde_json::Value = serde_json::from_slice(&r.body).ok()?;
         Some(crate::run::results::DownstreamCalls {
-            served: v["served"].as_u64()?,
-            cancelled: v["cancelled"].as_u64()?,
+            served: c.served,
+            cancelled: c.cancelled,
         })
     }
 

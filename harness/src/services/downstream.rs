@@ -47,6 +47,33 @@ fn split_wait(key: &str) -> (Duration, &str) {
     parsed.unwrap_or((Duration::ZERO, key))
 }
 
+/// The downstream's counts of its `/value` calls since they were last reset: served in full,
+/// cancelled (the caller closed the connection first), and still running.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Counts {
+    pub served: u64,
+    pub cancelled: u64,
+    pub in_flight: u64,
+}
+
+/// Reads the counts of the downstream at `addr` (`GET /_stats`), resetting them when `reset`.
+/// The run records them per run; the fan-out contract's cancellation check reads them.
+pub async fn counts(addr: std::net::SocketAddr, reset: bool) -> anyhow::Result<Counts> {
+    use anyhow::Context;
+    let path = if reset { "/_stats?reset=1" } else { "/_stats" };
+    let r = crate::util::http1::fetch(addr, "GET", path, None).await?;
+    let v: serde_json::Value = serde_json::from_slice(&r.body).context("/_stats is not JSON")?;
+    let n = |k: &str| {
+        v[k].as_u64()
+            .with_context(|| format!("/_stats has no count {k:?}"))
+    };
+    Ok(Counts {
+        served: n("served")?,
+        cancelled: n("cancelled")?,
+        in_flight: n("in_flight")?,
+    })
+}
+
 impl Downstream {
     pub fn new(b: Behaviour, seed: u64) -> Downstream {
         Downstream {
