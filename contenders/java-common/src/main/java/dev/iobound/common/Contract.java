@@ -1,5 +1,7 @@
 package dev.iobound.common;
 
+import java.util.List;
+
 /**
  * Input rules of the iobound contract (contract/README.md), shared by every Java contender so that
  * they differ only in how they wait, never in what they accept.
@@ -52,6 +54,24 @@ public final class Contract {
       }
     }
     return raw;
+  }
+
+  /** The most keys one /aggregate may name. */
+  public static final int MAX_AGGREGATE_KEYS = 16;
+
+  /** The {@code keys} of /aggregate: 1..16 comma-separated keys, each as for /enrich. */
+  public static List<String> aggregateKeys(String raw) {
+    String rule = "keys must be 1 to " + MAX_AGGREGATE_KEYS + " comma-separated keys";
+    if (raw == null) {
+      throw new BadRequest(rule + ", e.g. /aggregate?keys=a,b");
+    }
+    // -1 keeps empty keys ("a,,b", "a,") so that they are refused, not dropped.
+    List<String> keys = List.of(raw.split(",", -1));
+    if (keys.size() > MAX_AGGREGATE_KEYS) {
+      throw new BadRequest(rule);
+    }
+    keys.forEach(Contract::enrichKey);
+    return keys;
   }
 
   /** Rows a list returns when no limit is given, and the most it may ask for. */

@@ -53,4 +53,17 @@ class ContractTest {
         "UPDATE messages SET text = ? WHERE id = ? RETURNING id, text",
         Database.jdbc(Database.UPDATE));
   }
+
+  @Test
+  void aggregateKeysFollowTheContract() {
+    assertEquals(java.util.List.of("a"), Contract.aggregateKeys("a"));
+    assertEquals(java.util.List.of("w50-a", "b_2"), Contract.aggregateKeys("w50-a,b_2"));
+    assertEquals(16, Contract.aggregateKeys("a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p").size());
+    for (String bad :
+        new String[] {
+          null, "", ",", "a,", ",a", "a,,b", "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q", "a,../x"
+        }) {
+      assertThrows(BadRequest.class, () -> Contract.aggregateKeys(bad), String.valueOf(bad));
+    }
+  }
 }

@@ -5,11 +5,13 @@ import dev.iobound.common.Contract;
 import dev.iobound.common.Corpus;
 import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
+import dev.iobound.common.FanOut;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpTimeoutException;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringApplication;
@@ -46,6 +48,9 @@ public class MvcApplication {
   private final RestClient client;
   private final JdbcClient jdbc;
 
+  /** The fan-out's calls on platform threads; null on virtual threads (an executor per request). */
+  private final ExecutorService fanoutPool;
+
   /** A row of messages, written as {"id":..,"text":..}. */
   public record Message(long id, String text) {}
 
@@ -53,7 +58,9 @@ public class MvcApplication {
       (rs, n) -> new Message(rs.getLong(1), rs.getString(2));
 
   public MvcApplication(
-      JdbcClient jdbc, @Value("${spring.threads.virtual.enabled:false}") boolean virtual) {
+      JdbcClient jdbc,
+      @Value("${spring.threads.virtual.enabled:false}") boolean virtual,
+      @Value("${iobound.fanout-threads:64}") int fanoutThreads) {
     // Blocking JDBC on the request's thread; HikariCP hands out the connections.
     this.jdbc = jdbc;
     // RestClient over the JDK HttpClient (keep-alive pool); the read timeout bounds the call.
@@ -66,6 +73,7 @@ public class MvcApplication {
     JdkClientHttpRequestFactory factory = new JdkClientHttpRequestFactory(http.build());
     factory.setReadTimeout(downstream.timeout());
     client = RestClient.builder().requestFactory(factory).build();
+    fanoutPool = virtual ? null : Executors.newFixedThreadPool(fanoutThreads);
     // Initialised here, at start-up, not by the first request that needs it: its class
     // initialiser reads mime.types from the nested jar. Run by a request on a virtual thread,
     // it pins the only carrier (class initialisers still pin on JDK 25) while it waits for the
@@ -106,22 +114,56 @@ public class MvcApplication {
     String key = Contract.enrichKey(raw);
     long start = System.nanoTime();
     try {
-      String value = client.get().uri(downstream.valueUri(key)).retrieve().body(String.class);
-      return text(HttpStatus.OK, Downstream.enriched(key, value));
-    } catch (RestClientResponseException e) {
-      return text(HttpStatus.BAD_GATEWAY, "downstream answered " + e.getStatusCode().value());
+      return text(HttpStatus.OK, Downstream.enriched(key, value(key)));
     } catch (RestClientException e) {
-      // The read timeout closes the response stream: a failure reading the body once the
-      // timeout has passed is a timeout too, whatever exception reports it.
-      boolean timeout =
-          e.getCause() instanceof HttpTimeoutException
-              || System.nanoTime() - start >= downstream.timeout().toNanos();
-      return timeout
-          ? text(
-              HttpStatus.GATEWAY_TIMEOUT,
-              "downstream did not answer within " + downstream.timeout().toMillis() + " ms")
-          : text(HttpStatus.BAD_GATEWAY, "downstream failed: " + e.getMessage());
+      return downstreamFailed(e, start);
     }
+  }
+
+  /**
+   * The fan-out: on platform threads, CompletableFuture over a bounded pool shared by all requests
+   * (a failure answers at once; the other calls finish on the pool, as a CompletableFuture's cancel
+   * does not interrupt); on virtual threads, an executor per request whose calls are interrupted
+   * when one fails.
+   */
+  @GetMapping(value = "/aggregate", produces = MediaType.APPLICATION_JSON_VALUE)
+  public ResponseEntity<?> aggregate(@RequestParam(name = "keys", required = false) String raw)
+      throws InterruptedException {
+    List<String> keys = Contract.aggregateKeys(raw);
+    long start = System.nanoTime();
+    try {
+      List<String> values =
+          fanoutPool == null
+              ? FanOut.perRequest(keys, this::value)
+              : FanOut.onPool(keys, fanoutPool, this::value);
+      return ResponseEntity.ok(values);
+    } catch (FanOut.Failed e) {
+      return e.getCause() instanceof RestClientException r
+          ? downstreamFailed(r, start)
+          : text(HttpStatus.BAD_GATEWAY, "downstream failed: " + e.getCause());
+    }
+  }
+
+  /** The downstream's value for a checked key: a blocking call on this thread. */
+  private String value(String key) {
+    return client.get().uri(downstream.valueUri(key)).retrieve().body(String.class);
+  }
+
+  /** 502 for a failed or refused call, 504 for one that passed the timeout. */
+  private ResponseEntity<String> downstreamFailed(RestClientException e, long start) {
+    if (e instanceof RestClientResponseException r) {
+      return text(HttpStatus.BAD_GATEWAY, "downstream answered " + r.getStatusCode().value());
+    }
+    // The read timeout closes the response stream: a failure reading the body once the
+    // timeout has passed is a timeout too, whatever exception reports it.
+    boolean timeout =
+        e.getCause() instanceof HttpTimeoutException
+            || System.nanoTime() - start >= downstream.timeout().toNanos();
+    return timeout
+        ? text(
+            HttpStatus.GATEWAY_TIMEOUT,
+            "downstream did not answer within " + downstream.timeout().toMillis() + " ms")
+        : text(HttpStatus.BAD_GATEWAY, "downstream failed: " + e.getMessage());
   }
 
   @GetMapping("/messages")
