@@ -1,5 +1,6 @@
 package dev.iobound.common;
 
+import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
 
@@ -14,6 +15,20 @@ public record Downstream(String baseUrl, Duration timeout) {
   /** The downstream URL for a key already checked by {@link Contract#enrichKey}. */
   public URI valueUri(String key) {
     return URI.create(baseUrl + "/value?key=" + key);
+  }
+
+  /** A downstream answer that was not 2xx, for the clients that do not raise one themselves. */
+  public static final class StatusException extends IOException {
+    private final int status;
+
+    public StatusException(int status) {
+      super("downstream answered " + status);
+      this.status = status;
+    }
+
+    public int status() {
+      return status;
+    }
   }
 
   /** The body of a successful /enrich. */

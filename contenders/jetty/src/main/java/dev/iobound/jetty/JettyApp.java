@@ -8,6 +8,7 @@ import dev.iobound.common.Contract;
 import dev.iobound.common.Corpus;
 import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
+import dev.iobound.common.FanOut;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -22,6 +23,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
@@ -59,7 +61,11 @@ public final class JettyApp extends Handler.Abstract {
   /** /messages: blocking JDBC on the request's thread, connections from HikariCP. */
   private final HikariDataSource pool;
 
-  JettyApp(Database db, boolean virtual) {
+  /** The fan-out's calls on platform threads; null on virtual threads (an executor per request). */
+  private final ExecutorService fanoutPool;
+
+  JettyApp(Database db, boolean virtual, int fanoutThreads) {
+    fanoutPool = virtual ? null : Executors.newFixedThreadPool(fanoutThreads);
     HttpClient.Builder http = HttpClient.newBuilder().connectTimeout(downstream.timeout());
     if (virtual) {
       http.executor(Executors.newVirtualThreadPerTaskExecutor());
@@ -95,6 +101,9 @@ public final class JettyApp extends Handler.Abstract {
         }
         case "/enrich" ->
             enrich(Contract.enrichKey(query(request).getValue("key")), response, callback);
+        case "/aggregate" ->
+            aggregate(
+                Contract.aggregateKeys(query(request).getValue("keys")), response, callback);
         case "/messages" -> messages(request, response, callback);
         default -> {
           String path = Request.getPathInContext(request);
@@ -119,25 +128,56 @@ public final class JettyApp extends Handler.Abstract {
 
   private void enrich(String key, Response response, Callback callback)
       throws InterruptedException {
+    try {
+      send(response, callback, 200, Downstream.enriched(key, value(key)));
+    } catch (IOException e) {
+      downstreamFailed(e, response, callback);
+    }
+  }
+
+  /**
+   * The fan-out: on platform threads, CompletableFuture over a bounded pool shared by all requests
+   * (a failure answers at once; the other calls finish on the pool); on virtual threads, an
+   * executor per request whose calls are interrupted when one fails.
+   */
+  private void aggregate(List<String> keys, Response response, Callback callback)
+      throws InterruptedException {
+    try {
+      List<String> values =
+          fanoutPool == null
+              ? FanOut.perRequest(keys, this::value)
+              : FanOut.onPool(keys, fanoutPool, this::value);
+      json(response, callback, 200, values);
+    } catch (FanOut.Failed e) {
+      downstreamFailed(e.getCause(), response, callback);
+    }
+  }
+
+  /** The downstream's value for a checked key: a blocking call on this thread. */
+  private String value(String key) throws IOException, InterruptedException {
     HttpRequest req =
         HttpRequest.newBuilder(downstream.valueUri(key))
             .timeout(downstream.timeout())
             .GET()
             .build();
-    try {
-      HttpResponse<String> r = client.send(req, HttpResponse.BodyHandlers.ofString());
-      if (r.statusCode() / 100 == 2) {
-        send(response, callback, 200, Downstream.enriched(key, r.body()));
-      } else {
-        send(response, callback, 502, "downstream answered " + r.statusCode());
-      }
-    } catch (HttpTimeoutException e) {
+    HttpResponse<String> r = client.send(req, HttpResponse.BodyHandlers.ofString());
+    if (r.statusCode() / 100 != 2) {
+      throw new Downstream.StatusException(r.statusCode());
+    }
+    return r.body();
+  }
+
+  /** 504 for a call that passed the timeout, 502 for any other failure. */
+  private void downstreamFailed(Throwable e, Response response, Callback callback) {
+    if (e instanceof HttpTimeoutException) {
       send(
           response,
           callback,
           504,
           "downstream did not answer within " + downstream.timeout().toMillis() + " ms");
-    } catch (IOException e) {
+    } else if (e instanceof Downstream.StatusException) {
+      send(response, callback, 502, e.getMessage());
+    } else {
       send(response, callback, 502, "downstream failed: " + e.getMessage());
     }
   }
@@ -294,7 +334,7 @@ public final class JettyApp extends Handler.Abstract {
     connector.setPort(args.getInt("port", 8080));
     connector.setAcceptQueueSize(args.getInt("backlog", 4096));
     server.addConnector(connector);
-    server.setHandler(new JettyApp(Database.fromEnvironment(), virtual));
+    server.setHandler(new JettyApp(Database.fromEnvironment(), virtual, args.getInt("fanout-threads", 64)));
     server.start();
     server.join();
   }
