@@ -8,6 +8,7 @@ import dev.iobound.common.Contract;
 import dev.iobound.common.Corpus;
 import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
+import dev.iobound.common.FanOut;
 import io.helidon.http.HeaderNames;
 import io.helidon.webclient.api.HttpClientResponse;
 import io.helidon.webclient.api.WebClient;
@@ -23,12 +24,14 @@ import jakarta.json.JsonReader;
 import jakarta.json.JsonString;
 import jakarta.json.JsonStructure;
 import jakarta.json.JsonValue;
+import java.io.IOException;
 import java.io.StringReader;
 import java.net.SocketTimeoutException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.List;
 
 /**
  * Helidon 4 SE: the WebServer runs every request on its own virtual thread, so the handlers are
@@ -83,6 +86,7 @@ public final class HelidonApp {
               text(res, 200, corpus.hash(id)); // blocking read on the virtual thread
             })
         .get("/enrich", (req, res) -> enrich(Contract.enrichKey(param(req, "key")), res))
+        .get("/aggregate", (req, res) -> aggregate(Contract.aggregateKeys(param(req, "keys")), res))
         .get("/messages", (req, res) -> list(Contract.messageLimit(param(req, "limit")), res))
         .post(
             "/messages",
@@ -117,21 +121,46 @@ public final class HelidonApp {
   }
 
   private void enrich(String key, ServerResponse res) {
+    try {
+      text(res, 200, Downstream.enriched(key, value(key)));
+    } catch (IOException | RuntimeException e) {
+      downstreamFailed(e, res);
+    }
+  }
+
+  /**
+   * The fan-out: an executor of virtual threads per request, a blocking call per key; when one
+   * fails the others are interrupted, which closes their sockets (a virtual thread blocked on a
+   * socket is interruptible).
+   */
+  private void aggregate(List<String> keys, ServerResponse res) throws InterruptedException {
+    try {
+      JsonArrayBuilder values = Json.createArrayBuilder();
+      FanOut.perRequest(keys, this::value).forEach(values::add);
+      json(res, 200, values.build());
+    } catch (FanOut.Failed e) {
+      downstreamFailed(e.getCause(), res);
+    }
+  }
+
+  /** The downstream's value for a checked key: a blocking call on this virtual thread. */
+  private String value(String key) throws IOException {
     try (HttpClientResponse r = client.get("/value").queryParam("key", key).request()) {
-      if (r.status().code() / 100 == 2) {
-        text(res, 200, Downstream.enriched(key, r.as(String.class)));
-      } else {
-        text(res, 502, "downstream answered " + r.status().code());
+      if (r.status().code() / 100 != 2) {
+        throw new Downstream.StatusException(r.status().code());
       }
-    } catch (RuntimeException e) {
-      if (timedOut(e)) {
-        text(
-            res,
-            504,
-            "downstream did not answer within " + downstream.timeout().toMillis() + " ms");
-      } else {
-        text(res, 502, "downstream failed: " + e.getMessage());
-      }
+      return r.as(String.class);
+    }
+  }
+
+  /** 504 for a call that passed the read timeout, 502 for any other failure. */
+  private void downstreamFailed(Throwable e, ServerResponse res) {
+    if (timedOut(e)) {
+      text(res, 504, "downstream did not answer within " + downstream.timeout().toMillis() + " ms");
+    } else if (e instanceof Downstream.StatusException) {
+      text(res, 502, e.getMessage());
+    } else {
+      text(res, 502, "downstream failed: " + e.getMessage());
     }
   }
 

@@ -102,8 +102,7 @@ public final class JettyApp extends Handler.Abstract {
         case "/enrich" ->
             enrich(Contract.enrichKey(query(request).getValue("key")), response, callback);
         case "/aggregate" ->
-            aggregate(
-                Contract.aggregateKeys(query(request).getValue("keys")), response, callback);
+            aggregate(Contract.aggregateKeys(query(request).getValue("keys")), response, callback);
         case "/messages" -> messages(request, response, callback);
         default -> {
           String path = Request.getPathInContext(request);
@@ -334,7 +333,8 @@ public final class JettyApp extends Handler.Abstract {
     connector.setPort(args.getInt("port", 8080));
     connector.setAcceptQueueSize(args.getInt("backlog", 4096));
     server.addConnector(connector);
-    server.setHandler(new JettyApp(Database.fromEnvironment(), virtual, args.getInt("fanout-threads", 64)));
+    server.setHandler(
+        new JettyApp(Database.fromEnvironment(), virtual, args.getInt("fanout-threads", 64)));
     server.start();
     server.join();
   }
