@@ -7,6 +7,7 @@ import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
 import io.r2dbc.spi.Readable;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeoutException;
@@ -89,14 +90,32 @@ public class WebfluxApplication {
   public Mono<ResponseEntity<String>> enrich(
       @RequestParam(name = "key", required = false) String raw) {
     String key = Contract.enrichKey(raw);
+    return value(key)
+        .map(value -> text(HttpStatus.OK, Downstream.enriched(key, value)))
+        .onErrorResume(e -> Mono.just(failure(e)));
+  }
+
+  /**
+   * The fan-out: Mono.zip of one WebClient call per key, subscribed to at once; the first error
+   * cancels the other subscriptions, and Reactor Netty closes a cancelled call's connection.
+   */
+  @GetMapping(value = "/aggregate", produces = MediaType.APPLICATION_JSON_VALUE)
+  public Mono<ResponseEntity<?>> aggregate(
+      @RequestParam(name = "keys", required = false) String raw) {
+    List<Mono<String>> calls = Contract.aggregateKeys(raw).stream().map(this::value).toList();
+    return Mono.zip(calls, values -> Arrays.stream(values).map(String.class::cast).toList())
+        .<ResponseEntity<?>>map(ResponseEntity::ok)
+        .onErrorResume(e -> Mono.just(failure(e)));
+  }
+
+  /** The downstream's value for a checked key. */
+  private Mono<String> value(String key) {
     return client
         .get()
         .uri(downstream.valueUri(key))
         .retrieve()
         .bodyToMono(String.class)
-        .timeout(downstream.timeout())
-        .map(value -> text(HttpStatus.OK, Downstream.enriched(key, value)))
-        .onErrorResume(e -> Mono.just(failure(e)));
+        .timeout(downstream.timeout());
   }
 
   private ResponseEntity<String> failure(Throwable e) {
