@@ -29,6 +29,7 @@ import io.vertx.sqlclient.Pool;
 import io.vertx.sqlclient.Row;
 import io.vertx.sqlclient.RowSet;
 import io.vertx.sqlclient.Tuple;
+import java.util.List;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -82,6 +83,7 @@ public final class VertxApp extends VerticleBase {
                 .setConnectTimeout((int) downstream.timeout().toMillis()),
             new PoolOptions().setHttp1MaxSize(500));
     router.get("/enrich").handler(this::enrich);
+    router.get("/aggregate").handler(this::aggregate);
     // Bodies over 64 KiB get 413 from the BodyHandler before any handler runs.
     router.route("/messages*").handler(BodyHandler.create().setBodyLimit(Contract.MAX_BODY_BYTES));
     router.get("/messages").handler(this::listMessages);
@@ -136,25 +138,69 @@ public final class VertxApp extends VerticleBase {
       text(ctx.response(), 400, e.getMessage());
       return;
     }
-    client
+    value(key)
+        .onComplete(
+            ar -> {
+              if (ar.succeeded()) {
+                text(ctx.response(), 200, Downstream.enriched(key, ar.result()));
+              } else {
+                downstreamFailed(ctx, ar.cause());
+              }
+            });
+  }
+
+  /**
+   * The fan-out: Future.all over one WebClient call per key, all sent at once from this event loop.
+   * It fails as soon as one call fails; the others are not cancelled (a WebClient request has no
+   * cancel), their answers arrive and are dropped.
+   */
+  private void aggregate(RoutingContext ctx) {
+    List<String> keys;
+    try {
+      keys = Contract.aggregateKeys(ctx.queryParams().get("keys"));
+    } catch (BadRequest e) {
+      text(ctx.response(), 400, e.getMessage());
+      return;
+    }
+    List<Future<String>> calls = keys.stream().map(this::value).toList();
+    Future.all(calls)
+        .onComplete(
+            ar -> {
+              if (ar.succeeded()) {
+                JsonArray values = new JsonArray();
+                calls.forEach(c -> values.add(c.result()));
+                json(ctx.response(), 200, values.encode());
+              } else {
+                downstreamFailed(ctx, ar.cause());
+              }
+            });
+  }
+
+  /** The downstream's value for a checked key; a non-2xx answer fails the future. */
+  private Future<String> value(String key) {
+    return client
         .getAbs(downstream.valueUri(key).toString())
         .timeout(downstream.timeout().toMillis())
         .send()
-        .onComplete(
-            ar -> {
-              if (ar.succeeded() && ar.result().statusCode() / 100 == 2) {
-                text(ctx.response(), 200, Downstream.enriched(key, ar.result().bodyAsString()));
-              } else if (ar.succeeded()) {
-                text(ctx.response(), 502, "downstream answered " + ar.result().statusCode());
-              } else if (ar.cause() instanceof TimeoutException) {
-                text(
-                    ctx.response(),
-                    504,
-                    "downstream did not answer within " + downstream.timeout().toMillis() + " ms");
-              } else {
-                text(ctx.response(), 502, "downstream failed: " + ar.cause().getMessage());
-              }
-            });
+        .compose(
+            r ->
+                r.statusCode() / 100 == 2
+                    ? Future.succeededFuture(r.bodyAsString())
+                    : Future.failedFuture(new Downstream.StatusException(r.statusCode())));
+  }
+
+  /** 504 for a call that passed the timeout, 502 for any other failure. */
+  private void downstreamFailed(RoutingContext ctx, Throwable e) {
+    if (e instanceof TimeoutException) {
+      text(
+          ctx.response(),
+          504,
+          "downstream did not answer within " + downstream.timeout().toMillis() + " ms");
+    } else if (e instanceof Downstream.StatusException) {
+      text(ctx.response(), 502, e.getMessage());
+    } else {
+      text(ctx.response(), 502, "downstream failed: " + e.getMessage());
+    }
   }
 
   private void listMessages(RoutingContext ctx) {
