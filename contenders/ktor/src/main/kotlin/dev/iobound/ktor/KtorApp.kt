@@ -43,6 +43,9 @@ import io.vertx.sqlclient.Row
 import io.vertx.sqlclient.Tuple
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.async
+import kotlinx.coroutines.awaitAll
+import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.future.await
 import kotlinx.coroutines.withContext
@@ -82,6 +85,7 @@ class KtorApp(private val pool: Pool, private val client: HttpClient, private va
                 text(call, 200, withContext(Dispatchers.IO) { corpus.hash(id) })
             }
             get("/enrich") { enrich(call, Contract.enrichKey(call.request.queryParameters["key"])) }
+            get("/aggregate") { aggregate(call, Contract.aggregateKeys(call.request.queryParameters["keys"])) }
             get("/messages") {
                 val limit = Contract.messageLimit(call.request.queryParameters["limit"])
                 val rows = pool.preparedQuery(Database.LIST).execute(Tuple.of(limit)).awaitResult()
@@ -108,23 +112,49 @@ class KtorApp(private val pool: Pool, private val client: HttpClient, private va
     }
 
     private suspend fun enrich(call: ApplicationCall, key: String) {
-        val timeout = downstream.timeout().toMillis()
         val (status, body) = try {
-            val r = client.get(downstream.valueUri(key).toString())
-            if (r.status.value / 100 == 2) 200 to Downstream.enriched(key, r.bodyAsText())
-            else 502 to "downstream answered ${r.status.value}"
-        } catch (e: HttpRequestTimeoutException) {
-            504 to "downstream did not answer within $timeout ms"
-        } catch (e: SocketTimeoutException) {
-            504 to "downstream did not answer within $timeout ms"
-        } catch (e: ConnectTimeoutException) {
-            504 to "downstream did not answer within $timeout ms"
+            200 to Downstream.enriched(key, value(key))
         } catch (e: CancellationException) {
             throw e
         } catch (e: Exception) {
-            502 to "downstream failed: ${e.message}"
+            downstreamFailed(e)
         }
         text(call, status, body)
+    }
+
+    /**
+     * The fan-out: one `async` per key in a `coroutineScope`, awaited together. The first call to
+     * fail cancels the scope, which cancels the other calls (the CIO client aborts their requests
+     * and closes the connections), and its exception is the scope's.
+     */
+    private suspend fun aggregate(call: ApplicationCall, keys: List<String>) {
+        val values = try {
+            coroutineScope { keys.map { key -> async { value(key) } }.awaitAll() }
+        } catch (e: CancellationException) {
+            throw e
+        } catch (e: Exception) {
+            val (status, body) = downstreamFailed(e)
+            return text(call, status, body)
+        }
+        json(call, 200, buildJsonArray { values.forEach { add(JsonPrimitive(it)) } })
+    }
+
+    /** The downstream's value for a checked key; a non-2xx answer is a StatusException. */
+    private suspend fun value(key: String): String {
+        val r = client.get(downstream.valueUri(key).toString())
+        if (r.status.value / 100 != 2) throw Downstream.StatusException(r.status.value)
+        return r.bodyAsText()
+    }
+
+    /** 504 for a call that passed the timeout, 502 for any other failure. */
+    private fun downstreamFailed(e: Exception): Pair<Int, String> {
+        val timeout = downstream.timeout().toMillis()
+        return when (e) {
+            is HttpRequestTimeoutException, is SocketTimeoutException, is ConnectTimeoutException ->
+                504 to "downstream did not answer within $timeout ms"
+            is Downstream.StatusException -> 502 to (e.message ?: "downstream failed")
+            else -> 502 to "downstream failed: ${e.message}"
+        }
     }
 
     private suspend fun one(sql: String, args: Tuple): JsonObject? =
