@@ -4,6 +4,7 @@ import dev.iobound.common.Contract;
 import dev.iobound.common.Corpus;
 import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
+import dev.iobound.common.FanOut;
 import io.quarkus.arc.properties.UnlessBuildProperty;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -16,6 +17,8 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import javax.sql.DataSource;
 import org.eclipse.microprofile.rest.client.inject.RestClient;
 
@@ -30,6 +33,13 @@ import org.eclipse.microprofile.rest.client.inject.RestClient;
 public class BlockingWork {
   private final Corpus corpus = Corpus.fromEnvironment();
   private final long timeoutMs = Downstream.fromEnvironment().timeout().toMillis();
+
+  /**
+   * quarkus-worker's fan-out calls (--fanout-threads, 64 by default); its threads start on first
+   * use, so quarkus-virtual, which does not use it, has none.
+   */
+  private final ExecutorService fanoutPool =
+      Executors.newFixedThreadPool(Integer.getInteger("iobound.fanout-threads", 64));
 
   @Inject DataSource pool;
 
@@ -54,6 +64,42 @@ public class BlockingWork {
     } catch (RuntimeException e) {
       return Replies.enriched(k, null, e, timeoutMs);
     }
+  }
+
+  /**
+   * quarkus-worker's fan-out: CompletableFuture over a bounded pool of its own, shared by all
+   * requests (not Quarkus's worker pool, whose threads the waiting requests hold); a failure is
+   * answered at once and the calls still running finish on the pool.
+   */
+  Response aggregateOnPool(String keys) throws InterruptedException {
+    return aggregate(keys, k -> FanOut.onPool(k, fanoutPool, this::value));
+  }
+
+  /**
+   * quarkus-virtual's fan-out: an executor of virtual threads per request; when one call fails the
+   * others' threads are interrupted and stop waiting, but their requests, which the REST client
+   * runs on Vert.x's HTTP client, go on to the end.
+   */
+  Response aggregatePerRequest(String keys) throws InterruptedException {
+    return aggregate(keys, k -> FanOut.perRequest(k, this::value));
+  }
+
+  private interface Fan {
+    List<String> call(List<String> keys) throws FanOut.Failed, InterruptedException;
+  }
+
+  private Response aggregate(String keys, Fan fan) throws InterruptedException {
+    List<String> checked = Contract.aggregateKeys(keys);
+    try {
+      return Replies.json(200, fan.call(checked));
+    } catch (FanOut.Failed e) {
+      return Replies.downstreamFailed(e.getCause(), timeoutMs);
+    }
+  }
+
+  /** The downstream's value for a checked key: the REST client's blocking call. */
+  private String value(String key) throws Downstream.StatusException {
+    return Replies.value(downstream.value(key));
   }
 
   Response list(String limit) throws SQLException {

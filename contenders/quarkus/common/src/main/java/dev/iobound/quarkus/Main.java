@@ -19,6 +19,8 @@ public final class Main {
     System.setProperty("quarkus.http.port", Integer.toString(args.getInt("port", 8080)));
     set(args, "event-loops", "quarkus.vertx.event-loops-pool-size");
     set(args, "worker-threads", "quarkus.thread-pool.max-threads");
+    System.setProperty(
+        "iobound.fanout-threads", Integer.toString(args.getInt("fanout-threads", 64)));
     Quarkus.run();
   }
 

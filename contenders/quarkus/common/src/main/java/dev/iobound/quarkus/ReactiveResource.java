@@ -78,6 +78,35 @@ public class ReactiveResource {
         .transform((r, failure) -> Replies.enriched(k, r, failure, timeoutMs));
   }
 
+  /**
+   * The fan-out: Uni.combine().all() over one non-blocking REST client call per key, subscribed to
+   * at once on this event loop; the first failure fails the combination and cancels the other
+   * calls' subscriptions.
+   */
+  @GET
+  @Path("aggregate")
+  public Uni<Response> aggregate(@RestQuery String keys) {
+    List<Uni<String>> calls =
+        Contract.aggregateKeys(keys).stream()
+            .map(k -> downstream.valueAsync(k).flatMap(ReactiveResource::body))
+            .toList();
+    return Uni.combine()
+        .all()
+        .unis(calls)
+        .with(String.class, values -> Replies.json(200, values))
+        .onFailure()
+        .recoverWithItem(e -> Replies.downstreamFailed(e, timeoutMs));
+  }
+
+  /** The downstream's body, or a failure for an answer that is not 2xx. */
+  private static Uni<String> body(Response r) {
+    try {
+      return Uni.createFrom().item(Replies.value(r));
+    } catch (Downstream.StatusException e) {
+      return Uni.createFrom().failure(e);
+    }
+  }
+
   @GET
   @Path("messages")
   public Uni<Response> list(@RestQuery String limit) {

@@ -13,7 +13,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeoutException;
 
-/** What every model answers the same way: texts, JSON, the body's text, /enrich's outcome. */
+/**
+ * What every model answers the same way: texts, JSON, the body's text, the downstream's outcome.
+ */
 final class Replies {
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -75,12 +77,25 @@ final class Replies {
     if (failure == null && r.getStatus() / 100 == 2) {
       return text(200, Downstream.enriched(key, r.readEntity(String.class)));
     }
-    if (failure == null || failure instanceof WebApplicationException) {
-      int status =
-          failure == null
-              ? r.getStatus()
-              : ((WebApplicationException) failure).getResponse().getStatus();
-      return text(502, "downstream answered " + status);
+    return downstreamFailed(
+        failure == null ? new Downstream.StatusException(r.getStatus()) : failure, timeoutMs);
+  }
+
+  /** The downstream's body, or a StatusException for an answer that is not 2xx. */
+  static String value(Response r) throws Downstream.StatusException {
+    if (r.getStatus() / 100 != 2) {
+      throw new Downstream.StatusException(r.getStatus());
+    }
+    return r.readEntity(String.class);
+  }
+
+  /** 502 for a call that failed or answered an error, 504 for one that passed the timeout. */
+  static Response downstreamFailed(Throwable failure, long timeoutMs) {
+    if (failure instanceof WebApplicationException w) {
+      return text(502, "downstream answered " + w.getResponse().getStatus());
+    }
+    if (failure instanceof Downstream.StatusException) {
+      return text(502, failure.getMessage());
     }
     if (timedOut(failure)) {
       return text(504, "downstream did not answer within " + timeoutMs + " ms");

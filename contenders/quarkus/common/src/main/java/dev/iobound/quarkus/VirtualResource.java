@@ -49,6 +49,12 @@ public class VirtualResource {
   }
 
   @GET
+  @Path("aggregate")
+  public Response aggregate(@RestQuery String keys) throws Exception {
+    return work.aggregatePerRequest(keys);
+  }
+
+  @GET
   @Path("messages")
   public Response list(@RestQuery String limit) throws Exception {
     return work.list(limit);
