@@ -281,3 +281,51 @@ duration = "2s"
     );
     assert_eq!(cancelled, 0.0);
 }
+
+/// The contract README's table of fan-out constructs names every HTTP contender, and its
+/// "cancels the rest" column says what each manifest's `fanout_cancels` says (which the
+/// cancellation check holds each contender to before it is measured).
+#[test]
+fn the_contract_table_names_every_http_contender_with_its_manifests_word() {
+    let root = common::repo_root();
+    let readme = std::fs::read_to_string(root.join("contract/README.md")).unwrap();
+    let mut listed = std::collections::BTreeMap::new();
+    let table = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("| contender | construct | cancels the rest |"))
+        .skip(2)
+        .take_while(|l| l.starts_with("| "));
+    for row in table {
+        let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
+        for name in cells[0].split(", ") {
+            listed.insert(name.to_string(), cells[2] == "yes");
+        }
+    }
+    let mut http = Vec::new();
+    for entry in std::fs::read_dir(root.join("contenders")).unwrap() {
+        let path = entry.unwrap().path().join("contender.toml");
+        if !path.exists() {
+            continue;
+        }
+        let m = iobound::services::manifest::Manifest::load(&path).unwrap();
+        if m.is_pipeline() {
+            continue;
+        }
+        http.push(m.name.clone());
+        let Some(cancels) = listed.get(&m.name) else {
+            panic!(
+                "{} is missing from contract/README.md's fan-out table",
+                m.name
+            )
+        };
+        assert!(m.fanout.is_some(), "{} has no `fanout`", m.name);
+        assert_eq!(
+            m.fanout_cancels.unwrap_or(true),
+            *cancels,
+            "{}: the table and its manifest disagree on cancelling",
+            m.name
+        );
+    }
+    assert_eq!(http.len(), 17, "{http:?}");
+    assert_eq!(listed.len(), 17, "{listed:?}");
+}

@@ -103,6 +103,8 @@ pub struct FuzzCase {
     /// When not empty: the input is valid and one of these statuses is the right answer
     /// (201 for a create; 200 or 404 for an id that may or may not exist).
     pub accept: &'static [u16],
+    /// `valid` is JSON, compared as JSON (servers space it differently).
+    pub json: bool,
 }
 
 impl FuzzCase {
@@ -113,6 +115,7 @@ impl FuzzCase {
             body: None,
             valid,
             accept: &[],
+            json: false,
         }
     }
 }
@@ -255,14 +258,63 @@ fn good_key(rng: &mut Rng) -> String {
     )
 }
 
-/// For each endpoint (/delay, /hash, /enrich, GET /messages/{id}, POST /messages) `n` cases,
-/// nine in ten invalid (plus as many paths that are not endpoints); the valid tenth must be
-/// answered as the contract says.
+/// An /aggregate input: valid (1 to 4 keys answered at once: a JSON array of their values),
+/// or invalid: a bad key among good ones, 17 or more keys, an empty key, no keys at all.
+fn aggregate_case(rng: &mut Rng, valid: bool) -> FuzzCase {
+    // `min` keys and fewer than `spread` more.
+    let good = |rng: &mut Rng, min: usize, spread: usize| {
+        let n = min + rng.below(spread);
+        (0..n).map(|_| good_key(rng)).collect::<Vec<_>>()
+    };
+    if valid {
+        let keys = good(rng, 1, 4);
+        let values: Vec<String> = keys.iter().map(|k| format!("value-{k}")).collect();
+        return FuzzCase {
+            json: true,
+            ..FuzzCase::get(
+                format!("/aggregate?keys={}", keys.join(",")),
+                Some(serde_json::to_string(&values).expect("strings serialise")),
+            )
+        };
+    }
+    let keys = match rng.below(5) {
+        0 => {
+            let mut keys = good(rng, 0, 8);
+            let at = rng.below(keys.len() + 1);
+            keys.insert(at, bad_key(rng));
+            keys.join(",")
+        }
+        1 => good(rng, 17, 40).join(","),
+        2 => {
+            let keys = good(rng, 1, 3).join(",");
+            match rng.below(3) {
+                0 => format!("{keys},"),
+                1 => format!(",{keys}"),
+                _ => format!("{},,{keys}", good_key(rng)),
+            }
+        }
+        3 => {
+            let path = rng.pick(&["/aggregate", "/aggregate?key=fast-a", "/aggregate?keys"]);
+            return FuzzCase::get(path.into(), None);
+        }
+        // No ';': Netty's query decoder (Vert.x, Quarkus) still splits parameters at it, as
+        // HTML 4 once advised, so "keys=a;b" is "keys=a" there and "a;b" elsewhere; the
+        // contract does not judge the query syntax itself.
+        _ => rng
+            .pick(&["", ",", ",,", "%20", "a%20b", "a.b", "a/b"])
+            .to_string(),
+    };
+    FuzzCase::get(format!("/aggregate?keys={keys}"), None)
+}
+
+/// For each endpoint (/delay, /hash, /enrich, GET /messages/{id}, POST /messages, and with
+/// `fanout` /aggregate) `n` cases, nine in ten invalid (plus as many paths that are not
+/// endpoints); the valid tenth must be answered as the contract says.
 /// `vectors[i]` is the SHA-512 of corpus file i.
-pub fn cases(n: usize, seed: u64, vectors: &[String]) -> Vec<FuzzCase> {
+pub fn cases(n: usize, seed: u64, vectors: &[String], fanout: bool) -> Vec<FuzzCase> {
     let mut rng = Rng(seed.max(1));
     let files = vectors.len() as u32;
-    let mut out = Vec::with_capacity(6 * n);
+    let mut out = Vec::with_capacity(7 * n);
     for i in 0..n {
         let valid = i % 10 == 0;
         out.push(if valid {
@@ -321,7 +373,11 @@ pub fn cases(n: usize, seed: u64, vectors: &[String]) -> Vec<FuzzCase> {
             body: Some(body),
             valid: None,
             accept: if valid { &[201] } else { &[] },
+            json: false,
         });
+        if fanout {
+            out.push(aggregate_case(&mut rng, valid));
+        }
         out.push(FuzzCase::get(bad_path(&mut rng), None));
     }
     out
@@ -333,8 +389,12 @@ pub fn judge(case: &FuzzCase, status: u16, body: &[u8]) -> Result<(), String> {
         Some(b) => format!("{} {} {:.60?}", case.method, case.path, b),
         None => format!("{} {}", case.method, case.path),
     };
+    let same_json = |want: &str| {
+        let parsed = |b: &[u8]| serde_json::from_slice::<serde_json::Value>(b).ok();
+        case.json && parsed(body).is_some() && parsed(body) == parsed(want.as_bytes())
+    };
     match &case.valid {
-        Some(want) if status == 200 && body == want.as_bytes() => Ok(()),
+        Some(want) if status == 200 && (body == want.as_bytes() || same_json(want)) => Ok(()),
         Some(want) => Err(format!("{} -> {status} (want 200 {want:?})", what())),
         None if !case.accept.is_empty() && case.accept.contains(&status) => Ok(()),
         None if !case.accept.is_empty() => {
@@ -354,8 +414,14 @@ async fn serving(addr: SocketAddr) -> bool {
     )
 }
 
-pub async fn run(addr: SocketAddr, n: usize, seed: u64, vectors: &[String]) -> CaseResult {
-    let all = cases(n, seed, vectors);
+pub async fn run(
+    addr: SocketAddr,
+    n: usize,
+    seed: u64,
+    vectors: &[String],
+    fanout: bool,
+) -> CaseResult {
+    let all = cases(n, seed, vectors, fanout);
     let mut failures = Vec::new();
     let mut sent = 0;
     for chunk in all.chunks(16) {
@@ -400,29 +466,37 @@ pub async fn run(addr: SocketAddr, n: usize, seed: u64, vectors: &[String]) -> C
                 "stopped serving during the fuzz: no answer on /plaintext within 5 s after {sent} of {} cases; the rest were not sent",
                 all.len()
             ));
-            return verdict(n, seed, all.len(), &failures);
+            return verdict(n, seed, &all, &failures);
         }
     }
     if !serving(addr).await {
         failures.push("stopped serving /plaintext after the fuzz cases".into());
     }
-    verdict(n, seed, all.len(), &failures)
+    verdict(n, seed, &all, &failures)
 }
 
-fn verdict(n: usize, seed: u64, cases: usize, failures: &[String]) -> CaseResult {
+fn verdict(n: usize, seed: u64, all: &[FuzzCase], failures: &[String]) -> CaseResult {
     let shown: Vec<String> = failures.iter().take(5).cloned().collect();
+    let fanout = all.iter().any(|c| c.path.starts_with("/aggregate"));
+    let endpoints = format!(
+        "/delay, /hash, /enrich, GET /messages/{{id}}, POST /messages, {}non-endpoints",
+        if fanout { "/aggregate, " } else { "" }
+    );
     CaseResult {
         name: format!(
             "fuzz: {n} generated inputs per endpoint (seed {seed}) get 4xx, valid ones 200"
         ),
         passed: failures.is_empty(),
         detail: if failures.is_empty() {
-            format!("{cases} cases (/delay, /hash, /enrich, GET /messages/{{id}}, POST /messages, non-endpoints), all answered as the contract says; still serving")
+            format!(
+                "{} cases ({endpoints}), all answered as the contract says; still serving",
+                all.len()
+            )
         } else {
             format!(
                 "{} of {} wrong, e.g. {}",
                 failures.len(),
-                cases,
+                all.len(),
                 shown.join(" | ")
             )
         },
@@ -447,7 +521,7 @@ mod tests {
             }
         });
         let started = std::time::Instant::now();
-        let r = run(addr, 200, 1, &[]).await;
+        let r = run(addr, 200, 1, &[], false).await;
         let took = started.elapsed();
         assert!(!r.passed);
         assert!(took < Duration::from_secs(40), "took {took:?}");
@@ -462,13 +536,13 @@ mod tests {
     #[test]
     fn cases_are_deterministic_and_varied() {
         let vectors: Vec<String> = (0..50).map(|i| format!("h{i}")).collect();
-        let a = cases(1000, 7, &vectors);
-        let b = cases(1000, 7, &vectors);
+        let a = cases(1000, 7, &vectors, true);
+        let b = cases(1000, 7, &vectors, true);
         assert_eq!(
             a.iter().map(|c| &c.path).collect::<Vec<_>>(),
             b.iter().map(|c| &c.path).collect::<Vec<_>>()
         );
-        for route in ["/delay?", "/hash?", "/enrich?", "/messages/"] {
+        for route in ["/delay?", "/hash?", "/enrich?", "/messages/", "/aggregate"] {
             let of: Vec<&FuzzCase> = a.iter().filter(|c| c.path.starts_with(route)).collect();
             assert_eq!(of.len(), 1000, "{route}");
             assert_eq!(
@@ -566,14 +640,58 @@ mod tests {
                     "{v}"
                 );
             }
+            if let Some(keys) = c.path.strip_prefix("/aggregate?keys=") {
+                let keys: Vec<&str> = keys.split(',').collect();
+                let ok = keys.len() <= 16 && keys.iter().all(|k| valid_key(k));
+                assert!(!ok, "{}", c.path);
+            }
             if let Some(k) = c.path.strip_prefix("/enrich?key=") {
-                let ok = !k.is_empty()
-                    && k.len() <= 64
-                    && k.bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-                assert!(!ok, "{k}");
+                assert!(!valid_key(k), "{k}");
             }
         }
+    }
+
+    /// The contract's rule for a key of /enrich and /aggregate.
+    fn valid_key(k: &str) -> bool {
+        !k.is_empty()
+            && k.len() <= 64
+            && k.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    }
+
+    #[test]
+    fn aggregate_cases_only_for_the_fan_out_and_valid_ones_expect_the_values() {
+        let without = cases(200, 3, &[], false);
+        assert!(without.iter().all(|c| !c.path.starts_with("/aggregate")));
+        let with = cases(200, 3, &[], true);
+        let valid: Vec<&FuzzCase> = with
+            .iter()
+            .filter(|c| c.path.starts_with("/aggregate") && c.valid.is_some())
+            .collect();
+        assert_eq!(valid.len(), 20);
+        for c in valid {
+            let keys: Vec<&str> = c.path["/aggregate?keys=".len()..].split(',').collect();
+            assert!((1..=4).contains(&keys.len()) && keys.iter().all(|k| valid_key(k)));
+            let want: Vec<String> = keys.iter().map(|k| format!("value-{k}")).collect();
+            let spaced = want.join("\", \"");
+            assert!(c.json && judge(c, 200, format!("[\"{spaced}\"]").as_bytes()).is_ok());
+            let reversed: Vec<&String> = want.iter().rev().collect();
+            let reversed = serde_json::to_vec(&reversed).unwrap();
+            assert_eq!(
+                judge(c, 200, &reversed).is_ok(),
+                keys.len() == 1 || keys.windows(2).all(|w| w[0] == w[1])
+            );
+            assert!(judge(c, 502, b"").is_err());
+        }
+        // Every kind of invalid input is there.
+        let invalid: Vec<&str> = with
+            .iter()
+            .filter(|c| c.path.starts_with("/aggregate") && c.valid.is_none())
+            .map(|c| c.path.as_str())
+            .collect();
+        assert!(invalid.iter().any(|p| p.split(',').count() > 16));
+        assert!(invalid.iter().any(|p| p.contains(",,") || p.ends_with(',')));
+        assert!(invalid.iter().any(|p| !p.contains("keys=")));
     }
 
     #[test]
@@ -591,6 +709,7 @@ mod tests {
             body: Some("{\"text\":\"a\"}".into()),
             valid: None,
             accept: &[201],
+            json: false,
         };
         assert!(judge(&create, 201, b"{}").is_ok());
         assert!(judge(&create, 400, b"").unwrap_err().contains("want [201]"));

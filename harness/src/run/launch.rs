@@ -106,6 +106,7 @@ pub fn verify_contender(
             count,
             seed,
             &services.corpus.vectors()?,
+            m.fanout.is_some(),
         ));
         v.passed &= f.passed;
         v.cases.push(f);
