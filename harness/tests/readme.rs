@@ -614,3 +614,191 @@ fn screening_crud_rps(root: &Path, contender: &str) -> f64 {
         .summary
         .rps
 }
+
+/// The fan-out findings (docs/findings/fanout.md and the README's summary), figure by figure,
+/// from their committed results.
+#[test]
+fn the_fanout_figures_match_their_results() {
+    use iobound::run::results::{Results, Run};
+    use iobound::util::numbers::median;
+    use iobound::util::units::thousands;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let page = std::fs::read_to_string(root.join("docs/findings/fanout.md")).unwrap();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let dir = root.join("docs/results/fanout-2026-11-24");
+    let r = Results::load(&dir.join("results.json")).unwrap();
+    let (a, b, c) = ("fanout-4x50ms", "one-of-4-fails", "fanout-16-at-1000");
+    let runs = |scenario: &str, contender: &str| -> Vec<&Run> {
+        let v: Vec<&Run> = r
+            .runs
+            .iter()
+            .filter(|x| x.scenario == scenario && x.contender == contender)
+            .collect();
+        assert_eq!(v.len(), 4, "{scenario} {contender}");
+        v
+    };
+    // Median over the runs of a figure of each run.
+    let over = |scenario: &str, contender: &str, f: &dyn Fn(&Run) -> f64| {
+        median(runs(scenario, contender).into_iter().map(f).collect())
+    };
+    let answered = |x: &Run| (x.summary.ok + x.summary.drained + x.summary.errors.total()) as f64;
+    let cell = |scenario: &str, contender: &str| {
+        iobound::stats::cell(&r, &dir, scenario, contender).unwrap()
+    };
+    let n = |v: f64| thousands(v.round() as u64);
+    // One decimal, thousands grouped: 2,492.4.
+    let n1 = |v: f64| {
+        let s = format!("{v:.1}");
+        let (whole, tenth) = s.split_once('.').unwrap();
+        format!("{}.{tenth}", thousands(whole.parse().unwrap()))
+    };
+    let (mvc, vt, flux, ktor, go, node) = (
+        "spring-mvc",
+        "spring-mvc-virtual",
+        "spring-webflux",
+        "ktor",
+        "go",
+        "node",
+    );
+    // Calls side by side: each run's p50 at 50 users (the first level), and at 500.
+    let p50_at = |level: usize, contender: &str| {
+        format!(
+            "{:.1}",
+            over(a, contender, &|x| x.summary.levels[level].latency.p50)
+        )
+    };
+    let firsts: Vec<String> = [go, flux, vt, node, ktor, mvc]
+        .iter()
+        .map(|c| p50_at(0, c))
+        .collect();
+    assert_eq!(firsts, ["51.9", "51.9", "52.9", "53.9", "76.4", "160.2"]);
+    assert!(page.contains("the median\n  request took 51.9 ms on Go and WebFlux, 52.9 ms on Spring MVC with virtual threads and\n  53.9 ms on Node"));
+    assert!(page.contains("Ktor took 76.4 ms. Spring MVC on platform threads took 160.2 ms"));
+    assert!(
+        readme.contains("(p50 51.9..53.9 ms at 50 users)") && readme.contains("takes 160.2 ms")
+    );
+    let rps_at_500 = |contender: &str| n(over(a, contender, &|x| x.summary.levels[1].rps));
+    assert_eq!(
+        [go, ktor, vt, mvc].map(rps_at_500),
+        ["5,700", "652", "2,054", "307"]
+    );
+    assert_eq!(p50_at(1, go), "85.4");
+    assert!(page.contains("Go answered 5,700 req/s at that load (p50 85.4 ms), the\n  others 652 (Ktor) to 2,054 (virtual threads), Spring MVC 307"));
+    assert_eq!(n(cell(a, mvc).rps.value), "306");
+    assert!(page.contains("= 320 req/s,\n  and it answered 306"));
+    let cpu = |contender: &str| n(cell(a, contender).cpu_ms_per_1k.value);
+    assert_eq!(n(cell(a, go).rps.value), "3,329");
+    assert_eq!(
+        [go, vt, node, ktor].map(cpu),
+        ["175", "446", "471", "1,537"]
+    );
+    assert!(page.contains("Go 3,329 req/s\n  (2.23x virtual threads', tested) at 175 ms of CPU per 1,000 requests, under two fifths of\n  virtual threads' and Node's (446 and 471) and a ninth of Ktor's (1,537)"));
+    let verdicts = &r.verdicts[0].sentence;
+    assert!(verdicts.contains("go 2.23x spring-mvc-virtual's throughput (tested: p = 0.029"));
+    for other in [vt, flux, ktor, go, node] {
+        for metric in ["throughput", "p99_all", "cpu"] {
+            let f = finding_of(&r, metric, mvc, other);
+            assert_eq!(f.outcome, "different", "{metric} {other}");
+            assert!((f.p.unwrap() - 0.0286).abs() < 0.001);
+        }
+    }
+    // WebFlux's refusals at 500 users, and its pool's 500 connections.
+    let f = cell(a, flux);
+    assert_eq!(format!("{:.2}", f.error_pct.value), "68.41");
+    let most = runs(a, flux)
+        .iter()
+        .map(|x| x.resources.peak_downstream_conns)
+        .max();
+    assert_eq!(most, Some(500));
+    assert!(
+        page.contains("68.41% of its requests were 502s")
+            && page.contains("its downstream connections peaked at 500")
+    );
+    // One call failing: the downstream's counts, answers a second, the tail, CPU per answer.
+    for contender in [vt, ktor, go, node] {
+        let x = cell(b, contender);
+        assert_eq!(
+            (
+                format!("{:.2}", x.downstream_cancelled_per_req.value),
+                format!("{:.2}", x.downstream_served_per_req.value)
+            ),
+            ("3.00".into(), "1.00".into()),
+            "{contender}"
+        );
+    }
+    let x = cell(b, flux);
+    assert_eq!(
+        (
+            format!("{:.1}", x.downstream_cancelled_per_req.value),
+            format!("{:.1}", x.downstream_served_per_req.value)
+        ),
+        ("2.9".into(), "1.0".into())
+    );
+    let x = cell(b, mvc);
+    assert_eq!(
+        (
+            format!("{:.2}", x.downstream_served_per_req.value),
+            x.downstream_cancelled_per_req.value
+        ),
+        ("3.98".into(), 0.0)
+    );
+    assert!(
+        page.contains("(3.00 cancelled and 1.00 served\n  per request; WebFlux 2.9 and 1.0)")
+            && page.contains("none was cancelled, 3.98 calls per request were served")
+    );
+    let per_s = |contender: &str| n(over(b, contender, &|x| answered(x) / x.summary.duration_s));
+    assert_eq!(
+        [ktor, flux, mvc, vt].map(per_s),
+        ["748", "3,826", "50", "1,586"]
+    );
+    assert!(page.contains("answered 748 (Ktor) to 3,826 (WebFlux) 502s a\n  second"));
+    assert!(
+        page.contains("it answered\n  50 502s a second")
+            && page.contains("answered 1,586 a second")
+    );
+    assert!(
+        readme.contains("answer 748 to 3,826 502s a second")
+            && readme.contains("and it answers 50")
+    );
+    let tail = |contender: &str| format!("{:.1}", cell(b, contender).p99_all.value);
+    assert_eq!([flux, ktor].map(tail), ["38.5", "216.8"]);
+    assert_eq!(n1(cell(b, mvc).p99_all.value), "2,492.4");
+    assert!(
+        page.contains("within 38.5 ms (WebFlux) to 216.8 ms (Ktor)")
+            && page.contains("after 2,492.4 ms")
+    );
+    let cpu_per_answer = |contender: &str| {
+        n(over(b, contender, &|x| {
+            x.resources.cpu_s * 1e6 / answered(x)
+        }))
+    };
+    assert_eq!(
+        [flux, go, node, vt, mvc, ktor].map(cpu_per_answer),
+        ["261", "315", "625", "632", "1,055", "1,341"]
+    );
+    assert!(page.contains(
+        "WebFlux 261 ms, Go 315, Node 625, virtual threads 632, Spring MVC 1,055,\n  Ktor 1,341"
+    ));
+    // 16 calls at 1,000 users.
+    let errors = |contender: &str| format!("{:.2}", cell(c, contender).error_pct.value);
+    assert_eq!(
+        [vt, flux, ktor, go, node, mvc].map(errors),
+        ["96.98", "98.22", "73.69", "5.66", "11.65", "0.00"]
+    );
+    assert_eq!(n(cell(c, vt).peak_downstream_conns.value), "11,685");
+    assert_eq!(n(cell(c, mvc).rps.value), "77");
+    assert_eq!(n1(cell(c, mvc).p50.value), "12,378.1");
+    for said in [
+        "up to 11,685 connections to the downstream and 96.98% of requests",
+        "refused 98.22% (502)",
+        "timed out 73.69%",
+        "Go (5.66%",
+        "Node (11.65%)",
+        "at 77 a second and a p50 of 12,378.1 ms",
+    ] {
+        assert!(page.contains(said), "{said}");
+    }
+    // "57 minutes of runs", in both places.
+    assert_eq!(common::minutes_of_runs(&r).floor(), 57.0);
+    assert!(page.contains("57 minutes of runs") && readme.contains("57 minutes of runs"));
+}

@@ -239,6 +239,13 @@ pub fn describe(f: &Finding) -> String {
              {interval}; more runs or a quieter machine would decide it)",
             f.b, f.a, f.runs, f.b, f.a
         ),
+        // Enough runs, yet not tested: the test compares ratios of positive values, and a run
+        // with no request answered ok has a throughput (and a CPU per ok answer) of zero.
+        _ if f.runs >= runs_needed(f) => format!(
+            "{words} {} vs {} not tested (zero in a run of {} runs each: no request answered \
+             ok there, so there is no ratio to test)",
+            f.b, f.a, f.runs
+        ),
         _ => format!(
             "{words} {} vs {} not tested ({} run(s) each; a verdict needs {} or more: use \
              --runs auto)",
@@ -304,6 +311,22 @@ mod tests {
         );
         assert!(v[0].decided, "{v:?}");
         assert!(all_decided(&findings(&r, dir, Design::sequential(0.05))));
+    }
+
+    #[test]
+    fn a_metric_at_zero_is_not_tested_for_that_reason_not_for_too_few_runs() {
+        // Every answer an expected error (a fan-out whose first call fails): throughput 0.
+        let r = results(&[0.0, 0.0, 0.0, 0.0], &[0.0, 0.0, 0.0, 0.0]);
+        let v = records(
+            &findings(&r, Path::new("/nonexistent"), Design::fixed(0.05)),
+            "4 runs",
+        );
+        let s = &v[0].sentence;
+        assert!(
+            s.contains("throughput flux vs mvc not tested (zero in a run of 4 runs each"),
+            "{s}"
+        );
+        assert!(!s.contains("a verdict needs"), "{s}");
     }
 
     #[test]
