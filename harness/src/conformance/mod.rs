@@ -8,6 +8,7 @@
 
 pub mod aggregate;
 pub mod fuzz;
+mod hostile;
 pub mod pipeline;
 mod sequences;
 
