@@ -158,7 +158,8 @@ func routes(db messages) http.Handler {
 }
 
 func main() {
-	port := flag.Int("port", 8080, "port to listen on (127.0.0.1)")
+	address := flag.String("address", "127.0.0.1", "IPv4 address to listen on (iobound passes the contender host's)")
+	port := flag.Int("port", 8080, "port to listen on")
 	version := flag.Bool("version", false, "print the Go runtime's version and exit")
 	flag.Parse()
 	if *version {
@@ -176,7 +177,7 @@ func main() {
 	handler := routes(messages{pool})
 
 	// Go listens with a backlog of the kernel's somaxconn (4096 on the reference machine).
-	ln, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", *port))
+	ln, err := net.Listen("tcp4", net.JoinHostPort(*address, strconv.Itoa(*port)))
 	if err != nil {
 		log.Fatalf("listen: %v", err)
 	}

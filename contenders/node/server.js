@@ -262,6 +262,7 @@ function handle(req, res) {
 }
 
 const port = Number(option("port", "8080"));
+const address = option("address", "127.0.0.1");
 const workers = option("cluster", "off");
 
 if (workers !== "off" && cluster.isPrimary) {
@@ -269,15 +270,15 @@ if (workers !== "off" && cluster.isPrimary) {
   for (let i = 0; i < n; i++)
     cluster.fork({ IOBOUND_DB_POOL_SHARE: String(n) });
   profileOnSignal(() => cluster.workers);
-  console.log(`node cluster: ${n} worker(s) on 127.0.0.1:${port}`);
+  console.log(`node cluster: ${n} worker(s) on ${address}:${port}`);
 } else {
   profileOnSignal(null);
   reportLoopDelay();
   const server = http.createServer(handle);
   server.keepAliveTimeout = 65000; // keep idle load-test connections open, as a proxy in front would
-  server.listen({ port, host: "127.0.0.1", backlog: 4096 }, () => {
+  server.listen({ port, host: address, backlog: 4096 }, () => {
     console.log(
-      `node ${process.version} pid ${process.pid} listening on 127.0.0.1:${port}`,
+      `node ${process.version} pid ${process.pid} listening on ${address}:${port}`,
     );
   });
 }

@@ -255,14 +255,20 @@ fn main() {
         .find_map(|a| a.strip_prefix("--port="))
         .and_then(|p| p.parse().ok())
         .unwrap_or(8080);
+    let address: std::net::Ipv4Addr = args
+        .iter()
+        .find_map(|a| a.strip_prefix("--address="))
+        .unwrap_or("127.0.0.1")
+        .parse()
+        .expect("--address=A.B.C.D: an IPv4 address");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("tokio runtime");
-    runtime.block_on(serve(port));
+    runtime.block_on(serve(address, port));
 }
 
-async fn serve(port: u16) {
+async fn serve(address: std::net::Ipv4Addr, port: u16) {
     let timeout_ms: u64 = env_or("IOBOUND_DOWNSTREAM_TIMEOUT_MS", "2000")
         .parse()
         .unwrap_or(2000);
@@ -294,11 +300,11 @@ async fn serve(port: u16) {
     let socket = tokio::net::TcpSocket::new_v4().expect("socket");
     socket.set_reuseaddr(true).expect("SO_REUSEADDR");
     socket
-        .bind(([127, 0, 0, 1], port).into())
-        .unwrap_or_else(|e| panic!("bind 127.0.0.1:{port}: {e}"));
+        .bind((address, port).into())
+        .unwrap_or_else(|e| panic!("bind {address}:{port}: {e}"));
     let listener = socket.listen(4096).expect("listen");
     println!(
-        "rust-axum on 127.0.0.1:{port}, {} tokio worker(s)",
+        "rust-axum on {address}:{port}, {} tokio worker(s)",
         tokio::runtime::Handle::current().metrics().num_workers()
     );
     axum::serve(listener, router.into_make_service())

@@ -126,6 +126,11 @@ pub enum Cmd {
         /// Kafka for the pipeline contenders (default: an embedded broker); see `run --kafka-bootstrap`
         #[arg(long, value_name = "HOST:PORT")]
         kafka_bootstrap: Option<String>,
+        /// Address of this machine the contenders listen on (their `{address}`), e.g.
+        /// 127.0.0.2 to check that each listens where it is told, as it must on a contender
+        /// host; the checks and fuzzing go there
+        #[arg(long, value_name = "IP", default_value = "127.0.0.1")]
+        address: std::net::IpAddr,
     },
     /// List the contenders with their model, framework and tunables
     List,

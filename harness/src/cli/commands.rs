@@ -125,8 +125,8 @@ pub fn list(root: &Path) -> Result<i32> {
 pub fn verify_cmd(
     root: &Path,
     names: Vec<String>,
-    fuzz: usize,
-    seed: u64,
+    fuzz: (usize, u64),
+    address: std::net::IpAddr,
     choice: &ServiceChoice,
 ) -> Result<i32> {
     let all = manifest::discover(root)?;
@@ -154,7 +154,8 @@ pub fn verify_cmd(
         services: &services,
         logs: &logs,
         java: crate::services::jdk::find_java(),
-        fuzz: (fuzz, seed),
+        address,
+        fuzz,
     };
     let mut failed = Vec::new();
     for m in &wanted {
@@ -203,6 +204,9 @@ struct Verifier<'a> {
     services: &'a Services,
     logs: &'a Path,
     java: Option<std::path::PathBuf>,
+    /// Where each contender listens (`verify --address`).
+    address: std::net::IpAddr,
+    /// Generated hostile inputs: (count, seed).
     fuzz: (usize, u64),
 }
 
@@ -226,6 +230,7 @@ impl Verifier<'_> {
             &m.resolve_tunables(None)?,
             self.plan,
             self.java.as_deref(),
+            self.address,
             &log,
             &self.services.env(),
         )?;

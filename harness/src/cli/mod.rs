@@ -82,11 +82,12 @@ pub fn main() -> Result<i32> {
             db_url,
             allow_remote,
             kafka_bootstrap,
+            address,
         } => commands::verify_cmd(
             &root,
             contenders,
-            fuzz,
-            seed,
+            (fuzz, seed),
+            address,
             &ServiceChoice {
                 url: db_url,
                 allow_remote,

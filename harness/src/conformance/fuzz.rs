@@ -328,7 +328,7 @@ pub fn judge(case: &FuzzCase, status: u16, body: &[u8]) -> Result<(), String> {
     };
     let same_json = |want: &str| {
         let parsed = |b: &[u8]| serde_json::from_slice::<serde_json::Value>(b).ok();
-        case.json && parsed(body).is_some() && parsed(body) == parsed(want.as_bytes())
+        case.json && parsed(body).is_some_and(|got| Some(got) == parsed(want.as_bytes()))
     };
     match &case.valid {
         Some(want) if status == 200 && (body == want.as_bytes() || same_json(want)) => Ok(()),

@@ -3,7 +3,7 @@
 //! intervals, and a change called significant only by a Mann-Whitney test over runs (>= 4
 //! runs on each side; fewer: "not tested"). With `--fail-if` rules it is a regression gate.
 
-use super::fmt_estimate;
+use super::fmt_metric_estimate;
 use crate::run::results::Results;
 use crate::stats::gates::{gate, FailIf, GateResult, Outcome};
 use crate::stats::{self, Cell, Difference, METRICS};
@@ -138,8 +138,8 @@ fn table(x: &Cell, y: &Cell) -> String {
             };
             (
                 m.label.to_string(),
-                fmt_estimate((m.get)(x), m.decimals),
-                fmt_estimate((m.get)(y), m.decimals),
+                fmt_metric_estimate(m, x),
+                fmt_metric_estimate(m, y),
                 format!(
                     "{} {verdict}",
                     d.describe().split(',').next().unwrap_or("-")

@@ -257,17 +257,25 @@ fn run_row(c: &ContenderInfo, r: &Run, width: usize, downstream: bool) -> Vec<St
         return row;
     }
     let s = &r.summary;
+    // Figures of the ok answers: none where every answer was an error.
+    let of_ok = |v: f64| {
+        if s.ok + s.drained > 0 {
+            fmt_num(v, 1)
+        } else {
+            "-".to_string()
+        }
+    };
     let mut row = vec![
         c.name.clone(),
         c.model.clone(),
         fmt_num(s.rps, 0),
-        fmt_num(s.latency.p50, 1),
-        fmt_num(s.latency.p99, 1),
-        fmt_num(s.latency.max, 1),
+        of_ok(s.latency.p50),
+        of_ok(s.latency.p99),
+        of_ok(s.latency.max),
         fmt_num(s.errors.total() as f64, 0),
         r.resources.peak_threads.to_string(),
         fmt_num(r.resources.peak_rss_mb, 0),
-        fmt_num(r.resources.cpu_ms_per_1k_requests, 1),
+        of_ok(r.resources.cpu_ms_per_1k_requests),
     ];
     if downstream {
         row.push(r.resources.peak_downstream_conns.to_string());
@@ -342,20 +350,28 @@ fn repeats_table(results: &Results, scenario: &str, cells: &[(&ContenderInfo, Ce
                     c.unsettled_runs, c.runs
                 ));
             }
+            // Each figure as the metric prints it ("-" for a latency of no ok answer).
+            let fig = |key: &str| {
+                stats::METRICS
+                    .iter()
+                    .find(|m| m.key == key)
+                    .map(|m| super::fmt_metric(m, c))
+                    .expect("a metric of stats::METRICS")
+            };
             vec![
                 info.name.clone(),
                 info.model.clone(),
                 super::runs_label(c),
-                fmt_num(c.rps.value, 0),
+                fig("throughput"),
                 interval(&c.rps),
-                fmt_num(c.p50.value, 1),
-                fmt_num(c.p99.value, 1),
-                fmt_num(c.p99_all.value, 1),
-                fmt_num(c.error_pct.value, 2),
-                fmt_num(c.peak_threads.value, 0),
-                fmt_num(c.peak_rss_mb.value, 0),
-                fmt_num(c.cpu_ms_per_1k.value, 1),
-                fmt_num(c.steady_s.value, 0),
+                fig("p50"),
+                fig("p99"),
+                fig("p99_all"),
+                fig("errors"),
+                fig("threads"),
+                fig("rss"),
+                fig("cpu"),
+                fig("steady_s"),
                 flags.join(", "),
             ]
         })

@@ -109,6 +109,25 @@ fn is_open(run: &Run) -> bool {
 }
 
 /// "1,020 [990-1,100]" with the metric's decimals.
+/// A metric of a cell as the tables print it: "-" where the cell has no such figure (a
+/// latency where no request was answered ok: `Metric::measured`).
+pub fn fmt_metric(m: &stats::Metric, c: &Cell) -> String {
+    if m.measured(c) {
+        fmt_num((m.get)(c).value, m.decimals)
+    } else {
+        "-".into()
+    }
+}
+
+/// As `fmt_metric`, with the interval where there is one.
+pub fn fmt_metric_estimate(m: &stats::Metric, c: &Cell) -> String {
+    if m.measured(c) {
+        fmt_estimate((m.get)(c), m.decimals)
+    } else {
+        "-".into()
+    }
+}
+
 pub fn fmt_estimate(e: &stats::Estimate, decimals: usize) -> String {
     let v = fmt_num(e.value, decimals);
     match (e.lo, e.hi) {
@@ -159,7 +178,7 @@ pub fn summary_rows(view: &ScenarioView) -> Vec<(String, Vec<String>)> {
             .map(|(i, (_, c))| match c {
                 None => "-".to_string(),
                 Some(c) => {
-                    let v = fmt_estimate((m.get)(c), m.decimals);
+                    let v = fmt_metric_estimate(m, c);
                     match base {
                         Some(b) if i > 0 => format!("{v} ({})", Difference::of(m, b, c).describe()),
                         _ => v,

@@ -1,7 +1,7 @@
 //! The terminal comparison: per scenario, metrics as rows and contenders as columns, with the
 //! change of each contender against the first one.
 
-use super::fmt_num;
+use super::{fmt_metric, fmt_num};
 use super::markdown::{columns, stepped};
 use super::SECTIONS;
 use crate::run::results::{Results, Run, RunStatus};
@@ -138,7 +138,7 @@ impl Grid<'_> {
                 .zip(&runs_row)
                 .map(|(c, r)| {
                     c.as_ref()
-                        .map(|c| fmt_num((m.get)(c).value, m.decimals))
+                        .map(|c| fmt_metric(m, c))
                         .unwrap_or_else(|| r.clone())
                 })
                 .collect();

@@ -1,5 +1,5 @@
 //! Starting a contender and checking it, the path a plan's round and `iobound verify` share:
-//! launch on a free loopback port, pinned, with the plan's JVM flags -> ready -> the contract
+//! launch on a free port (of loopback, or the address given), pinned, with the plan's JVM flags -> ready -> the contract
 //! (HTTP cases and optional fuzzing, or the pipeline's delivery check).
 
 use crate::conformance::{self, Verification};
@@ -9,6 +9,7 @@ use crate::services::manifest::{Manifest, StartVars};
 use crate::services::Services;
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::time::Duration;
 
@@ -22,22 +23,25 @@ pub struct Launched {
     pub startup_timeout: Duration,
 }
 
-/// Starts `m` on a free loopback port, pinned to the plan's contender CPUs, with the plan's
-/// JVM flags; readiness is the caller's next step.
+/// Starts `m` on a free port of `address` (its `{address}`: loopback for a plan's rounds),
+/// pinned to the plan's contender CPUs, with the plan's JVM flags; readiness is the caller's
+/// next step.
 pub fn launch(
     m: &Manifest,
     tunables: &BTreeMap<String, String>,
     plan: &Plan,
     java: Option<&Path>,
+    address: IpAddr,
     log: &Path,
     env: &[(String, String)],
 ) -> Result<Launched> {
-    let port = contender::free_port()?;
+    let port = contender::free_port_on(address)?;
     let flags = plan.jvm_flags();
     let argv = m.command(
         &StartVars {
             java,
             jvm_flags: &flags,
+            address,
             port,
         },
         tunables,
@@ -49,11 +53,12 @@ pub fn launch(
     ));
     let env = &env[..];
     eprintln!(
-        "[{}] starting on 127.0.0.1:{port}, CPU {}",
+        "[{}] starting on {address}:{port}, CPU {}",
         m.name,
         crate::util::cpus::format_cpus(&plan.contender_cpus)
     );
-    let proc = contender::start(&argv, &m.dir, &plan.contender_cpus, port, log, env)?;
+    let addr = SocketAddr::new(address, port);
+    let proc = contender::start_at(&argv, &m.dir, &plan.contender_cpus, addr, log, env)?;
     let startup_timeout =
         crate::util::units::parse_duration(m.startup_timeout.as_deref().unwrap_or("120s"))?;
     Ok(Launched {

@@ -4,7 +4,7 @@
 use super::launch::{launch, verify_contender, Launched, STOP_GRACE};
 use super::results::{Results, Run};
 use crate::plan::{Plan, Scenario};
-use crate::services::contender::{describe_exit, Running};
+use crate::services::contender::{describe_exit, Running, LOOPBACK};
 use crate::services::manifest::Manifest;
 use crate::services::Services;
 use crate::util::interrupt;
@@ -155,7 +155,7 @@ impl RunCtx<'_> {
             mut proc,
             argv,
             startup_timeout,
-        } = launch(m, tunables, self.plan, java, &log, &env)?;
+        } = launch(m, tunables, self.plan, java, LOOPBACK, &log, &env)?;
         self.res.contenders[index].command = argv;
         match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
             Ok(t) => {
@@ -248,7 +248,7 @@ impl RunCtx<'_> {
             mut proc,
             startup_timeout,
             ..
-        } = launch(m, tunables, self.plan, java, &log, &env)
+        } = launch(m, tunables, self.plan, java, LOOPBACK, &log, &env)
             .map_err(|e| format!("restart failed: {e:#}"))?;
         match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
             Ok(t) => {

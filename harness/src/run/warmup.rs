@@ -33,7 +33,7 @@ pub struct WarmupRecord {
     /// or, in results written before it, "band".
     #[serde(default = "band_rule")]
     pub rule: String,
-    /// Answers per second during the warm-up, second by second (the warm-up curve).
+    /// Answers per second during the warm-up (ok or not), second by second (the warm-up curve).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub curve: Vec<f64>,
 }
@@ -95,6 +95,19 @@ pub fn steady(window: &[(f64, f64, f64)], drift: f64) -> bool {
     flat(&|s| s.0) && flat(&|s| s.1) && flat(&|s| s.2)
 }
 
+/// A warm-up's totals so far, read once a second by the loop beside the load.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Totals {
+    /// Requests answered, ok or not: a scenario whose right answer is an error (a fan-out's
+    /// 502 when one call fails) settles on those.
+    pub answers: u64,
+    pub ok: u64,
+    /// The ok answers' latency, summed (µs): their mean over any stretch.
+    pub ok_latency_us: u64,
+    /// The contender's CPU seconds (None when not sampled).
+    pub cpu_s: Option<f64>,
+}
+
 /// The settling watch of one warm-up, fed once a second by the loop beside the load.
 pub struct Settle {
     pub min: Duration,
@@ -103,7 +116,7 @@ pub struct Settle {
     pub max: Duration,
     pub band: f64,
     seconds: Vec<(f64, f64, f64)>,
-    last: Option<(u64, u64, Option<f64>)>,
+    last: Option<Totals>,
     pub settled_at: Option<Duration>,
 }
 
@@ -124,31 +137,29 @@ impl Settle {
         }
     }
 
-    /// One second more: the totals so far of answers, their latency (µs) and the contender's
-    /// CPU seconds (None when not sampled). True once settled.
-    pub fn second(
-        &mut self,
-        elapsed: Duration,
-        ok: u64,
-        latency_us: u64,
-        cpu_s: Option<f64>,
-    ) -> bool {
-        if let Some((ok0, lat0, cpu0)) = self.last {
-            let n = ok.saturating_sub(ok0);
-            let mean_ms = if n > 0 {
-                latency_us.saturating_sub(lat0) as f64 / n as f64 / 1000.0
+    /// One second more, from the totals so far: the second's answers, the mean latency of
+    /// its ok answers (not judged in seconds without any) and the CPU per answer. True once
+    /// settled.
+    pub fn second(&mut self, elapsed: Duration, now: Totals) -> bool {
+        if let Some(last) = self.last {
+            let answers = now.answers.saturating_sub(last.answers);
+            let ok = now.ok.saturating_sub(last.ok);
+            let mean_ms = if ok > 0 {
+                now.ok_latency_us.saturating_sub(last.ok_latency_us) as f64 / ok as f64 / 1000.0
             } else {
                 f64::NAN
             };
             // CPU time is read in 10 ms ticks: below a fifth of a core a second's reading is too
             // coarse to tell settling from rounding, and is left out.
-            let cpu_per_req = match (cpu_s, cpu0) {
-                (Some(c), Some(c0)) if n > 0 && c - c0 >= MIN_CPU_S => (c - c0) / n as f64,
+            let cpu_per_answer = match (now.cpu_s, last.cpu_s) {
+                (Some(c), Some(c0)) if answers > 0 && c - c0 >= MIN_CPU_S => {
+                    (c - c0) / answers as f64
+                }
                 _ => f64::NAN,
             };
-            self.seconds.push((n as f64, mean_ms, cpu_per_req));
+            self.seconds.push((answers as f64, mean_ms, cpu_per_answer));
         }
-        self.last = Some((ok, latency_us, cpu_s));
+        self.last = Some(now);
         let window = &self.seconds[self.seconds.len().saturating_sub(SETTLE_WINDOW_S)..];
         if self.settled_at.is_none()
             && elapsed >= self.min
@@ -223,7 +234,13 @@ mod tests {
         let mut at = None;
         for t in 0..30u64 {
             // 1,000 answers a second of 5 ms each, 1 ms of CPU each, from the start.
-            if s.second(Duration::from_secs(t), ok, lat, Some(cpu)) {
+            let now = Totals {
+                answers: ok,
+                ok,
+                ok_latency_us: lat,
+                cpu_s: Some(cpu),
+            };
+            if s.second(Duration::from_secs(t), now) {
                 at = at.or(Some(t));
             }
             ok += 1000;
@@ -245,7 +262,13 @@ mod tests {
         let mut s = Settle::new(Duration::from_secs(5), Duration::from_secs(10), 0.05);
         let (mut ok, mut lat) = (0u64, 0u64);
         for t in 0..40u64 {
-            s.second(Duration::from_secs(t), ok, lat, None);
+            let now = Totals {
+                answers: ok,
+                ok,
+                ok_latency_us: lat,
+                cpu_s: None,
+            };
+            s.second(Duration::from_secs(t), now);
             if t >= 12 {
                 ok += 1000;
                 lat += 1000 * 5000;
@@ -255,5 +278,35 @@ mod tests {
             s.settled_at, None,
             "steady only after its end: not settled within the warm-up"
         );
+    }
+
+    #[test]
+    fn a_scenario_answered_only_with_errors_settles_on_them() {
+        // One call of a fan-out failing: every answer is the 502 the contract asks for, 2 ms of
+        // CPU each, 500 more a second until 2,000 a second from 3 s on. No ok answer ever comes.
+        let mut s = Settle::new(Duration::from_secs(5), Duration::from_secs(30), 0.05);
+        let (mut errors, mut cpu) = (0u64, 0.0);
+        let mut at = None;
+        for t in 0..30u64 {
+            let now = Totals {
+                answers: errors,
+                cpu_s: Some(cpu),
+                ..Totals::default()
+            };
+            if s.second(Duration::from_secs(t), now) {
+                at = at.or(Some(t));
+            }
+            let rate = if t < 3 { 500 * (t + 1) } else { 2000 };
+            errors += rate;
+            cpu += rate as f64 * 0.002;
+        }
+        // At 11 s the window holds two rising seconds and eight flat ones: no trend (the
+        // median pairwise slope is 0), as for a contender answering ok.
+        assert_eq!(at, Some(11));
+        assert_eq!(s.curve()[5], 2000.0, "the curve counts the error answers");
+        // The same seconds with nothing answered at all never settle.
+        let mut silent = Settle::new(Duration::from_secs(5), Duration::from_secs(30), 0.05);
+        let settled = (0..30u64).any(|t| silent.second(Duration::from_secs(t), Totals::default()));
+        assert!(!settled, "a second without answers is not a steady state");
     }
 }

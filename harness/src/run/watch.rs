@@ -211,8 +211,13 @@ impl RunCtx<'_> {
         sec.start = live.snapshot();
         if let Some(settle) = self.settle.borrow_mut().as_mut() {
             let ok = live.ok.load(Ordering::Relaxed);
-            let latency_us = live.latency_us.load(Ordering::Relaxed);
-            if settle.second(elapsed, ok, latency_us, cpu) {
+            let now = super::warmup::Totals {
+                answers: ok + live.errors.load(Ordering::Relaxed),
+                ok,
+                ok_latency_us: live.latency_us.load(Ordering::Relaxed),
+                cpu_s: cpu,
+            };
+            if settle.second(elapsed, now) {
                 live.finish_early();
             }
         }

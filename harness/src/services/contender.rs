@@ -5,7 +5,7 @@
 use crate::util::interrupt;
 use anyhow::{bail, Context, Result};
 use std::fs::{self, File};
-use std::net::{SocketAddr, TcpListener};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -21,9 +21,19 @@ pub struct Running {
     exited: Option<ExitStatus>,
 }
 
+/// Where a contender on this machine listens unless told otherwise.
+pub const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
 /// A free loopback port, found by binding port 0.
 pub fn free_port() -> Result<u16> {
-    let l = TcpListener::bind("127.0.0.1:0").context("cannot bind a loopback port")?;
+    free_port_on(LOOPBACK)
+}
+
+/// A free port on one of this machine's addresses, found by binding port 0 there.
+pub fn free_port_on(ip: IpAddr) -> Result<u16> {
+    let l = TcpListener::bind((ip, 0)).with_context(|| {
+        format!("cannot bind a port on {ip}; give an address of this machine (`ip -brief address`)")
+    })?;
     Ok(l.local_addr()?.port())
 }
 
@@ -43,6 +53,19 @@ pub fn start(
     dir: &Path,
     cpus: &[usize],
     port: u16,
+    log: &Path,
+    env: &[(String, String)],
+) -> Result<Running> {
+    let addr = SocketAddr::new(LOOPBACK, port);
+    start_at(argv, dir, cpus, addr, log, env)
+}
+
+/// As `start`, for a server told to listen on `addr` (readiness and load go there).
+pub fn start_at(
+    argv: &[String],
+    dir: &Path,
+    cpus: &[usize],
+    addr: SocketAddr,
     log: &Path,
     env: &[(String, String)],
 ) -> Result<Running> {
@@ -86,7 +109,7 @@ pub fn start(
     Ok(Running {
         child,
         pid,
-        addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        addr,
         log: log.to_path_buf(),
         started: Instant::now(),
         exited: None,

@@ -4,6 +4,7 @@
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 pub const MODELS: &[&str] = &[
@@ -86,6 +87,8 @@ pub struct Tunable {
 pub struct StartVars<'a> {
     pub java: Option<&'a Path>,
     pub jvm_flags: &'a [String],
+    /// Where the contender listens: `{address}` (loopback unless told otherwise).
+    pub address: IpAddr,
     pub port: u16,
 }
 
@@ -243,7 +246,7 @@ impl Manifest {
                         .to_string(),
                 ),
                 "{jvm_flags}" => argv.extend(vars.jvm_flags.iter().cloned()),
-                _ => argv.push(expand(arg, vars.port, tunables).with_context(|| format!("{}: start argument {arg:?}", self.name))?),
+                _ => argv.push(expand(arg, vars, tunables).with_context(|| format!("{}: start argument {arg:?}", self.name))?),
             }
         }
         argv[0] = self.program(&argv[0]);
@@ -251,7 +254,7 @@ impl Manifest {
     }
 }
 
-fn expand(arg: &str, port: u16, tunables: &BTreeMap<String, String>) -> Result<String> {
+fn expand(arg: &str, vars: &StartVars, tunables: &BTreeMap<String, String>) -> Result<String> {
     let mut out = String::new();
     let mut rest = arg;
     while let Some(open) = rest.find('{') {
@@ -259,7 +262,8 @@ fn expand(arg: &str, port: u16, tunables: &BTreeMap<String, String>) -> Result<S
         let close = rest[open..].find('}').context("unclosed '{'")? + open;
         let key = &rest[open + 1..close];
         match key {
-            "port" => out.push_str(&port.to_string()),
+            "port" => out.push_str(&vars.port.to_string()),
+            "address" => out.push_str(&vars.address.to_string()),
             _ => out.push_str(
                 tunables
                     .get(key)
@@ -304,6 +308,7 @@ pub fn find(all: &[Manifest], name: &str) -> Result<Manifest> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::services::contender::LOOPBACK;
 
     fn manifest(extra: &str) -> Result<Manifest> {
         let dir = tempfile::tempdir()?;
@@ -320,7 +325,7 @@ config = "defaults"
 runtime = "jvm"
 build = "mvn package"
 artifact = "target/x.jar"
-start = ["{{java}}", "{{jvm_flags}}", "-jar", "x.jar", "--port={{port}}", "--threads={{threads}}"]
+start = ["{{java}}", "{{jvm_flags}}", "-jar", "x.jar", "--address={{address}}", "--port={{port}}", "--threads={{threads}}"]
 ready = "/plaintext"
 [tunables.threads]
 default = "200"
@@ -339,6 +344,7 @@ help = "worker threads"
         let vars = StartVars {
             java: Some(&java),
             jvm_flags: &flags,
+            address: IpAddr::from([10, 0, 0, 2]),
             port: 8080,
         };
         let mut over = BTreeMap::new();
@@ -352,6 +358,7 @@ help = "worker threads"
                 "-XX:+UseG1GC",
                 "-jar",
                 "x.jar",
+                "--address=10.0.0.2",
                 "--port=8080",
                 "--threads=500"
             ]
@@ -384,6 +391,7 @@ help = "worker threads"
         let vars = StartVars {
             java: None,
             jvm_flags: &[],
+            address: LOOPBACK,
             port: 1,
         };
         let e = format!(
@@ -392,6 +400,36 @@ help = "worker threads"
                 .unwrap_err()
         );
         assert!(e.contains("JDK >= 21"), "{e}");
+    }
+
+    /// Across machines a contender must listen on its host's address, not on loopback: each
+    /// of the repository's contenders passes `{address}` on to its server (CI then checks that
+    /// each really listens there: `verify --address 127.0.0.2`).
+    #[test]
+    fn every_contender_is_told_where_to_listen() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let java = PathBuf::from("/jdk/bin/java");
+        let vars = StartVars {
+            java: Some(&java),
+            jvm_flags: &[],
+            address: IpAddr::from([10, 9, 8, 7]),
+            port: 8080,
+        };
+        let all = discover(&root).unwrap();
+        assert!(all.len() >= 20, "{} manifests", all.len());
+        for m in all {
+            let argv = m.command(&vars, &m.resolve_tunables(None).unwrap()).unwrap();
+            assert!(
+                argv.iter().any(|a| a.contains("10.9.8.7")),
+                "{}: its start command does not pass {{address}}: {argv:?}",
+                m.name
+            );
+            assert!(
+                !argv.iter().any(|a| a.contains("127.0.0.1")),
+                "{}: its start command names loopback itself: {argv:?}",
+                m.name
+            );
+        }
     }
 
     #[test]
@@ -412,6 +450,7 @@ help = "worker threads"
                 &StartVars {
                     java: None,
                     jvm_flags: &[],
+                    address: LOOPBACK,
                     port: 9,
                 },
                 &BTreeMap::new(),

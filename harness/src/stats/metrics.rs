@@ -225,9 +225,53 @@ impl Difference {
     }
 }
 
+/// Metrics taken over the requests answered ok (their latency, the CPU per ok answer): a cell
+/// where no request was answered ok has none of them.
+const OF_OK_ANSWERS: &[&str] = &[
+    "min", "p50", "p75", "p90", "p95", "p99", "p999", "max", "mean", "stdev", "cpu",
+];
+
 impl Metric {
+    /// Whether `c` has a figure for this metric: not one of ok answers where every answer
+    /// was an error (a fan-out whose one call fails answers only 502s), whose 0 would read as
+    /// fast or free.
+    pub fn measured(&self, c: &Cell) -> bool {
+        c.ok > 0 || !OF_OK_ANSWERS.contains(&self.key)
+    }
+
     /// Whether any of `cells` has a value for this metric (not, e.g., for older results).
     pub fn shown<'a>(&self, mut cells: impl Iterator<Item = &'a Cell>) -> bool {
         cells.any(|c| (self.get)(c).value.is_finite())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metric(key: &str) -> &'static Metric {
+        METRICS.iter().find(|m| m.key == key).unwrap()
+    }
+
+    #[test]
+    fn figures_of_ok_answers_are_not_measured_where_every_answer_failed() {
+        // Every answer a 502 (the right one where a fan-out's call fails): the latency and
+        // CPU of ok answers would read 0, as if fast and free.
+        let failed = Cell {
+            ok: 0,
+            ko: 1200,
+            ..Cell::default()
+        };
+        for key in ["p50", "p99", "max", "mean", "cpu"] {
+            assert!(!metric(key).measured(&failed), "{key}");
+        }
+        for key in ["p99_all", "errors", "throughput", "threads", "downstream_cancelled"] {
+            assert!(metric(key).measured(&failed), "{key}");
+        }
+        let answered = Cell {
+            ok: 1,
+            ..failed
+        };
+        assert!(METRICS.iter().all(|m| m.measured(&answered)));
     }
 }

@@ -156,11 +156,11 @@ public final class HelidonApp {
   /** 504 for a call that passed the read timeout, 502 for any other failure. */
   private void downstreamFailed(Throwable e, ServerResponse res) {
     if (timedOut(e)) {
-      text(res, 504, "downstream did not answer within " + downstream.timeout().toMillis() + " ms");
+      text(res, 504, downstream.timedOutText());
     } else if (e instanceof Downstream.StatusException) {
       text(res, 502, e.getMessage());
     } else {
-      text(res, 502, "downstream failed: " + e.getMessage());
+      text(res, 502, Downstream.failedText(e.getMessage()));
     }
   }
 
@@ -289,7 +289,7 @@ public final class HelidonApp {
     HelidonApp app = new HelidonApp(Database.fromEnvironment());
     WebServer server =
         WebServer.builder()
-            .host("127.0.0.1")
+            .host(args.address())
             .port(args.getInt("port", 8080))
             .backlog(args.getInt("backlog", 4096))
             // Above the contract's 64 KiB Helidon answers 413 before reading the body.
@@ -300,6 +300,6 @@ public final class HelidonApp {
             .routing(app::routing)
             .build()
             .start();
-    System.out.println("helidon listening on 127.0.0.1:" + server.port());
+    System.out.println("helidon listening on " + args.address() + ":" + server.port());
   }
 }

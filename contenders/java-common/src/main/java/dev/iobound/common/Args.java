@@ -21,6 +21,14 @@ public final class Args {
     return fallback;
   }
 
+  /**
+   * The address to listen on: --address, which iobound sets to the contender host's address, or
+   * loopback when run by hand.
+   */
+  public String address() {
+    return get("address", "127.0.0.1");
+  }
+
   public int getInt(String name, int fallback) {
     String v = get(name, null);
     if (v == null) {

@@ -22,13 +22,33 @@ public record Downstream(String baseUrl, Duration timeout) {
     private final int status;
 
     public StatusException(int status) {
-      super("downstream answered " + status);
+      super(answeredText(status));
       this.status = status;
     }
 
     public int status() {
       return status;
     }
+  }
+
+  /** The body of a 504: the call passed this downstream's timeout. */
+  public String timedOutText() {
+    return timedOutText(timeout.toMillis());
+  }
+
+  /** The body of a 504, for the apps that hold the timeout in milliseconds. */
+  public static String timedOutText(long timeoutMs) {
+    return "downstream did not answer within " + timeoutMs + " ms";
+  }
+
+  /** The body of a 502 for a downstream that answered with an error status. */
+  public static String answeredText(int status) {
+    return "downstream answered " + status;
+  }
+
+  /** The body of a 502 for a call that failed without an answer (refused, reset, ...). */
+  public static String failedText(Object reason) {
+    return "downstream failed: " + reason;
   }
 
   /** The body of a successful /enrich. */

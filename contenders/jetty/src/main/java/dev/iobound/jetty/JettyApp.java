@@ -173,11 +173,11 @@ public final class JettyApp extends Handler.Abstract {
           response,
           callback,
           504,
-          "downstream did not answer within " + downstream.timeout().toMillis() + " ms");
+          downstream.timedOutText());
     } else if (e instanceof Downstream.StatusException) {
       send(response, callback, 502, e.getMessage());
     } else {
-      send(response, callback, 502, "downstream failed: " + e.getMessage());
+      send(response, callback, 502, Downstream.failedText(e.getMessage()));
     }
   }
 
@@ -329,7 +329,7 @@ public final class JettyApp extends Handler.Abstract {
     }
     Server server = new Server(pool);
     ServerConnector connector = new ServerConnector(server);
-    connector.setHost("127.0.0.1");
+    connector.setHost(args.address());
     connector.setPort(args.getInt("port", 8080));
     connector.setAcceptQueueSize(args.getInt("backlog", 4096));
     server.addConnector(connector);

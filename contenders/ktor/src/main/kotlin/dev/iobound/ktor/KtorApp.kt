@@ -148,12 +148,11 @@ class KtorApp(private val pool: Pool, private val client: HttpClient, private va
 
     /** 504 for a call that passed the timeout, 502 for any other failure. */
     private fun downstreamFailed(e: Exception): Pair<Int, String> {
-        val timeout = downstream.timeout().toMillis()
         return when (e) {
             is HttpRequestTimeoutException, is SocketTimeoutException, is ConnectTimeoutException ->
-                504 to "downstream did not answer within $timeout ms"
-            is Downstream.StatusException -> 502 to (e.message ?: "downstream failed")
-            else -> 502 to "downstream failed: ${e.message}"
+                504 to downstream.timedOutText()
+            is Downstream.StatusException -> 502 to Downstream.answeredText(e.status())
+            else -> 502 to Downstream.failedText(e.message)
         }
     }
 
@@ -255,7 +254,7 @@ fun main(argv: Array<String>) {
     val port = args.getInt("port", 8080)
     embeddedServer(Netty, configure = {
         connector {
-            host = "127.0.0.1"
+            host = args.address()
             this.port = port
         }
         args.size("call-group")?.let { callGroupSize = it }

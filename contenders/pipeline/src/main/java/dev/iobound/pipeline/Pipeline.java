@@ -213,7 +213,7 @@ public final class Pipeline {
     // Ready (200 on /plaintext) once the consumer owns its partitions: before that, records
     // would wait for a rebalance and the harness would measure it.
     HttpServer health =
-        HttpServer.create(new InetSocketAddress("127.0.0.1", args.getInt("port", 8080)), 64);
+        HttpServer.create(new InetSocketAddress(args.address(), args.getInt("port", 8080)), 64);
     health.createContext(
         "/",
         ex -> {

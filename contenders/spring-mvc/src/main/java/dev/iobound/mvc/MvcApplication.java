@@ -140,7 +140,7 @@ public class MvcApplication {
     } catch (FanOut.Failed e) {
       return e.getCause() instanceof RestClientException r
           ? downstreamFailed(r, start)
-          : text(HttpStatus.BAD_GATEWAY, "downstream failed: " + e.getCause());
+          : text(HttpStatus.BAD_GATEWAY, Downstream.failedText(e.getCause()));
     }
   }
 
@@ -152,7 +152,7 @@ public class MvcApplication {
   /** 502 for a failed or refused call, 504 for one that passed the timeout. */
   private ResponseEntity<String> downstreamFailed(RestClientException e, long start) {
     if (e instanceof RestClientResponseException r) {
-      return text(HttpStatus.BAD_GATEWAY, "downstream answered " + r.getStatusCode().value());
+      return text(HttpStatus.BAD_GATEWAY, Downstream.answeredText(r.getStatusCode().value()));
     }
     // The read timeout closes the response stream: a failure reading the body once the
     // timeout has passed is a timeout too, whatever exception reports it.
@@ -162,8 +162,8 @@ public class MvcApplication {
     return timeout
         ? text(
             HttpStatus.GATEWAY_TIMEOUT,
-            "downstream did not answer within " + downstream.timeout().toMillis() + " ms")
-        : text(HttpStatus.BAD_GATEWAY, "downstream failed: " + e.getMessage());
+            downstream.timedOutText())
+        : text(HttpStatus.BAD_GATEWAY, Downstream.failedText(e.getMessage()));
   }
 
   @GetMapping("/messages")

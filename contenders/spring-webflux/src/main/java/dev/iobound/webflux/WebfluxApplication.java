@@ -124,13 +124,13 @@ public class WebfluxApplication {
           || t instanceof io.netty.handler.timeout.ReadTimeoutException) {
         return text(
             HttpStatus.GATEWAY_TIMEOUT,
-            "downstream did not answer within " + downstream.timeout().toMillis() + " ms");
+            downstream.timedOutText());
       }
     }
     if (e instanceof WebClientResponseException r) {
-      return text(HttpStatus.BAD_GATEWAY, "downstream answered " + r.getStatusCode().value());
+      return text(HttpStatus.BAD_GATEWAY, Downstream.answeredText(r.getStatusCode().value()));
     }
-    return text(HttpStatus.BAD_GATEWAY, "downstream failed: " + e.getMessage());
+    return text(HttpStatus.BAD_GATEWAY, Downstream.failedText(e.getMessage()));
   }
 
   @GetMapping("/messages")

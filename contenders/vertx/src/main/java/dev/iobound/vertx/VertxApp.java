@@ -38,6 +38,7 @@ import java.util.concurrent.TimeoutException;
  * hashed on the event loop, and the downstream call is a non-blocking WebClient request.
  */
 public final class VertxApp extends VerticleBase {
+  private final String address;
   private final int port;
 
   /** /messages: one pool of IOBOUND_DB_POOL connections shared by every event loop. */
@@ -47,7 +48,8 @@ public final class VertxApp extends VerticleBase {
   private final Downstream downstream = Downstream.fromEnvironment();
   private WebClient client;
 
-  VertxApp(int port, Pool pool) {
+  VertxApp(String address, int port, Pool pool) {
+    this.address = address;
     this.port = port;
     this.pool = pool;
   }
@@ -96,7 +98,7 @@ public final class VertxApp extends VerticleBase {
         .handler(ctx -> onMessage(ctx, Database.UPDATE, 200, ctx.pathParam("id")));
     router.delete("/messages/:id").handler(this::deleteMessage);
     HttpServerOptions options =
-        new HttpServerOptions().setHost("127.0.0.1").setPort(port).setAcceptBacklog(4096);
+        new HttpServerOptions().setHost(address).setPort(port).setAcceptBacklog(4096);
     return vertx.createHttpServer(options).requestHandler(router).listen();
   }
 
@@ -195,11 +197,11 @@ public final class VertxApp extends VerticleBase {
       text(
           ctx.response(),
           504,
-          "downstream did not answer within " + downstream.timeout().toMillis() + " ms");
+          downstream.timedOutText());
     } else if (e instanceof Downstream.StatusException) {
       text(ctx.response(), 502, e.getMessage());
     } else {
-      text(ctx.response(), 502, "downstream failed: " + e.getMessage());
+      text(ctx.response(), 502, Downstream.failedText(e.getMessage()));
     }
   }
 
@@ -330,10 +332,10 @@ public final class VertxApp extends VerticleBase {
             .using(vertx)
             .build();
     vertx
-        .deployVerticle(() -> new VertxApp(port, pool), new DeploymentOptions().setInstances(loops))
+        .deployVerticle(() -> new VertxApp(args.address(), port, pool), new DeploymentOptions().setInstances(loops))
         .toCompletionStage()
         .toCompletableFuture()
         .get();
-    System.out.println("Vert.x started on 127.0.0.1:" + port + " with " + loops + " event loop(s)");
+    System.out.println("Vert.x started on " + args.address() + ":" + port + " with " + loops + " event loop(s)");
   }
 }

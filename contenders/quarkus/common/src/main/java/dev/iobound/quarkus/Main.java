@@ -5,7 +5,7 @@ import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.annotations.QuarkusMain;
 
 /**
- * Starts Quarkus with the harness's options turned into Quarkus configuration: --port, and the pool
+ * Starts Quarkus with the harness's options turned into Quarkus configuration: --address, --port, and the pool
  * sizes iobound may tune (--event-loops, --worker-threads), where "auto" leaves Quarkus's own
  * default (event loops: two per CPU the process may use; worker pool: max(200, 8 x CPUs)) and
  * "cpus" asks for one per CPU.
@@ -16,6 +16,7 @@ public final class Main {
 
   public static void main(String... argv) {
     Args args = new Args(argv);
+    System.setProperty("quarkus.http.host", args.address());
     System.setProperty("quarkus.http.port", Integer.toString(args.getInt("port", 8080)));
     set(args, "event-loops", "quarkus.vertx.event-loops-pool-size");
     set(args, "worker-threads", "quarkus.thread-pool.max-threads");

@@ -92,15 +92,15 @@ final class Replies {
   /** 502 for a call that failed or answered an error, 504 for one that passed the timeout. */
   static Response downstreamFailed(Throwable failure, long timeoutMs) {
     if (failure instanceof WebApplicationException w) {
-      return text(502, "downstream answered " + w.getResponse().getStatus());
+      return text(502, Downstream.answeredText(w.getResponse().getStatus()));
     }
     if (failure instanceof Downstream.StatusException) {
       return text(502, failure.getMessage());
     }
     if (timedOut(failure)) {
-      return text(504, "downstream did not answer within " + timeoutMs + " ms");
+      return text(504, Downstream.timedOutText(timeoutMs));
     }
-    return text(502, "downstream failed: " + failure.getMessage());
+    return text(502, Downstream.failedText(failure.getMessage()));
   }
 
   /**
