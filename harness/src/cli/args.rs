@@ -426,6 +426,10 @@ pub struct CapacityArgs {
 pub struct DownstreamArgs {
     #[arg(long, default_value_t = 8081)]
     pub port: u16,
+    /// Address to listen on: another than loopback for a downstream on a services host of its
+    /// own, which a server on the contender host reaches through IOBOUND_DOWNSTREAM_URL
+    #[arg(long, value_name = "IPV4", default_value = "127.0.0.1")]
+    pub address: std::net::Ipv4Addr,
     /// Latency of each answer: fixed:100ms, uniform:50ms..150ms or lognormal:100ms,0.5
     /// (median, sigma)
     #[arg(long, default_value = "fixed:100ms")]

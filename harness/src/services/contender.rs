@@ -37,14 +37,16 @@ pub fn free_port_on(ip: IpAddr) -> Result<u16> {
     Ok(l.local_addr()?.port())
 }
 
-/// Fails with a clear message when something already listens on `port`.
-pub fn ensure_port_free(port: u16) -> Result<()> {
-    match TcpListener::bind(("127.0.0.1", port)) {
+/// Fails with a clear message when something already listens on `port` of `ip`.
+pub fn ensure_port_free(ip: IpAddr, port: u16) -> Result<()> {
+    match TcpListener::bind((ip, port)) {
         Ok(_) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
-            bail!("port {port} on 127.0.0.1 is already in use; stop what listens there (`ss -ltnp 'sport = :{port}'`) or choose another port")
+            bail!("port {port} on {ip} is already in use; stop what listens there (`ss -ltnp 'sport = :{port}'`) or choose another port")
         }
-        Err(e) => Err(e).with_context(|| format!("cannot bind 127.0.0.1:{port}")),
+        Err(e) => Err(e).with_context(|| {
+            format!("cannot bind {ip}:{port}; give an address of this machine (`ip -brief address`)")
+        }),
     }
 }
 
@@ -365,13 +367,13 @@ mod tests {
     fn port_in_use_is_named() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
-        let e = ensure_port_free(port).unwrap_err().to_string();
+        let e = ensure_port_free(LOOPBACK, port).unwrap_err().to_string();
         assert!(
             e.contains(&format!("port {port} on 127.0.0.1 is already in use")),
             "{e}"
         );
         drop(l);
-        assert!(ensure_port_free(port).is_ok());
+        assert!(ensure_port_free(LOOPBACK, port).is_ok());
     }
 
     #[test]

@@ -93,13 +93,14 @@ pub fn serve(cfg: ServeConfig) -> Result<()> {
 }
 
 pub fn downstream(
+    address: std::net::Ipv4Addr,
     port: u16,
     behaviour: crate::plan::downstream::Behaviour,
     seed: u64,
 ) -> Result<()> {
     eprintln!("iobound downstream: {behaviour:?}");
     run(
-        std::net::Ipv4Addr::LOCALHOST,
+        address,
         port,
         App::Downstream(
             crate::services::downstream::Downstream::new(behaviour, seed),
