@@ -126,9 +126,8 @@ pub enum Cmd {
         /// Kafka for the pipeline contenders (default: an embedded broker); see `run --kafka-bootstrap`
         #[arg(long, value_name = "HOST:PORT")]
         kafka_bootstrap: Option<String>,
-        /// Address of this machine the contenders listen on (their `{address}`), e.g.
-        /// 127.0.0.2 to check that each listens where it is told, as it must on a contender
-        /// host; the checks and fuzzing go there
+        /// Address (of this machine) the contenders listen on, their `{address}`: 127.0.0.2
+        /// checks that each listens where told, as on a contender host of its own
         #[arg(long, value_name = "IP", default_value = "127.0.0.1")]
         address: std::net::IpAddr,
     },
@@ -426,8 +425,7 @@ pub struct CapacityArgs {
 pub struct DownstreamArgs {
     #[arg(long, default_value_t = 8081)]
     pub port: u16,
-    /// Address to listen on: another than loopback for a downstream on a services host of its
-    /// own, which a server on the contender host reaches through IOBOUND_DOWNSTREAM_URL
+    /// Address to listen on: a services host's, for a server on another host to call
     #[arg(long, value_name = "IPV4", default_value = "127.0.0.1")]
     pub address: std::net::Ipv4Addr,
     /// Latency of each answer: fixed:100ms, uniform:50ms..150ms or lognormal:100ms,0.5

@@ -1,9 +1,9 @@
 //! The terminal comparison: per scenario, metrics as rows and contenders as columns, with the
 //! change of each contender against the first one.
 
-use super::{fmt_metric, fmt_num};
 use super::markdown::{columns, stepped};
 use super::SECTIONS;
+use super::{fmt_metric, fmt_num};
 use crate::run::results::{Results, Run, RunStatus};
 use crate::stats::{self, relative_change, scenarios, Cell, Difference, METRICS};
 use std::path::Path;

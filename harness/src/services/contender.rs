@@ -45,7 +45,9 @@ pub fn ensure_port_free(ip: IpAddr, port: u16) -> Result<()> {
             bail!("port {port} on {ip} is already in use; stop what listens there (`ss -ltnp 'sport = :{port}'`) or choose another port")
         }
         Err(e) => Err(e).with_context(|| {
-            format!("cannot bind {ip}:{port}; give an address of this machine (`ip -brief address`)")
+            format!(
+                "cannot bind {ip}:{port}; give an address of this machine (`ip -brief address`)"
+            )
         }),
     }
 }

@@ -418,7 +418,9 @@ help = "worker threads"
         let all = discover(&root).unwrap();
         assert!(all.len() >= 20, "{} manifests", all.len());
         for m in all {
-            let argv = m.command(&vars, &m.resolve_tunables(None).unwrap()).unwrap();
+            let argv = m
+                .command(&vars, &m.resolve_tunables(None).unwrap())
+                .unwrap();
             assert!(
                 argv.iter().any(|a| a.contains("10.9.8.7")),
                 "{}: its start command does not pass {{address}}: {argv:?}",

@@ -265,13 +265,16 @@ mod tests {
         for key in ["p50", "p99", "max", "mean", "cpu"] {
             assert!(!metric(key).measured(&failed), "{key}");
         }
-        for key in ["p99_all", "errors", "throughput", "threads", "downstream_cancelled"] {
+        for key in [
+            "p99_all",
+            "errors",
+            "throughput",
+            "threads",
+            "downstream_cancelled",
+        ] {
             assert!(metric(key).measured(&failed), "{key}");
         }
-        let answered = Cell {
-            ok: 1,
-            ..failed
-        };
+        let answered = Cell { ok: 1, ..failed };
         assert!(METRICS.iter().all(|m| m.measured(&answered)));
     }
 }

@@ -218,7 +218,13 @@ pub fn minutes_of_runs(r: &iobound::run::results::Results) -> f64 {
         let p: Vec<f64> = t[11..19].split(':').map(|x| x.parse().unwrap()).collect();
         p[0] * 60.0 + p[1] + p[2] / 60.0
     };
-    minutes(r.finished_at.as_deref().unwrap()) - minutes(&r.started_at)
+    // Runs that went past midnight end at a smaller time of day.
+    let m = minutes(r.finished_at.as_deref().unwrap()) - minutes(&r.started_at);
+    if m < 0.0 {
+        m + 24.0 * 60.0
+    } else {
+        m
+    }
 }
 
 /// A plan of two scenarios for a server of one's own (`run --plan FILE --url`): a closed

@@ -169,11 +169,7 @@ public final class JettyApp extends Handler.Abstract {
   /** 504 for a call that passed the timeout, 502 for any other failure. */
   private void downstreamFailed(Throwable e, Response response, Callback callback) {
     if (e instanceof HttpTimeoutException) {
-      send(
-          response,
-          callback,
-          504,
-          downstream.timedOutText());
+      send(response, callback, 504, downstream.timedOutText());
     } else if (e instanceof Downstream.StatusException) {
       send(response, callback, 502, e.getMessage());
     } else {

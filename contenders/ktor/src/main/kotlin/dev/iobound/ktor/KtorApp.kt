@@ -58,12 +58,16 @@ import kotlinx.serialization.json.buildJsonObject
 import kotlinx.serialization.json.put
 
 /**
- * Ktor on Netty with Kotlin coroutines: every handler is a suspend function. Waiting suspends
- * the coroutine and frees its thread: `delay` for the waits, Ktor's CIO client for the
- * downstream, the Vert.x PostgreSQL client's futures awaited for the database; the file read
- * goes to Dispatchers.IO, the coroutine way to run blocking code on a bounded pool.
+ * Ktor on Netty with Kotlin coroutines: every handler is a suspend function. Waiting suspends the
+ * coroutine and frees its thread: `delay` for the waits, Ktor's CIO client for the downstream, the
+ * Vert.x PostgreSQL client's futures awaited for the database; the file read goes to
+ * Dispatchers.IO, the coroutine way to run blocking code on a bounded pool.
  */
-class KtorApp(private val pool: Pool, private val client: HttpClient, private val downstream: Downstream) {
+class KtorApp(
+    private val pool: Pool,
+    private val client: HttpClient,
+    private val downstream: Downstream,
+) {
     private val corpus = Corpus.fromEnvironment()
 
     fun Application.module() {
@@ -85,7 +89,9 @@ class KtorApp(private val pool: Pool, private val client: HttpClient, private va
                 text(call, 200, withContext(Dispatchers.IO) { corpus.hash(id) })
             }
             get("/enrich") { enrich(call, Contract.enrichKey(call.request.queryParameters["key"])) }
-            get("/aggregate") { aggregate(call, Contract.aggregateKeys(call.request.queryParameters["keys"])) }
+            get("/aggregate") {
+                aggregate(call, Contract.aggregateKeys(call.request.queryParameters["keys"]))
+            }
             get("/messages") {
                 val limit = Contract.messageLimit(call.request.queryParameters["limit"])
                 val rows = pool.preparedQuery(Database.LIST).execute(Tuple.of(limit)).awaitResult()
@@ -96,7 +102,11 @@ class KtorApp(private val pool: Pool, private val client: HttpClient, private va
                 answer(call, 201, one(Database.CREATE, Tuple.of(text)))
             }
             get("/messages/{id}") {
-                answer(call, 200, one(Database.GET, Tuple.of(Contract.messageId(call.parameters["id"]))))
+                answer(
+                    call,
+                    200,
+                    one(Database.GET, Tuple.of(Contract.messageId(call.parameters["id"]))),
+                )
             }
             put("/messages/{id}") {
                 val id = Contract.messageId(call.parameters["id"])
@@ -106,19 +116,21 @@ class KtorApp(private val pool: Pool, private val client: HttpClient, private va
             delete("/messages/{id}") {
                 val id = Contract.messageId(call.parameters["id"])
                 val rows = pool.preparedQuery(Database.DELETE).execute(Tuple.of(id)).awaitResult()
-                if (rows.rowCount() == 0) text(call, 404, "no such message") else call.respond(HttpStatusCode.NoContent)
+                if (rows.rowCount() == 0) text(call, 404, "no such message")
+                else call.respond(HttpStatusCode.NoContent)
             }
         }
     }
 
     private suspend fun enrich(call: ApplicationCall, key: String) {
-        val (status, body) = try {
-            200 to Downstream.enriched(key, value(key))
-        } catch (e: CancellationException) {
-            throw e
-        } catch (e: Exception) {
-            downstreamFailed(e)
-        }
+        val (status, body) =
+            try {
+                200 to Downstream.enriched(key, value(key))
+            } catch (e: CancellationException) {
+                throw e
+            } catch (e: Exception) {
+                downstreamFailed(e)
+            }
         text(call, status, body)
     }
 
@@ -128,14 +140,15 @@ class KtorApp(private val pool: Pool, private val client: HttpClient, private va
      * and closes the connections), and its exception is the scope's.
      */
     private suspend fun aggregate(call: ApplicationCall, keys: List<String>) {
-        val values = try {
-            coroutineScope { keys.map { key -> async { value(key) } }.awaitAll() }
-        } catch (e: CancellationException) {
-            throw e
-        } catch (e: Exception) {
-            val (status, body) = downstreamFailed(e)
-            return text(call, status, body)
-        }
+        val values =
+            try {
+                coroutineScope { keys.map { key -> async { value(key) } }.awaitAll() }
+            } catch (e: CancellationException) {
+                throw e
+            } catch (e: Exception) {
+                val (status, body) = downstreamFailed(e)
+                return text(call, status, body)
+            }
         json(call, 200, buildJsonArray { values.forEach { add(JsonPrimitive(it)) } })
     }
 
@@ -149,8 +162,9 @@ class KtorApp(private val pool: Pool, private val client: HttpClient, private va
     /** 504 for a call that passed the timeout, 502 for any other failure. */
     private fun downstreamFailed(e: Exception): Pair<Int, String> {
         return when (e) {
-            is HttpRequestTimeoutException, is SocketTimeoutException, is ConnectTimeoutException ->
-                504 to downstream.timedOutText()
+            is HttpRequestTimeoutException,
+            is SocketTimeoutException,
+            is ConnectTimeoutException -> 504 to downstream.timedOutText()
             is Downstream.StatusException -> 502 to Downstream.answeredText(e.status())
             else -> 502 to Downstream.failedText(e.message)
         }
@@ -170,7 +184,9 @@ class KtorApp(private val pool: Pool, private val client: HttpClient, private va
             put("text", row.getString(1))
         }
 
-        /** The validated text of a create/update body, parsed with kotlinx.serialization (strict). */
+        /**
+         * The validated text of a create/update body, parsed with kotlinx.serialization (strict).
+         */
         private suspend fun text(call: ApplicationCall): String {
             val declared = call.request.headers[HttpHeaders.ContentLength]?.toLongOrNull() ?: 0
             if (declared > Contract.MAX_BODY_BYTES) throw TooLarge()
@@ -179,22 +195,29 @@ class KtorApp(private val pool: Pool, private val client: HttpClient, private va
             val body = String(bytes, Charsets.UTF_8)
             // kotlinx.serialization's tree reader recurses once per level and would overflow the
             // stack on the contract's 10,000-deep input: refused first, as Jackson and Parsson do.
-            if (nesting(body) > MAX_NESTING) throw BadRequest("body nests deeper than $MAX_NESTING levels")
-            val parsed = try {
-                Json.parseToJsonElement(body)
-            } catch (e: SerializationException) {
-                throw BadRequest("body is not valid JSON")
-            } catch (e: IllegalArgumentException) {
-                throw BadRequest("body is not valid JSON")
-            }
+            if (nesting(body) > MAX_NESTING)
+                throw BadRequest("body nests deeper than $MAX_NESTING levels")
+            val parsed =
+                try {
+                    Json.parseToJsonElement(body)
+                } catch (e: SerializationException) {
+                    throw BadRequest("body is not valid JSON")
+                } catch (e: IllegalArgumentException) {
+                    throw BadRequest("body is not valid JSON")
+                }
             if (parsed !is JsonObject) throw BadRequest("body must be a JSON object with \"text\"")
             val text = parsed["text"]
-            return Contract.messageText(if (text is JsonPrimitive && text.isString) text.content else null)
+            return Contract.messageText(
+                if (text is JsonPrimitive && text.isString) text.content else null
+            )
         }
 
         private const val MAX_NESTING = 500
 
-        /** The deepest nesting of arrays and objects in a JSON text (brackets inside strings ignored). */
+        /**
+         * The deepest nesting of arrays and objects in a JSON text (brackets inside strings
+         * ignored).
+         */
         internal fun nesting(json: String): Int {
             var depth = 0
             var deepest = 0
@@ -218,7 +241,11 @@ class KtorApp(private val pool: Pool, private val client: HttpClient, private va
         }
 
         private suspend fun json(call: ApplicationCall, status: Int, value: Any) =
-            call.respondText(value.toString(), ContentType.Application.Json, HttpStatusCode.fromValue(status))
+            call.respondText(
+                value.toString(),
+                ContentType.Application.Json,
+                HttpStatusCode.fromValue(status),
+            )
 
         private suspend fun text(call: ApplicationCall, status: Int, body: String) =
             call.respondText(body, ContentType.Text.Plain, HttpStatusCode.fromValue(status))
@@ -226,7 +253,8 @@ class KtorApp(private val pool: Pool, private val client: HttpClient, private va
 }
 
 /** "auto" leaves Ktor's default; otherwise the number given. */
-private fun Args.size(name: String): Int? = if (get(name, "auto") == "auto") null else getInt(name, 1)
+private fun Args.size(name: String): Int? =
+    if (get(name, "auto") == "auto") null else getInt(name, 1)
 
 fun main(argv: Array<String>) {
     val args = Args(argv)
@@ -234,34 +262,50 @@ fun main(argv: Array<String>) {
     val downstream = Downstream.fromEnvironment()
     val timeout = downstream.timeout().toMillis()
     // The PostgreSQL client runs its sockets on Vert.x's own event loops (Vert.x's default size).
-    val connect = PgConnectOptions().setHost(db.host()).setPort(db.port()).setDatabase(db.name())
-        .setUser(db.user()).setPassword(db.password()).setCachePreparedStatements(true)
-    val pool = PgBuilder.pool().with(PoolOptions().setMaxSize(db.pool())).connectingTo(connect).using(Vertx.vertx()).build()
-    val client = HttpClient(CIO) {
-        expectSuccess = false
-        followRedirects = false
-        install(HttpTimeout) {
-            requestTimeoutMillis = timeout
-            connectTimeoutMillis = timeout
+    val connect =
+        PgConnectOptions()
+            .setHost(db.host())
+            .setPort(db.port())
+            .setDatabase(db.name())
+            .setUser(db.user())
+            .setPassword(db.password())
+            .setCachePreparedStatements(true)
+    val pool =
+        PgBuilder.pool()
+            .with(PoolOptions().setMaxSize(db.pool()))
+            .connectingTo(connect)
+            .using(Vertx.vertx())
+            .build()
+    val client =
+        HttpClient(CIO) {
+            expectSuccess = false
+            followRedirects = false
+            install(HttpTimeout) {
+                requestTimeoutMillis = timeout
+                connectTimeoutMillis = timeout
+            }
+            engine {
+                // CIO's default is 100 connections per route; 500, as the other contenders' pools.
+                maxConnectionsCount = 1000
+                endpoint.maxConnectionsPerRoute = 500
+            }
         }
-        engine {
-            // CIO's default is 100 connections per route; 500, as the other contenders' pools.
-            maxConnectionsCount = 1000
-            endpoint.maxConnectionsPerRoute = 500
-        }
-    }
     val app = KtorApp(pool, client, downstream)
     val port = args.getInt("port", 8080)
-    embeddedServer(Netty, configure = {
-        connector {
-            host = args.address()
-            this.port = port
+    embeddedServer(
+            Netty,
+            configure = {
+                connector {
+                    host = args.address()
+                    this.port = port
+                }
+                args.size("call-group")?.let { callGroupSize = it }
+                shareWorkGroup = args.get("share-work-group", "false").toBoolean()
+                // The listen backlog every other contender uses.
+                configureBootstrap = { option(ChannelOption.SO_BACKLOG, 4096) }
+            },
+        ) {
+            with(app) { module() }
         }
-        args.size("call-group")?.let { callGroupSize = it }
-        shareWorkGroup = args.get("share-work-group", "false").toBoolean()
-        // The listen backlog every other contender uses.
-        configureBootstrap = { option(ChannelOption.SO_BACKLOG, 4096) }
-    }) {
-        with(app) { module() }
-    }.start(wait = true)
+        .start(wait = true)
 }

@@ -9,7 +9,10 @@ class NestingTest {
         assertEquals(0, KtorApp.nesting("\"text\""))
         assertEquals(1, KtorApp.nesting("""{"text":"a"}"""))
         assertEquals(3, KtorApp.nesting("""{"a":[{"b":1}],"c":[]}"""))
-        assertEquals(10_001, KtorApp.nesting("{\"text\":" + "[".repeat(10_000) + "]".repeat(10_000) + "}"))
+        assertEquals(
+            10_001,
+            KtorApp.nesting("{\"text\":" + "[".repeat(10_000) + "]".repeat(10_000) + "}"),
+        )
     }
 
     @Test

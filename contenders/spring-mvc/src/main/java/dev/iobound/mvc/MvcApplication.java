@@ -160,9 +160,7 @@ public class MvcApplication {
         e.getCause() instanceof HttpTimeoutException
             || System.nanoTime() - start >= downstream.timeout().toNanos();
     return timeout
-        ? text(
-            HttpStatus.GATEWAY_TIMEOUT,
-            downstream.timedOutText())
+        ? text(HttpStatus.GATEWAY_TIMEOUT, downstream.timedOutText())
         : text(HttpStatus.BAD_GATEWAY, Downstream.failedText(e.getMessage()));
   }
 

@@ -122,9 +122,7 @@ public class WebfluxApplication {
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (t instanceof TimeoutException
           || t instanceof io.netty.handler.timeout.ReadTimeoutException) {
-        return text(
-            HttpStatus.GATEWAY_TIMEOUT,
-            downstream.timedOutText());
+        return text(HttpStatus.GATEWAY_TIMEOUT, downstream.timedOutText());
       }
     }
     if (e instanceof WebClientResponseException r) {

@@ -194,10 +194,7 @@ public final class VertxApp extends VerticleBase {
   /** 504 for a call that passed the timeout, 502 for any other failure. */
   private void downstreamFailed(RoutingContext ctx, Throwable e) {
     if (e instanceof TimeoutException) {
-      text(
-          ctx.response(),
-          504,
-          downstream.timedOutText());
+      text(ctx.response(), 504, downstream.timedOutText());
     } else if (e instanceof Downstream.StatusException) {
       text(ctx.response(), 502, e.getMessage());
     } else {
@@ -332,10 +329,13 @@ public final class VertxApp extends VerticleBase {
             .using(vertx)
             .build();
     vertx
-        .deployVerticle(() -> new VertxApp(args.address(), port, pool), new DeploymentOptions().setInstances(loops))
+        .deployVerticle(
+            () -> new VertxApp(args.address(), port, pool),
+            new DeploymentOptions().setInstances(loops))
         .toCompletionStage()
         .toCompletableFuture()
         .get();
-    System.out.println("Vert.x started on " + args.address() + ":" + port + " with " + loops + " event loop(s)");
+    System.out.println(
+        "Vert.x started on " + args.address() + ":" + port + " with " + loops + " event loop(s)");
   }
 }

@@ -5,10 +5,10 @@ import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.annotations.QuarkusMain;
 
 /**
- * Starts Quarkus with the harness's options turned into Quarkus configuration: --address, --port, and the pool
- * sizes iobound may tune (--event-loops, --worker-threads), where "auto" leaves Quarkus's own
- * default (event loops: two per CPU the process may use; worker pool: max(200, 8 x CPUs)) and
- * "cpus" asks for one per CPU.
+ * Starts Quarkus with the harness's options turned into Quarkus configuration: --address, --port,
+ * and the pool sizes iobound may tune (--event-loops, --worker-threads), where "auto" leaves
+ * Quarkus's own default (event loops: two per CPU the process may use; worker pool: max(200, 8 x
+ * CPUs)) and "cpus" asks for one per CPU.
  */
 @QuarkusMain
 public final class Main {
