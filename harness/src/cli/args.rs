@@ -1,5 +1,6 @@
 //! The command line's words: subcommands, flags, their help and the checks clap makes of them.
 
+pub use super::remote_args::{AgentCmd, HostsCmd};
 use crate::plan;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -201,26 +202,6 @@ pub enum Cmd {
 }
 
 #[derive(Subcommand)]
-pub enum HostsCmd {
-    /// Connect to every host of an inventory and report OS, CPUs, memory, clock offset and
-    /// the tools its roles need (with how to install what is missing); changes nothing
-    Check {
-        #[arg(value_name = "INVENTORY")]
-        file: PathBuf,
-    },
-}
-
-#[derive(Subcommand)]
-pub enum AgentCmd {
-    /// Read a load job on standard input, drive it, stream per-second histograms on standard
-    /// output; stops when its input says "stop" or closes
-    Drive,
-    /// Read a job on standard input, start (or adopt) the server it names, pinned, and answer
-    /// one line per command (sample, status, stop); stops the server when its input closes
-    Contender,
-}
-
-#[derive(Subcommand)]
 pub enum BenchCmd {
     /// CPU per request of the iobound driver against wrk, same target, connections and CPU
     Driver {
@@ -330,10 +311,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "COMMAND", requires = "url")]
     pub cmd: Option<String>,
     /// Inventory of hosts (hosts.toml, or an Ansible INI or YAML inventory): the load comes
-    /// from its `load` hosts over SSH, each driving its share, and --url must be on its
-    /// `contender` host, where --cmd starts the server and --pid or --cmd sample it. Check it
-    /// first with `iobound hosts check FILE`
-    #[arg(long, value_name = "FILE", requires = "url")]
+    /// from its `load` hosts over SSH, each driving its share. With --url the server is on
+    /// its `contender` host (--cmd starts it there, --pid or --cmd sample it); without, the
+    /// built-in contenders are copied there, and their services started on its `services`
+    /// host. Check it first with `iobound hosts check FILE`
+    #[arg(long, value_name = "FILE")]
     pub hosts: Option<PathBuf>,
     /// Warm-up before each measured run (not recorded)
     #[arg(long, value_name = "D", value_parser = duration_arg)]

@@ -237,7 +237,7 @@ impl Verifier<'_> {
         let passed = match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
             Ok(_) => run::launch::verify_contender(
                 self.rt,
-                &proc,
+                proc.addr,
                 m,
                 self.services,
                 &self.plan.driver_cpus,
@@ -435,5 +435,18 @@ pub fn agent_contender() -> Result<i32> {
 pub fn agent_drive() -> Result<i32> {
     let stdin = std::io::BufReader::new(std::io::stdin());
     crate::driver::remote::agent(stdin, &mut std::io::stdout().lock())?;
+    Ok(0)
+}
+
+/// `iobound agent probe ADDRESS`: a free port there and this host's JDK, as one JSON line.
+pub fn agent_probe(address: std::net::IpAddr) -> Result<i32> {
+    let probe = crate::remote::ship::Probe::here(address)?;
+    println!("{}", serde_json::to_string(&probe)?);
+    Ok(0)
+}
+
+/// `iobound agent postgres`: PostgreSQL on a services host, in the foreground.
+pub fn agent_postgres(address: std::net::IpAddr, port: u16, data: &Path) -> Result<i32> {
+    crate::remote::ship::serve_postgres(address, port, data)?;
     Ok(0)
 }

@@ -88,7 +88,8 @@ pub fn parse_sets(sets: &[String]) -> Result<BTreeMap<String, BTreeMap<String, t
 }
 
 /// The inventory of `--hosts`, checked before anything starts: the URL must be on its
-/// contender host, so that load only goes where the inventory says.
+/// contender host, so that load only goes where the inventory says; without a URL the
+/// built-in contenders go to the contender host, and their services to a services host.
 pub fn hosts_for_run(a: &RunArgs, external: Option<&External>) -> Result<Option<Inventory>> {
     let Some(file) = &a.hosts else {
         return Ok(None);
@@ -106,7 +107,16 @@ pub fn hosts_for_run(a: &RunArgs, external: Option<&External>) -> Result<Option<
             file.display()
         );
     }
-    let addr = external.map(|e| e.addr).context("--hosts needs --url")?;
+    let Some(addr) = external.map(|e| e.addr) else {
+        let services = inv.with_role(Role::Services).len();
+        if services != 1 {
+            bail!(
+                "--hosts {}: {services} hosts have the role \"services\"; the built-in contenders need exactly one (iobound starts PostgreSQL and the downstream service there), or give --url to measure a server of your own",
+                file.display()
+            );
+        }
+        return Ok(Some(inv));
+    };
     if addr.ip() != contender.address {
         bail!(
             "--url's address {} is not the contender host's ({}, {}); with --hosts, load goes only to the inventory's contender host",

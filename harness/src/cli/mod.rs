@@ -9,6 +9,7 @@ mod args;
 mod bench;
 mod commands;
 mod flags;
+mod remote_args;
 mod verdicts;
 
 use crate::plan::PlanFile;
@@ -124,6 +125,17 @@ pub fn main() -> Result<i32> {
         Cmd::Agent {
             what: AgentCmd::Contender,
         } => commands::agent_contender(),
+        Cmd::Agent {
+            what: AgentCmd::Probe { address },
+        } => commands::agent_probe(address),
+        Cmd::Agent {
+            what:
+                AgentCmd::Postgres {
+                    address,
+                    port,
+                    data,
+                },
+        } => commands::agent_postgres(address, port, &data),
         Cmd::Downstream(a) => commands::downstream_cmd(&a),
     }
 }

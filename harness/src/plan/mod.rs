@@ -386,7 +386,7 @@ impl Profile {
 }
 
 /// The /hash corpus: `files` files of `size` bytes generated from `seed`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct CorpusSpec {
     pub files: u32,
     pub size: usize,

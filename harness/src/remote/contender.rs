@@ -35,6 +35,10 @@ pub struct ContenderJob {
     /// ...or a running process to sample with its descendants (never stopped by iobound).
     #[serde(default)]
     pub pid: Option<i32>,
+    /// The /hash corpus the command reads: made on the host from this spec (beside the agent)
+    /// before the command starts, which is told where it is (IOBOUND_CORPUS_*).
+    #[serde(default)]
+    pub corpus: Option<crate::plan::CorpusSpec>,
 }
 
 /// One line the agent writes.
@@ -176,6 +180,40 @@ impl RemoteContender {
         ch.gone.clone()
     }
 
+    /// Waits until `ready()` (e.g. its port accepts connections); when the process exits
+    /// first, takes longer than `timeout`, or the user interrupts, stops it (its log copied to
+    /// `local_log`) and says why, with the log's last lines. `what` and `until` name the
+    /// process and the condition in that message.
+    pub fn wait_until(
+        &self,
+        what: &str,
+        until: &str,
+        timeout: Duration,
+        local_log: &Path,
+        mut ready: impl FnMut() -> bool,
+    ) -> Result<Duration> {
+        let t0 = Instant::now();
+        while !ready() {
+            let gone = self.exited();
+            let interrupted = crate::util::interrupt::stopped();
+            if gone.is_some() || t0.elapsed() > timeout || interrupted {
+                self.stop(Duration::from_secs(4), local_log);
+                let why = match gone {
+                    Some(g) => g,
+                    None if interrupted => "interrupted by the user".into(),
+                    None => format!("not within {} s", timeout.as_secs()),
+                };
+                bail!(
+                    "{what} on host {} did not {until} ({why}); last log lines:\n{}",
+                    self.host,
+                    crate::services::contender::log_tail(local_log, 15)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Ok(t0.elapsed())
+    }
+
     /// A sampler reading the server on its host, counting connections to `downstream_port`.
     pub fn sampler(self: &Arc<Self>, downstream_port: Option<u16>) -> RemoteSampler {
         match downstream_port {
@@ -187,6 +225,11 @@ impl RemoteContender {
             start: Instant::now(),
             last: Default::default(),
         }
+    }
+
+    /// Sends signal `name` (e.g. "INT") to the process on its host, through the connection.
+    pub fn signal(&self, name: &str) {
+        let _ = self.ssh.run(&format!("kill -{name} {}", self.pid));
     }
 
     /// Stops the server (SIGTERM to its group, SIGKILL after `grace`) if iobound started it,

@@ -25,6 +25,11 @@ pub struct Fleet {
     pub load: Vec<HostReady>,
     /// The contender host, when iobound runs or samples the server there.
     pub contender: Option<HostReady>,
+    /// The services host, when iobound starts the services there (for built-in contenders).
+    pub services: Option<HostReady>,
+    /// What has been copied to the contender host's run directory so far (repository paths),
+    /// so that each contender's files cross once per run.
+    pub shipped: std::sync::Mutex<std::collections::BTreeSet<std::path::PathBuf>>,
     /// The only address load may go to.
     pub contender_address: IpAddr,
     pub contender_name: String,
@@ -33,10 +38,11 @@ pub struct Fleet {
 }
 
 impl Fleet {
-    /// Connects to every load host (and to the contender host when `contender_too`),
+    /// Connects to every load host (and to the contender host when `contender_too`, to the
+    /// services host when `services_too`),
     /// measures each one's clock offset, and copies this binary into a fresh private directory
     /// there. Nothing is left behind if any step fails.
-    pub fn connect(inv: &Inventory, contender_too: bool) -> Result<Fleet> {
+    pub fn connect(inv: &Inventory, contender_too: bool, services_too: bool) -> Result<Fleet> {
         let contender = inv.contender().context(
             "the inventory has no host with the role \"contender\"; the load needs a target: give one host that role",
         )?;
@@ -44,10 +50,16 @@ impl Fleet {
         if loads.is_empty() {
             bail!("the inventory has no host with the role \"load\"; give one or more hosts that role");
         }
+        let services = inv.with_role(Role::Services);
+        if services_too && services.len() != 1 {
+            bail!("the inventory has {} hosts with the role \"services\"; the built-in contenders need one (where iobound starts PostgreSQL and the downstream service): give exactly one host that role", services.len());
+        }
         let control = tempfile_dir::Dir::new("iobound-ssh")?;
         let mut fleet = Fleet {
             load: Vec::new(),
             contender: None,
+            services: None,
+            shipped: Default::default(),
             contender_address: contender.address,
             contender_name: contender.name.clone(),
             _control: control,
@@ -58,6 +70,9 @@ impl Fleet {
         }
         if contender_too {
             fleet.contender = Some(fleet.prepare(contender, inv, "contender")?);
+        }
+        if services_too {
+            fleet.services = Some(fleet.prepare(services[0], inv, "services")?);
         }
         Ok(fleet)
     }
@@ -122,7 +137,12 @@ impl HostReady {
 
 impl Drop for Fleet {
     fn drop(&mut self) {
-        for h in self.load.iter().chain(self.contender.iter()) {
+        for h in self
+            .load
+            .iter()
+            .chain(self.contender.iter())
+            .chain(self.services.iter())
+        {
             h.remove();
         }
     }

@@ -4,12 +4,16 @@
 //! and the iobound binary copied into it through the SSH channel, removed afterwards), and the
 //! server on the contender host: `contender` (the controller's handle on it) and `supervisor`
 //! (`iobound agent contender` there: start or adopt it, sample it from that host's /proc, stop
-//! it). No daemon of ours stays on any host: every remote process is a child of an
-//! `iobound agent` whose input is the SSH channel, and ends when that channel closes.
+//! it), `ship` (a built-in contender's files and PostgreSQL's binaries copied to a host) and
+//! `services_host` (the downstream service and PostgreSQL started on the services host). No
+//! daemon of ours stays on any host: every remote process is a child of an `iobound agent`
+//! whose input is the SSH channel, and ends when that channel closes.
 //! Uses: util, plan, sampler, services (starting a process, on the contender host).
 
 pub mod check;
 pub mod contender;
 pub mod deploy;
+pub mod services_host;
+pub mod ship;
 pub mod ssh;
 pub mod supervisor;

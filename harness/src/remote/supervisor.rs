@@ -111,13 +111,21 @@ pub fn agent(mut input: impl BufRead, out: &mut impl Write) -> Result<()> {
 /// Starts the job's command, or checks that its process exists.
 fn watch(job: &ContenderJob) -> Result<Watched> {
     if !job.argv.is_empty() {
+        let mut env = job.env.clone();
+        if let Some(spec) = &job.corpus {
+            let exe = std::env::current_exe()?;
+            let here = exe.parent().unwrap_or(Path::new("."));
+            let corpus = crate::services::corpus::Corpus::ensure(&here.join(".cache"), spec)?;
+            // Later entries win: the host's corpus, not the controller's.
+            env.extend(corpus.env());
+        }
         let p = contender::start(
             &job.argv,
             Path::new(&job.cwd),
             &job.cpus,
             0,
             Path::new(&job.log),
-            &job.env,
+            &env,
         )?;
         return Ok(Watched {
             pid: p.pid,

@@ -8,11 +8,11 @@ use super::results::ContenderInfo;
 use super::round::{failed_run, RunCtx};
 use crate::remote::contender::{ContenderJob, RemoteContender};
 use crate::remote::deploy::HostReady;
-use crate::services::contender::{self, log_tail, Running};
+use crate::services::contender::{self, Running};
 use crate::util::interrupt;
 use anyhow::{bail, Result};
 use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a `--cmd` server may take to accept connections.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -148,32 +148,17 @@ impl RunCtx<'_> {
             ExternalProcess::None => return Ok(()),
         }
         let remote = RemoteContender::start(&h.ssh, &h.binary, &job)?;
-        if let Some(entry) = self
-            .res
-            .environment
-            .remote_hosts
-            .iter_mut()
-            .find(|e| e.role == "contender")
-        {
-            entry.net_namespace = Some(remote.net_namespace.clone());
-        }
+        self.note_namespace(&remote.net_namespace);
         if remote.started {
+            let log = self.dir.join("logs").join(format!("external-run{run}.log"));
             let addr = ext.addr;
-            let t0 = Instant::now();
-            while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-                let gone = remote.exited();
-                if gone.is_some() || t0.elapsed() > START_TIMEOUT || interrupt::stopped() {
-                    let log = self.dir.join("logs").join(format!("external-run{run}.log"));
-                    remote.stop(STOP_GRACE, &log);
-                    bail!(
-                        "--cmd on host {} did not accept connections on {addr} ({}); last log lines:\n{}",
-                        job.host,
-                        gone.unwrap_or_else(|| format!("not within {} s", START_TIMEOUT.as_secs())),
-                        log_tail(&log, 15)
-                    );
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
+            remote.wait_until(
+                "--cmd",
+                &format!("accept connections on {addr}"),
+                START_TIMEOUT,
+                &log,
+                || TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok(),
+            )?;
         }
         eprintln!(
             "  external: server {} on host {} (process {}), sampled there",
@@ -183,5 +168,19 @@ impl RunCtx<'_> {
         );
         self.remote = Some(remote);
         Ok(())
+    }
+
+    /// Records the network namespace the server on the contender host runs in (what shows
+    /// that its figures were read there).
+    pub(super) fn note_namespace(&mut self, namespace: &str) {
+        if let Some(entry) = self
+            .res
+            .environment
+            .remote_hosts
+            .iter_mut()
+            .find(|e| e.role == "contender")
+        {
+            entry.net_namespace = Some(namespace.to_string());
+        }
     }
 }

@@ -73,7 +73,7 @@ pub fn launch(
 /// fails is a Verification that did not pass; an error means the check itself could not run.
 pub fn verify_contender(
     rt: &tokio::runtime::Runtime,
-    proc: &Running,
+    addr: SocketAddr,
     m: &Manifest,
     services: &Services,
     cpus: &[usize],
@@ -91,10 +91,10 @@ pub fn verify_contender(
         downstream_timeout: services.downstream_timeout,
         database: services.database.as_ref(),
     };
-    let mut v = conformance::verify(rt, proc.addr, &ctx)?;
+    let mut v = conformance::verify(rt, addr, &ctx)?;
     if m.fanout.is_some() {
         let fanout = rt.block_on(conformance::aggregate::verify(
-            proc.addr,
+            addr,
             services.downstream.addr,
             services.downstream_timeout,
             m.fanout_cancels.unwrap_or(true),
@@ -107,7 +107,7 @@ pub fn verify_contender(
     }
     if let Some((count, seed)) = fuzz.filter(|(n, _)| *n > 0) {
         let f = rt.block_on(conformance::fuzz::run(
-            proc.addr,
+            addr,
             count,
             seed,
             &services.corpus.vectors()?,

@@ -16,6 +16,7 @@
 //! Uses: util, plan, services, conformance, driver, sampler.
 
 pub mod capacity;
+mod deployed;
 pub mod details;
 pub mod environment;
 pub mod event_loop;
@@ -97,6 +98,12 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
             if m.fanout.is_none() {
                 bail!("scenario {:?} calls /aggregate, which {name} does not serve yet (its manifest names no `fanout`); leave {name} out with -c, or the scenario out of the plan", s.name);
             }
+        }
+        if opts.hosts.is_some() && m.is_pipeline() {
+            bail!("--hosts: {name} is a Kafka pipeline, and iobound does not start Kafka on a services host yet; leave it out with -c, or run it on this machine");
+        }
+        if opts.hosts.is_some() && plan.profile {
+            bail!("--hosts: --profile is not available for a contender on its own host yet; run without --profile, or profile on this machine");
         }
         if plan.profile && m.profiler_kind().is_none() {
             bail!("--profile: {name} has no profiler (its manifest sets no `profiler`); leave it out with -c, or run without --profile");
@@ -246,6 +253,35 @@ fn start_services(
     }
 }
 
+/// The services on the services host (built-in contenders with --hosts), recorded in the
+/// results.
+fn start_services_on_host(
+    h: &crate::remote::deploy::HostReady,
+    plan: &Plan,
+    opts: &Options,
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    res: &mut Results,
+) -> Result<(crate::remote::services_host::ServicesHost, Services)> {
+    let (host, s) = crate::remote::services_host::ServicesHost::start(
+        h,
+        &opts.root,
+        plan,
+        rt,
+        &dir.join("logs"),
+        plan.uses_database(),
+    )?;
+    res.environment.database = match &s.database {
+        Some(db) => format!(
+            "{}; pool of {} connections per contender (IOBOUND_DB_POOL)",
+            db.description, db.pool
+        ),
+        None => "none (no scenario calls /messages)".into(),
+    };
+    res.save(dir)?;
+    Ok((host, s))
+}
+
 /// Asked after every round (each contender measured once more) with the results so far, the
 /// results directory and the round's number: true to stop repeating. `runs = "auto"` decides
 /// with it; the statistics live in a later stage, so the caller brings them.
@@ -291,7 +327,16 @@ pub fn run_plan(
         None => None,
     };
     let mut services = None;
-    if opts.external.is_none() {
+    let mut services_host = None;
+    if let Some(h) = fleet.as_ref().and_then(|f| f.services.as_ref()) {
+        let (host, s) =
+            start_services_on_host(h, plan, opts, &rt, &dir, &mut res).inspect_err(|e| {
+                res.incomplete_reason = Some(format!("services did not start: {e:#}"));
+                let _ = res.save(&dir);
+            })?;
+        services_host = Some(host);
+        services = Some(s);
+    } else if opts.external.is_none() {
         match start_services(plan, opts, &rt, &dir, &mut res)? {
             Some(s) => services = Some(s),
             None => return Ok((dir, res)),
@@ -311,11 +356,12 @@ pub fn run_plan(
             fleet: fleet.as_ref(),
         },
     );
-    // Removes the per-run directories on the load hosts and closes the connections.
-    drop(fleet);
     if let Some(s) = services.as_mut() {
         s.stop();
     }
+    drop(services_host);
+    // Removes the per-run directories on the hosts and closes the connections.
+    drop(fleet);
     outcome?;
     let interrupted = interrupt::stopped();
     res.complete = !interrupted;
@@ -336,12 +382,15 @@ fn connect_load_hosts(
     res: &mut Results,
 ) -> Result<Fleet> {
     eprintln!("iobound: connecting to the load hosts and copying iobound to each");
-    // The contender host too when iobound starts (--cmd) or samples (--pid) the server there.
-    let on_contender = opts
-        .external
-        .as_ref()
-        .is_some_and(|e| e.process != ExternalProcess::None);
-    let fleet = Fleet::connect(inv, on_contender)?;
+    // The contender host too when iobound starts (--cmd) or samples (--pid) the server there,
+    // or deploys its own contenders there (no --url), which need the services host too.
+    let deploying = opts.external.is_none();
+    let on_contender = deploying
+        || opts
+            .external
+            .as_ref()
+            .is_some_and(|e| e.process != ExternalProcess::None);
+    let fleet = Fleet::connect(inv, on_contender, deploying)?;
     res.environment.remote_hosts = remote_hosts(&fleet);
     let drivers: Vec<String> = fleet
         .load
@@ -366,6 +415,15 @@ fn connect_load_hosts(
         (Some(_), Some(ExternalProcess::Cmd(_))) => {
             "whose server iobound starts there (--cmd), not pinned (the inventory names no CPUs for it), and samples there".to_string()
         }
+        (Some(h), None) => format!(
+            "where iobound copies, starts and checks each contender, {}, and samples it there; services on host {}",
+            if h.cpus.is_empty() {
+                "not pinned (the inventory names no CPUs for it)".to_string()
+            } else {
+                format!("pinned to CPU {}", crate::util::cpus::format_cpus(&h.cpus))
+            },
+            fleet.services.as_ref().map(|s| s.ssh.host.name.as_str()).unwrap_or("-")
+        ),
         (Some(_), _) => "whose server iobound did not start or pin, sampled there (--pid)".to_string(),
         _ => "whose server iobound did not start, pin or sample (--url)".to_string(),
     };
@@ -395,6 +453,7 @@ fn remote_hosts(fleet: &Fleet) -> Vec<environment::RemoteHost> {
     let roles = fleet.load.iter().map(|h| (h, "load"));
     roles
         .chain(fleet.contender.iter().map(|h| (h, "contender")))
+        .chain(fleet.services.iter().map(|h| (h, "services")))
         .map(|(h, role)| environment::RemoteHost {
             name: h.ssh.host.name.clone(),
             address: h.ssh.host.address.to_string(),
@@ -447,7 +506,11 @@ fn run_rounds(
                 if interrupt::stopped() {
                     break 'repeats;
                 }
-                ctx.contender_round(i, &p.manifest, &p.tunables, java, run)?;
+                if fleet.is_some_and(|f| f.contender.is_some()) {
+                    ctx.deployed_round(i, &p.manifest, &p.tunables, run)?;
+                } else {
+                    ctx.contender_round(i, &p.manifest, &p.tunables, java, run)?;
+                }
             }
         }
         if interrupt::stopped() {

@@ -60,7 +60,7 @@ pub(super) fn failed_run(name: &str, s: &Scenario, run: u32, why: &str) -> Run {
 }
 
 impl RunCtx<'_> {
-    fn fail_all(&mut self, name: &str, run: u32, why: &str) -> Result<()> {
+    pub(super) fn fail_all(&mut self, name: &str, run: u32, why: &str) -> Result<()> {
         for s in &self.plan.scenarios {
             self.res.runs.push(failed_run(name, s, run, why));
         }
@@ -185,7 +185,7 @@ impl RunCtx<'_> {
             .context("contenders need the harness's services")?;
         let v = verify_contender(
             self.rt,
-            &proc,
+            proc.addr,
             m,
             services,
             &self.plan.driver_cpus,
@@ -213,7 +213,7 @@ impl RunCtx<'_> {
 
     /// What a contender starts with: the services' addresses, and the current profiler's
     /// settings under --profile.
-    fn contender_env(&self) -> Result<Vec<(String, String)>> {
+    pub(super) fn contender_env(&self) -> Result<Vec<(String, String)>> {
         let mut env = self
             .services
             .context("contenders need the harness's services")?

@@ -160,7 +160,7 @@ fn version_of(bin: &Path) -> String {
 
 /// PostgreSQL refuses to run as root; as root it runs in a user namespace of its own, where
 /// it is not root (what zonky's embedded-postgres does too).
-fn as_unprivileged(mut argv: Vec<String>) -> Vec<String> {
+pub(crate) fn as_unprivileged(mut argv: Vec<String>) -> Vec<String> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         argv.splice(0..0, ["unshare".to_string(), "-U".to_string()]);
@@ -168,28 +168,38 @@ fn as_unprivileged(mut argv: Vec<String>) -> Vec<String> {
     argv
 }
 
-/// A fresh data directory made by initdb (trust authentication, UTF-8, no locale).
-fn init_data_dir(bin: &Path, data: &Path) -> Result<()> {
+/// A fresh data directory made by initdb (UTF-8, no locale). Without a password every
+/// connection is trusted (loopback only); with one (a server other hosts reach), connections
+/// over the network must give it (scram-sha-256), and only local socket ones are trusted.
+pub(crate) fn init_data_dir(bin: &Path, data: &Path, password: Option<&str>) -> Result<()> {
     let _ = std::fs::remove_dir_all(data);
     std::fs::create_dir_all(data).with_context(|| format!("cannot create {}", data.display()))?;
     let s = |p: &Path| p.display().to_string();
-    let initdb = as_unprivileged(vec![
-        s(&bin.join("initdb")),
-        "-A".into(),
-        "trust".into(),
-        "-U".into(),
-        "iobound".into(),
-        "-D".into(),
-        s(data),
-        "-E".into(),
-        "UTF8".into(),
-        "--no-locale".into(),
-        "--no-sync".into(),
-    ]);
+    // Outside the data directory: initdb wants it empty.
+    let pwfile = data.with_extension("pw");
+    let auth: Vec<String> = match password {
+        None => vec!["-A".into(), "trust".into()],
+        Some(pw) => {
+            crate::util::files::write_atomic(&pwfile, pw.as_bytes())?;
+            vec![
+                "--auth-local=trust".into(),
+                "--auth-host=scram-sha-256".into(),
+                format!("--pwfile={}", s(&pwfile)),
+            ]
+        }
+    };
+    let mut initdb = vec![s(&bin.join("initdb"))];
+    initdb.extend(auth);
+    initdb.extend(["-U", "iobound", "-D"].map(String::from));
+    initdb.push(s(data));
+    initdb.extend(["-E", "UTF8", "--no-locale", "--no-sync"].map(String::from));
+    let initdb = as_unprivileged(initdb);
     let out = std::process::Command::new(&initdb[0])
         .args(&initdb[1..])
         .output()
-        .with_context(|| format!("cannot run {}", initdb.join(" ")))?;
+        .with_context(|| format!("cannot run {}", initdb.join(" ")));
+    let _ = std::fs::remove_file(&pwfile);
+    let out = out?;
     if !out.status.success() {
         let _ = std::fs::remove_dir_all(data);
         bail!(
@@ -197,6 +207,16 @@ fn init_data_dir(bin: &Path, data: &Path) -> Result<()> {
             out.status,
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+    if password.is_some() {
+        // initdb's host lines name loopback only; other hosts log in with the password.
+        let mut hba = std::fs::OpenOptions::new()
+            .append(true)
+            .open(data.join("pg_hba.conf"))?;
+        std::io::Write::write_all(
+            &mut hba,
+            b"host all iobound 0.0.0.0/0 scram-sha-256\nhost all iobound ::/0 scram-sha-256\n",
+        )?;
     }
     Ok(())
 }
@@ -229,7 +249,7 @@ impl Database {
         let data = root
             .join(".cache")
             .join(format!("pgdata-{}", std::process::id()));
-        init_data_dir(&bin, &data)?;
+        init_data_dir(&bin, &data, None)?;
         let port = contender::free_port()?;
         let s = |p: &Path| p.display().to_string();
         let argv = as_unprivileged(vec![

@@ -66,6 +66,11 @@ pub struct Manifest {
     /// and the runs show what that costs. Default true: a failure cancels them.
     #[serde(default)]
     pub fanout_cancels: Option<bool>,
+    /// What a contender host needs from this checkout to start it (paths relative to its
+    /// folder, files or folders, copied there keeping their place in the repository). Default:
+    /// the artifact alone (a self-contained binary). Runtimes named by `{java}` are the host's.
+    #[serde(default)]
+    pub deploy: Vec<String>,
     #[serde(skip)]
     pub dir: PathBuf,
 }

@@ -24,16 +24,24 @@ use anyhow::{Context, Result};
 use contender::Running;
 use corpus::Corpus;
 use database::Database;
+use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
 pub struct Services {
     pub corpus: Corpus,
-    pub downstream: Running,
+    pub downstream: Downstream,
     pub downstream_timeout: Duration,
     pub database: Option<Database>,
     /// Started only when a scenario or contender needs it.
     pub kafka: Option<crate::services::kafka::Kafka>,
+}
+
+/// The downstream service of /enrich and /aggregate: started here, or on a services host (the
+/// caller looks after that process; only its address is here).
+pub struct Downstream {
+    pub addr: SocketAddr,
+    local: Option<Running>,
 }
 
 /// External services given on the command line instead of the embedded ones.
@@ -81,11 +89,34 @@ impl Services {
         );
         Ok(Services {
             corpus,
-            downstream,
+            downstream: Downstream {
+                addr: downstream.addr,
+                local: Some(downstream),
+            },
             downstream_timeout: plan.downstream.timeout,
             database,
             kafka,
         })
+    }
+
+    /// Services started elsewhere (on a services host): the corpus is this machine's copy of
+    /// what the contender host generates from the same spec, for the checks.
+    pub fn elsewhere(
+        corpus: Corpus,
+        downstream: SocketAddr,
+        plan: &Plan,
+        database: Option<Database>,
+    ) -> Services {
+        Services {
+            corpus,
+            downstream: Downstream {
+                addr: downstream,
+                local: None,
+            },
+            downstream_timeout: plan.downstream.timeout,
+            database,
+            kafka: None,
+        }
     }
 
     /// The environment every contender is started with.
@@ -109,7 +140,9 @@ impl Services {
     }
 
     pub fn stop(&mut self) {
-        self.downstream.stop(Duration::from_secs(2));
+        if let Some(d) = self.downstream.local.as_mut() {
+            d.stop(Duration::from_secs(2));
+        }
         if let Some(db) = self.database.as_mut() {
             db.stop();
         }
@@ -181,20 +214,8 @@ fn start_downstream(
     let exe = std::env::current_exe().context("cannot find the iobound binary")?;
     let port = contender::free_port()?;
     let d = &plan.downstream;
-    let argv: Vec<String> = vec![
-        exe.display().to_string(),
-        "downstream".into(),
-        "--port".into(),
-        port.to_string(),
-        "--latency".into(),
-        d.latency.clone(),
-        "--error-rate".into(),
-        d.error_rate.to_string(),
-        "--stall-prob".into(),
-        d.stall_prob.to_string(),
-        "--stall-for".into(),
-        d.stall_for.clone(),
-    ];
+    let mut argv = vec![exe.display().to_string()];
+    argv.extend(downstream_args(plan, contender::LOOPBACK, port));
     let log = logs.join("downstream.log");
     let mut downstream = contender::start(&argv, root, &plan.services_cpus, port, &log, &[])?;
     downstream
@@ -209,4 +230,27 @@ fn start_downstream(
         crate::util::cpus::format_cpus(&plan.services_cpus),
     );
     Ok(downstream)
+}
+
+/// `iobound downstream`'s arguments for the plan's latency and faults, listening on
+/// `address:port`.
+pub fn downstream_args(plan: &Plan, address: std::net::IpAddr, port: u16) -> Vec<String> {
+    let d = &plan.downstream;
+    [
+        "downstream",
+        "--address",
+        &address.to_string(),
+        "--port",
+        &port.to_string(),
+        "--latency",
+        &d.latency,
+        "--error-rate",
+        &d.error_rate.to_string(),
+        "--stall-prob",
+        &d.stall_prob.to_string(),
+        "--stall-for",
+        &d.stall_for,
+    ]
+    .map(String::from)
+    .to_vec()
 }

@@ -116,7 +116,18 @@ impl Conn {
     /// Writes `request` and reads one complete response. With `keep_body` false the body is
     /// consumed but not stored and headers are not copied, which is what the driver wants.
     pub async fn send(&mut self, request: &[u8], keep_body: bool) -> Result<Response, HttpError> {
-        self.stream.write_all(request).await?;
+        if let Err(e) = self.stream.write_all(request).await {
+            // A server may answer before it has read the whole body (a 413 for one too large)
+            // and close: the answer is then in our receive buffer while the rest of the body
+            // cannot be sent. The answer counts; without one, the write's error does.
+            use std::io::ErrorKind::{BrokenPipe, ConnectionReset};
+            if matches!(e.kind(), BrokenPipe | ConnectionReset) {
+                if let Ok(r) = self.read_response(keep_body).await {
+                    return Ok(r);
+                }
+            }
+            return Err(e.into());
+        }
         self.read_response(keep_body).await
     }
 
@@ -326,6 +337,29 @@ mod tests {
             }
         });
         addr
+    }
+
+    /// A server that answers 413 after the first bytes of a large body and closes: the client
+    /// cannot send the rest, and still gets the answer.
+    #[tokio::test]
+    async fn an_answer_before_the_whole_body_was_sent_counts() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf).await;
+            s.write_all(b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                .await
+                .unwrap();
+            // Closing with unread data resets the connection: the client's next write fails.
+            drop(s);
+        });
+        let body = vec![b'x'; 32 << 20];
+        let r = fetch(addr, "POST", "/messages", Some(("application/json", &body)))
+            .await
+            .unwrap();
+        assert_eq!(r.status, 413);
     }
 
     #[tokio::test]

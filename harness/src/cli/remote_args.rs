@@ -1,0 +1,43 @@
+//! The commands of hosts beyond this machine: `iobound hosts` (for users) and `iobound agent`
+//! (what the harness runs on a host over SSH, hidden from --help).
+
+use clap::Subcommand;
+use std::net::IpAddr;
+use std::path::PathBuf;
+
+#[derive(Subcommand)]
+pub enum HostsCmd {
+    /// Connect to every host of an inventory and report OS, CPUs, memory, clock offset and
+    /// the tools its roles need (with how to install what is missing); changes nothing
+    Check {
+        #[arg(value_name = "INVENTORY")]
+        file: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum AgentCmd {
+    /// Read a load job on standard input, drive it, stream per-second histograms on standard
+    /// output; stops when its input says "stop" or closes
+    Drive,
+    /// Read a job on standard input, start (or adopt) the server it names, pinned, and answer
+    /// one line per command (sample, status, stop); stops the server when its input closes
+    Contender,
+    /// Print, as one JSON line, a free TCP port of ADDRESS on this host and the JDK (>= 21)
+    /// a JVM contender would start with here
+    Probe {
+        #[arg(value_name = "ADDRESS")]
+        address: IpAddr,
+    },
+    /// Make a fresh PostgreSQL data directory and run the server in the foreground, listening
+    /// on ADDRESS:PORT; connections from other hosts need the password in IOBOUND_DB_PASSWORD
+    Postgres {
+        #[arg(long)]
+        address: IpAddr,
+        #[arg(long)]
+        port: u16,
+        /// The data directory, made afresh (anything there is removed first)
+        #[arg(long)]
+        data: PathBuf,
+    },
+}

@@ -1,0 +1,243 @@
+//! What the controller puts on a host for the built-in contenders and services: the files a
+//! contender needs from this checkout (its manifest's `deploy`, keeping their place in the
+//! repository, under the run's directory there), PostgreSQL's binaries, and what it asks the
+//! host first (`iobound agent probe`: a free port of its address, the JDK it has).
+
+use super::deploy::HostReady;
+use crate::services::manifest::Manifest;
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::net::IpAddr;
+use std::path::{Component, Path, PathBuf};
+use std::process::Stdio;
+
+/// What `iobound agent probe ADDRESS` prints: a port free on ADDRESS there, and the `java`
+/// (>= 21) a JVM contender starts with there, if the host has one.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Probe {
+    pub port: u16,
+    pub java: Option<String>,
+}
+
+impl Probe {
+    /// On this host (the agent's side).
+    pub fn here(address: IpAddr) -> Result<Probe> {
+        Ok(Probe {
+            port: crate::services::contender::free_port_on(address)?,
+            java: crate::services::jdk::find_java().map(|p| p.display().to_string()),
+        })
+    }
+
+    /// On host `h`, through its connection.
+    pub fn of(h: &HostReady, address: IpAddr) -> Result<Probe> {
+        let text = h
+            .ssh
+            .output(&format!("'{}' agent probe {address}", h.binary))?;
+        let line = text.lines().last().unwrap_or_default();
+        serde_json::from_str(line).with_context(|| {
+            format!(
+                "host {}: `iobound agent probe` answered {text:?}",
+                h.ssh.host.name
+            )
+        })
+    }
+}
+
+/// The repository a manifest belongs to (contenders/NAME/contender.toml).
+pub fn repo_root(m: &Manifest) -> Result<PathBuf> {
+    let root = m.dir.parent().and_then(Path::parent).with_context(|| {
+        format!(
+            "{}: a contender's folder is contenders/NAME in the repository",
+            m.name
+        )
+    })?;
+    Ok(std::fs::canonicalize(root)?)
+}
+
+/// `path` with `.` and `..` resolved by name (a symlink stays a symlink, to be copied as one).
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The files and folders a contender host needs to start `m`, relative to the repository:
+/// its `deploy` entries, or its artifact alone. Each must exist here (built) and lie inside
+/// the repository.
+pub fn files_of(m: &Manifest) -> Result<Vec<PathBuf>> {
+    let root = repo_root(m)?;
+    let dir = std::fs::canonicalize(&m.dir)?;
+    let wanted = if m.deploy.is_empty() {
+        std::slice::from_ref(&m.artifact)
+    } else {
+        &m.deploy[..]
+    };
+    let mut out = Vec::new();
+    for entry in wanted {
+        let full = lexical(&dir.join(entry));
+        let Ok(rel) = full.strip_prefix(&root) else {
+            bail!("{}: deploy entry {entry:?} is outside the repository; name files of this checkout, relative to {}", m.name, m.dir.display());
+        };
+        if std::fs::symlink_metadata(&full).is_err() {
+            bail!(
+                "{}: {} is missing; run `./iobound build` (it runs: {})",
+                m.name,
+                full.display(),
+                m.build
+            );
+        }
+        out.push(rel.to_path_buf());
+    }
+    Ok(out)
+}
+
+/// Copies `files` (relative to `root`) into `remote` on host `h`, keeping their paths: one
+/// tar stream through the SSH connection (the host needs tar, nothing else).
+pub fn ship(h: &HostReady, root: &Path, files: &[PathBuf], remote: &str) -> Result<()> {
+    let mut tar = std::process::Command::new("tar")
+        .arg("-C")
+        .arg(root)
+        .arg("-cf")
+        .arg("-")
+        .arg("--")
+        .args(files)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot run tar")?;
+    let stream = tar.stdout.take().expect("piped");
+    let unpacked = h
+        .ssh
+        .shell(&format!("mkdir -p '{remote}' && tar -xf - -C '{remote}'"))
+        .stdin(stream)
+        .output()
+        .context("cannot run ssh")?;
+    let packed = tar.wait_with_output()?;
+    if !packed.status.success() || !unpacked.status.success() {
+        bail!(
+            "copying {} to host {} failed: {}{}",
+            files
+                .iter()
+                .map(|f| f.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            h.ssh.host.name,
+            String::from_utf8_lossy(&packed.stderr).trim(),
+            String::from_utf8_lossy(&unpacked.stderr).trim()
+        );
+    }
+    Ok(())
+}
+
+/// A start command built here, for the host that holds the repository's files under
+/// `remote_root`: every argument naming this checkout names that copy instead.
+pub fn on_host(argv: Vec<String>, root: &Path, remote_root: &str) -> Vec<String> {
+    let here = root.display().to_string();
+    argv.into_iter()
+        .map(|a| match a.strip_prefix(&here) {
+            Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+                format!("{remote_root}{rest}")
+            }
+            _ => a,
+        })
+        .collect()
+}
+
+/// `iobound agent postgres`: a fresh data directory at `data`, then PostgreSQL in the
+/// foreground in place of this process (so that stopping the agent's process group stops it),
+/// listening on `address:port`; other hosts log in as iobound with IOBOUND_DB_PASSWORD.
+pub fn serve_postgres(address: IpAddr, port: u16, data: &Path) -> Result<()> {
+    use crate::services::database;
+    use std::os::unix::process::CommandExt;
+    let password = std::env::var("IOBOUND_DB_PASSWORD").unwrap_or_default();
+    if password.is_empty() {
+        bail!("IOBOUND_DB_PASSWORD is empty: a server other hosts reach needs a password");
+    }
+    let exe = std::env::current_exe()?;
+    let bin = database::find_binaries(exe.parent().unwrap_or(Path::new(".")))?;
+    database::init_data_dir(&bin, data, Some(&password))?;
+    let s = |p: &Path| p.display().to_string();
+    let argv = database::as_unprivileged(vec![
+        s(&bin.join("postgres")),
+        "-D".into(),
+        s(data),
+        "-p".into(),
+        port.to_string(),
+        "-k".into(),
+        s(data),
+        "-c".into(),
+        format!("listen_addresses={address}"),
+        "-c".into(),
+        "max_connections=300".into(),
+    ]);
+    let err = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .env_remove("IOBOUND_DB_PASSWORD")
+        .exec();
+    bail!("cannot run {}: {err}", argv[0])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_built_here_names_the_copy_on_the_host() {
+        let argv = [
+            "/repo/.cache/bin/node",
+            "server.js",
+            "/repo",
+            "/repository/x",
+            "--port=1",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            on_host(argv, Path::new("/repo"), "/tmp/run/repo"),
+            [
+                "/tmp/run/repo/.cache/bin/node",
+                "server.js",
+                "/tmp/run/repo",
+                "/repository/x",
+                "--port=1"
+            ]
+        );
+    }
+
+    #[test]
+    fn every_contender_names_what_its_host_needs_inside_the_repository() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let root = std::fs::canonicalize(root).unwrap();
+        for m in crate::services::manifest::discover(&root).unwrap() {
+            for entry in m.deploy.iter().chain([&m.artifact]) {
+                let full = lexical(&std::fs::canonicalize(&m.dir).unwrap().join(entry));
+                assert!(
+                    full.starts_with(&root) && full != root,
+                    "{}: {entry} is not inside the repository",
+                    m.name
+                );
+            }
+            // The artifact is among what is copied, where deploy is given.
+            if !m.deploy.is_empty() {
+                let artifact = lexical(&m.dir.join(&m.artifact));
+                assert!(
+                    m.deploy
+                        .iter()
+                        .any(|d| artifact.starts_with(lexical(&m.dir.join(d)))),
+                    "{}: deploy {:?} leaves out the artifact {}",
+                    m.name,
+                    m.deploy,
+                    m.artifact
+                );
+            }
+        }
+    }
+}

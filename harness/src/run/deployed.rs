@@ -1,0 +1,257 @@
+//! A built-in contender on the contender host (`run --hosts` without `--url`): its built files
+//! are copied there once per run, it starts there under `iobound agent contender` (pinned to
+//! the host's CPUs, listening on the host's address and a port free there, on the JDK found
+//! there), is checked against the contract from this machine as locally, then measured and
+//! sampled there like any server on that host, and stopped after the repeat.
+
+use super::launch::{verify_contender, STOP_GRACE};
+use super::round::RunCtx;
+use crate::remote::contender::{ContenderJob, RemoteContender};
+use crate::remote::deploy::{Fleet, HostReady};
+use crate::remote::ship::{self, Probe};
+use crate::services::manifest::{Manifest, StartVars};
+use crate::util::interrupt;
+use anyhow::{bail, Context, Result};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A contender started on its host.
+struct Started {
+    remote: Arc<RemoteContender>,
+    addr: SocketAddr,
+    argv: Vec<String>,
+    startup_s: f64,
+    /// Where its log is copied when it stops.
+    log: PathBuf,
+}
+
+impl RunCtx<'_> {
+    /// One contender, one repeat, on the contender host: start, verify, every scenario, stop.
+    pub(super) fn deployed_round(
+        &mut self,
+        index: usize,
+        m: &Manifest,
+        tunables: &BTreeMap<String, String>,
+        run: u32,
+    ) -> Result<()> {
+        let fleet = self.fleet.context("a deployed contender needs --hosts")?;
+        let host = fleet
+            .contender
+            .as_ref()
+            .context("the contender host is not connected")?;
+        eprintln!(
+            "\n[{}] run {run} of {} on contender host {}",
+            m.name, self.plan.runs, host.ssh.host.name
+        );
+        let started = match self.start_deployed(fleet, host, m, tunables, &format!("run{run}")) {
+            Ok(s) => s,
+            Err(e) => {
+                let why = format!("start-up failed: {e:#}");
+                eprintln!("[{}] {why}", m.name);
+                self.res.contenders[index].failure = Some(why.clone());
+                return self.fail_all(&m.name, run, &why);
+            }
+        };
+        self.note_namespace(&started.remote.net_namespace);
+        self.res.contenders[index].command = started.argv.clone();
+        self.res.contenders[index].startup_s = Some(started.startup_s);
+        if !self.verify_deployed(index, m, &started, run)? {
+            return Ok(());
+        }
+        let mut current = started;
+        for (si, s) in self.plan.scenarios.iter().enumerate() {
+            if interrupt::stopped() {
+                break;
+            }
+            let mut not_run = current
+                .remote
+                .exited()
+                .map(|why| format!("not run: the contender had exited ({why})"));
+            if not_run.is_none() && s.restart && si > 0 {
+                current.remote.stop(STOP_GRACE, &current.log);
+                eprintln!("[{}] stopped; restarting for {}", m.name, s.name);
+                match self.start_deployed(fleet, host, m, tunables, &format!("run{run}.{}", s.name))
+                {
+                    Ok(again) => current = again,
+                    Err(e) => {
+                        not_run = Some(format!(
+                            "not run: the restart before {} failed: {e:#}",
+                            s.name
+                        ));
+                    }
+                }
+            }
+            if let Some(why) = not_run {
+                for rest in &self.plan.scenarios[si..] {
+                    self.res
+                        .runs
+                        .push(super::round::failed_run(&m.name, rest, run, &why));
+                }
+                break;
+            }
+            self.remote = Some(current.remote.clone());
+            self.scenario(&m.name, None, current.addr, s, run);
+            self.res.save(self.dir)?;
+        }
+        self.remote = None;
+        current.remote.stop(STOP_GRACE, &current.log);
+        eprintln!("[{}] stopped on host {}", m.name, host.ssh.host.name);
+        self.res.save(self.dir)
+    }
+
+    /// Copies what `m` needs (once per run), starts it on `host` and waits until it answers
+    /// its ready path; `tag` names its log ("run1", "run1.SCENARIO").
+    fn start_deployed(
+        &self,
+        fleet: &Fleet,
+        host: &HostReady,
+        m: &Manifest,
+        tunables: &BTreeMap<String, String>,
+        tag: &str,
+    ) -> Result<Started> {
+        let root = ship::repo_root(m)?;
+        let remote_root = format!("{}/repo", host.dir);
+        let files: Vec<PathBuf> = {
+            let shipped = fleet.shipped.lock().unwrap_or_else(|e| e.into_inner());
+            ship::files_of(m)?
+                .into_iter()
+                .filter(|f| !shipped.contains(f))
+                .collect()
+        };
+        if !files.is_empty() {
+            eprintln!(
+                "[{}] copying its files to host {}",
+                m.name, host.ssh.host.name
+            );
+            ship::ship(host, &root, &files, &remote_root)?;
+            let mut shipped = fleet.shipped.lock().unwrap_or_else(|e| e.into_inner());
+            shipped.extend(files);
+        }
+        let address = fleet.contender_address;
+        let probe = Probe::of(host, address)?;
+        let java = match (m.is_jvm(), &probe.java) {
+            (false, _) => None,
+            (true, Some(j)) => Some(Path::new(j).to_path_buf()),
+            (true, None) => bail!(
+                "contender host {} has no JDK >= 21 (looked at $JAVA_HOME and /usr/lib/jvm/* there); install one there, e.g. `apt-get install temurin-25-jdk` or `openjdk-21-jdk`",
+                host.ssh.host.name
+            ),
+        };
+        let flags = self.plan.jvm_flags();
+        let argv = m.command(
+            &StartVars {
+                java: java.as_deref(),
+                jvm_flags: &flags,
+                address,
+                port: probe.port,
+            },
+            tunables,
+        )?;
+        let argv = ship::on_host(argv, &root, &remote_root);
+        let dir = std::fs::canonicalize(&m.dir)?;
+        let rel = dir.strip_prefix(&root).unwrap_or(Path::new("."));
+        let mut env = self.contender_env()?;
+        env.push((
+            super::gc::GO_GC_TRACE.0.to_string(),
+            super::gc::GO_GC_TRACE.1.to_string(),
+        ));
+        let job = ContenderJob {
+            host: host.ssh.host.name.clone(),
+            argv: argv.clone(),
+            cwd: format!("{remote_root}/{}", rel.display()),
+            cpus: host.cpus.clone(),
+            env,
+            log: format!("{}/{}.{tag}.log", host.dir, m.name),
+            corpus: self.services.map(|s| s.corpus.spec.clone()),
+            ..ContenderJob::default()
+        };
+        eprintln!(
+            "[{}] starting on host {} at {address}:{}, {}",
+            m.name,
+            host.ssh.host.name,
+            probe.port,
+            if host.cpus.is_empty() {
+                "not pinned (the inventory names no CPUs for it)".to_string()
+            } else {
+                format!("CPU {}", crate::util::cpus::format_cpus(&host.cpus))
+            }
+        );
+        let remote = RemoteContender::start(&host.ssh, &host.binary, &job)?;
+        let addr = SocketAddr::new(address, probe.port);
+        let log = self.dir.join("logs").join(format!("{}.{tag}.log", m.name));
+        let timeout =
+            crate::util::units::parse_duration(m.startup_timeout.as_deref().unwrap_or("120s"))?;
+        let ready = &m.ready;
+        let waited = remote.wait_until(
+            &m.name,
+            &format!("answer GET {ready} with 200 on {addr}"),
+            timeout,
+            &log,
+            || {
+                let answer = self.rt.block_on(async {
+                    tokio::time::timeout(
+                        std::time::Duration::from_secs(2),
+                        crate::util::http1::fetch(addr, "GET", ready, None),
+                    )
+                    .await
+                });
+                matches!(answer, Ok(Ok(r)) if r.status == 200)
+            },
+        )?;
+        eprintln!(
+            "[{}] ready in {:.1}s on host {} (process {})",
+            m.name,
+            waited.as_secs_f64(),
+            host.ssh.host.name,
+            remote.pid
+        );
+        Ok(Started {
+            remote,
+            addr,
+            argv,
+            startup_s: waited.as_secs_f64(),
+            log,
+        })
+    }
+
+    /// The contract, checked from this machine against the contender on its host; false when
+    /// the round ends here (failed, or Ctrl-C), with the contender stopped.
+    fn verify_deployed(
+        &mut self,
+        index: usize,
+        m: &Manifest,
+        started: &Started,
+        run: u32,
+    ) -> Result<bool> {
+        eprintln!("[{}] verifying against the contract on its host", m.name);
+        let services = self
+            .services
+            .context("contenders need the harness's services")?;
+        let v = verify_contender(
+            self.rt,
+            started.addr,
+            m,
+            services,
+            &self.plan.driver_cpus,
+            &self.dir.join("logs"),
+            None,
+        )?;
+        crate::conformance::print(&m.name, &v);
+        let passed = v.passed;
+        self.res.contenders[index].verification = Some(v);
+        self.res.save(self.dir)?;
+        if interrupt::stopped() || !passed {
+            started.remote.stop(STOP_GRACE, &started.log);
+            if !passed {
+                let why = "failed the contract checks (see verification); not measured".to_string();
+                self.res.contenders[index].failure = Some(why.clone());
+                self.fail_all(&m.name, run, &why)?;
+            }
+            self.res.save(self.dir)?;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+}
