@@ -418,10 +418,7 @@ fn wait_for_process(lab: &Lab, name: &str, what: &str) {
 fn wait_for_process_within(lab: &Lab, name: &str, what: &str, limit: Duration) {
     let t0 = Instant::now();
     while !lab.strays(name).iter().any(|p| p.contains(what)) {
-        assert!(
-            t0.elapsed() < limit,
-            "no `{what}` started on {name}"
-        );
+        assert!(t0.elapsed() < limit, "no `{what}` started on {name}");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -740,7 +737,12 @@ fn a_built_in_contender_runs_on_its_host_with_its_services_on_another() {
             .iter()
             .map(|h| h["due"].as_u64().unwrap())
             .sum();
-        assert_eq!((ok + errors + cut, host_due), (due, due), "{}", r["scenario"]);
+        assert_eq!(
+            (ok + errors + cut, host_due),
+            (due, due),
+            "{}",
+            r["scenario"]
+        );
         assert_eq!(errors, 0, "{}", r["summary"]["errors"]);
         assert!(ok > 0, "{}", r["scenario"]);
         assert!(r["resources"]["peak_rss_mb"].as_f64().unwrap() > 0.0);
@@ -753,10 +755,18 @@ fn a_built_in_contender_runs_on_its_host_with_its_services_on_another() {
         served >= ok && served <= enrich["summary"]["due"].as_u64().unwrap() + 8,
         "downstream served {served} for {ok} answers"
     );
-    assert!(enrich["resources"]["peak_downstream_conns"].as_u64().unwrap() >= 1);
+    assert!(
+        enrich["resources"]["peak_downstream_conns"]
+            .as_u64()
+            .unwrap()
+            >= 1
+    );
     // The write check needs the load hosts' acknowledgements, which stay there: it says so.
     let warnings = runs[1]["driver"]["warnings"].to_string();
-    assert!(warnings.contains("the write check did not run"), "{warnings}");
+    assert!(
+        warnings.contains("the write check did not run"),
+        "{warnings}"
+    );
     let log = std::fs::read_to_string(results_dir(&out).join("logs/go.run1.log")).unwrap();
     assert!(!log.is_empty(), "the contender's log is copied back");
     assert!(results_dir(&out).join("logs/postgres.log").is_file());

@@ -802,3 +802,84 @@ fn the_fanout_figures_match_their_results() {
     assert_eq!(common::minutes_of_runs(&r).floor(), 57.0);
     assert!(page.contains("57 minutes of runs") && readme.contains("57 minutes of runs"));
 }
+
+/// The measured example of the built-in contenders across hosts in docs/hosts.md: every figure
+/// of its prose from the committed results.
+#[test]
+fn the_built_in_contenders_across_hosts_figures_match_their_results() {
+    use iobound::run::results::Results;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let page = std::fs::read_to_string(root.join("docs/hosts.md"))
+        .unwrap()
+        .replace('\n', " ");
+    let dir = root.join("docs/results/hosts-netns-builtin-2026-11-25");
+    let r = Results::load(&dir.join("results.json")).unwrap();
+    assert_eq!(r.runs.len(), 6);
+    for run in &r.runs {
+        let s = &run.summary;
+        assert_eq!(s.ok + s.drained + s.errors.total() + s.errors.cut, s.due);
+        assert_eq!(run.load_hosts.iter().map(|h| h.due).sum::<u64>(), s.due);
+        assert!(run.load_hosts.iter().all(|h| h.load == "100 users"));
+    }
+    let roles: Vec<(&str, &str)> = r
+        .environment
+        .remote_hosts
+        .iter()
+        .map(|h| (h.name.as_str(), h.role.as_str()))
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            ("lg1", "load"),
+            ("lg2", "load"),
+            ("app", "contender"),
+            ("db", "services")
+        ]
+    );
+    for c in &r.contenders {
+        let v = c.verification.as_ref().unwrap();
+        assert!(v.passed && v.cases.len() == 51, "{}", c.name);
+        assert!(c.command.iter().any(|a| a.contains("10.231.7.10")));
+    }
+    assert!(page.contains("checked against the contract there (51 cases;"));
+    let fig = |c: &str| iobound::stats::cell(&r, &dir, "enrich-200", c).unwrap();
+    let (go, vertx) = (fig("go"), fig("vertx"));
+    let p50 = go.p50.value;
+    assert_eq!(format!("{p50:.1}"), "101.6");
+    assert_eq!(((200.0 / (p50 / 1000.0)) / 10.0).round() * 10.0, 1_970.0);
+    assert!(page.contains("200 / 0.1016 s is about 1,970 a second"));
+    let text = format!(
+        "{} req/s for Go and {} for Vert.x, p50 {:.1} and {:.1} ms",
+        common_thousands(go.rps.value),
+        common_thousands(vertx.rps.value),
+        go.p50.value,
+        vertx.p50.value
+    );
+    assert!(page.contains(&text), "{text}");
+    for c in [&go, &vertx] {
+        assert_eq!(c.peak_downstream_conns.value, 200.0);
+        assert_eq!(format!("{:.2}", c.downstream_served_per_req.value), "1.00");
+    }
+    assert!(page.contains("(1.00 per request, counted there) over 200 connections at the peak"));
+    let cost = format!(
+        "Go {} threads and {} MB, Vert.x {} threads and {} MB",
+        go.peak_threads.value,
+        go.peak_rss_mb.value.round(),
+        vertx.peak_threads.value,
+        vertx.peak_rss_mb.value.round()
+    );
+    assert!(page.contains(&cost), "{cost}");
+}
+
+/// A whole number with thousands grouped, as the docs write them.
+fn common_thousands(x: f64) -> String {
+    let digits = format!("{:.0}", x);
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}

@@ -44,8 +44,8 @@ Example (a CI step):
 
 const HOSTS_HELP: &str = "\
 An inventory names each host, its SSH destination and its roles: `contender` (the server
-under test), `load` (runs a share of the load with iobound's own driver) and `services`. Write
-it as hosts.toml:
+under test), `load` (runs a share of the load with iobound's own driver) and `services`
+(PostgreSQL and the downstream service of iobound's own contenders). Write it as hosts.toml:
 
   [[host]]
   name = \"app\"
@@ -67,6 +67,7 @@ only (BatchMode), never a password.
 
 Examples:
   iobound hosts check hosts.toml
+  iobound run --hosts hosts.toml --plan plans/enrich.toml -c go,vertx
   iobound run --hosts hosts.toml --url http://10.0.0.2:8080/plaintext --users 256 --duration 30s";
 
 const CAPACITY_HELP: &str = "\

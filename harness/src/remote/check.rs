@@ -32,24 +32,25 @@ const TOOLS: &[Tool] = &[
     },
     Tool {
         name: "java",
-        version: "java -version 2>&1 | head -1",
-        install: "apt-get install openjdk-17-jre-headless (or a JDK 25 from adoptium.net for the virtual-thread contenders)",
-        roles: &[Role::Contender, Role::Services],
-        why: "the JVM contenders, and Kafka",
-    },
-    Tool {
-        name: "node",
-        version: "node --version",
-        install: "apt-get install nodejs",
+        // The newest of $JAVA_HOME's and /usr/lib/jvm's, as the contenders pick one there.
+        version: "for j in ${JAVA_HOME:+$JAVA_HOME/bin/java} /usr/lib/jvm/*/bin/java; do [ -x \"$j\" ] && \"$j\" -version 2>&1 | head -1; done | sort -t'\"' -k2,2V | tail -1",
+        install: "apt-get install temurin-25-jdk (Adoptium's repository) or openjdk-21-jdk-headless",
         roles: &[Role::Contender],
-        why: "the Node contenders",
+        why: "the JVM contenders: a JDK >= 21",
     },
     Tool {
         name: "python3",
         version: "python3 --version",
         install: "apt-get install python3 python3-venv",
         roles: &[Role::Contender],
-        why: "the Python contenders",
+        why: "the Python contenders: the CPython their virtual environment was made with, at the same path",
+    },
+    Tool {
+        name: "tar",
+        version: "tar --version | head -1",
+        install: "apt-get install tar",
+        roles: &[Role::Contender, Role::Services],
+        why: "receives the contenders' files and PostgreSQL's binaries",
     },
 ];
 
@@ -275,7 +276,7 @@ mod tests {
         assert!(text.contains("4 CPUs (using 0-1), 8.0 GiB"), "{text}");
         assert!(text.contains("java: openjdk version \"17\""), "{text}");
         assert!(
-            text.contains("node: missing (the Node contenders); install: apt-get install nodejs"),
+            text.contains("tar: missing (receives the contenders' files and PostgreSQL's binaries); install: apt-get install tar"),
             "{text}"
         );
         assert!(text.contains("1 of 1 hosts ready"), "{text}");

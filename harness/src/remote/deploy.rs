@@ -126,6 +126,18 @@ impl Fleet {
 }
 
 impl HostReady {
+    /// How what iobound starts there is pinned, for messages and the results.
+    pub fn pinning(&self) -> String {
+        if self.cpus.is_empty() {
+            "not pinned (the inventory names no CPUs for it)".to_string()
+        } else {
+            format!(
+                "pinned to CPU {}",
+                crate::util::cpus::format_cpus(&self.cpus)
+            )
+        }
+    }
+
     /// Removes the per-run directory and closes the connection.
     fn remove(&self) {
         if self.dir.starts_with("/tmp/iobound-run.") {

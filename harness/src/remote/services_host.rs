@@ -143,7 +143,7 @@ impl ServicesHost {
             "{}, started by iobound on services host {} ({}, default settings, fsync on)",
             db.description,
             self.name,
-            pinning(&h.cpus)
+            h.pinning()
         );
         eprintln!("iobound: database {}", db.description);
         Ok(db)
@@ -164,14 +164,6 @@ impl ServicesHost {
 impl Drop for ServicesHost {
     fn drop(&mut self) {
         self.stop();
-    }
-}
-
-fn pinning(cpus: &[usize]) -> String {
-    if cpus.is_empty() {
-        "not pinned".into()
-    } else {
-        format!("pinned to CPU {}", crate::util::cpus::format_cpus(cpus))
     }
 }
 

@@ -70,8 +70,8 @@ fn lexical(path: &Path) -> PathBuf {
 }
 
 /// The files and folders a contender host needs to start `m`, relative to the repository:
-/// its `deploy` entries, or its artifact alone. Each must exist here (built) and lie inside
-/// the repository.
+/// its manifest and its `deploy` entries, or its artifact alone. Each must exist here (built)
+/// and lie inside the repository.
 pub fn files_of(m: &Manifest) -> Result<Vec<PathBuf>> {
     let root = repo_root(m)?;
     let dir = std::fs::canonicalize(&m.dir)?;
@@ -80,7 +80,11 @@ pub fn files_of(m: &Manifest) -> Result<Vec<PathBuf>> {
     } else {
         &m.deploy[..]
     };
-    let mut out = Vec::new();
+    // The manifest too: its folder is where the contender starts.
+    let mut out = vec![dir
+        .join("contender.toml")
+        .strip_prefix(&root)?
+        .to_path_buf()];
     for entry in wanted {
         let full = lexical(&dir.join(entry));
         let Ok(rel) = full.strip_prefix(&root) else {
@@ -210,6 +214,36 @@ mod tests {
                 "--port=1"
             ]
         );
+    }
+
+    /// A contender that starts in its own folder from files elsewhere in the repository (as
+    /// the Python ones do) gets its folder there too; a file not built is named with the fix.
+    #[test]
+    fn what_is_copied_keeps_the_contenders_folder_and_names_what_is_missing() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("contenders/x");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(root.path().join("contenders/app")).unwrap();
+        std::fs::write(root.path().join("contenders/app/main.py"), "").unwrap();
+        let text = "name = \"x\"\nmodel = \"event-loop\"\nlanguage = \"python\"\nframework = \"F\"\nconfig = \"c\"\nbuild = \"make x\"\nartifact = \"../app/main.py\"\nstart = [\"python\", \"../app/main.py\"]\nready = \"/\"\ndeploy = [\"../app\"]\n";
+        std::fs::write(dir.join("contender.toml"), text).unwrap();
+        let mut m = Manifest::load(&dir.join("contender.toml")).unwrap();
+        assert_eq!(
+            files_of(&m).unwrap(),
+            [
+                PathBuf::from("contenders/x/contender.toml"),
+                PathBuf::from("contenders/app")
+            ]
+        );
+        m.deploy = vec!["target/x.bin".into()];
+        let e = format!("{:#}", files_of(&m).unwrap_err());
+        assert!(
+            e.contains("x.bin is missing; run `./iobound build` (it runs: make x)"),
+            "{e}"
+        );
+        m.deploy = vec!["../../../elsewhere".into()];
+        let e = format!("{:#}", files_of(&m).unwrap_err());
+        assert!(e.contains("is outside the repository"), "{e}");
     }
 
     #[test]

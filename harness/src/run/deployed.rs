@@ -113,42 +113,10 @@ impl RunCtx<'_> {
     ) -> Result<Started> {
         let root = ship::repo_root(m)?;
         let remote_root = format!("{}/repo", host.dir);
-        let files: Vec<PathBuf> = {
-            let shipped = fleet.shipped.lock().unwrap_or_else(|e| e.into_inner());
-            ship::files_of(m)?
-                .into_iter()
-                .filter(|f| !shipped.contains(f))
-                .collect()
-        };
-        if !files.is_empty() {
-            eprintln!(
-                "[{}] copying its files to host {}",
-                m.name, host.ssh.host.name
-            );
-            ship::ship(host, &root, &files, &remote_root)?;
-            let mut shipped = fleet.shipped.lock().unwrap_or_else(|e| e.into_inner());
-            shipped.extend(files);
-        }
+        copy_files(fleet, host, m, &root, &remote_root)?;
         let address = fleet.contender_address;
         let probe = Probe::of(host, address)?;
-        let java = match (m.is_jvm(), &probe.java) {
-            (false, _) => None,
-            (true, Some(j)) => Some(Path::new(j).to_path_buf()),
-            (true, None) => bail!(
-                "contender host {} has no JDK >= 21 (looked at $JAVA_HOME and /usr/lib/jvm/* there); install one there, e.g. `apt-get install temurin-25-jdk` or `openjdk-21-jdk`",
-                host.ssh.host.name
-            ),
-        };
-        let flags = self.plan.jvm_flags();
-        let argv = m.command(
-            &StartVars {
-                java: java.as_deref(),
-                jvm_flags: &flags,
-                address,
-                port: probe.port,
-            },
-            tunables,
-        )?;
+        let argv = self.command_there(host, m, tunables, &probe, address)?;
         let argv = ship::on_host(argv, &root, &remote_root);
         let dir = std::fs::canonicalize(&m.dir)?;
         let rel = dir.strip_prefix(&root).unwrap_or(Path::new("."));
@@ -172,11 +140,7 @@ impl RunCtx<'_> {
             m.name,
             host.ssh.host.name,
             probe.port,
-            if host.cpus.is_empty() {
-                "not pinned (the inventory names no CPUs for it)".to_string()
-            } else {
-                format!("CPU {}", crate::util::cpus::format_cpus(&host.cpus))
-            }
+            host.pinning()
         );
         let remote = RemoteContender::start(&host.ssh, &host.binary, &job)?;
         let addr = SocketAddr::new(address, probe.port);
@@ -189,16 +153,7 @@ impl RunCtx<'_> {
             &format!("answer GET {ready} with 200 on {addr}"),
             timeout,
             &log,
-            || {
-                let answer = self.rt.block_on(async {
-                    tokio::time::timeout(
-                        std::time::Duration::from_secs(2),
-                        crate::util::http1::fetch(addr, "GET", ready, None),
-                    )
-                    .await
-                });
-                matches!(answer, Ok(Ok(r)) if r.status == 200)
-            },
+            || answers_200(self.rt, addr, ready),
         )?;
         eprintln!(
             "[{}] ready in {:.1}s on host {} (process {})",
@@ -214,6 +169,35 @@ impl RunCtx<'_> {
             startup_s: waited.as_secs_f64(),
             log,
         })
+    }
+
+    /// The start command of `m` on `host`, on the JDK found there for a JVM contender.
+    fn command_there(
+        &self,
+        host: &HostReady,
+        m: &Manifest,
+        tunables: &BTreeMap<String, String>,
+        probe: &Probe,
+        address: std::net::IpAddr,
+    ) -> Result<Vec<String>> {
+        let java = match (m.is_jvm(), &probe.java) {
+            (false, _) => None,
+            (true, Some(j)) => Some(PathBuf::from(j)),
+            (true, None) => bail!(
+                "contender host {} has no JDK >= 21 (looked at $JAVA_HOME and /usr/lib/jvm/* there); install one there, e.g. `apt-get install temurin-25-jdk` or `openjdk-21-jdk`",
+                host.ssh.host.name
+            ),
+        };
+        let flags = self.plan.jvm_flags();
+        m.command(
+            &StartVars {
+                java: java.as_deref(),
+                jvm_flags: &flags,
+                address,
+                port: probe.port,
+            },
+            tunables,
+        )
     }
 
     /// The contract, checked from this machine against the contender on its host; false when
@@ -254,4 +238,43 @@ impl RunCtx<'_> {
         }
         Ok(true)
     }
+}
+
+/// Copies what `m` needs and the host does not have yet from this run.
+fn copy_files(
+    fleet: &Fleet,
+    host: &HostReady,
+    m: &Manifest,
+    root: &Path,
+    remote_root: &str,
+) -> Result<()> {
+    let files: Vec<PathBuf> = {
+        let shipped = fleet.shipped.lock().unwrap_or_else(|e| e.into_inner());
+        ship::files_of(m)?
+            .into_iter()
+            .filter(|f| !shipped.contains(f))
+            .collect()
+    };
+    if !files.is_empty() {
+        eprintln!(
+            "[{}] copying its files to host {}",
+            m.name, host.ssh.host.name
+        );
+        ship::ship(host, root, &files, remote_root)?;
+        let mut shipped = fleet.shipped.lock().unwrap_or_else(|e| e.into_inner());
+        shipped.extend(files);
+    }
+    Ok(())
+}
+
+/// Whether `path` on `addr` answers 200 within 2 s.
+fn answers_200(rt: &tokio::runtime::Runtime, addr: SocketAddr, path: &str) -> bool {
+    let answer = rt.block_on(async {
+        tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            crate::util::http1::fetch(addr, "GET", path, None),
+        )
+        .await
+    });
+    matches!(answer, Ok(Ok(r)) if r.status == 200)
 }

@@ -24,6 +24,7 @@ pub mod external;
 pub mod faults;
 mod finish;
 pub mod gc;
+mod hosts;
 mod http;
 pub mod launch;
 mod overload;
@@ -99,11 +100,8 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
                 bail!("scenario {:?} calls /aggregate, which {name} does not serve yet (its manifest names no `fanout`); leave {name} out with -c, or the scenario out of the plan", s.name);
             }
         }
-        if opts.hosts.is_some() && m.is_pipeline() {
-            bail!("--hosts: {name} is a Kafka pipeline, and iobound does not start Kafka on a services host yet; leave it out with -c, or run it on this machine");
-        }
-        if opts.hosts.is_some() && plan.profile {
-            bail!("--hosts: --profile is not available for a contender on its own host yet; run without --profile, or profile on this machine");
+        if opts.hosts.is_some() {
+            hosts::check_contender(&m, plan)?;
         }
         if plan.profile && m.profiler_kind().is_none() {
             bail!("--profile: {name} has no profiler (its manifest sets no `profiler`); leave it out with -c, or run without --profile");
@@ -253,35 +251,6 @@ fn start_services(
     }
 }
 
-/// The services on the services host (built-in contenders with --hosts), recorded in the
-/// results.
-fn start_services_on_host(
-    h: &crate::remote::deploy::HostReady,
-    plan: &Plan,
-    opts: &Options,
-    rt: &tokio::runtime::Runtime,
-    dir: &Path,
-    res: &mut Results,
-) -> Result<(crate::remote::services_host::ServicesHost, Services)> {
-    let (host, s) = crate::remote::services_host::ServicesHost::start(
-        h,
-        &opts.root,
-        plan,
-        rt,
-        &dir.join("logs"),
-        plan.uses_database(),
-    )?;
-    res.environment.database = match &s.database {
-        Some(db) => format!(
-            "{}; pool of {} connections per contender (IOBOUND_DB_POOL)",
-            db.description, db.pool
-        ),
-        None => "none (no scenario calls /messages)".into(),
-    };
-    res.save(dir)?;
-    Ok((host, s))
-}
-
 /// Asked after every round (each contender measured once more) with the results so far, the
 /// results directory and the round's number: true to stop repeating. `runs = "auto"` decides
 /// with it; the statistics live in a later stage, so the caller brings them.
@@ -323,17 +292,13 @@ pub fn run_plan(
     eprintln!("iobound: {}", res.environment.pinning);
 
     let fleet = match &opts.hosts {
-        Some(inv) => Some(connect_load_hosts(inv, opts, plan, &dir, &mut res)?),
+        Some(inv) => Some(hosts::connect_hosts(inv, opts, plan, &dir, &mut res)?),
         None => None,
     };
     let mut services = None;
     let mut services_host = None;
     if let Some(h) = fleet.as_ref().and_then(|f| f.services.as_ref()) {
-        let (host, s) =
-            start_services_on_host(h, plan, opts, &rt, &dir, &mut res).inspect_err(|e| {
-                res.incomplete_reason = Some(format!("services did not start: {e:#}"));
-                let _ = res.save(&dir);
-            })?;
+        let (host, s) = hosts::start_services_on_host(h, plan, opts, &rt, &dir, &mut res)?;
         services_host = Some(host);
         services = Some(s);
     } else if opts.external.is_none() {
@@ -372,97 +337,12 @@ pub fn run_plan(
     Ok((dir, res))
 }
 
-/// Connects to the inventory's load hosts and copies iobound to each; the results say where
-/// the load came from and how it was pinned.
-fn connect_load_hosts(
-    inv: &crate::plan::hosts::Inventory,
-    opts: &Options,
-    plan: &Plan,
-    dir: &Path,
-    res: &mut Results,
-) -> Result<Fleet> {
-    eprintln!("iobound: connecting to the load hosts and copying iobound to each");
-    // The contender host too when iobound starts (--cmd) or samples (--pid) the server there,
-    // or deploys its own contenders there (no --url), which need the services host too.
-    let deploying = opts.external.is_none();
-    let on_contender = deploying
-        || opts
-            .external
-            .as_ref()
-            .is_some_and(|e| e.process != ExternalProcess::None);
-    let fleet = Fleet::connect(inv, on_contender, deploying)?;
-    res.environment.remote_hosts = remote_hosts(&fleet);
-    let drivers: Vec<String> = fleet
-        .load
-        .iter()
-        .map(|h| {
-            if h.cpus.is_empty() {
-                format!("{} (driver not pinned)", h.ssh.host.name)
-            } else {
-                format!(
-                    "{} (driver pinned to CPU {})",
-                    h.ssh.host.name,
-                    crate::util::cpus::format_cpus(&h.cpus)
-                )
-            }
-        })
-        .collect();
-    let server = match (&fleet.contender, opts.external.as_ref().map(|e| &e.process)) {
-        (Some(h), Some(ExternalProcess::Cmd(_))) if !h.cpus.is_empty() => format!(
-            "whose server iobound starts there (--cmd) pinned to CPU {} and samples there",
-            crate::util::cpus::format_cpus(&h.cpus)
-        ),
-        (Some(_), Some(ExternalProcess::Cmd(_))) => {
-            "whose server iobound starts there (--cmd), not pinned (the inventory names no CPUs for it), and samples there".to_string()
-        }
-        (Some(h), None) => format!(
-            "where iobound copies, starts and checks each contender, {}, and samples it there; services on host {}",
-            if h.cpus.is_empty() {
-                "not pinned (the inventory names no CPUs for it)".to_string()
-            } else {
-                format!("pinned to CPU {}", crate::util::cpus::format_cpus(&h.cpus))
-            },
-            fleet.services.as_ref().map(|s| s.ssh.host.name.as_str()).unwrap_or("-")
-        ),
-        (Some(_), _) => "whose server iobound did not start or pin, sampled there (--pid)".to_string(),
-        _ => "whose server iobound did not start, pin or sample (--url)".to_string(),
-    };
-    res.environment.pinning = format!(
-        "load from {} host(s) over SSH: {}; to the contender host {} ({}), {server}; this machine only coordinates, on CPU {}",
-        fleet.load.len(),
-        drivers.join(", "),
-        fleet.contender_name,
-        fleet.contender_address,
-        crate::util::cpus::format_cpus(&plan.driver_cpus)
-    );
-    res.save(dir)?;
-    eprintln!("iobound: {}", res.environment.pinning);
-    Ok(fleet)
-}
-
 /// What every round runs and what is asked after it.
 struct Round<'a, 'b> {
     prepared: &'a [Prepared],
     java: Option<&'a Path>,
     after: AfterRound<'b>,
     fleet: Option<&'a Fleet>,
-}
-
-/// The inventory's hosts as the results record them.
-fn remote_hosts(fleet: &Fleet) -> Vec<environment::RemoteHost> {
-    let roles = fleet.load.iter().map(|h| (h, "load"));
-    roles
-        .chain(fleet.contender.iter().map(|h| (h, "contender")))
-        .chain(fleet.services.iter().map(|h| (h, "services")))
-        .map(|(h, role)| environment::RemoteHost {
-            name: h.ssh.host.name.clone(),
-            address: h.ssh.host.address.to_string(),
-            role: role.into(),
-            cpus: h.cpus.clone(),
-            clock_offset_ms: (h.clock_offset_s * 1e6).round() / 1e3,
-            net_namespace: None,
-        })
-        .collect()
 }
 
 fn run_rounds(

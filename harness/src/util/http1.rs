@@ -349,9 +349,11 @@ mod tests {
             let (mut s, _) = listener.accept().await.unwrap();
             let mut buf = [0u8; 4096];
             let _ = s.read(&mut buf).await;
-            s.write_all(b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-                .await
-                .unwrap();
+            s.write_all(
+                b"HTTP/1.1 413 Payload Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            )
+            .await
+            .unwrap();
             // Closing with unread data resets the connection: the client's next write fails.
             drop(s);
         });

@@ -1,0 +1,140 @@
+//! A run across hosts (`--hosts`), the parts a local run does not have: connecting to the
+//! inventory's hosts (and saying in the results where everything ran), the services on the
+//! services host, and what a contender may not do there yet.
+
+use super::environment;
+use super::results::Results;
+use super::{ExternalProcess, Options};
+use crate::plan::Plan;
+use crate::remote::deploy::{Fleet, HostReady};
+use crate::remote::services_host::ServicesHost;
+use crate::services::manifest::Manifest;
+use crate::services::Services;
+use anyhow::{bail, Result};
+use std::path::Path;
+
+/// What a contender cannot do on a host of its own yet, refused before anything starts.
+pub(super) fn check_contender(m: &Manifest, plan: &Plan) -> Result<()> {
+    let name = &m.name;
+    if m.is_pipeline() {
+        bail!("--hosts: {name} is a Kafka pipeline, and iobound does not start Kafka on a services host yet; leave it out with -c, or run it on this machine");
+    }
+    if plan.profile {
+        bail!("--hosts: --profile is not available for a contender on its own host yet; run without --profile, or profile on this machine");
+    }
+    Ok(())
+}
+
+/// Connects to the inventory's hosts and copies iobound to each; the results say where
+/// the load came from and how it was pinned.
+pub(super) fn connect_hosts(
+    inv: &crate::plan::hosts::Inventory,
+    opts: &Options,
+    plan: &Plan,
+    dir: &Path,
+    res: &mut Results,
+) -> Result<Fleet> {
+    eprintln!("iobound: connecting to the load hosts and copying iobound to each");
+    // The contender host too when iobound starts (--cmd) or samples (--pid) the server there,
+    // or deploys its own contenders there (no --url), which need the services host too.
+    let deploying = opts.external.is_none();
+    let on_contender = deploying
+        || opts
+            .external
+            .as_ref()
+            .is_some_and(|e| e.process != ExternalProcess::None);
+    let fleet = Fleet::connect(inv, on_contender, deploying)?;
+    res.environment.remote_hosts = remote_hosts(&fleet);
+    let drivers: Vec<String> = fleet
+        .load
+        .iter()
+        .map(|h| {
+            if h.cpus.is_empty() {
+                format!("{} (driver not pinned)", h.ssh.host.name)
+            } else {
+                format!(
+                    "{} (driver pinned to CPU {})",
+                    h.ssh.host.name,
+                    crate::util::cpus::format_cpus(&h.cpus)
+                )
+            }
+        })
+        .collect();
+    let server = match (&fleet.contender, opts.external.as_ref().map(|e| &e.process)) {
+        (Some(h), Some(ExternalProcess::Cmd(_))) if !h.cpus.is_empty() => format!(
+            "whose server iobound starts there (--cmd) pinned to CPU {} and samples there",
+            crate::util::cpus::format_cpus(&h.cpus)
+        ),
+        (Some(_), Some(ExternalProcess::Cmd(_))) => {
+            "whose server iobound starts there (--cmd), not pinned (the inventory names no CPUs for it), and samples there".to_string()
+        }
+        (Some(h), None) => format!(
+            "where iobound copies, starts and checks each contender, {}, and samples it there; services on host {}",
+            h.pinning(),
+            fleet.services.as_ref().map(|s| s.ssh.host.name.as_str()).unwrap_or("-")
+        ),
+        (Some(_), _) => "whose server iobound did not start or pin, sampled there (--pid)".to_string(),
+        _ => "whose server iobound did not start, pin or sample (--url)".to_string(),
+    };
+    res.environment.pinning = format!(
+        "load from {} host(s) over SSH: {}; to the contender host {} ({}), {server}; this machine only coordinates, on CPU {}",
+        fleet.load.len(),
+        drivers.join(", "),
+        fleet.contender_name,
+        fleet.contender_address,
+        crate::util::cpus::format_cpus(&plan.driver_cpus)
+    );
+    res.save(dir)?;
+    eprintln!("iobound: {}", res.environment.pinning);
+    Ok(fleet)
+}
+
+/// The services on the services host (built-in contenders with --hosts), recorded in the
+/// results.
+pub(super) fn start_services_on_host(
+    h: &HostReady,
+    plan: &Plan,
+    opts: &Options,
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    res: &mut Results,
+) -> Result<(ServicesHost, Services)> {
+    let started = ServicesHost::start(
+        h,
+        &opts.root,
+        plan,
+        rt,
+        &dir.join("logs"),
+        plan.uses_database(),
+    );
+    let (host, s) = started.inspect_err(|e| {
+        res.incomplete_reason = Some(format!("services did not start: {e:#}"));
+        let _ = res.save(dir);
+    })?;
+    res.environment.database = match &s.database {
+        Some(db) => format!(
+            "{}; pool of {} connections per contender (IOBOUND_DB_POOL)",
+            db.description, db.pool
+        ),
+        None => "none (no scenario calls /messages)".into(),
+    };
+    res.save(dir)?;
+    Ok((host, s))
+}
+
+/// The inventory's hosts as the results record them.
+fn remote_hosts(fleet: &Fleet) -> Vec<environment::RemoteHost> {
+    let roles = fleet.load.iter().map(|h| (h, "load"));
+    roles
+        .chain(fleet.contender.iter().map(|h| (h, "contender")))
+        .chain(fleet.services.iter().map(|h| (h, "services")))
+        .map(|(h, role)| environment::RemoteHost {
+            name: h.ssh.host.name.clone(),
+            address: h.ssh.host.address.to_string(),
+            role: role.into(),
+            cpus: h.cpus.clone(),
+            clock_offset_ms: (h.clock_offset_s * 1e6).round() / 1e3,
+            net_namespace: None,
+        })
+        .collect()
+}
