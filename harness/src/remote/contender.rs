@@ -84,6 +84,9 @@ pub struct RemoteContender {
     pub hostname: String,
     /// Whether iobound started it (and so stops it).
     pub started: bool,
+    /// When the agent said it had started it (this machine's clock): what the runtime's own
+    /// log times are counted from, give or take a round trip.
+    pub since: Instant,
     log: String,
     ssh: Ssh,
     channel: Mutex<Channel>,
@@ -139,6 +142,7 @@ impl RemoteContender {
             net_namespace,
             hostname,
             started: !job.argv.is_empty(),
+            since: Instant::now(),
             log: job.log.clone(),
             ssh: ssh.clone(),
             channel: Mutex::new(channel),
@@ -225,6 +229,13 @@ impl RemoteContender {
             start: Instant::now(),
             last: Default::default(),
         }
+    }
+
+    /// The output of a server iobound started, so far, read on its host.
+    pub fn log_text(&self) -> Option<String> {
+        self.started
+            .then(|| self.ssh.output(&format!("cat -- '{}'", self.log)).ok())
+            .flatten()
     }
 
     /// Sends signal `name` (e.g. "INT") to the process on its host, through the connection.

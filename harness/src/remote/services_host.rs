@@ -131,12 +131,7 @@ impl ServicesHost {
         self.launch(h, "postgres", argv, env, logs, || {
             rt.block_on(cfg.connect()).is_ok()
         })?;
-        rt.block_on(async {
-            let c = cfg.connect().await?;
-            c.batch_execute("CREATE DATABASE iobound")
-                .await
-                .context("creating the iobound database")
-        })?;
+        cfg.create_iobound(rt)?;
         let url = format!("postgresql://iobound:{password}@{address}:{port}/iobound");
         let mut db = Database::external(&url, true, rt, plan.db_pool)?;
         db.description = format!(

@@ -352,9 +352,7 @@ fn repeats_table(results: &Results, scenario: &str, cells: &[(&ContenderInfo, Ce
             }
             // Each figure as the metric prints it ("-" for a latency of no ok answer).
             let fig = |key: &str| {
-                stats::METRICS
-                    .iter()
-                    .find(|m| m.key == key)
+                stats::Metric::by_key(key)
                     .map(|m| super::fmt_metric(m, c))
                     .expect("a metric of stats::METRICS")
             };

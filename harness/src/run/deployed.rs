@@ -4,7 +4,7 @@
 //! there), is checked against the contract from this machine as locally, then measured and
 //! sampled there like any server on that host, and stopped after the repeat.
 
-use super::launch::{verify_contender, STOP_GRACE};
+use super::launch::STOP_GRACE;
 use super::round::RunCtx;
 use crate::remote::contender::{ContenderJob, RemoteContender};
 use crate::remote::deploy::{Fleet, HostReady};
@@ -47,6 +47,11 @@ impl RunCtx<'_> {
         );
         let started = match self.start_deployed(fleet, host, m, tunables, &format!("run{run}")) {
             Ok(s) => s,
+            Err(_) if interrupt::stopped() => {
+                // Cut short by the user, not a failure of the contender: nothing to record.
+                eprintln!("[{}] interrupted during start-up", m.name);
+                return self.res.save(self.dir);
+            }
             Err(e) => {
                 let why = format!("start-up failed: {e:#}");
                 eprintln!("[{}] {why}", m.name);
@@ -57,7 +62,10 @@ impl RunCtx<'_> {
         self.note_namespace(&started.remote.net_namespace);
         self.res.contenders[index].command = started.argv.clone();
         self.res.contenders[index].startup_s = Some(started.startup_s);
-        if !self.verify_deployed(index, m, &started, run)? {
+        let (remote, log) = (started.remote.clone(), started.log.clone());
+        if !self.contract_gate(index, m, started.addr, run, || {
+            remote.stop(STOP_GRACE, &log);
+        })? {
             return Ok(());
         }
         let mut current = started;
@@ -198,45 +206,6 @@ impl RunCtx<'_> {
             },
             tunables,
         )
-    }
-
-    /// The contract, checked from this machine against the contender on its host; false when
-    /// the round ends here (failed, or Ctrl-C), with the contender stopped.
-    fn verify_deployed(
-        &mut self,
-        index: usize,
-        m: &Manifest,
-        started: &Started,
-        run: u32,
-    ) -> Result<bool> {
-        eprintln!("[{}] verifying against the contract on its host", m.name);
-        let services = self
-            .services
-            .context("contenders need the harness's services")?;
-        let v = verify_contender(
-            self.rt,
-            started.addr,
-            m,
-            services,
-            &self.plan.driver_cpus,
-            &self.dir.join("logs"),
-            None,
-        )?;
-        crate::conformance::print(&m.name, &v);
-        let passed = v.passed;
-        self.res.contenders[index].verification = Some(v);
-        self.res.save(self.dir)?;
-        if interrupt::stopped() || !passed {
-            started.remote.stop(STOP_GRACE, &started.log);
-            if !passed {
-                let why = "failed the contract checks (see verification); not measured".to_string();
-                self.res.contenders[index].failure = Some(why.clone());
-                self.fail_all(&m.name, run, &why)?;
-            }
-            self.res.save(self.dir)?;
-            return Ok(false);
-        }
-        Ok(true)
     }
 }
 

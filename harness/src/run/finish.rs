@@ -77,3 +77,25 @@ fn finish_events(r: &mut Run, fired: Vec<EventRecord>) {
         });
     }
 }
+
+/// The runtime's own lines in the contender's output (GC, event-loop delay) over the measured
+/// run, which began at `began` and lasted `length`: the output of the process started here,
+/// or of the server on its own host, read there.
+pub(super) fn runtime_logs(
+    r: &mut Run,
+    local: Option<&Running>,
+    remote: Option<&crate::remote::contender::RemoteContender>,
+    began: std::time::Instant,
+    length: std::time::Duration,
+) {
+    let (log, since) = match (local, remote) {
+        (Some(p), _) => (std::fs::read_to_string(&p.log).ok(), p.started),
+        (None, Some(rc)) => (rc.log_text(), rc.since),
+        (None, None) => return,
+    };
+    if let Some(log) = log {
+        let start = began.saturating_duration_since(since);
+        r.gc = super::gc::from_text(&log, start, length);
+        r.event_loop = super::event_loop::from_text(&log, start, length);
+    }
+}

@@ -2,14 +2,12 @@
 //! (not recorded), then the measured run with the sampler beside the driver; the run gets its
 //! summary, per-second rows, histograms, driver report and, for mixes that write, the write check.
 
-use super::details::{Detail, EntryResult};
-use super::finish::{finish, Ended};
+use super::finish::{finish, runtime_logs, Ended};
 use super::results::Run;
 use super::round::{failed_run, new_run, RunCtx};
 use super::warmup::{Settle, WarmupRecord};
 use super::warnings::{accounting_warnings, load_host_warnings};
 use super::watch::FaultLog;
-use super::writes::check_writes;
 use crate::driver::{self, assess::driver_report, summary, Target};
 use crate::plan::{Load, Profile, Scenario};
 use crate::sampler::{self, Sampler, Sampling};
@@ -183,7 +181,6 @@ impl RunCtx<'_> {
         let profiling = self.begin_profile(name, proc.as_deref(), s, run);
         // The downstream's counts start from zero with the measured phase.
         let counted = calls_downstream && self.downstream_stats(true).is_some();
-        let begun = Instant::now();
         let outcome = self.drive(
             &target,
             &s.load,
@@ -209,6 +206,7 @@ impl RunCtx<'_> {
                 return r;
             }
         };
+        let load_start = outcome.recorder.start;
         let (summary, intervals) =
             summary::summarize(&outcome.recorder, outcome.duration, &s.load.profile);
         let requests = summary.ok + summary.drained;
@@ -227,9 +225,9 @@ impl RunCtx<'_> {
             requests,
         };
         let mut r = finish(r, ended, proc.as_deref());
-        if let Some(p) = proc.as_deref() {
-            runtime_logs(&mut r, p, begun, s.load.profile.duration());
-        }
+        // From when the load began: load hosts begin together, a moment after their share is sent.
+        let (remote, length) = (self.remote.as_deref(), s.load.profile.duration());
+        runtime_logs(&mut r, proc.as_deref(), remote, load_start, length);
         print_run(&r);
         r
     }
@@ -265,54 +263,6 @@ impl RunCtx<'_> {
             ))),
             (None, Some(pid)) => Some(Box::new(Sampler::of_tree(pid, Instant::now()))),
             (None, None) => None,
-        }
-    }
-
-    /// A mix's requests per entry, and for a mix that writes, the check that every
-    /// acknowledged write is in the database (a lost one fails the run).
-    fn mix_and_writes(&self, r: &mut Run, outcome: &driver::Outcome, target: &Target) {
-        if !target.entries.is_empty() {
-            r.details.set(Detail::Mix(
-                target
-                    .entries
-                    .iter()
-                    .zip(&outcome.entries)
-                    .map(|(e, c)| EntryResult {
-                        method: e.method.clone(),
-                        path: e.path.clone(),
-                        weight: e.weight,
-                        sent: c.sent,
-                        ok: c.ok,
-                    })
-                    .collect(),
-            ));
-        }
-        if let (Some(db), true) = (
-            self.services.and_then(|sv| sv.database.as_ref()),
-            target.entries.iter().any(|e| e.is_write()),
-        ) {
-            if self.fleet.is_some() {
-                // Each load host knows which of its writes were answered; that list does not
-                // travel back yet, and a check without it would find nothing to miss.
-                r.driver.warnings.push("the write check did not run: with --hosts the load hosts keep which writes were acknowledged (not sent back yet)".into());
-                return;
-            }
-            match check_writes(self.rt, db, target, &outcome.acks) {
-                Ok(w) => {
-                    if w.lost > 0 {
-                        r.failure = Some(format!(
-                            "{} acknowledged writes are not in the database, e.g. {}",
-                            w.lost,
-                            w.lost_examples.join("; ")
-                        ));
-                    }
-                    r.details.set(Detail::Writes(w));
-                }
-                Err(e) => r
-                    .driver
-                    .warnings
-                    .push(format!("the write check could not run: {e:#}")),
-            }
         }
     }
 
@@ -485,16 +435,6 @@ fn scenario_target(addr: SocketAddr, s: &Scenario, close: bool, tag: &str) -> Ta
         Target::new(addr, &s.path, close)
     } else {
         Target::mix(addr, &s.mix, close, tag)
-    }
-}
-
-/// The runtime's own lines in the contender's log (GC, event-loop delay) over the measured
-/// run, read once.
-fn runtime_logs(r: &mut Run, p: &Running, begun: Instant, length: std::time::Duration) {
-    if let Ok(log) = std::fs::read_to_string(&p.log) {
-        let start = begun.saturating_duration_since(p.started);
-        r.gc = super::gc::from_text(&log, start, length);
-        r.event_loop = super::event_loop::from_text(&log, start, length);
     }
 }
 

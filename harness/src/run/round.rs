@@ -179,13 +179,33 @@ impl RunCtx<'_> {
                 return Ok(None);
             }
         }
+        let addr = proc.addr;
+        if !self.contract_gate(index, m, addr, run, || {
+            proc.stop(STOP_GRACE);
+        })? {
+            return Ok(None);
+        }
+        Ok(Some(proc))
+    }
+
+    /// Checks a started contender (on `addr`) against the contract and records the result;
+    /// true when it may be measured. When it may not (it failed the contract, or Ctrl-C),
+    /// `stop` stops it, and a failed contract fails the round's runs with the reason.
+    pub(super) fn contract_gate(
+        &mut self,
+        index: usize,
+        m: &Manifest,
+        addr: SocketAddr,
+        run: u32,
+        stop: impl FnOnce(),
+    ) -> Result<bool> {
         eprintln!("[{}] verifying against the contract", m.name);
         let services = self
             .services
             .context("contenders need the harness's services")?;
         let v = verify_contender(
             self.rt,
-            proc.addr,
+            addr,
             m,
             services,
             &self.plan.driver_cpus,
@@ -197,18 +217,19 @@ impl RunCtx<'_> {
         self.res.contenders[index].verification = Some(v);
         self.res.save(self.dir)?;
         if interrupt::stopped() {
-            proc.stop(STOP_GRACE);
+            // Checks cut short by the user fail without the contender failing: nothing to record.
+            stop();
             self.res.save(self.dir)?;
-            return Ok(None);
+            return Ok(false);
         }
         if !passed {
+            stop();
             let why = "failed the contract checks (see verification); not measured".to_string();
             self.res.contenders[index].failure = Some(why.clone());
-            proc.stop(STOP_GRACE);
             self.fail_all(&m.name, run, &why)?;
-            return Ok(None);
+            return Ok(false);
         }
-        Ok(Some(proc))
+        Ok(true)
     }
 
     /// What a contender starts with: the services' addresses, and the current profiler's

@@ -87,6 +87,21 @@ impl DbConfig {
         c
     }
 
+    /// Creates the database `iobound` on a fresh server (logged in to this one's) and returns
+    /// where it is.
+    pub fn create_iobound(&self, rt: &tokio::runtime::Runtime) -> Result<DbConfig> {
+        rt.block_on(async {
+            let c = self.connect().await?;
+            c.batch_execute("CREATE DATABASE iobound")
+                .await
+                .context("creating the iobound database")
+        })?;
+        Ok(DbConfig {
+            name: "iobound".into(),
+            ..self.clone()
+        })
+    }
+
     /// A connection; its driver task runs on `rt`.
     pub async fn connect(&self) -> Result<tokio_postgres::Client> {
         let (client, conn) = self
@@ -278,16 +293,7 @@ impl Database {
             let _ = std::fs::remove_dir_all(&data);
             return Err(e);
         }
-        rt.block_on(async {
-            let c = cfg.connect().await?;
-            c.batch_execute("CREATE DATABASE iobound")
-                .await
-                .context("creating the iobound database")
-        })?;
-        let cfg = DbConfig {
-            name: "iobound".into(),
-            ..cfg
-        };
+        let cfg = cfg.create_iobound(rt)?;
         let description = format!("{} (embedded, started by iobound from {}; default settings, fsync on), pinned to CPU {}", version_of(&bin), bin.display(), crate::util::cpus::format_cpus(cpus));
         let db = Database {
             cfg,

@@ -232,6 +232,11 @@ const OF_OK_ANSWERS: &[&str] = &[
 ];
 
 impl Metric {
+    /// The metric named `key` in METRICS (e.g. "throughput"); None for a key it does not have.
+    pub fn by_key(key: &str) -> Option<&'static Metric> {
+        METRICS.iter().find(|m| m.key == key)
+    }
+
     /// Whether `c` has a figure for this metric: not one of ok answers where every answer
     /// was an error (a fan-out whose one call fails answers only 502s), whose 0 would read as
     /// fast or free.
@@ -250,7 +255,7 @@ mod tests {
     use super::*;
 
     fn metric(key: &str) -> &'static Metric {
-        METRICS.iter().find(|m| m.key == key).unwrap()
+        Metric::by_key(key).unwrap()
     }
 
     #[test]

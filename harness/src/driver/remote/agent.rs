@@ -108,6 +108,7 @@ fn end_line(o: &crate::driver::Outcome) -> Result<Line> {
         lag: encode_histogram(&o.recorder.lag)?,
         conn_wait: encode_histogram(&o.recorder.conn_wait)?,
         entries: o.entries.iter().map(|e| (e.sent, e.ok)).collect(),
+        acks: o.acks.clone(),
     })
 }
 

@@ -1,7 +1,7 @@
 //! The controller's side: one agent per load host over SSH, their seconds added into one
 //! recorder, their counts summed, a lost host accounted for.
 
-use super::{share, unix_now, HostShare, Job, Line};
+use super::{host_tag, share, unix_now, HostShare, Job, Line};
 use crate::driver::record::{Interval, Live, Recorder};
 use crate::driver::summary::decode_histogram;
 use crate::driver::{EntryCount, Outcome};
@@ -86,6 +86,7 @@ fn start_agents(
         j.threads = h.threads;
         j.cpus = h.cpus.clone();
         j.start_unix = start_unix + h.clock_offset_s;
+        j.tag = host_tag(&job.tag, i);
         agents.shares.push(load_words(&j.load));
         let mut child = h
             .ssh
@@ -350,12 +351,14 @@ fn add_end(o: &mut Outcome, share: &mut HostShare, end: Line) {
         cpu_busy_pct,
         lag,
         entries,
+        acks,
         ..
     } = end
     else {
         return;
     };
     share.due = due;
+    share.acks = acks;
     o.due += due;
     o.pool_waits += pool_waits;
     o.cpu += Duration::from_secs_f64(cpu_s);

@@ -71,6 +71,9 @@ pub enum Line {
         lag: String,
         conn_wait: String,
         entries: Vec<(u64, u64)>,
+        /// Writes answered with 2xx (see `Outcome::acks`), for the write check.
+        #[serde(default)]
+        acks: Vec<(u32, u64)>,
     },
     /// The agent could not run the job.
     Failed { error: String },
@@ -172,4 +175,18 @@ pub struct HostShare {
     pub lost: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lost_at_s: Option<f64>,
+    /// Its writes answered with 2xx, their tokens under `host_tag` (for the write check; not
+    /// kept in the results).
+    #[serde(skip)]
+    pub acks: Vec<(u32, u64)>,
+}
+
+/// The write tag of host `i`'s share: the run's, and the host, so that two hosts' writes never
+/// carry the same text and each host's acknowledgements name its own rows.
+pub fn host_tag(tag: &str, i: usize) -> String {
+    if tag.is_empty() {
+        String::new()
+    } else {
+        format!("{tag}h{i} ")
+    }
 }
