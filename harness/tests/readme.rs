@@ -850,8 +850,8 @@ fn the_built_in_contenders_across_hosts_figures_match_their_results() {
     assert!(page.contains("200 / 0.1016 s is about 1,970 a second"));
     let text = format!(
         "{} req/s for Go and {} for Vert.x, p50 {:.1} and {:.1} ms",
-        common_thousands(go.rps.value),
-        common_thousands(vertx.rps.value),
+        iobound::report::fmt_num(go.rps.value, 0),
+        iobound::report::fmt_num(vertx.rps.value, 0),
         go.p50.value,
         vertx.p50.value
     );
@@ -869,17 +869,4 @@ fn the_built_in_contenders_across_hosts_figures_match_their_results() {
         vertx.peak_rss_mb.value.round()
     );
     assert!(page.contains(&cost), "{cost}");
-}
-
-/// A whole number with thousands grouped, as the docs write them.
-fn common_thousands(x: f64) -> String {
-    let digits = format!("{:.0}", x);
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
 }

@@ -161,7 +161,7 @@ impl RunCtx<'_> {
             &format!("answer GET {ready} with 200 on {addr}"),
             timeout,
             &log,
-            || answers_200(self.rt, addr, ready),
+            || crate::util::http1::answers_200(self.rt, addr, ready),
         )?;
         eprintln!(
             "[{}] ready in {:.1}s on host {} (process {})",
@@ -234,16 +234,4 @@ fn copy_files(
         shipped.extend(files);
     }
     Ok(())
-}
-
-/// Whether `path` on `addr` answers 200 within 2 s.
-fn answers_200(rt: &tokio::runtime::Runtime, addr: SocketAddr, path: &str) -> bool {
-    let answer = rt.block_on(async {
-        tokio::time::timeout(
-            std::time::Duration::from_secs(2),
-            crate::util::http1::fetch(addr, "GET", path, None),
-        )
-        .await
-    });
-    matches!(answer, Ok(Ok(r)) if r.status == 200)
 }

@@ -199,17 +199,8 @@ impl Running {
             if interrupt::stopped() {
                 bail!("interrupted during start-up");
             }
-            let ok = rt.block_on(async {
-                tokio::time::timeout(
-                    Duration::from_secs(2),
-                    crate::util::http1::fetch(self.addr, "GET", path, None),
-                )
-                .await
-            });
-            if let Ok(Ok(r)) = ok {
-                if r.status == 200 {
-                    return Ok(t0.elapsed());
-                }
+            if crate::util::http1::answers_200(rt, self.addr, path) {
+                return Ok(t0.elapsed());
             }
             if t0.elapsed() > timeout {
                 bail!(

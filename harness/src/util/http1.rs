@@ -301,6 +301,18 @@ fn contains_token(value: &[u8], token: &[u8]) -> bool {
         .any(|part| part.trim_ascii().eq_ignore_ascii_case(token))
 }
 
+/// Whether GET `path` on `addr` answers 200 within 2 s: a server's readiness.
+pub fn answers_200(rt: &tokio::runtime::Runtime, addr: SocketAddr, path: &str) -> bool {
+    let answer = rt.block_on(async {
+        tokio::time::timeout(
+            std::time::Duration::from_secs(2),
+            fetch(addr, "GET", path, None),
+        )
+        .await
+    });
+    matches!(answer, Ok(Ok(r)) if r.status == 200)
+}
+
 /// One request on a fresh connection, for checks that need the whole response.
 pub async fn fetch(
     addr: SocketAddr,
