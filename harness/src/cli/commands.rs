@@ -438,9 +438,9 @@ pub fn agent_drive() -> Result<i32> {
     Ok(0)
 }
 
-/// `iobound agent probe ADDRESS`: a free port there and this host's JDK, as one JSON line.
-pub fn agent_probe(address: std::net::IpAddr) -> Result<i32> {
-    let probe = crate::remote::ship::Probe::here(address)?;
+/// `iobound agent probe ADDRESS`: free ports there and this host's JDK, as one JSON line.
+pub fn agent_probe(address: std::net::IpAddr, ports: usize) -> Result<i32> {
+    let probe = crate::remote::ship::Probe::here(address, ports)?;
     println!("{}", serde_json::to_string(&probe)?);
     Ok(0)
 }
@@ -448,5 +448,20 @@ pub fn agent_probe(address: std::net::IpAddr) -> Result<i32> {
 /// `iobound agent postgres`: PostgreSQL on a services host, in the foreground.
 pub fn agent_postgres(address: std::net::IpAddr, port: u16, data: &Path) -> Result<i32> {
     crate::remote::ship::serve_postgres(address, port, data)?;
+    Ok(0)
+}
+
+/// `iobound agent kafka`: the Kafka broker on a services host, in the foreground, from the
+/// jars copied beside this binary and the host's JDK.
+pub fn agent_kafka(address: std::net::IpAddr, ports: (u16, u16), data: &Path) -> Result<i32> {
+    let java = crate::services::jdk::find_java().context(
+        "this host has no JDK >= 21 for the Kafka broker (looked at $JAVA_HOME and /usr/lib/jvm)",
+    )?;
+    let exe = std::env::current_exe()?;
+    let libs = exe
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(".cache/kafka/libs");
+    crate::services::kafka::serve(&java, &libs, address, ports, data)?;
     Ok(0)
 }

@@ -126,8 +126,8 @@ pub fn main() -> Result<i32> {
             what: AgentCmd::Contender,
         } => commands::agent_contender(),
         Cmd::Agent {
-            what: AgentCmd::Probe { address },
-        } => commands::agent_probe(address),
+            what: AgentCmd::Probe { address, ports },
+        } => commands::agent_probe(address, ports),
         Cmd::Agent {
             what:
                 AgentCmd::Postgres {
@@ -136,6 +136,15 @@ pub fn main() -> Result<i32> {
                     data,
                 },
         } => commands::agent_postgres(address, port, &data),
+        Cmd::Agent {
+            what:
+                AgentCmd::Kafka {
+                    address,
+                    port,
+                    controller_port,
+                    data,
+                },
+        } => commands::agent_kafka(address, (port, controller_port), &data),
         Cmd::Downstream(a) => commands::downstream_cmd(&a),
     }
 }

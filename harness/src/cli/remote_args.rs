@@ -23,11 +23,14 @@ pub enum AgentCmd {
     /// Read a job on standard input, start (or adopt) the server it names, pinned, and answer
     /// one line per command (sample, status, stop); stops the server when its input closes
     Contender,
-    /// Print, as one JSON line, a free TCP port of ADDRESS on this host and the JDK (>= 21)
+    /// Print, as one JSON line, free TCP ports of ADDRESS on this host and the JDK (>= 21)
     /// a JVM contender would start with here
     Probe {
         #[arg(value_name = "ADDRESS")]
         address: IpAddr,
+        /// How many distinct free ports
+        #[arg(long, default_value_t = 1)]
+        ports: usize,
     },
     /// Make a fresh PostgreSQL data directory and run the server in the foreground, listening
     /// on ADDRESS:PORT; connections from other hosts need the password in IOBOUND_DB_PASSWORD
@@ -37,6 +40,21 @@ pub enum AgentCmd {
         #[arg(long)]
         port: u16,
         /// The data directory, made afresh (anything there is removed first)
+        #[arg(long)]
+        data: PathBuf,
+    },
+    /// Format a fresh Kafka data directory and run the broker (KRaft, broker and controller in
+    /// one process) in the foreground, listening on ADDRESS:PORT, from the jars in
+    /// .cache/kafka/libs beside this binary
+    Kafka {
+        #[arg(long)]
+        address: IpAddr,
+        #[arg(long)]
+        port: u16,
+        /// The KRaft controller's port
+        #[arg(long)]
+        controller_port: u16,
+        /// The data directory, made afresh
         #[arg(long)]
         data: PathBuf,
     },

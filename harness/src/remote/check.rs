@@ -35,8 +35,8 @@ const TOOLS: &[Tool] = &[
         // The newest of $JAVA_HOME's and /usr/lib/jvm's, as the contenders pick one there.
         version: "for j in ${JAVA_HOME:+$JAVA_HOME/bin/java} /usr/lib/jvm/*/bin/java; do [ -x \"$j\" ] && \"$j\" -version 2>&1 | head -1; done | sort -t'\"' -k2,2V | tail -1",
         install: "apt-get install temurin-25-jdk (Adoptium's repository) or openjdk-21-jdk-headless",
-        roles: &[Role::Contender],
-        why: "the JVM contenders: a JDK >= 21",
+        roles: &[Role::Contender, Role::Services, Role::Load],
+        why: "a JDK >= 21: the JVM contenders there, Kafka's broker on the services host, the pipelines' load tool on a load host",
     },
     Tool {
         name: "python3",
@@ -49,8 +49,8 @@ const TOOLS: &[Tool] = &[
         name: "tar",
         version: "tar --version | head -1",
         install: "apt-get install tar",
-        roles: &[Role::Contender, Role::Services],
-        why: "receives the contenders' files and PostgreSQL's binaries",
+        roles: &[Role::Contender, Role::Services, Role::Load],
+        why: "receives the contenders' files, PostgreSQL's binaries, Kafka's jars and its load tool",
     },
 ];
 
@@ -276,7 +276,7 @@ mod tests {
         assert!(text.contains("4 CPUs (using 0-1), 8.0 GiB"), "{text}");
         assert!(text.contains("java: openjdk version \"17\""), "{text}");
         assert!(
-            text.contains("tar: missing (receives the contenders' files and PostgreSQL's binaries); install: apt-get install tar"),
+            text.contains("tar: missing (receives the contenders' files, PostgreSQL's binaries, Kafka's jars and its load tool); install: apt-get install tar"),
             "{text}"
         );
         assert!(text.contains("1 of 1 hosts ready"), "{text}");

@@ -4,8 +4,9 @@
 //! and the iobound binary copied into it through the SSH channel, removed afterwards), and the
 //! server on the contender host: `contender` (the controller's handle on it) and `supervisor`
 //! (`iobound agent contender` there: start or adopt it, sample it from that host's /proc, stop
-//! it), `ship` (a built-in contender's files and PostgreSQL's binaries copied to a host) and
-//! `services_host` (the downstream service and PostgreSQL started on the services host). No
+//! it), `ship` (a built-in contender's files and PostgreSQL's binaries copied to a host),
+//! `services_host` (the downstream service, PostgreSQL and Kafka started on the services host)
+//! and `record_load` (the pipelines' Kafka load tool run from the load hosts). No
 //! daemon of ours stays on any host: every remote process is a child of an `iobound agent`
 //! whose input is the SSH channel, and ends when that channel closes.
 //! Uses: util, plan, sampler, services (starting a process, on the contender host).
@@ -13,6 +14,7 @@
 pub mod check;
 pub mod contender;
 pub mod deploy;
+pub mod record_load;
 pub mod services_host;
 pub mod ship;
 pub mod ssh;

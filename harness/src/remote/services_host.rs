@@ -1,7 +1,8 @@
 //! The services of the built-in contenders on the services host: the downstream service
-//! (`iobound downstream` there) and, when a scenario calls /messages, PostgreSQL (`iobound
-//! agent postgres` there, from the binaries `./iobound build` fetched here, copied over, or the
-//! host's own). Each is the child of an `iobound agent contender` on an SSH channel of its own,
+//! (`iobound downstream` there), when a scenario calls /messages PostgreSQL (`iobound agent
+//! postgres` there, from the binaries `./iobound build` fetched here, copied over, or the
+//! host's own), and for the pipelines the Kafka broker (`iobound agent kafka` there, from the
+//! jars `./iobound build` fetched here, copied over, on the host's JDK). Each is the child of an `iobound agent contender` on an SSH channel of its own,
 //! pinned to the host's CPUs, listening on the host's address, and stopped (its log copied
 //! back) when the run ends or the channel closes.
 
@@ -11,59 +12,83 @@ use super::ship::{self, Probe};
 use crate::plan::Plan;
 use crate::services::corpus::Corpus;
 use crate::services::database::{self, Database, DbConfig};
+use crate::services::kafka::Kafka;
 use crate::services::Services;
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The processes iobound started on the services host, with where their logs go here.
+/// The processes iobound started on the services host.
 pub struct ServicesHost {
     pub name: String,
-    processes: Vec<(Arc<RemoteContender>, PathBuf)>,
+    processes: Vec<Process>,
+}
+
+/// One process on the services host: where its log goes here, and the signal that stops it
+/// quickly before the SIGTERM every process gets (PostgreSQL's SIGTERM waits for its sessions).
+struct Process {
+    remote: Arc<RemoteContender>,
+    log: PathBuf,
+    first_signal: Option<&'static str>,
+}
+
+/// What the services host runs besides the downstream service.
+#[derive(Debug, Clone, Copy)]
+pub struct Needs {
+    /// PostgreSQL: a scenario calls /messages.
+    pub database: bool,
+    /// Kafka: a pipeline contender runs.
+    pub kafka: bool,
 }
 
 impl ServicesHost {
-    /// Starts the downstream service (and PostgreSQL when `need_database`) on `h`; the
-    /// Services the contenders are given name them there. What started is stopped again when
-    /// a later step fails.
+    /// Starts the downstream service (and what `needs` names) on `h`; the Services the
+    /// contenders are given name them there. What started is stopped again when a later step
+    /// fails.
     pub fn start(
         h: &HostReady,
         root: &Path,
         plan: &Plan,
         rt: &tokio::runtime::Runtime,
         logs: &Path,
-        need_database: bool,
+        needs: Needs,
     ) -> Result<(ServicesHost, Services)> {
         let address = h.ssh.host.address;
         let mut host = ServicesHost {
             name: h.ssh.host.name.clone(),
             processes: Vec::new(),
         };
-        let port = Probe::of(h, address)?.port;
-        let downstream = SocketAddr::new(address, port);
+        // Downstream, PostgreSQL, Kafka's broker and its controller.
+        let ports = Probe::of(h, address, 4)?.ports;
+        let downstream = SocketAddr::new(address, ports[0]);
         let mut argv = vec![h.binary.clone()];
-        argv.extend(crate::services::downstream_args(plan, address, port));
-        host.launch(h, "downstream", argv, Vec::new(), logs, || {
+        argv.extend(crate::services::downstream_args(plan, address, ports[0]));
+        host.launch(h, "downstream", argv, Vec::new(), logs, None, || {
             TcpStream::connect_timeout(&downstream, Duration::from_millis(200)).is_ok()
         })?;
         eprintln!(
             "iobound: downstream service on services host {} at {downstream} (latency {}, error rate {}, stall probability {})",
             host.name, plan.downstream.latency, plan.downstream.error_rate, plan.downstream.stall_prob
         );
-        let database = if need_database {
-            Some(host.start_database(h, root, plan, rt, logs)?)
+        let database = if needs.database {
+            Some(host.start_database(h, root, plan, rt, logs, ports[1])?)
         } else {
             None
         };
         // The contender host makes its own copy from the spec; this one is for the checks.
         let corpus = Corpus::ensure(&root.join(".cache"), &plan.corpus)?;
-        let services = Services::elsewhere(corpus, downstream, plan, database);
+        let mut services = Services::elsewhere(corpus, downstream, plan, database);
+        if needs.kafka {
+            services.kafka = Some(host.start_kafka(h, root, plan, logs, (ports[2], ports[3]))?);
+        }
         Ok((host, services))
     }
 
-    /// Starts `argv` on the host under an agent and waits until `ready()`.
+    /// Starts `argv` on the host under an agent and waits until `ready()`; `first_signal`
+    /// as in `Process`.
+    #[allow(clippy::too_many_arguments)]
     fn launch(
         &mut self,
         h: &HostReady,
@@ -71,6 +96,7 @@ impl ServicesHost {
         argv: Vec<String>,
         env: Vec<(String, String)>,
         logs: &Path,
+        first_signal: Option<&'static str>,
         ready: impl FnMut() -> bool,
     ) -> Result<()> {
         let job = ContenderJob {
@@ -86,7 +112,11 @@ impl ServicesHost {
             .with_context(|| format!("starting {name} on services host {}", self.name))?;
         let log = logs.join(format!("{name}.log"));
         let waited = process.wait_until(name, "start", Duration::from_secs(60), &log, ready);
-        self.processes.push((process, log));
+        self.processes.push(Process {
+            remote: process,
+            log,
+            first_signal,
+        });
         waited.map(|_| ())
     }
 
@@ -98,6 +128,7 @@ impl ServicesHost {
         plan: &Plan,
         rt: &tokio::runtime::Runtime,
         logs: &Path,
+        port: u16,
     ) -> Result<Database> {
         // The binaries `./iobound build` fetched go along; Debian's are the host's own.
         let bin = database::find_binaries(root)?;
@@ -105,7 +136,6 @@ impl ServicesHost {
             ship::ship(h, root, &[PathBuf::from(".cache/postgres")], &h.dir)?;
         }
         let address = h.ssh.host.address;
-        let port = Probe::of(h, address)?.port;
         let password = random_hex(16)?;
         let argv = [
             &h.binary,
@@ -128,7 +158,7 @@ impl ServicesHost {
             password: password.clone(),
         };
         let env = vec![("IOBOUND_DB_PASSWORD".to_string(), password.clone())];
-        self.launch(h, "postgres", argv, env, logs, || {
+        self.launch(h, "postgres", argv, env, logs, Some("INT"), || {
             rt.block_on(cfg.connect()).is_ok()
         })?;
         cfg.create_iobound(rt)?;
@@ -144,14 +174,69 @@ impl ServicesHost {
         Ok(db)
     }
 
-    /// Stops every process started there, copying its log back. PostgreSQL first gets SIGINT,
-    /// its fast shutdown: the SIGTERM every process gets waits for open sessions to end.
+    /// The Kafka broker on the host, listening on its address (`ports`: the broker's and its
+    /// controller's), with the topics made from here.
+    fn start_kafka(
+        &mut self,
+        h: &HostReady,
+        root: &Path,
+        plan: &Plan,
+        logs: &Path,
+        ports: (u16, u16),
+    ) -> Result<Kafka> {
+        let libs = PathBuf::from(".cache/kafka/libs");
+        if !root.join(&libs).join("kafka_2.13-4.4.0.jar").exists() {
+            bail!("Kafka 4.4.0 is not in {}: run './iobound build' (it copies the broker's jars from Maven Central)", root.join(&libs).display());
+        }
+        ship::ship(h, root, &[libs], &h.dir)?;
+        let address = h.ssh.host.address;
+        let bootstrap = SocketAddr::new(address, ports.0);
+        let argv = [
+            &h.binary,
+            "agent",
+            "kafka",
+            "--address",
+            &address.to_string(),
+            "--port",
+            &ports.0.to_string(),
+            "--controller-port",
+            &ports.1.to_string(),
+            "--data",
+            &format!("{}/kafka-data", h.dir),
+        ]
+        .map(String::from)
+        .to_vec();
+        self.launch(h, "kafka", argv, Vec::new(), logs, None, || {
+            TcpStream::connect_timeout(&bootstrap, Duration::from_millis(200)).is_ok()
+        })?;
+        // The topics are made, and the pipelines checked, from this machine, with its JDK.
+        let java = crate::services::jdk::find_java()
+            .context("the pipelines' checks need a JDK >= 21 here (set JAVA_HOME)")?;
+        let mut k = Kafka::external(
+            root,
+            &java,
+            &bootstrap.to_string(),
+            true,
+            plan.kafka_partitions,
+        )?;
+        k.description = format!(
+            "Apache Kafka 4.4.0, single node in KRaft mode (broker and controller), started by iobound on services host {} at {bootstrap} with a 512 MB heap, {}; topics input and output with {} partitions, replication 1",
+            self.name,
+            h.pinning(),
+            plan.kafka_partitions
+        );
+        eprintln!("iobound: kafka {}", k.description);
+        Ok(k)
+    }
+
+    /// Stops every process started there, copying its log back; each first gets its own
+    /// quick-stop signal where it has one.
     pub fn stop(&mut self) {
-        for (process, log) in self.processes.drain(..).rev() {
-            if log.ends_with("postgres.log") {
-                process.signal("INT");
+        for p in self.processes.drain(..).rev() {
+            if let Some(signal) = p.first_signal {
+                p.remote.signal(signal);
             }
-            process.stop(Duration::from_secs(4), log.as_path());
+            p.remote.stop(Duration::from_secs(4), p.log.as_path());
         }
     }
 }

@@ -11,35 +11,52 @@ use std::net::IpAddr;
 use std::path::{Component, Path, PathBuf};
 use std::process::Stdio;
 
-/// What `iobound agent probe ADDRESS` prints: a port free on ADDRESS there, and the `java`
-/// (>= 21) a JVM contender starts with there, if the host has one.
+/// What `iobound agent probe ADDRESS --ports N` prints: N distinct ports free on ADDRESS
+/// there, and the `java` (>= 21) a JVM contender starts with there, if the host has one.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Probe {
-    pub port: u16,
+    pub ports: Vec<u16>,
     pub java: Option<String>,
 }
 
 impl Probe {
-    /// On this host (the agent's side).
-    pub fn here(address: IpAddr) -> Result<Probe> {
+    /// On this host (the agent's side): the ports are all held at once while they are
+    /// picked, so that none is handed out twice.
+    pub fn here(address: IpAddr, ports: usize) -> Result<Probe> {
+        let held = (0..ports.max(1))
+            .map(|_| std::net::TcpListener::bind((address, 0)))
+            .collect::<std::io::Result<Vec<_>>>()
+            .with_context(|| format!("no free port on {address}"))?;
         Ok(Probe {
-            port: crate::services::contender::free_port_on(address)?,
+            ports: held
+                .iter()
+                .map(|l| l.local_addr().map(|a| a.port()))
+                .collect::<std::io::Result<_>>()?,
             java: crate::services::jdk::find_java().map(|p| p.display().to_string()),
         })
     }
 
-    /// On host `h`, through its connection.
-    pub fn of(h: &HostReady, address: IpAddr) -> Result<Probe> {
-        let text = h
-            .ssh
-            .output(&format!("'{}' agent probe {address}", h.binary))?;
+    /// On host `h`, through its connection: `ports` free ports of `address` there.
+    pub fn of(h: &HostReady, address: IpAddr, ports: usize) -> Result<Probe> {
+        let text = h.ssh.output(&format!(
+            "'{}' agent probe {address} --ports {ports}",
+            h.binary
+        ))?;
         let line = text.lines().last().unwrap_or_default();
-        serde_json::from_str(line).with_context(|| {
+        let probe: Probe = serde_json::from_str(line).with_context(|| {
             format!(
                 "host {}: `iobound agent probe` answered {text:?}",
                 h.ssh.host.name
             )
-        })
+        })?;
+        if probe.ports.len() < ports {
+            bail!(
+                "host {}: `iobound agent probe` gave {} port(s) where {ports} were asked for",
+                h.ssh.host.name,
+                probe.ports.len()
+            );
+        }
+        Ok(probe)
     }
 }
 

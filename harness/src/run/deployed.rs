@@ -123,7 +123,7 @@ impl RunCtx<'_> {
         let remote_root = format!("{}/repo", host.dir);
         copy_files(fleet, host, m, &root, &remote_root)?;
         let address = fleet.contender_address;
-        let probe = Probe::of(host, address)?;
+        let probe = Probe::of(host, address, 1)?;
         let argv = self.command_there(host, m, tunables, &probe, address)?;
         let argv = ship::on_host(argv, &root, &remote_root);
         let dir = std::fs::canonicalize(&m.dir)?;
@@ -147,11 +147,11 @@ impl RunCtx<'_> {
             "[{}] starting on host {} at {address}:{}, {}",
             m.name,
             host.ssh.host.name,
-            probe.port,
+            probe.ports[0],
             host.pinning()
         );
         let remote = RemoteContender::start(&host.ssh, &host.binary, &job)?;
-        let addr = SocketAddr::new(address, probe.port);
+        let addr = SocketAddr::new(address, probe.ports[0]);
         let log = self.dir.join("logs").join(format!("{}.{tag}.log", m.name));
         let timeout =
             crate::util::units::parse_duration(m.startup_timeout.as_deref().unwrap_or("120s"))?;
@@ -202,7 +202,7 @@ impl RunCtx<'_> {
                 java: java.as_deref(),
                 jvm_flags: &flags,
                 address,
-                port: probe.port,
+                port: probe.ports[0],
             },
             tunables,
         )

@@ -7,18 +7,14 @@ use super::results::Results;
 use super::{ExternalProcess, Options};
 use crate::plan::Plan;
 use crate::remote::deploy::{Fleet, HostReady};
-use crate::remote::services_host::ServicesHost;
-use crate::services::manifest::Manifest;
+use crate::remote::record_load::RecordLoadHosts;
+use crate::remote::services_host::{Needs, ServicesHost};
 use crate::services::Services;
 use anyhow::{bail, Result};
 use std::path::Path;
 
-/// What a contender cannot do on a host of its own yet, refused before anything starts.
-pub(super) fn check_contender(m: &Manifest, plan: &Plan) -> Result<()> {
-    let name = &m.name;
-    if m.is_pipeline() {
-        bail!("--hosts: {name} is a Kafka pipeline, and iobound does not start Kafka on a services host yet; leave it out with -c, or run it on this machine");
-    }
+/// What a plan cannot do across hosts yet, refused before anything starts.
+pub(super) fn check_plan(plan: &Plan) -> Result<()> {
     if plan.profile {
         bail!("--hosts: --profile is not available for a contender on its own host yet; run without --profile, or profile on this machine");
     }
@@ -43,7 +39,11 @@ pub(super) fn connect_hosts(
             .external
             .as_ref()
             .is_some_and(|e| e.process != ExternalProcess::None);
-    let fleet = Fleet::connect(inv, on_contender, deploying)?;
+    let mut fleet = Fleet::connect(inv, on_contender, deploying)?;
+    if deploying && plan.has_pipeline() {
+        eprintln!("iobound: copying the Kafka load tool to the load hosts");
+        fleet.record_load = Some(RecordLoadHosts::prepare(&fleet, &opts.root)?);
+    }
     res.environment.remote_hosts = remote_hosts(&fleet);
     let drivers: Vec<String> = fleet
         .load
@@ -99,25 +99,16 @@ pub(super) fn start_services_on_host(
     dir: &Path,
     res: &mut Results,
 ) -> Result<(ServicesHost, Services)> {
-    let started = ServicesHost::start(
-        h,
-        &opts.root,
-        plan,
-        rt,
-        &dir.join("logs"),
-        plan.uses_database(),
-    );
+    let needs = Needs {
+        database: plan.uses_database(),
+        kafka: plan.has_pipeline(),
+    };
+    let started = ServicesHost::start(h, &opts.root, plan, rt, &dir.join("logs"), needs);
     let (host, s) = started.inspect_err(|e| {
         res.incomplete_reason = Some(format!("services did not start: {e:#}"));
         let _ = res.save(dir);
     })?;
-    res.environment.database = match &s.database {
-        Some(db) => format!(
-            "{}; pool of {} connections per contender (IOBOUND_DB_POOL)",
-            db.description, db.pool
-        ),
-        None => "none (no scenario calls /messages)".into(),
-    };
+    super::record_services(&s, res);
     res.save(dir)?;
     Ok((host, s))
 }

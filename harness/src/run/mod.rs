@@ -79,6 +79,9 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
         ext.check(opts.hosts.is_some())?;
         return Ok((Vec::new(), None));
     }
+    if opts.hosts.is_some() {
+        hosts::check_plan(plan)?;
+    }
     let all = manifest::discover(&opts.root)?;
     let mut out = Vec::new();
     for name in &plan.contenders {
@@ -99,9 +102,6 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
             if m.fanout.is_none() {
                 bail!("scenario {:?} calls /aggregate, which {name} does not serve yet (its manifest names no `fanout`); leave {name} out with -c, or the scenario out of the plan", s.name);
             }
-        }
-        if opts.hosts.is_some() {
-            hosts::check_contender(&m, plan)?;
         }
         if plan.profile && m.profiler_kind().is_none() {
             bail!("--profile: {name} has no profiler (its manifest sets no `profiler`); leave it out with -c, or run without --profile");
@@ -203,6 +203,20 @@ fn new_results(
     })
 }
 
+/// What the results say about the database and the Kafka broker the contenders were given.
+fn record_services(s: &Services, res: &mut Results) {
+    res.environment.database = match &s.database {
+        Some(db) => format!(
+            "{}; pool of {} connections per contender (IOBOUND_DB_POOL)",
+            db.description, db.pool
+        ),
+        None => "none (no scenario calls /messages)".into(),
+    };
+    if let Some(k) = &s.kafka {
+        res.environment.kafka = k.description.clone();
+    }
+}
+
 /// Starts the services and records them in the results; Ok(None) when the user interrupted
 /// the start (the results then say so and nothing is measured).
 fn start_services(
@@ -222,16 +236,7 @@ fn start_services(
         plan.has_pipeline(),
     ) {
         Ok(s) => {
-            res.environment.database = match &s.database {
-                Some(db) => format!(
-                    "{}; pool of {} connections per contender (IOBOUND_DB_POOL)",
-                    db.description, db.pool
-                ),
-                None => "none (no scenario calls /messages)".into(),
-            };
-            if let Some(k) = &s.kafka {
-                res.environment.kafka = k.description.clone();
-            }
+            record_services(&s, res);
             res.save(dir)?;
             Ok(Some(s))
         }

@@ -9,8 +9,9 @@ use super::results::{Run, RunStatus};
 use super::round::{failed_run, new_run, RunCtx};
 use crate::driver::summary::{decode_histogram, IntervalRow, Latency};
 use crate::plan::{Profile, Scenario};
+use crate::remote::deploy::Fleet;
 use crate::sampler;
-use crate::services::contender::{describe_exit, log_tail, Running};
+use crate::services::contender::{log_tail, Running};
 use crate::services::kafka::{run_load, Kafka, LoadReport, RecordLoad};
 use crate::util::interrupt;
 use std::path::PathBuf;
@@ -38,6 +39,7 @@ impl RunCtx<'_> {
         };
         let load = Pipeline {
             kafka,
+            fleet: self.fleet,
             cpus: self.plan.driver_cpus.clone(),
             logs: self.dir.join("logs"),
             rate,
@@ -99,8 +101,8 @@ impl RunCtx<'_> {
                 samples.push(sm.sample());
             }
             self.fire_due_event(&s.events, &mut fired, elapsed);
-            if let Some(st) = proc.as_mut().and_then(|p| p.exited()) {
-                crash = Some(describe_exit(st));
+            if let Some(why) = self.server_gone(proc.as_deref_mut()) {
+                crash = Some(why);
                 return false;
             }
             !interrupt::stopped()
@@ -121,6 +123,7 @@ impl RunCtx<'_> {
                         "the contender exited during the run ({why}); last log lines:\n{}",
                         log_tail(&p.log, 12)
                     ),
+                    (Some(why), None) => format!("the contender exited during the run ({why})"),
                     _ => format!("pipeline load: {e:#}"),
                 });
                 return r;
@@ -140,10 +143,11 @@ impl RunCtx<'_> {
     }
 }
 
-/// The record load of one pipeline scenario: the broker, the load tool's CPUs and log folder,
-/// the rate, and how long to wait for the last records.
+/// The record load of one pipeline scenario: the broker, the load hosts (when --hosts) or the
+/// load tool's CPUs here, its log folder, the rate, and how long to wait for the last records.
 struct Pipeline<'a> {
     kafka: &'a Kafka,
+    fleet: Option<&'a Fleet>,
     cpus: Vec<usize>,
     logs: PathBuf,
     rate: f64,
@@ -162,7 +166,11 @@ impl Pipeline<'_> {
             seconds: seconds.as_secs_f64(),
             drain: self.drain,
         };
-        run_load(self.kafka, &self.cpus, &self.logs, load, tag, tick)
+        match self.fleet.map(|f| (f, f.record_load.as_ref())) {
+            Some((fleet, Some(hosts))) => hosts.run(fleet, self.kafka, &self.logs, load, tag, tick),
+            Some((_, None)) => anyhow::bail!("the load hosts have no Kafka load tool"),
+            None => run_load(self.kafka, &self.cpus, &self.logs, load, tag, tick),
+        }
     }
 }
 
@@ -192,6 +200,12 @@ fn delivered(r: &mut Run, report: &LoadReport, rate: f64, seconds: f64) -> u64 {
             .warnings
             .push(format!("latency histogram unreadable: {e:#}")),
     }
+    if report.start_late_ms > 50 {
+        r.driver.warnings.push(format!(
+            "a load host's Kafka load tool was ready {} ms after the common start: the records due meanwhile went out at once (their latency counts from when they were due)",
+            report.start_late_ms
+        ));
+    }
     if check.lost > 0 {
         r.failure = Some(format!(
             "{} of {} records never arrived in output, e.g. sequence numbers {:?}",
@@ -199,6 +213,7 @@ fn delivered(r: &mut Run, report: &LoadReport, rate: f64, seconds: f64) -> u64 {
         ));
     }
     r.details.set(Detail::Delivery(check));
+    r.load_hosts = report.hosts.clone();
     ok
 }
 

@@ -87,7 +87,7 @@ impl RunCtx<'_> {
 
     /// Why the contender is gone, once it is: its exit, or on the contender host its exit or
     /// the host lost.
-    fn server_gone(&self, proc: Option<&mut Running>) -> Option<String> {
+    pub(super) fn server_gone(&self, proc: Option<&mut Running>) -> Option<String> {
         match proc {
             Some(p) => p.exited().map(describe_exit),
             None => self.remote.as_ref().and_then(|r| r.exited()),

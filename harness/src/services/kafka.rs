@@ -7,7 +7,9 @@
 //! (services/kafka-load, a Java program: Kafka's client is Java).
 
 use crate::services::contender::{self, Running};
+pub use crate::services::kafka_report::{DeliveryCheck, LoadInterval, LoadReport};
 use anyhow::{bail, Context, Result};
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -53,13 +55,19 @@ fn cluster_id_from(rng: &mut crate::util::numbers::SplitMix64) -> String {
     }
 }
 
-fn server_properties(data: &Path, port: u16, controller: u16) -> String {
+/// The broker's configuration: both listeners on `address` only (loopback here; the services
+/// host's own address there).
+fn server_properties(data: &Path, address: IpAddr, port: u16, controller: u16) -> String {
+    let a = match address {
+        IpAddr::V6(v6) => format!("[{v6}]"),
+        v4 => v4.to_string(),
+    };
     format!(
         "process.roles=broker,controller\n\
          node.id=1\n\
-         controller.quorum.voters=1@127.0.0.1:{controller}\n\
-         listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}\n\
-         advertised.listeners=PLAINTEXT://127.0.0.1:{port}\n\
+         controller.quorum.voters=1@{a}:{controller}\n\
+         listeners=PLAINTEXT://{a}:{port},CONTROLLER://{a}:{controller}\n\
+         advertised.listeners=PLAINTEXT://{a}:{port}\n\
          controller.listener.names=CONTROLLER\n\
          listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n\
          inter.broker.listener.name=PLAINTEXT\n\
@@ -97,6 +105,43 @@ fn format_storage(java: &Path, cp: &str, props: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The broker's command line: 512 MB of heap, the jars in `cp`, the configuration `props`.
+fn broker_argv(java: &Path, cp: String, props: &Path) -> Vec<String> {
+    vec![
+        java.display().to_string(),
+        "-Xms512m".into(),
+        "-Xmx512m".into(),
+        "-cp".into(),
+        cp,
+        "kafka.Kafka".into(),
+        props.display().to_string(),
+    ]
+}
+
+/// `iobound agent kafka` on a services host: formats a fresh data directory `data`, then
+/// becomes the broker (listening on `address`, from the jars in `libs`, on `java`); its
+/// supervisor there pins, watches and stops it.
+pub fn serve(
+    java: &Path,
+    libs: &Path,
+    address: IpAddr,
+    ports: (u16, u16),
+    data: &Path,
+) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    if !libs.join("kafka_2.13-4.4.0.jar").exists() {
+        bail!("Kafka 4.4.0 is not in {} on this host", libs.display());
+    }
+    std::fs::create_dir_all(data).with_context(|| format!("cannot create {}", data.display()))?;
+    let props = data.join("server.properties");
+    std::fs::write(&props, server_properties(data, address, ports.0, ports.1))?;
+    let cp = format!("{}/*", libs.display());
+    format_storage(java, &cp, &props)?;
+    let argv = broker_argv(java, cp, &props);
+    let err = std::process::Command::new(&argv[0]).args(&argv[1..]).exec();
+    bail!("cannot run {}: {err}", argv[0])
+}
+
 /// Waits until the broker listens on `port` (60 s at most); stops it when it does not.
 fn wait_listening(server: &mut Running, port: u16) -> Result<()> {
     server.wait_until(
@@ -132,21 +177,14 @@ impl Kafka {
             .with_context(|| format!("cannot create {}", data.display()))?;
         let (port, controller) = (contender::free_port()?, contender::free_port()?);
         let props = data.join("server.properties");
-        std::fs::write(&props, server_properties(&data, port, controller))?;
+        let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        std::fs::write(&props, server_properties(&data, loopback, port, controller))?;
         let cp = format!("{}/*", libs.display());
         if let Err(e) = format_storage(java, &cp, &props) {
             let _ = std::fs::remove_dir_all(&data);
             return Err(e);
         }
-        let argv = vec![
-            java.display().to_string(),
-            "-Xms512m".into(),
-            "-Xmx512m".into(),
-            "-cp".into(),
-            cp,
-            "kafka.Kafka".into(),
-            props.display().to_string(),
-        ];
+        let argv = broker_argv(java, cp, &props);
         let mut server = contender::start(&argv, &data, cpus, port, log, &[])?;
         if let Err(e) = wait_listening(&mut server, port) {
             let _ = std::fs::remove_dir_all(&data);
@@ -302,69 +340,6 @@ impl Drop for Kafka {
     }
 }
 
-/// What the load tool reports for one run.
-#[derive(Debug, Clone, serde::Deserialize)]
-pub struct LoadReport {
-    pub sent: u64,
-    pub received: u64,
-    pub duplicates: u64,
-    pub failed: u64,
-    pub malformed: u64,
-    pub lost: u64,
-    pub lost_examples: Vec<u64>,
-    pub histogram: String,
-    pub intervals: Vec<LoadInterval>,
-}
-
-#[derive(Debug, Clone, serde::Deserialize)]
-pub struct LoadInterval {
-    pub t: u32,
-    pub ok: u64,
-    pub errors: u64,
-    pub lag: u64,
-    pub p50: f64,
-    pub p90: f64,
-    pub p99: f64,
-    pub max: f64,
-}
-
-/// The delivery check of a pipeline run, kept in results.json.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct DeliveryCheck {
-    pub sent: u64,
-    /// Distinct records that arrived in `output`.
-    pub received: u64,
-    /// Records that arrived more than once (allowed: the pipelines are at-least-once).
-    pub duplicates: u64,
-    /// Records whose enrichment failed (the downstream failed or timed out): delivered, marked.
-    pub failed_enrichments: u64,
-    /// Records with content that is not the input plus its enrichment.
-    pub malformed: u64,
-    /// Records sent that never arrived within the drain window: must be 0.
-    pub lost: u64,
-    pub lost_examples: Vec<u64>,
-    /// Most records sent but not yet seen in `output`, sampled once a second.
-    pub peak_lag: u64,
-}
-
-impl LoadReport {
-    pub fn check(&self) -> DeliveryCheck {
-        DeliveryCheck {
-            sent: self.sent,
-            received: self.received,
-            duplicates: self.duplicates,
-            failed_enrichments: self.failed,
-            malformed: self.malformed,
-            lost: self.lost,
-            lost_examples: self.lost_examples.clone(),
-            peak_lag: self.intervals.iter().map(|i| i.lag).max().unwrap_or(0),
-        }
-    }
-}
-
-/// Runs the load tool for `seconds` at `rate` records/s (pinned to `cpus`, supervised like any
-/// child, killed on Ctrl-C); `tick` is called every 250 ms with the time since start and stops
-/// the load when it returns false.
 /// How much the Kafka load tool sends: `rate` records/s for `seconds`, then up to `drain`
 /// seconds for the last records to come through.
 #[derive(Clone, Copy, Debug)]
@@ -374,6 +349,9 @@ pub struct RecordLoad {
     pub drain: f64,
 }
 
+/// Runs the load tool for `seconds` at `rate` records/s (pinned to `cpus`, supervised like any
+/// child, killed on Ctrl-C); `tick` is called every 250 ms with the time since start and stops
+/// the load when it returns false.
 pub fn run_load(
     kafka: &Kafka,
     cpus: &[usize],
@@ -443,30 +421,11 @@ mod tests {
 
     #[test]
     fn the_broker_listens_on_loopback_only() {
-        let p = server_properties(Path::new("/d"), 9092, 9093);
+        let p = server_properties(Path::new("/d"), IpAddr::V4(Ipv4Addr::LOCALHOST), 9092, 9093);
         assert!(p.contains("listeners=PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\n"));
         assert!(
             p.contains("log.dirs=/d/logs\n") && p.contains("offsets.topic.replication.factor=1\n")
         );
         assert!(!p.contains("0.0.0.0"));
-    }
-
-    #[test]
-    fn a_load_report_says_what_was_lost() {
-        let r: LoadReport = serde_json::from_str(
-            r#"{"sent":10,"received":8,"duplicates":1,"failed":1,"malformed":0,"lost":2,"lost_examples":[3, 7],"histogram":"","intervals":[{"t":0,"ok":5,"errors":0,"lag":4,"p50":1,"p90":2,"p99":3,"max":4},{"t":1,"ok":3,"errors":1,"lag":2,"p50":1,"p90":2,"p99":3,"max":4}]}"#,
-        )
-        .unwrap();
-        let c = r.check();
-        assert_eq!(
-            (
-                c.lost,
-                c.lost_examples.clone(),
-                c.peak_lag,
-                c.duplicates,
-                c.failed_enrichments
-            ),
-            (2, vec![3, 7], 4, 1, 1)
-        );
     }
 }

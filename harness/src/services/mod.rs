@@ -3,11 +3,12 @@
 //! the driver's CPUs, so that the contender's CPUs are its own). Contenders learn where they are
 //! from environment variables.
 //!
-//! Holds: `corpus`, `downstream`, `database`, `kafka` (the broker and the Kafka load tool), `jdk`,
+//! Holds: `corpus`, `downstream`, `database`, `kafka` (the broker and the Kafka load tool),
+//! `kafka_report` (what the load tool reports, several hosts' reports added), `jdk`,
 //! `contender` (starting, supervising and stopping processes), `manifest` (contender.toml),
 //! `test_server` (the built-in server used by tests and benchmarks), `write_check` (judging a
 //! run's acknowledged writes against the rows found).
-//! Uses: util, plan.
+//! Uses: util, plan, driver (kafka_report: histograms, a load host's share).
 
 pub mod contender;
 pub mod corpus;
@@ -15,6 +16,7 @@ pub mod database;
 pub mod downstream;
 pub mod jdk;
 pub mod kafka;
+pub mod kafka_report;
 pub mod manifest;
 pub mod test_server;
 pub mod write_check;

@@ -34,7 +34,10 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * latency from its intended send time (no coordinated omission) into HdrHistograms (µs), with
  * per-second rows and the lag (sent, not yet seen). Afterwards it checks that every sequence number
  * arrived (duplicates counted: the pipelines are at-least-once) and writes one JSON object to
- * {@code --out}.
+ * {@code --out}. With {@code --start-epoch-ms} the schedule begins at that wall-clock time (the
+ * common start of several load hosts, each with its own tag and share of the rate); the report
+ * then says how late this tool was ready for it, and each second carries its histogram so that
+ * the controller can add the hosts' seconds exactly.
  */
 public final class LoadTool {
   public static void main(String[] argv) throws Exception {
@@ -50,7 +53,8 @@ public final class LoadTool {
     double drain = Double.parseDouble(args.get("drain", "15"));
     String tag = args.get("tag", "t" + System.nanoTime());
     Path out = Path.of(args.get("out", "pipeline.json"));
-    Files.writeString(out, new LoadTool(bootstrap, tag).run(rate, seconds, drain));
+    long startEpochMs = Long.parseLong(args.get("start-epoch-ms", "0"));
+    Files.writeString(out, new LoadTool(bootstrap, tag).run(rate, seconds, drain, startEpochMs));
   }
 
   static void createTopics(String bootstrap, int partitions) throws Exception {
@@ -75,6 +79,8 @@ public final class LoadTool {
 
   private final String bootstrap;
   private final String tag;
+  /** How late (ms) this tool was ready for the given common start; 0 without one. */
+  private long lateMs;
 
   LoadTool(String bootstrap, String tag) {
     this.bootstrap = bootstrap;
@@ -83,7 +89,15 @@ public final class LoadTool {
 
   private static final long HIGHEST = Duration.ofMinutes(10).toNanos() / 1000;
 
-  String run(double rate, double seconds, double drainSeconds) throws Exception {
+  /** Base64 of a histogram's compressed encoding. */
+  private static String encode(Histogram h) {
+    ByteBuffer buf = ByteBuffer.allocate(h.getNeededByteBufferCapacity());
+    int n = h.encodeIntoCompressedByteBuffer(buf);
+    return Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(buf.array(), n));
+  }
+
+  String run(double rate, double seconds, double drainSeconds, long startEpochMs)
+      throws Exception {
     long total = Math.round(rate * seconds);
     if (total > Integer.MAX_VALUE - 1) {
       throw new IllegalArgumentException("too many records: " + total);
@@ -114,7 +128,15 @@ public final class LoadTool {
       consumer.assign(parts);
       consumer.seekToEnd(parts);
       parts.forEach(consumer::position); // resolve the end offsets before producing
-      long start = System.nanoTime() + 50_000_000L;
+      long ready = System.nanoTime();
+      // The schedule's first instant: the common start when given (a wall-clock time turned into
+      // this JVM's nanoTime), else 50 ms from now. Ready after it, the schedule still holds:
+      // records due meanwhile go out at once, their latency counted from when they were due.
+      long start =
+          startEpochMs > 0
+              ? ready + (startEpochMs - System.currentTimeMillis()) * 1_000_000L
+              : ready + 50_000_000L;
+      lateMs = Math.max(0, (ready - start) / 1_000_000L);
       Thread sender =
           Thread.ofPlatform()
               .name("iobound-pipeline-producer")
@@ -193,8 +215,6 @@ public final class LoadTool {
         lost.add(Integer.toString(i));
       }
     }
-    ByteBuffer buf = ByteBuffer.allocate(all.getNeededByteBufferCapacity());
-    int n = all.encodeIntoCompressedByteBuffer(buf);
     StringBuilder json = new StringBuilder();
     json.append("{\"sent\":")
         .append(sent.get())
@@ -210,8 +230,10 @@ public final class LoadTool {
         .append(lostCount)
         .append(",\"lost_examples\":")
         .append(lost)
+        .append(",\"start_late_ms\":")
+        .append(lateMs)
         .append(",\"histogram\":\"")
-        .append(Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(buf.array(), n)))
+        .append(encode(all))
         .append("\",\"intervals\":[");
     for (int s = 0; s < secondsCount; s++) {
       Histogram h = perSecond.get(s);
@@ -221,7 +243,7 @@ public final class LoadTool {
       json.append(
           String.format(
               java.util.Locale.ROOT,
-              "{\"t\":%d,\"ok\":%d,\"errors\":%d,\"lag\":%d,\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"max\":%.3f}",
+              "{\"t\":%d,\"ok\":%d,\"errors\":%d,\"lag\":%d,\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"max\":%.3f,\"histogram\":\"%s\"}",
               s,
               h.getTotalCount(),
               failedPerSecond[s],
@@ -229,7 +251,8 @@ public final class LoadTool {
               h.getValueAtPercentile(50) / 1000.0,
               h.getValueAtPercentile(90) / 1000.0,
               h.getValueAtPercentile(99) / 1000.0,
-              h.getMaxValue() / 1000.0));
+              h.getMaxValue() / 1000.0,
+              encode(h)));
     }
     json.append("]}");
     return json.toString();
