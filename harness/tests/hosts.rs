@@ -917,3 +917,83 @@ fn a_pipeline_runs_with_kafka_on_the_services_host_and_records_from_two_load_hos
     assert!(results_dir(&out).join("logs/kafka.log").is_file());
     lab.assert_nothing_left_on(&["app", "db", "lg1", "lg2"], &before);
 }
+
+/// `--profile` with the contenders on their own host: each runtime's profiler runs there (JFR
+/// through the JDK there, Go's pprof fetched from that host's loopback, V8's files read there),
+/// the folded stacks and flame graphs land here, and nothing of the profilers stays there.
+#[test]
+#[ignore = "needs root, iproute2, openssh-server, Go and the built contenders; run by ./iobound test"]
+fn profiles_are_taken_on_the_contender_host() {
+    let _alone = alone();
+    let root = common::repo_root();
+    for built in [
+        "contenders/go/target/go-server",
+        "contenders/node/node_modules",
+        "contenders/spring-mvc/target/spring-mvc.jar",
+    ] {
+        if !root.join(built).exists() {
+            missing_prerequisite(&format!("{built} (./iobound build)"));
+            return;
+        }
+    }
+    let Some(lab) = Lab::with_options(
+        vec!["app", "db", "lg1"],
+        "--contender-cpus 0 --load-cpus 1 --services db",
+    ) else {
+        return;
+    };
+    let before = remote_dirs();
+    let out = tempfile::tempdir().unwrap();
+    let o = Command::new(exe())
+        .args(["run", "--hosts"])
+        .arg(lab.inventory())
+        .args([
+            "-c",
+            "go,node,spring-mvc-virtual",
+            "--path",
+            "/hash?id=1",
+            "--rate",
+            "300",
+            "--duration",
+            "4s",
+            "--warmup",
+            "2s",
+            "--profile",
+            "--out",
+        ])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let dir = results_dir(out.path());
+    let res = load_results(&dir);
+    for (name, tool, frame) in [
+        ("go", "pprof", "main.hash"),
+        ("node", "v8", "server.js"),
+        ("spring-mvc-virtual", "jfr", "dev.iobound."),
+    ] {
+        let run = res["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["contender"] == name)
+            .unwrap_or_else(|| panic!("no run of {name}"));
+        assert_eq!(run["status"], "ok", "{name}: {}", run["failure"]);
+        let p = &run["profile"];
+        assert_eq!(
+            p["tool"], tool,
+            "{name}: warnings {}",
+            run["driver"]["warnings"]
+        );
+        assert!(p["samples"].as_u64().unwrap() >= 20, "{name}: {p}");
+        let folded = std::fs::read_to_string(dir.join(p["folded"].as_str().unwrap())).unwrap();
+        assert!(
+            folded.contains(frame),
+            "{name}: no frame of its own code ({frame})"
+        );
+        let svg = dir.join(p["folded"].as_str().unwrap().replace(".folded", ".svg"));
+        assert!(svg.is_file(), "{}", svg.display());
+    }
+    lab.assert_nothing_left_on(&["app", "db", "lg1"], &before);
+}

@@ -870,3 +870,86 @@ fn the_built_in_contenders_across_hosts_figures_match_their_results() {
     );
     assert!(page.contains(&cost), "{cost}");
 }
+
+/// The measured example of the pipelines across hosts in docs/hosts.md: every figure of its
+/// prose from the committed results.
+#[test]
+fn the_pipelines_across_hosts_figures_match_their_results() {
+    use iobound::run::results::Results;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let page = std::fs::read_to_string(root.join("docs/hosts.md"))
+        .unwrap()
+        .replace('\n', " ");
+    let dir = root.join("docs/results/hosts-netns-pipeline-2026-11-25");
+    let r = Results::load(&dir.join("results.json")).unwrap();
+    assert_eq!(r.runs.len(), 9);
+    for run in &r.runs {
+        let s = &run.summary;
+        assert_eq!(s.ok + s.drained + s.errors.total() + s.errors.cut, s.due);
+        assert_eq!(s.due, 20_000);
+        let d = run.details.delivery().unwrap();
+        assert_eq!((d.sent, d.received, d.lost), (20_000, 20_000, 0));
+        assert_eq!(run.load_hosts.iter().map(|h| h.due).sum::<u64>(), s.due);
+        for h in &run.load_hosts {
+            assert_eq!(
+                (h.due, h.ok, h.load.as_str()),
+                (10_000, 10_000, "500 records/s")
+            );
+        }
+    }
+    assert!(page.contains(
+        "Every run delivered all of its 20,000 records (none lost; each host's 10,000 found"
+    ));
+    let hosts: Vec<(&str, &str, Vec<usize>)> = r
+        .environment
+        .remote_hosts
+        .iter()
+        .map(|h| (h.name.as_str(), h.role.as_str(), h.cpus.clone()))
+        .collect();
+    assert_eq!(
+        hosts,
+        [
+            ("lg1", "load", vec![1]),
+            ("lg2", "load", vec![1]),
+            ("app", "contender", vec![0]),
+            ("db", "services", vec![1])
+        ]
+    );
+    assert!(r.environment.kafka.contains("on services host db"));
+    for c in &r.contenders {
+        let v = c.verification.as_ref().unwrap();
+        assert!(v.passed && v.cases.len() == 2, "{}", c.name);
+    }
+    let fig = |c: &str| iobound::stats::cell(&r, &dir, "rate-1000", c).unwrap();
+    let (pool, virt, reactive) = (
+        fig("pipeline-threadpool"),
+        fig("pipeline-virtual"),
+        fig("pipeline-reactive"),
+    );
+    let rates: Vec<f64> = [&pool, &virt, &reactive]
+        .iter()
+        .map(|c| c.rps.value.round())
+        .collect();
+    let (lo, hi) = (
+        rates.iter().copied().fold(f64::MAX, f64::min),
+        rates.iter().copied().fold(0.0, f64::max),
+    );
+    assert!(
+        page.contains(&format!("({lo} to {hi} records a second)")),
+        "{lo} {hi}"
+    );
+    let text = format!(
+        "The p50 runs from {:.1} ms (thread pool) to {:.1} ms (reactive) and the p99 from {:.1} to {:.1} ms",
+        pool.p50.value, reactive.p50.value, pool.p99.value, reactive.p99.value
+    );
+    assert!(page.contains(&text), "{text}");
+    let cost = format!(
+        "the thread pool peaks at {} threads and {:.1} ms of CPU per 1,000 records, the reactive one at {} threads and {:.1} ms",
+        iobound::report::fmt_num(pool.peak_threads.value, 0),
+        pool.cpu_ms_per_1k.value,
+        reactive.peak_threads.value,
+        reactive.cpu_ms_per_1k.value
+    );
+    assert!(page.contains(&cost), "{cost}");
+    assert!(page.contains("Three runs are too few to test a difference"));
+}

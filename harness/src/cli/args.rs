@@ -45,7 +45,7 @@ Example (a CI step):
 const HOSTS_HELP: &str = "\
 An inventory names each host, its SSH destination and its roles: `contender` (the server
 under test), `load` (runs a share of the load with iobound's own driver) and `services`
-(PostgreSQL and the downstream service of iobound's own contenders). Write it as hosts.toml:
+(PostgreSQL, Kafka and the downstream service of iobound's own contenders). Write it as hosts.toml:
 
   [[host]]
   name = \"app\"
@@ -314,8 +314,9 @@ pub struct RunArgs {
     /// Inventory of hosts (hosts.toml, or an Ansible INI or YAML inventory): the load comes
     /// from its `load` hosts over SSH, each driving its share. With --url the server is on
     /// its `contender` host (--cmd starts it there, --pid or --cmd sample it); without, the
-    /// built-in contenders are copied there, and their services started on its `services`
-    /// host. Check it first with `iobound hosts check FILE`
+    /// built-in contenders are copied there, their services (PostgreSQL, Kafka, downstream)
+    /// started on its `services` host, a pipeline's records sent from the load hosts. Check
+    /// it first with `iobound hosts check FILE`
     #[arg(long, value_name = "FILE")]
     pub hosts: Option<PathBuf>,
     /// Warm-up before each measured run (not recorded)

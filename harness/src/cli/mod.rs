@@ -5,6 +5,7 @@
 //! bodies), `bench` (the driver benchmark against wrk), `verdicts` (verdicts after every round
 //! and when automatic repeats stop).
 
+mod agent;
 mod args;
 mod bench;
 mod commands;
@@ -15,7 +16,7 @@ mod verdicts;
 use crate::plan::PlanFile;
 use crate::services::ServiceChoice;
 use anyhow::Result;
-use args::{AgentCmd, BenchCmd, Cli, Cmd, HostsCmd};
+use args::{BenchCmd, Cli, Cmd, HostsCmd};
 use clap::Parser;
 use std::path::{Path, PathBuf};
 
@@ -119,32 +120,7 @@ pub fn main() -> Result<i32> {
         Cmd::Hosts {
             what: HostsCmd::Check { file },
         } => commands::hosts_check(&file),
-        Cmd::Agent {
-            what: AgentCmd::Drive,
-        } => commands::agent_drive(),
-        Cmd::Agent {
-            what: AgentCmd::Contender,
-        } => commands::agent_contender(),
-        Cmd::Agent {
-            what: AgentCmd::Probe { address, ports },
-        } => commands::agent_probe(address, ports),
-        Cmd::Agent {
-            what:
-                AgentCmd::Postgres {
-                    address,
-                    port,
-                    data,
-                },
-        } => commands::agent_postgres(address, port, &data),
-        Cmd::Agent {
-            what:
-                AgentCmd::Kafka {
-                    address,
-                    port,
-                    controller_port,
-                    data,
-                },
-        } => commands::agent_kafka(address, (port, controller_port), &data),
+        Cmd::Agent { what } => agent::run(what),
         Cmd::Downstream(a) => commands::downstream_cmd(&a),
     }
 }

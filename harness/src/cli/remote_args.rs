@@ -58,4 +58,15 @@ pub enum AgentCmd {
         #[arg(long)]
         data: PathBuf,
     },
+    /// GET PATH from ADDRESS (a loopback address of this host) and write the body of its 200
+    /// answer to standard output (a contender's pprof profile, for --profile)
+    Fetch {
+        #[arg(value_name = "ADDRESS")]
+        address: std::net::SocketAddr,
+        #[arg(value_name = "PATH")]
+        path: String,
+        /// How long to wait for the whole answer
+        #[arg(long, default_value_t = 60)]
+        timeout_s: u64,
+    },
 }

@@ -30,8 +30,6 @@ pub struct Fleet {
     /// What has been copied to the contender host's run directory so far (repository paths),
     /// so that each contender's files cross once per run.
     pub shipped: std::sync::Mutex<std::collections::BTreeSet<std::path::PathBuf>>,
-    /// The pipelines' load tool on the load hosts, when a pipeline runs.
-    pub record_load: Option<super::record_load::RecordLoadHosts>,
     /// The only address HTTP load may go to (a pipeline's records go to the broker on the
     /// services host).
     pub contender_address: IpAddr,
@@ -63,7 +61,6 @@ impl Fleet {
             contender: None,
             services: None,
             shipped: Default::default(),
-            record_load: None,
             contender_address: contender.address,
             contender_name: contender.name.clone(),
             _control: control,

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// How far ahead the common start is set: time for every host's JVM to start, connect to the
 /// broker and find the end of `output` (a tool ready later says so in its report).
-const START_AHEAD: Duration = Duration::from_secs(4);
+const START_AHEAD: Duration = Duration::from_secs(6);
 
 /// The load tool, ready on every load host: its jar copied there, the JDK found there (one
 /// per load host, in the fleet's order).

@@ -5,6 +5,7 @@
 //! sampled there like any server on that host, and stopped after the repeat.
 
 use super::launch::STOP_GRACE;
+use super::profile::{Place, Profiler};
 use super::round::RunCtx;
 use crate::remote::contender::{ContenderJob, RemoteContender};
 use crate::remote::deploy::{Fleet, HostReady};
@@ -13,12 +14,13 @@ use crate::services::manifest::{Manifest, StartVars};
 use crate::util::interrupt;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// A contender started on its host.
 struct Started {
+    name: String,
     remote: Arc<RemoteContender>,
     addr: SocketAddr,
     argv: Vec<String>,
@@ -45,6 +47,11 @@ impl RunCtx<'_> {
             "\n[{}] run {run} of {} on contender host {}",
             m.name, self.plan.runs, host.ssh.host.name
         );
+        self.profiler = self
+            .plan
+            .profile
+            .then(|| profiler_there(host, m, run))
+            .transpose()?;
         let started = match self.start_deployed(fleet, host, m, tunables, &format!("run{run}")) {
             Ok(s) => s,
             Err(_) if interrupt::stopped() => {
@@ -73,25 +80,8 @@ impl RunCtx<'_> {
             if interrupt::stopped() {
                 break;
             }
-            let mut not_run = current
-                .remote
-                .exited()
-                .map(|why| format!("not run: the contender had exited ({why})"));
-            if not_run.is_none() && s.restart && si > 0 {
-                current.remote.stop(STOP_GRACE, &current.log);
-                eprintln!("[{}] stopped; restarting for {}", m.name, s.name);
-                match self.start_deployed(fleet, host, m, tunables, &format!("run{run}.{}", s.name))
-                {
-                    Ok(again) => current = again,
-                    Err(e) => {
-                        not_run = Some(format!(
-                            "not run: the restart before {} failed: {e:#}",
-                            s.name
-                        ));
-                    }
-                }
-            }
-            if let Some(why) = not_run {
+            let restart = (s.restart && si > 0).then_some((s.name.as_str(), run));
+            if let Err(why) = self.ready_for(&mut current, (fleet, host), m, tunables, restart) {
                 for rest in &self.plan.scenarios[si..] {
                     self.res
                         .runs
@@ -103,10 +93,42 @@ impl RunCtx<'_> {
             self.scenario(&m.name, None, current.addr, s, run);
             self.res.save(self.dir)?;
         }
+        self.stop_deployed(&current, &host.ssh.host.name);
+        self.res.save(self.dir)
+    }
+
+    /// Whether the contender can take the next scenario: not if it has exited; restarted first
+    /// when `restart` names the scenario (and the repeat). Err says why it is not run.
+    fn ready_for(
+        &mut self,
+        current: &mut Started,
+        (fleet, host): (&Fleet, &HostReady),
+        m: &Manifest,
+        tunables: &BTreeMap<String, String>,
+        restart: Option<(&str, u32)>,
+    ) -> std::result::Result<(), String> {
+        if let Some(why) = current.remote.exited() {
+            return Err(format!("not run: the contender had exited ({why})"));
+        }
+        if let Some((scenario, run)) = restart {
+            current.remote.stop(STOP_GRACE, &current.log);
+            eprintln!("[{}] stopped; restarting for {scenario}", m.name);
+            let tag = format!("run{run}.{scenario}");
+            *current = self
+                .start_deployed(fleet, host, m, tunables, &tag)
+                .map_err(|e| format!("not run: the restart before {scenario} failed: {e:#}"))?;
+        }
+        Ok(())
+    }
+
+    /// Stops the contender on its host (its log copied back) and removes its profiler's files.
+    fn stop_deployed(&mut self, current: &Started, host: &str) {
         self.remote = None;
         current.remote.stop(STOP_GRACE, &current.log);
-        eprintln!("[{}] stopped on host {}", m.name, host.ssh.host.name);
-        self.res.save(self.dir)
+        eprintln!("[{}] stopped on host {host}", current.name);
+        if let Some(p) = self.profiler.take() {
+            p.clean_up();
+        }
     }
 
     /// Copies what `m` needs (once per run), starts it on `host` and waits until it answers
@@ -171,6 +193,7 @@ impl RunCtx<'_> {
             remote.pid
         );
         Ok(Started {
+            name: m.name.clone(),
             remote,
             addr,
             argv,
@@ -207,6 +230,21 @@ impl RunCtx<'_> {
             tunables,
         )
     }
+}
+
+/// With --profile: `m`'s profiler on the contender host (the JDK found there for JFR, a port
+/// free on its loopback for pprof, a folder in the run's directory there for raw files).
+fn profiler_there(host: &HostReady, m: &Manifest, run: u32) -> Result<Profiler> {
+    let probe = Probe::of(host, IpAddr::V4(Ipv4Addr::LOCALHOST), 1)?;
+    let place = Place::Host {
+        ssh: Box::new(host.ssh.clone()),
+        binary: host.binary.clone(),
+    };
+    let work = PathBuf::from(format!("{}/profiles/.{}.run{run}", host.dir, m.name));
+    let java = probe.java.as_deref().map(Path::new);
+    let kind = m.profiler_kind().unwrap_or_default();
+    Profiler::new(kind, java, &work, place, probe.ports[0])
+        .with_context(|| format!("--profile for {} on host {}", m.name, host.ssh.host.name))
 }
 
 /// Copies what `m` needs and the host does not have yet from this run.

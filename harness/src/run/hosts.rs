@@ -10,26 +10,19 @@ use crate::remote::deploy::{Fleet, HostReady};
 use crate::remote::record_load::RecordLoadHosts;
 use crate::remote::services_host::{Needs, ServicesHost};
 use crate::services::Services;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use std::path::Path;
 
-/// What a plan cannot do across hosts yet, refused before anything starts.
-pub(super) fn check_plan(plan: &Plan) -> Result<()> {
-    if plan.profile {
-        bail!("--hosts: --profile is not available for a contender on its own host yet; run without --profile, or profile on this machine");
-    }
-    Ok(())
-}
-
-/// Connects to the inventory's hosts and copies iobound to each; the results say where
-/// the load came from and how it was pinned.
+/// Connects to the inventory's hosts and copies iobound to each (and the Kafka load tool to
+/// the load hosts when a pipeline runs there); the results say where the load came from and
+/// how it was pinned.
 pub(super) fn connect_hosts(
     inv: &crate::plan::hosts::Inventory,
     opts: &Options,
     plan: &Plan,
     dir: &Path,
     res: &mut Results,
-) -> Result<Fleet> {
+) -> Result<(Fleet, Option<RecordLoadHosts>)> {
     eprintln!("iobound: connecting to the load hosts and copying iobound to each");
     // The contender host too when iobound starts (--cmd) or samples (--pid) the server there,
     // or deploys its own contenders there (no --url), which need the services host too.
@@ -39,11 +32,13 @@ pub(super) fn connect_hosts(
             .external
             .as_ref()
             .is_some_and(|e| e.process != ExternalProcess::None);
-    let mut fleet = Fleet::connect(inv, on_contender, deploying)?;
-    if deploying && plan.has_pipeline() {
+    let fleet = Fleet::connect(inv, on_contender, deploying)?;
+    let record_load = if deploying && plan.has_pipeline() {
         eprintln!("iobound: copying the Kafka load tool to the load hosts");
-        fleet.record_load = Some(RecordLoadHosts::prepare(&fleet, &opts.root)?);
-    }
+        Some(RecordLoadHosts::prepare(&fleet, &opts.root)?)
+    } else {
+        None
+    };
     res.environment.remote_hosts = remote_hosts(&fleet);
     let drivers: Vec<String> = fleet
         .load
@@ -86,7 +81,7 @@ pub(super) fn connect_hosts(
     );
     res.save(dir)?;
     eprintln!("iobound: {}", res.environment.pinning);
-    Ok(fleet)
+    Ok((fleet, record_load))
 }
 
 /// The services on the services host (built-in contenders with --hosts), recorded in the

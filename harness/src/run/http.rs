@@ -275,11 +275,15 @@ impl RunCtx<'_> {
         s: &Scenario,
         run: u32,
     ) -> Option<(super::profile::Session, String)> {
-        let (p, proc) = (self.profiler.as_ref()?, proc?);
-        let stem = format!("profiles/{name}.{}.run{run}", s.name);
-        let jfr = self.dir.join(format!("{stem}.jfr"));
+        let p = self.profiler.as_ref()?;
+        // The contender here, or on its host.
+        let pid = proc
+            .map(|p| p.pid)
+            .or_else(|| self.remote.as_ref().map(|r| r.pid))?;
+        let file = format!("{name}.{}.run{run}", s.name);
+        let stem = format!("profiles/{file}");
         let _ = std::fs::create_dir_all(self.dir.join("profiles"));
-        match p.begin(proc.pid, s.load.profile.duration(), &jfr) {
+        match p.begin(pid, s.load.profile.duration(), &file) {
             Ok(session) => Some((session, stem)),
             Err(e) => {
                 eprintln!("[{name}] warning: the profiler did not start: {e:#}");

@@ -30,6 +30,7 @@ pub mod launch;
 mod overload;
 pub mod pipeline;
 pub mod profile;
+pub mod profile_place;
 pub mod results;
 mod round;
 mod slo;
@@ -43,6 +44,7 @@ mod writes;
 
 use crate::plan::Plan;
 use crate::remote::deploy::Fleet;
+use crate::remote::record_load::RecordLoadHosts;
 use crate::services::manifest::{self, Manifest};
 use crate::services::{contender, ServiceChoice, Services};
 use crate::util::interrupt;
@@ -78,9 +80,6 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
     if let Some(ext) = &opts.external {
         ext.check(opts.hosts.is_some())?;
         return Ok((Vec::new(), None));
-    }
-    if opts.hosts.is_some() {
-        hosts::check_plan(plan)?;
     }
     let all = manifest::discover(&opts.root)?;
     let mut out = Vec::new();
@@ -134,23 +133,34 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
         None
     };
     if plan.profile {
-        // The profilers' own tools are checked before anything starts.
-        for p in &out {
-            let kind = p.manifest.profiler_kind().unwrap_or_default();
-            profile::Profiler::new(kind, java.as_deref(), &std::env::temp_dir())
-                .with_context(|| format!("--profile for {}", p.manifest.name))?;
-            if kind == "pprof"
-                && std::process::Command::new("go")
-                    .arg("version")
-                    .output()
-                    .map(|o| !o.status.success())
-                    .unwrap_or(true)
-            {
-                bail!("--profile for {}: reading a pprof profile needs Go's `go tool pprof`, and `go` is not on PATH; install Go or leave {} out with -c", p.manifest.name, p.manifest.name);
-            }
-        }
+        check_profilers(&out, java.as_deref(), opts.hosts.is_some())?;
     }
     Ok((out, java))
+}
+
+/// The profilers' own tools, checked before anything starts: the JDK's jcmd and jfr here
+/// (with --hosts the JDK is the contender host's, checked there at its start), and `go` here
+/// for reading pprof profiles.
+fn check_profilers(prepared: &[Prepared], java: Option<&Path>, on_hosts: bool) -> Result<()> {
+    for p in prepared {
+        let kind = p.manifest.profiler_kind().unwrap_or_default();
+        if !on_hosts {
+            let work = std::env::temp_dir().join(format!("iobound-profile-{}", std::process::id()));
+            let checked = profile::Profiler::new(kind, java, &work, profile::Place::Here, 0);
+            let _ = std::fs::remove_dir(&work);
+            checked.with_context(|| format!("--profile for {}", p.manifest.name))?;
+        }
+        if kind == "pprof"
+            && std::process::Command::new("go")
+                .arg("version")
+                .output()
+                .map(|o| !o.status.success())
+                .unwrap_or(true)
+        {
+            bail!("--profile for {}: reading a pprof profile needs Go's `go tool pprof`, and `go` is not on PATH; install Go or leave {} out with -c", p.manifest.name, p.manifest.name);
+        }
+    }
+    Ok(())
 }
 
 fn results_dir(base: &Path, plan: &Plan) -> Result<PathBuf> {
@@ -280,25 +290,13 @@ pub fn run_plan(
         .build()?;
     let mut res = new_results(plan, opts, &prepared, java.as_deref())?;
     res.save(&dir)?;
-    let runs = match plan.sequential {
-        Some(_) => format!(
-            "up to {} runs (auto: until every difference is decided)",
-            plan.runs
-        ),
-        None => format!("{} run(s)", plan.runs),
-    };
-    eprintln!(
-        "iobound: plan {:?}: {} contender(s) x {} scenario(s) x {runs}; results in {}",
-        plan.name,
-        res.contenders.len(),
-        plan.scenarios.len(),
-        dir.display()
-    );
-    eprintln!("iobound: {}", res.environment.pinning);
-
-    let fleet = match &opts.hosts {
-        Some(inv) => Some(hosts::connect_hosts(inv, opts, plan, &dir, &mut res)?),
-        None => None,
+    announce(plan, opts, &res, &dir);
+    let (fleet, record_load) = match &opts.hosts {
+        Some(inv) => {
+            let (fleet, record_load) = hosts::connect_hosts(inv, opts, plan, &dir, &mut res)?;
+            (Some(fleet), record_load)
+        }
+        None => (None, None),
     };
     let mut services = None;
     let mut services_host = None;
@@ -324,6 +322,7 @@ pub fn run_plan(
             java: java.as_deref(),
             after: after_round,
             fleet: fleet.as_ref(),
+            record_load: record_load.as_ref(),
         },
     );
     if let Some(s) = services.as_mut() {
@@ -342,12 +341,36 @@ pub fn run_plan(
     Ok((dir, res))
 }
 
+/// What the plan runs and where its results go, said before anything starts.
+fn announce(plan: &Plan, opts: &Options, res: &Results, dir: &Path) {
+    let runs = match plan.sequential {
+        Some(_) => format!(
+            "up to {} runs (auto: until every difference is decided)",
+            plan.runs
+        ),
+        None => format!("{} run(s)", plan.runs),
+    };
+    eprintln!(
+        "iobound: plan {:?}: {} contender(s) x {} scenario(s) x {runs}; results in {}",
+        plan.name,
+        res.contenders.len(),
+        plan.scenarios.len(),
+        dir.display()
+    );
+    if opts.hosts.is_none() {
+        // With --hosts the pinning is the hosts' own, said once they are connected.
+        eprintln!("iobound: {}", res.environment.pinning);
+    }
+}
+
 /// What every round runs and what is asked after it.
 struct Round<'a, 'b> {
     prepared: &'a [Prepared],
     java: Option<&'a Path>,
     after: AfterRound<'b>,
     fleet: Option<&'a Fleet>,
+    /// The pipelines' load tool on the load hosts (with --hosts, when a pipeline runs).
+    record_load: Option<&'a RecordLoadHosts>,
 }
 
 fn run_rounds(
@@ -364,6 +387,7 @@ fn run_rounds(
         java,
         after,
         fleet,
+        record_load,
     } = round;
     let mut ctx = RunCtx {
         plan,
@@ -377,6 +401,7 @@ fn run_rounds(
         settle: Default::default(),
         profiler: None,
         fleet,
+        record_load,
         remote: None,
         host_shares: Default::default(),
     };

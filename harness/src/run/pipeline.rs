@@ -10,6 +10,7 @@ use super::round::{failed_run, new_run, RunCtx};
 use crate::driver::summary::{decode_histogram, IntervalRow, Latency};
 use crate::plan::{Profile, Scenario};
 use crate::remote::deploy::Fleet;
+use crate::remote::record_load::RecordLoadHosts;
 use crate::sampler;
 use crate::services::contender::{log_tail, Running};
 use crate::services::kafka::{run_load, Kafka, LoadReport, RecordLoad};
@@ -39,7 +40,7 @@ impl RunCtx<'_> {
         };
         let load = Pipeline {
             kafka,
-            fleet: self.fleet,
+            hosts: self.fleet.zip(self.record_load),
             cpus: self.plan.driver_cpus.clone(),
             logs: self.dir.join("logs"),
             rate,
@@ -147,7 +148,7 @@ impl RunCtx<'_> {
 /// load tool's CPUs here, its log folder, the rate, and how long to wait for the last records.
 struct Pipeline<'a> {
     kafka: &'a Kafka,
-    fleet: Option<&'a Fleet>,
+    hosts: Option<(&'a Fleet, &'a RecordLoadHosts)>,
     cpus: Vec<usize>,
     logs: PathBuf,
     rate: f64,
@@ -166,9 +167,8 @@ impl Pipeline<'_> {
             seconds: seconds.as_secs_f64(),
             drain: self.drain,
         };
-        match self.fleet.map(|f| (f, f.record_load.as_ref())) {
-            Some((fleet, Some(hosts))) => hosts.run(fleet, self.kafka, &self.logs, load, tag, tick),
-            Some((_, None)) => anyhow::bail!("the load hosts have no Kafka load tool"),
+        match self.hosts {
+            Some((fleet, hosts)) => hosts.run(fleet, self.kafka, &self.logs, load, tag, tick),
             None => run_load(self.kafka, &self.cpus, &self.logs, load, tag, tick),
         }
     }
@@ -184,6 +184,9 @@ fn delivered(r: &mut Run, report: &LoadReport, rate: f64, seconds: f64) -> u64 {
     // the ones that arrived while draining count in latency, not in throughput.
     let inside: u64 = r.intervals.iter().filter(|i| !i.drain).map(|i| i.ok).sum();
     r.summary.duration_s = seconds;
+    // Every record sent is due: it arrives enriched (ok, in the measured phase or while
+    // draining), arrives marked failed, or is lost.
+    r.summary.due = report.sent;
     r.summary.ok = inside;
     r.summary.drained = ok.saturating_sub(inside);
     r.summary.rps = inside as f64 / seconds;
@@ -261,5 +264,26 @@ mod tests {
             (rows[1].drain, rows[2].drain, rows[2].latency.p99),
             (false, true, 9.0)
         );
+    }
+
+    #[test]
+    fn every_record_sent_is_due_and_accounted_for() {
+        // 10 sent at 5/s for 2 s: 6 arrive enriched inside the 2 s, 1 while draining, 1 marked
+        // failed, 2 never arrive.
+        let r: LoadReport = serde_json::from_str(
+            r#"{"sent":10,"received":8,"duplicates":0,"failed":1,"malformed":0,"lost":2,"lost_examples":[3,7],"histogram":"","intervals":[
+            {"t":0,"ok":3,"errors":0,"lag":0,"p50":5,"p90":6,"p99":7,"max":8},{"t":1,"ok":3,"errors":1,"lag":0,"p50":5,"p90":6,"p99":7,"max":8},
+            {"t":2,"ok":1,"errors":0,"lag":0,"p50":5,"p90":6,"p99":9,"max":9}]}"#,
+        )
+        .unwrap();
+        let mut run = Run::new("p", "s", 1, "", serde_json::Value::Null, "");
+        delivered(&mut run, &r, 5.0, 2.0);
+        let s = &run.summary;
+        assert_eq!((s.due, s.ok, s.drained), (10, 6, 1));
+        assert_eq!(s.ok + s.drained + s.errors.total() + s.errors.cut, s.due);
+        assert!(run
+            .failure
+            .unwrap()
+            .contains("2 of 10 records never arrived"));
     }
 }

@@ -34,6 +34,8 @@ pub(super) struct RunCtx<'a> {
     pub profiler: Option<super::profile::Profiler>,
     /// With --hosts: the load hosts the driver runs on instead of this machine.
     pub fleet: Option<&'a crate::remote::deploy::Fleet>,
+    /// With --hosts and a pipeline: the Kafka load tool on the load hosts.
+    pub record_load: Option<&'a crate::remote::record_load::RecordLoadHosts>,
     /// With --hosts and --cmd or --pid: the server on the contender host, sampled there.
     pub remote: Option<std::sync::Arc<crate::remote::contender::RemoteContender>>,
     /// What each load host did in the last load driven (empty for local load).
@@ -91,6 +93,8 @@ impl RunCtx<'_> {
                     .dir
                     .join("profiles")
                     .join(format!(".{}.run{run}", m.name)),
+                super::profile::Place::Here,
+                crate::services::contender::free_port()?,
             )?);
         }
         let Some(mut proc) = self.start_and_verify(index, m, tunables, java, run)? else {
