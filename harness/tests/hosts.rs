@@ -689,9 +689,7 @@ fn deployed_run(inv: &Path, plan: &Path, out: &Path) -> Command {
 #[ignore = "needs root, iproute2, openssh-server and the built Go contender; run by ./iobound test"]
 fn a_built_in_contender_runs_on_its_host_with_its_services_on_another() {
     let _alone = alone();
-    let go = common::repo_root().join("contenders/go/target/go-server");
-    if !go.is_file() {
-        missing_prerequisite("the built Go contender (./iobound build)");
+    if !built(&["contenders/go/target/go-server"]) {
         return;
     }
     let Some(lab) = Lab::with_options(
@@ -784,6 +782,36 @@ fn a_built_in_contender_runs_on_its_host_with_its_services_on_another() {
     assert!(results_dir(&out).join("logs/postgres.log").is_file());
     lab.assert_nothing_left_on(&all, &before);
 
+    // A capacity search of the same contender on its host: every probe's load from both load
+    // hosts; Go keeps a 50 ms wait's p99 within 200 ms up to the search's maximum.
+    let out = dir.path().join("capacity");
+    let o = Command::new(exe())
+        .args(["capacity", "--hosts"])
+        .arg(&inv)
+        .args(["-c", "go", "--path", "/delay?ms=50", "--slo", "p99<=200ms"])
+        .args(["--rate", "100", "--max-rate", "400", "--duration", "2s"])
+        .args(["--repeats", "1", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let res = load_results(&results_dir(&out));
+    assert_eq!(res["contenders"][0]["verification"]["passed"], true);
+    let c = &res["capacity"][0];
+    assert_eq!(
+        (c["capacity_rps"].as_f64(), c["failed_rps"].as_f64()),
+        (Some(400.0), None),
+        "{c}"
+    );
+    let probes = res["runs"].as_array().unwrap();
+    assert!(probes.len() >= 2, "{c}");
+    for probe in probes {
+        let (ok, errors, cut, due) = counts(probe);
+        assert_eq!(ok + errors + cut, due);
+        assert_eq!(probe["load_hosts"].as_array().unwrap().len(), 2);
+    }
+    lab.assert_nothing_left_on(&all, &before);
+
     // Ctrl-C while it is measured: every host is left clean within seconds.
     let plan = deployed_plan(dir.path(), 30);
     let out = dir.path().join("interrupted");
@@ -802,6 +830,19 @@ fn a_built_in_contender_runs_on_its_host_with_its_services_on_another() {
     std::thread::sleep(Duration::from_millis(500));
     lab.assert_nothing_left_on(&all, &before);
     assert_eq!(load_results(&results_dir(&out))["complete"], false);
+}
+
+/// Whether every one of `paths` (in the repository) has been built; the first missing one is
+/// reported as a missing prerequisite.
+fn built(paths: &[&str]) -> bool {
+    let root = common::repo_root();
+    match paths.iter().find(|p| !root.join(p).exists()) {
+        Some(p) => {
+            missing_prerequisite(&format!("{p} (./iobound build)"));
+            false
+        }
+        None => true,
+    }
 }
 
 /// A pipeline plan: `rate` records/s for `seconds`.
@@ -839,16 +880,12 @@ timeout = "10s"
 #[ignore = "needs root, iproute2, openssh-server, a JDK and the built pipelines; run by ./iobound test"]
 fn a_pipeline_runs_with_kafka_on_the_services_host_and_records_from_two_load_hosts() {
     let _alone = alone();
-    let root = common::repo_root();
-    for built in [
+    if !built(&[
         "contenders/pipeline/target/pipeline.jar",
         "services/kafka-load/target/kafka-load.jar",
         ".cache/kafka/libs/kafka_2.13-4.4.0.jar",
-    ] {
-        if !root.join(built).is_file() {
-            missing_prerequisite(&format!("{built} (./iobound build)"));
-            return;
-        }
+    ]) {
+        return;
     }
     let Some(lab) = Lab::with_options(
         vec!["app", "db", "lg1", "lg2"],
@@ -925,16 +962,12 @@ fn a_pipeline_runs_with_kafka_on_the_services_host_and_records_from_two_load_hos
 #[ignore = "needs root, iproute2, openssh-server, Go and the built contenders; run by ./iobound test"]
 fn profiles_are_taken_on_the_contender_host() {
     let _alone = alone();
-    let root = common::repo_root();
-    for built in [
+    if !built(&[
         "contenders/go/target/go-server",
         "contenders/node/node_modules",
         "contenders/spring-mvc/target/spring-mvc.jar",
-    ] {
-        if !root.join(built).exists() {
-            missing_prerequisite(&format!("{built} (./iobound build)"));
-            return;
-        }
+    ]) {
+        return;
     }
     let Some(lab) = Lab::with_options(
         vec!["app", "db", "lg1"],

@@ -11,8 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The agent: reads a job from the first line of `input`, drives it, and writes lines to
-/// `out` until the load ends. Later input ("stop", or its end when the connection to the
-/// controller goes) stops the load: nothing of it outlives the controller.
+/// `out` until the load ends. Later input: "finish" ends the load early as a settled warm-up
+/// does (nothing more is sent, what is in flight is waited for); "stop", or the end of input
+/// when the connection to the controller goes, stops it: nothing of it outlives the controller.
 pub fn agent(mut input: impl BufRead + Send + 'static, out: &mut impl Write) -> Result<()> {
     let mut first = String::new();
     input.read_line(&mut first)?;
@@ -39,7 +40,7 @@ pub fn agent(mut input: impl BufRead + Send + 'static, out: &mut impl Write) -> 
     };
     let live = Arc::new(Live::mirrored(start));
     let cancel = Arc::new(AtomicBool::new(false));
-    stop_on_request(input, cancel.clone());
+    stop_on_request(input, cancel.clone(), live.clone());
     let cfg = DriverConfig {
         threads: job.threads.max(1),
         cpus: job.cpus.clone(),
@@ -69,14 +70,20 @@ pub fn agent(mut input: impl BufRead + Send + 'static, out: &mut impl Write) -> 
     Ok(())
 }
 
-/// Sets `cancel` on "stop", or at the end of input (the controller or its connection went
-/// away).
-fn stop_on_request(mut input: impl BufRead + Send + 'static, cancel: Arc<AtomicBool>) {
+/// Finishes the load early on "finish"; sets `cancel` on "stop", or at the end of input (the
+/// controller or its connection went away).
+fn stop_on_request(
+    mut input: impl BufRead + Send + 'static,
+    cancel: Arc<AtomicBool>,
+    live: Arc<Live>,
+) {
     std::thread::spawn(move || {
         let mut line = String::new();
         while input.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
-            if line.trim() == "stop" {
-                break;
+            match line.trim() {
+                "stop" => break,
+                "finish" => live.finish_early(),
+                _ => {}
             }
             line.clear();
         }
@@ -130,5 +137,89 @@ pub(super) fn live_line(live: &Live) -> Line {
         latency_us: live.latency_us.load(Ordering::Relaxed),
         due: live.due.load(Ordering::Relaxed),
         buckets: live.snapshot(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::Load;
+    use crate::plan::Profile;
+    use std::io::Read;
+    use std::net::TcpListener;
+
+    /// A keep-alive HTTP server answering every request with 200 "ok".
+    fn answering_server() -> std::net::SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for conn in listener.incoming().flatten() {
+                std::thread::spawn(move || {
+                    let mut conn = conn;
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    while let Ok(n) = conn.read(&mut chunk) {
+                        if n == 0 {
+                            break;
+                        }
+                        buf.extend_from_slice(&chunk[..n]);
+                        while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                            buf.drain(..end + 4);
+                            let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+                            if conn.write_all(answer).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        addr
+    }
+
+    #[test]
+    fn finish_ends_a_hosts_load_early_and_keeps_what_it_measured() {
+        let job = Job {
+            host: "here".into(),
+            addr: answering_server(),
+            path: "/".into(),
+            mix: Vec::new(),
+            close: false,
+            tag: String::new(),
+            load: Load {
+                profile: Profile::Closed {
+                    users: 2,
+                    step_users: 0,
+                    steps: 0,
+                    level: Duration::from_secs(30),
+                    think: Duration::from_millis(5),
+                },
+                timeout: Duration::from_secs(5),
+                connection_close: false,
+            },
+            threads: 1,
+            cpus: Vec::new(),
+            start_unix: unix_now() + 0.2,
+        };
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        writeln!(writer, "{}", serde_json::to_string(&job).unwrap()).unwrap();
+        let t0 = Instant::now();
+        let ran = std::thread::spawn(move || {
+            let mut out = Vec::new();
+            agent(std::io::BufReader::new(reader), &mut out).map(|_| out)
+        });
+        std::thread::sleep(Duration::from_millis(1500));
+        writeln!(writer, "finish").unwrap();
+        let out = ran.join().unwrap().unwrap();
+        // A 30 s load that ends within seconds of "finish", with its input still open.
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+        let text = String::from_utf8(out).unwrap();
+        let end = text.lines().last().unwrap();
+        let Line::End { due, cancelled, .. } = serde_json::from_str::<Line>(end).unwrap() else {
+            panic!("the last line is not the end: {end}");
+        };
+        // Finished, not cancelled: what was sent was answered and counted.
+        assert!(due > 10 && !cancelled, "{end}");
+        drop(writer);
     }
 }

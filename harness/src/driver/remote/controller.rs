@@ -116,6 +116,15 @@ fn start_agents(
     Ok(agents)
 }
 
+impl Agents {
+    /// Sends `command` to every agent whose input is still open.
+    fn tell(&mut self, command: &str) {
+        for input in self.inputs.iter_mut().flatten() {
+            let _ = writeln!(input, "{command}");
+        }
+    }
+}
+
 /// What the hosts have sent so far, merged: their seconds added into one recorder, the
 /// driver's lateness and connection waits added, each host's counts and end kept.
 struct Merge {
@@ -216,13 +225,16 @@ pub fn run(
     let mut agents = start_agents(hosts, job, start_unix, &tx)?;
     drop(tx);
     let mut m = Merge::new(hosts.len(), start);
-    let mut stop_sent = false;
+    let (mut stop_sent, mut finish_sent) = (false, false);
     while m.closed < hosts.len() {
         if cancel.load(Ordering::SeqCst) && !stop_sent {
             stop_sent = true;
-            for input in agents.inputs.iter_mut().flatten() {
-                let _ = writeln!(input, "stop");
-            }
+            agents.tell("stop");
+        }
+        // A warm-up that has settled ends on every host, as it does here.
+        if live.finishing() && !finish_sent {
+            finish_sent = true;
+            agents.tell("finish");
         }
         let event = match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(e) => e,

@@ -35,9 +35,9 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * per-second rows and the lag (sent, not yet seen). Afterwards it checks that every sequence number
  * arrived (duplicates counted: the pipelines are at-least-once) and writes one JSON object to
  * {@code --out}. With {@code --start-epoch-ms} the schedule begins at that wall-clock time (the
- * common start of several load hosts, each with its own tag and share of the rate); the report
- * then says how late this tool was ready for it, and each second carries its histogram so that
- * the controller can add the hosts' seconds exactly.
+ * common start of several load hosts, each with its own tag and share of the rate); the report then
+ * says how late this tool was ready for it, and each second carries its histogram so that the
+ * controller can add the hosts' seconds exactly.
  */
 public final class LoadTool {
   public static void main(String[] argv) throws Exception {
@@ -79,6 +79,7 @@ public final class LoadTool {
 
   private final String bootstrap;
   private final String tag;
+
   /** How late (ms) this tool was ready for the given common start; 0 without one. */
   private long lateMs;
 
@@ -96,8 +97,7 @@ public final class LoadTool {
     return Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(buf.array(), n));
   }
 
-  String run(double rate, double seconds, double drainSeconds, long startEpochMs)
-      throws Exception {
+  String run(double rate, double seconds, double drainSeconds, long startEpochMs) throws Exception {
     long total = Math.round(rate * seconds);
     if (total > Integer.MAX_VALUE - 1) {
       throw new IllegalArgumentException("too many records: " + total);
