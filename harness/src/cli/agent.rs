@@ -76,7 +76,7 @@ fn kafka(address: std::net::IpAddr, ports: (u16, u16), data: &Path) -> Result<i3
     let libs = exe
         .parent()
         .unwrap_or(Path::new("."))
-        .join(".cache/kafka/libs");
+        .join(crate::services::kafka::LIBS);
     crate::services::kafka::serve(&java, &libs, address, ports, data)?;
     Ok(0)
 }

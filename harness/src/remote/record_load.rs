@@ -1,7 +1,7 @@
 //! The pipelines' record load from the load hosts: the Kafka load tool (a Java program) copied
 //! to each, started there under `iobound agent contender` (pinned to the host's CPUs) with its
 //! share of the rate, a tag of its own and the common start, and its report read back when it
-//! ends. The reports are added (remote::kafka_report::merge): every record sent by any host is
+//! ends. The reports are added (services::kafka_report::merge): every record sent by any host is
 //! looked for in `output`, and the latencies are those of all of them.
 
 use super::contender::{ContenderJob, RemoteContender};

@@ -2,8 +2,8 @@
 //! (`iobound downstream` there), when a scenario calls /messages PostgreSQL (`iobound agent
 //! postgres` there, from the binaries `./iobound build` fetched here, copied over, or the
 //! host's own), and for the pipelines the Kafka broker (`iobound agent kafka` there, from the
-//! jars `./iobound build` fetched here, copied over, on the host's JDK). Each is the child of an `iobound agent contender` on an SSH channel of its own,
-//! pinned to the host's CPUs, listening on the host's address, and stopped (its log copied
+//! jars `./iobound build` fetched here, copied over, on the host's JDK). Each is the child of
+//! an `iobound agent contender` on an SSH channel of its own, pinned to the host's CPUs, listening on the host's address, and stopped (its log copied
 //! back) when the run ends or the channel closes.
 
 use super::contender::{ContenderJob, RemoteContender};
@@ -14,7 +14,7 @@ use crate::services::corpus::Corpus;
 use crate::services::database::{self, Database, DbConfig};
 use crate::services::kafka::Kafka;
 use crate::services::Services;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -184,11 +184,13 @@ impl ServicesHost {
         logs: &Path,
         ports: (u16, u16),
     ) -> Result<Kafka> {
-        let libs = PathBuf::from(".cache/kafka/libs");
-        if !root.join(&libs).join("kafka_2.13-4.4.0.jar").exists() {
-            bail!("Kafka 4.4.0 is not in {}: run './iobound build' (it copies the broker's jars from Maven Central)", root.join(&libs).display());
-        }
-        ship::ship(h, root, &[libs], &h.dir)?;
+        crate::services::kafka::built_libs(root, "")?;
+        ship::ship(
+            h,
+            root,
+            &[PathBuf::from(crate::services::kafka::LIBS)],
+            &h.dir,
+        )?;
         let address = h.ssh.host.address;
         let bootstrap = SocketAddr::new(address, ports.0);
         let argv = [

@@ -99,9 +99,9 @@ impl Place {
                 let _ = std::fs::remove_file(path).or_else(|_| std::fs::remove_dir(path));
             }
             Place::Host { .. } => {
+                // -d: a file or an empty folder, in one round trip.
                 let p = path.display().to_string();
-                let _ = self.run(Path::new("rm"), &["-f", "--", &p]);
-                let _ = self.run(Path::new("rmdir"), &["--", &p]);
+                let _ = self.run(Path::new("rm"), &["-f", "-d", "--", &p]);
             }
         }
     }

@@ -24,6 +24,24 @@ pub struct Kafka {
     data: Option<PathBuf>,
 }
 
+/// Where `./iobound build` puts the broker's jars, in the repository (and beside iobound in a
+/// services host's run directory).
+pub const LIBS: &str = ".cache/kafka/libs";
+
+fn has_broker(libs: &Path) -> bool {
+    libs.join("kafka_2.13-4.4.0.jar").exists()
+}
+
+/// The broker's jars `./iobound build` fetched into this checkout; without them, an error
+/// saying so, ending with `otherwise` (another way, e.g. ", or give an external cluster").
+pub fn built_libs(root: &Path, otherwise: &str) -> Result<PathBuf> {
+    let libs = root.join(LIBS);
+    if !has_broker(&libs) {
+        bail!("Kafka 4.4.0 is not in {}: run './iobound build' (it copies the broker's jars from Maven Central){otherwise}", libs.display());
+    }
+    Ok(libs)
+}
+
 /// The Kafka load tool's jar, built with the Java contenders.
 pub fn tool_jar(root: &Path) -> PathBuf {
     root.join("services/kafka-load/target/kafka-load.jar")
@@ -129,7 +147,7 @@ pub fn serve(
     data: &Path,
 ) -> Result<()> {
     use std::os::unix::process::CommandExt;
-    if !libs.join("kafka_2.13-4.4.0.jar").exists() {
+    if !has_broker(libs) {
         bail!("Kafka 4.4.0 is not in {} on this host", libs.display());
     }
     std::fs::create_dir_all(data).with_context(|| format!("cannot create {}", data.display()))?;
@@ -161,10 +179,7 @@ impl Kafka {
         log: &Path,
         partitions: u32,
     ) -> Result<Kafka> {
-        let libs = root.join(".cache/kafka/libs");
-        if !libs.join("kafka_2.13-4.4.0.jar").exists() {
-            bail!("Kafka 4.4.0 is not in {}: run './iobound build' (it copies the broker's jars from Maven Central), or give an external cluster with --kafka-bootstrap", libs.display());
-        }
+        let libs = built_libs(root, ", or give an external cluster with --kafka-bootstrap")?;
         let tool = tool_jar(root);
         if !tool.exists() {
             bail!("{} is missing: run './iobound build'", tool.display());
