@@ -845,14 +845,14 @@ fn built(paths: &[&str]) -> bool {
     }
 }
 
-/// A pipeline plan: `rate` records/s for `seconds`.
+/// A pipeline plan: `rate` records/s for a 2 s warm-up and then for `seconds`.
 fn pipeline_plan(dir: &Path, rate: u32, seconds: u32) -> PathBuf {
     let plan = dir.join("pipeline.toml");
     let text = format!(
         r#"name = "pipeline-hosts"
 contenders = ["pipeline-virtual"]
 runs = 1
-warmup = "0s"
+warmup = "2s"
 
 [kafka]
 partitions = 4
@@ -930,6 +930,20 @@ fn a_pipeline_runs_with_kafka_on_the_services_host_and_records_from_two_load_hos
         assert_eq!(h["load"], "100 records/s");
     }
     let ok: u64 = hosts.iter().map(|h| h["ok"].as_u64().unwrap()).sum();
+    // The warm-up ran on both hosts in the same schedule just before (its 400 records are not
+    // among the 800 above); their seconds were added and judged (too short to be steady).
+    let w = &r["warmup"];
+    assert_eq!(
+        (w["rule"].as_str(), w["settled"].as_bool()),
+        (Some("trend-at-end"), Some(false)),
+        "{w}"
+    );
+    let curve: Vec<f64> = serde_json::from_value(w["curve"].clone()).unwrap();
+    let arrived: f64 = curve.iter().sum();
+    assert!(
+        curve.len() == 2 && arrived > 0.0 && arrived <= 400.0,
+        "{curve:?}"
+    );
     let s = &r["summary"];
     assert_eq!(
         s["ok"].as_u64().unwrap() + s["drained"].as_u64().unwrap(),

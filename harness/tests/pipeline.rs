@@ -52,4 +52,28 @@ fn a_pipeline_run_delivers_every_record_through_real_kafka() {
         run["resources"]["peak_threads"].as_u64().unwrap() > 0,
         "the contender was sampled"
     );
+    // The 2 s warm-up ran in the same schedule, just before: its records are not the measured
+    // run's (800 sent above are the measured 4 s), its seconds were kept and judged, and two
+    // seconds cannot show a steady state, so the run says it was not at one.
+    let w = &run["warmup"];
+    assert_eq!(
+        (
+            w["rule"].as_str(),
+            w["settled"].as_bool(),
+            w["seconds"].as_f64()
+        ),
+        (Some("trend-at-end"), Some(false), Some(2.0)),
+        "{w}"
+    );
+    let curve: Vec<f64> = serde_json::from_value(w["curve"].clone()).unwrap();
+    assert!(
+        curve.len() == 2 && curve.iter().sum::<f64>() > 0.0,
+        "records arrived during the warm-up: {curve:?}"
+    );
+    let warnings = run["driver"]["warnings"].to_string();
+    assert!(warnings.contains("not at steady state"), "{warnings}");
+    assert!(
+        !warnings.contains("was ready"),
+        "the load tool started in time: {warnings}"
+    );
 }

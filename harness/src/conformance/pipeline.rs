@@ -15,8 +15,10 @@ pub fn verify(kafka: &Kafka, cpus: &[usize], dir: &Path, name: &str) -> Verifica
         dir,
         RecordLoad {
             rate: 100.0,
+            warmup: 0.0,
             seconds: 2.0,
             drain: 20.0,
+            start_epoch_ms: None,
         },
         &tag,
         |_| !crate::util::interrupt::stopped(),

@@ -72,18 +72,20 @@ impl RecordLoadHosts {
     ) -> Result<LoadReport> {
         let start_unix = SystemTime::now().duration_since(UNIX_EPOCH)? + START_AHEAD;
         let start = Instant::now() + START_AHEAD;
-        let share = RecordLoad {
-            rate: load.rate / fleet.load.len() as f64,
-            ..load
-        };
         let mut tools = Vec::new();
         for (i, h) in fleet.load.iter().enumerate() {
             let at_ms = (start_unix.as_secs_f64() + h.clock_offset_s) * 1000.0;
+            let share = RecordLoad {
+                rate: load.rate / fleet.load.len() as f64,
+                start_epoch_ms: Some(at_ms as u64),
+                ..load
+            };
             let name = format!("{tag}-h{i}");
-            let tool = self.start(h, &self.java[i], kafka, share, &name, at_ms as u64)?;
+            let tool = self.start(h, &self.java[i], kafka, share, &name)?;
             tools.push((h, tool, name));
         }
-        let limit = START_AHEAD + Duration::from_secs_f64(load.seconds + load.drain + 30.0);
+        let limit =
+            START_AHEAD + Duration::from_secs_f64(load.warmup + load.seconds + load.drain + 30.0);
         let t0 = Instant::now();
         while !tools.iter().all(|(_, t, _)| t.exited().is_some()) {
             let going = match Instant::now().checked_duration_since(start) {
@@ -104,37 +106,21 @@ impl RecordLoadHosts {
             }
             std::thread::sleep(Duration::from_millis(250));
         }
-        let (mut reports, mut shares) = (Vec::new(), Vec::new());
-        for (h, t, name) in &tools {
-            let out = format!("{}/{name}.json", h.dir);
-            let text = h.ssh.output(&format!("cat -- '{out}'"));
-            let log = logs.join(format!("{name}.log"));
-            t.stop(Duration::from_secs(1), &log);
-            let Ok(text) = text else {
-                bail!(
-                    "the Kafka load tool on load host {} ended without a report ({}); last log lines:\n{}",
-                    h.ssh.host.name,
-                    t.exited().unwrap_or_default(),
-                    crate::services::contender::log_tail(&log, 12)
-                );
-            };
-            let _ = std::fs::remove_file(&log);
-            let report: LoadReport = serde_json::from_str(&text).with_context(|| {
-                format!(
-                    "the load tool's report from load host {} is not what iobound expects",
-                    h.ssh.host.name
-                )
-            })?;
-            shares.push(report.share(&h.ssh.host.name, share.rate));
-            reports.push(report);
-        }
+        let rate = load.rate / fleet.load.len() as f64;
+        let (reports, shares) = reports(&tools, logs, rate)?;
         let mut sum = merge(&reports)?;
         sum.hosts = shares;
+        // The hosts' seconds count from the common start (the warm-up's) and from the measured
+        // phase's start after it, in this machine's clock.
+        let start_ms = start_unix.as_millis() as u64;
+        sum.start_epoch_ms = start_ms + (load.warmup * 1000.0) as u64;
+        if let Some(w) = sum.warmup.as_mut() {
+            w.start_epoch_ms = start_ms;
+        }
         Ok(sum)
     }
 
-    /// Starts the load tool on `h` with `load`, tagged `name`, its schedule beginning at
-    /// `at_ms` (ms since 1970 by the host's clock).
+    /// Starts the load tool on `h` with `load` (its start by the host's clock), tagged `name`.
     fn start(
         &self,
         h: &HostReady,
@@ -142,16 +128,14 @@ impl RecordLoadHosts {
         kafka: &Kafka,
         load: RecordLoad,
         name: &str,
-        at_ms: u64,
     ) -> Result<Arc<RemoteContender>> {
         let out = PathBuf::from(format!("{}/{name}.json", h.dir));
-        let mut argv = kafka.load_argv(load.rate, load.seconds, load.drain, name, &out);
+        let mut argv = kafka.load_argv(load, name, &out);
         // The same command as here, on the host's JDK and its copy of the jar.
         argv[0] = java.to_string();
         if let Some(cp) = argv.iter().position(|a| a == "-cp") {
             argv[cp + 1] = format!("{}/{}", remote_root(h), self.jar.display());
         }
-        argv.extend(["--start-epoch-ms".to_string(), at_ms.to_string()]);
         let job = ContenderJob {
             host: h.ssh.host.name.clone(),
             argv,
@@ -167,6 +151,40 @@ impl RecordLoadHosts {
             )
         })
     }
+}
+
+/// Each load host's report, read from it once its tool has ended, and its share as the results
+/// keep it; a host without a readable report fails the load, naming it.
+fn reports(
+    tools: &[(&HostReady, Arc<RemoteContender>, String)],
+    logs: &Path,
+    rate: f64,
+) -> Result<(Vec<LoadReport>, Vec<crate::driver::remote::HostShare>)> {
+    let (mut reports, mut shares) = (Vec::new(), Vec::new());
+    for (h, t, name) in tools {
+        let out = format!("{}/{name}.json", h.dir);
+        let text = h.ssh.output(&format!("cat -- '{out}'"));
+        let log = logs.join(format!("{name}.log"));
+        t.stop(Duration::from_secs(1), &log);
+        let Ok(text) = text else {
+            bail!(
+                "the Kafka load tool on load host {} ended without a report ({}); last log lines:\n{}",
+                h.ssh.host.name,
+                t.exited().unwrap_or_default(),
+                crate::services::contender::log_tail(&log, 12)
+            );
+        };
+        let _ = std::fs::remove_file(&log);
+        let report: LoadReport = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "the load tool's report from load host {} is not what iobound expects",
+                h.ssh.host.name
+            )
+        })?;
+        shares.push(report.share(&h.ssh.host.name, rate));
+        reports.push(report);
+    }
+    Ok((reports, shares))
 }
 
 /// Where this checkout's files go on a host.

@@ -5,7 +5,7 @@
 use super::chart::{Chart, Series};
 use super::color;
 use crate::run::results::{Results, Run};
-use crate::run::warmup::WarmupRecord;
+use crate::run::warmup::{WarmupRecord, RULE_AT_END};
 
 /// The GC charts of one scenario, each contender from its representative run (none when no
 /// run carries GC figures).
@@ -186,12 +186,7 @@ pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {
             .filter_map(|r| r.warmup.as_ref())
             .collect();
         let Some(first) = w.first() else { continue };
-        bounds = Some((
-            first.band_pct,
-            first.min_s,
-            first.max_s,
-            first.rule == "trend",
-        ));
+        bounds = Some((first.band_pct, first.min_s, first.max_s, first.rule.clone()));
         let (lo, hi) = w.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), x| {
             (lo.min(x.seconds), hi.max(x.seconds))
         });
@@ -201,17 +196,31 @@ pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {
             format!("{lo:.0}-{hi:.0} s")
         };
         let unsettled = w.iter().filter(|x| !x.settled).count();
-        parts.push(match unsettled {
-            0 => format!("{} {secs}", c.name),
-            n if n == w.len() => format!("{} not settled in {:.0} s", c.name, first.max_s),
-            n => format!("{} {secs} ({n} of {} runs not settled)", c.name, w.len()),
+        parts.push(match (unsettled, first.rule == RULE_AT_END) {
+            (0, true) => format!("{} steady", c.name),
+            (0, false) => format!("{} {secs}", c.name),
+            (n, true) if n == w.len() => format!("{} not steady", c.name),
+            (n, true) => format!("{} not steady in {n} of {} runs", c.name, w.len()),
+            (n, false) if n == w.len() => {
+                format!("{} not settled in {:.0} s", c.name, first.max_s)
+            }
+            (n, false) => format!("{} {secs} ({n} of {} runs not settled)", c.name, w.len()),
         });
     }
-    let (band, min, max, trend) = bounds?;
+    let (band, min, max, rule) = bounds?;
+    if rule == RULE_AT_END {
+        return Some(format!(
+            "Warm-up: a fixed {max:.0} s, judged at its end (steady when records per second, \
+             their mean latency and CPU per record drifted by at most {band:.0}% over its last \
+             {} s, Theil-Sen slope): {}.",
+            crate::run::warmup::SETTLE_WINDOW_S,
+            parts.join(", ")
+        ));
+    }
     if max <= min {
         return Some(format!("Warm-up: a fixed {max:.0} s (the plan's maximum is not above its minimum, so settling was not watched)."));
     }
-    if trend {
+    if rule == "trend" {
         return Some(format!(
             "Time to steady state (warm-up until throughput, mean latency and CPU per request \
              drifted by at most {band:.0}% over the last {} s, Theil-Sen slope; {min:.0} s at \
@@ -260,6 +269,17 @@ mod tests {
         let n = warmup_note(&r, "s").unwrap();
         assert!(n.starts_with("Time to steady state"), "{n}");
         assert!(n.contains("at most 5% over the last 10 s"), "{n}");
+        // A pipeline's fixed warm-up, judged at its end: steady or not, never a time.
+        for run in &mut r.runs {
+            let w = run.warmup.as_mut().unwrap();
+            (w.rule, w.min_s, w.seconds) = (RULE_AT_END.into(), 30.0, 30.0);
+        }
+        let n = warmup_note(&r, "s").unwrap();
+        assert!(
+            n.starts_with("Warm-up: a fixed 30 s, judged at its end")
+                && n.ends_with(": spring-mvc steady, vertx not steady."),
+            "{n}"
+        );
     }
 
     #[test]

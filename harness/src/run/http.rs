@@ -46,7 +46,7 @@ impl RunCtx<'_> {
         }
         let mut r = self.measured(name, proc, addr, s, run, warm.0);
         if let Some(w) = warm.1 {
-            if !w.settled && w.max_s > w.min_s {
+            if w.unsettled() {
                 r.driver.warnings.push(format!(
                     "not at steady state: the warm-up reached its maximum ({:.0} s) with \
                      throughput, mean latency or CPU per request still drifting by more than \
@@ -232,13 +232,14 @@ impl RunCtx<'_> {
         r
     }
 
-    /// The downstream service's port where scenario `s` calls it (/enrich, /aggregate): its
-    /// connections are counted there. Reading /proc/net/tcp costs the harness's CPU (10,000
-    /// lines at C10K, four times a second), so only there.
-    fn downstream_port(&self, s: &Scenario) -> Option<u16> {
-        let calls = ["/enrich", "/aggregate"]
-            .iter()
-            .any(|p| s.path == *p || s.path.starts_with(&format!("{p}?")));
+    /// The downstream service's port where scenario `s` calls it (/enrich, /aggregate, and
+    /// every pipeline record): its connections are counted there. Reading /proc/net/tcp costs
+    /// the harness's CPU (10,000 lines at C10K, four times a second), so only there.
+    pub(super) fn downstream_port(&self, s: &Scenario) -> Option<u16> {
+        let calls = s.pipeline
+            || ["/enrich", "/aggregate"]
+                .iter()
+                .any(|p| s.path == *p || s.path.starts_with(&format!("{p}?")));
         self.services
             .filter(|_| calls)
             .map(|sv| sv.downstream.addr.port())

@@ -4,16 +4,18 @@
 //! every record sent must arrive.
 
 use super::details::Detail;
+use super::faults::EventRecord;
 use super::finish::{finish, Ended};
+use super::pipeline_warmup::{self, CpuReadings};
 use super::results::{Run, RunStatus};
 use super::round::{failed_run, new_run, RunCtx};
 use crate::driver::summary::{decode_histogram, IntervalRow, Latency};
 use crate::plan::{Profile, Scenario};
 use crate::remote::deploy::Fleet;
 use crate::remote::record_load::RecordLoadHosts;
-use crate::sampler;
+use crate::sampler::{self, Sample, Sampling};
 use crate::services::contender::{log_tail, Running};
-use crate::services::kafka::{run_load, Kafka, LoadReport, RecordLoad};
+use crate::services::kafka::{run_load, Kafka, LoadReport, RecordLoad, LOCAL_START_AHEAD};
 use crate::util::interrupt;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -48,21 +50,14 @@ impl RunCtx<'_> {
         };
         if !s.warmup.is_zero() {
             eprintln!(
-                "  {name} {} warm-up: {rate} records/s for {}s",
+                "  {name} {} warm-up: {rate} records/s for {}s, then the measured load without a pause",
                 s.name,
                 s.warmup.as_secs()
             );
-            let tag = format!("{name}-{}-r{run}-warm", s.name);
-            if let Err(e) = load.run(s.warmup, &tag, |_| !interrupt::stopped()) {
-                let why = format!("warm-up failed: {e:#}");
-                self.res.runs.push(failed_run(name, s, run, &why));
-                return;
-            }
         }
-        if interrupt::stopped() {
-            return;
-        }
-        let r = self.pipeline_run(&load, name, proc, s, run, duration);
+        let Some(r) = self.pipeline_run(&load, name, proc, s, run, duration) else {
+            return; // stopped during the warm-up: nothing was measured
+        };
         if let Some(check) = r.details.delivery() {
             eprintln!(
                 "  {:.0} records/s, p50 {:.1} ms, p99 {:.1} ms, {} lost, {} duplicates, {} failed enrichments, peak lag {}, peak {} threads, {:.0} MB RSS",
@@ -72,8 +67,12 @@ impl RunCtx<'_> {
         self.res.runs.push(r);
     }
 
-    /// The measured load: sampled, its events fired, the contender watched; the run finished
-    /// from the load tool's report (or failed with why it has none).
+    /// The warm-up and the measured load, one schedule without a pause between them (the load
+    /// tool, its producer and consumer, and the pipeline carry on as they were): the contender's
+    /// CPU read during the warm-up, to judge it at its end (run/pipeline_warmup.rs); the
+    /// measured phase sampled, its events fired, the contender watched. The run is finished
+    /// from the load tool's report, or failed with why it has none; None when stopped before
+    /// the measured phase.
     fn pipeline_run(
         &mut self,
         load: &Pipeline,
@@ -82,13 +81,20 @@ impl RunCtx<'_> {
         s: &Scenario,
         run: u32,
         duration: Duration,
-    ) -> Run {
+    ) -> Option<Run> {
         let mut r = new_run(name, s, run);
-        // The pipelines call the downstream service for every record: count those connections.
-        let downstream_port = self.services.map(|sv| sv.downstream.addr.port());
-        let sampler = self.sampler(proc.as_deref(), downstream_port);
-        let (mut samples, mut fired, mut crash) = (Vec::new(), Vec::new(), None);
-        let steal_before = sampler::cpu_steal();
+        let mut watch = Phases {
+            warmup: s.warmup,
+            warm_sampler: (!s.warmup.is_zero())
+                .then(|| self.sampler(proc.as_deref(), None))
+                .flatten(),
+            cpu: CpuReadings::default(),
+            sampler: None,
+            samples: Vec::new(),
+            fired: Vec::new(),
+            steal_before: None,
+            crash: None,
+        };
         eprintln!(
             "  {name} {}: {} records/s for {}s (then up to {:.0}s for the last records)",
             s.name,
@@ -97,51 +103,123 @@ impl RunCtx<'_> {
             load.drain
         );
         let tag = format!("{name}-{}-r{run}", s.name);
-        let report = load.run(duration, &tag, |elapsed| {
-            if let Some(sm) = sampler.as_ref() {
-                samples.push(sm.sample());
-            }
-            self.fire_due_event(&s.events, &mut fired, elapsed);
-            if let Some(why) = self.server_gone(proc.as_deref_mut()) {
-                crash = Some(why);
-                return false;
-            }
-            !interrupt::stopped()
+        let report = load.run(s.warmup, duration, &tag, |elapsed| {
+            self.pipeline_second(&mut watch, proc.as_deref_mut(), s, elapsed)
         });
-        if let Some(sm) = sampler.as_ref() {
-            samples.push(sm.sample_full());
+        let measuring = watch.sampler.is_some();
+        if let Some(Some(sm)) = watch.sampler.as_ref() {
+            watch.samples.push(sm.sample_full());
         }
         let report = match report {
             Ok(x) => x,
-            Err(e) => {
-                r.status = if crash.is_some() {
-                    RunStatus::Failed
-                } else {
-                    RunStatus::Incomplete
-                };
-                r.failure = Some(match (&crash, proc.as_ref()) {
-                    (Some(why), Some(p)) => format!(
-                        "the contender exited during the run ({why}); last log lines:\n{}",
-                        log_tail(&p.log, 12)
-                    ),
-                    (Some(why), None) => format!("the contender exited during the run ({why})"),
-                    _ => format!("pipeline load: {e:#}"),
-                });
-                return r;
-            }
+            Err(_) if !measuring && interrupt::stopped() => return None,
+            Err(e) => return Some(no_report(r, &watch, proc.as_deref(), measuring, &e)),
         };
+        if let Some(warm) = report.warmup.as_deref() {
+            let w = pipeline_warmup::judge(warm, s.warmup, &watch.cpu, self.plan.warmup_band);
+            eprintln!(
+                "[{name}] warm-up: {} at its end ({:.0} s)",
+                if w.settled { "steady" } else { "not steady" },
+                w.seconds
+            );
+            if w.unsettled() {
+                r.driver
+                    .warnings
+                    .push(pipeline_warmup::unsettled_warning(&w));
+            }
+            r.warmup = Some(w);
+        }
         let delivered = delivered(&mut r, &report, load.rate, duration.as_secs_f64());
         r.driver.cpus = load.cpus.clone();
         let ended = Ended {
-            samples,
-            steal_before,
-            fired,
-            crash,
+            samples: watch.samples,
+            steal_before: watch.steal_before,
+            fired: watch.fired,
+            crash: watch.crash,
             cancelled: false,
             requests: delivered,
         };
-        finish(r, ended, proc.as_deref())
+        Some(finish(r, ended, proc.as_deref()))
     }
+
+    /// Every 250 ms of a pipeline's load (`elapsed` from its schedule's start): during the
+    /// warm-up the contender's CPU is read; from the measured phase's start it is sampled and
+    /// the scenario's events fire (their times count from that start). False stops the load:
+    /// the contender exited, or Ctrl-C.
+    fn pipeline_second(
+        &self,
+        w: &mut Phases,
+        proc: Option<&mut Running>,
+        s: &Scenario,
+        elapsed: Duration,
+    ) -> bool {
+        if elapsed < w.warmup {
+            if let Some(sm) = w.warm_sampler.as_ref() {
+                let x = sm.sample();
+                w.cpu.push(x.cpu_user_s + x.cpu_sys_s);
+            }
+        } else {
+            if w.sampler.is_none() {
+                // The measured phase begins: its own sampler, its seconds from now.
+                w.warm_sampler = None;
+                w.steal_before = sampler::cpu_steal();
+                w.sampler = Some(self.sampler(proc.as_deref(), self.downstream_port(s)));
+            }
+            if let Some(Some(sm)) = w.sampler.as_ref() {
+                w.samples.push(sm.sample());
+            }
+            self.fire_due_event(&s.events, &mut w.fired, elapsed - w.warmup);
+        }
+        if let Some(why) = self.server_gone(proc) {
+            w.crash = Some(why);
+            return false;
+        }
+        !interrupt::stopped()
+    }
+}
+
+/// A pipeline run whose load ended without a report: stopped in the measured phase, it keeps
+/// what it measured (incomplete); a contender that exited, or a warm-up that failed, fails it.
+fn no_report(
+    mut r: Run,
+    watch: &Phases,
+    proc: Option<&Running>,
+    measuring: bool,
+    e: &anyhow::Error,
+) -> Run {
+    r.status = if watch.crash.is_some() || !measuring {
+        RunStatus::Failed
+    } else {
+        RunStatus::Incomplete
+    };
+    let phase = if measuring {
+        "pipeline load"
+    } else {
+        "warm-up failed"
+    };
+    r.failure = Some(match (&watch.crash, proc) {
+        (Some(why), Some(p)) => format!(
+            "the contender exited during the run ({why}); last log lines:\n{}",
+            log_tail(&p.log, 12)
+        ),
+        (Some(why), None) => format!("the contender exited during the run ({why})"),
+        _ => format!("{phase}: {e:#}"),
+    });
+    r
+}
+
+/// What a pipeline's load keeps from one tick to the next.
+struct Phases {
+    warmup: Duration,
+    /// The contender's sampler during the warm-up (its CPU only), and its readings.
+    warm_sampler: Option<Box<dyn Sampling>>,
+    cpu: CpuReadings,
+    /// The measured phase's sampler: None before that phase, Some(None) with nothing to sample.
+    sampler: Option<Option<Box<dyn Sampling>>>,
+    samples: Vec<Sample>,
+    fired: Vec<EventRecord>,
+    steal_before: Option<(u64, u64)>,
+    crash: Option<String>,
 }
 
 /// The record load of one pipeline scenario: the broker, the load hosts (when --hosts) or the
@@ -156,16 +234,22 @@ struct Pipeline<'a> {
 }
 
 impl Pipeline<'_> {
+    /// `warmup` then `seconds` of the load, one schedule; `tick` gets the time since its start.
     fn run(
         &self,
+        warmup: Duration,
         seconds: Duration,
         tag: &str,
         tick: impl FnMut(Duration) -> bool,
     ) -> anyhow::Result<LoadReport> {
         let load = RecordLoad {
             rate: self.rate,
+            warmup: warmup.as_secs_f64(),
             seconds: seconds.as_secs_f64(),
             drain: self.drain,
+            start_epoch_ms: Some(
+                crate::util::clock::unix_ms() + LOCAL_START_AHEAD.as_millis() as u64,
+            ),
         };
         match self.hosts {
             Some((fleet, hosts)) => hosts.run(fleet, self.kafka, &self.logs, load, tag, tick),
@@ -205,7 +289,7 @@ fn delivered(r: &mut Run, report: &LoadReport, rate: f64, seconds: f64) -> u64 {
     }
     if report.start_late_ms > 50 {
         r.driver.warnings.push(format!(
-            "a load host's Kafka load tool was ready {} ms after the common start: the records due meanwhile went out at once (their latency counts from when they were due)",
+            "the Kafka load tool (on a load host, or here) was ready {} ms after its schedule's start: the records due meanwhile went out at once (their latency counts from when they were due)",
             report.start_late_ms
         ));
     }

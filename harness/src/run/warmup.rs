@@ -42,6 +42,26 @@ fn band_rule() -> String {
     "band".into()
 }
 
+/// The rule of a fixed warm-up judged at its end: steady when none of the three figures
+/// drifted by more than `band_pct` over its last SETTLE_WINDOW_S seconds. A pipeline's load
+/// tool reports its seconds only when it ends, so its warm-up cannot end early; it is judged
+/// instead (run/pipeline_warmup.rs).
+pub const RULE_AT_END: &str = "trend-at-end";
+
+impl WarmupRecord {
+    /// Whether the warm-up ended when the contender settled, so that `seconds` is its time to
+    /// steady state (not a fixed length).
+    pub fn watched(&self) -> bool {
+        self.rule == "trend" && self.max_s > self.min_s
+    }
+
+    /// Whether the run after it was measured before the contender had settled: a watched
+    /// warm-up that reached its maximum, or a fixed one judged still drifting at its end.
+    pub fn unsettled(&self) -> bool {
+        !self.settled && (self.watched() || self.rule == RULE_AT_END)
+    }
+}
+
 /// The Theil-Sen slope of `values` against their index (per second): the median of the slopes
 /// between every pair. None with fewer than two values.
 pub fn theil_sen_slope(values: &[f64]) -> Option<f64> {

@@ -299,15 +299,8 @@ impl Kafka {
     }
 
     /// The argv of a load run (for contender::start, which pins and supervises it).
-    pub fn load_argv(
-        &self,
-        rate: f64,
-        seconds: f64,
-        drain: f64,
-        tag: &str,
-        out: &Path,
-    ) -> Vec<String> {
-        vec![
+    pub fn load_argv(&self, load: RecordLoad, tag: &str, out: &Path) -> Vec<String> {
+        let mut argv = vec![
             self.java.display().to_string(),
             "-Xmx512m".into(),
             "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn".into(),
@@ -317,16 +310,22 @@ impl Kafka {
             "--bootstrap".into(),
             self.bootstrap.clone(),
             "--rate".into(),
-            rate.to_string(),
+            load.rate.to_string(),
+            "--warmup".into(),
+            load.warmup.to_string(),
             "--duration".into(),
-            seconds.to_string(),
+            load.seconds.to_string(),
             "--drain".into(),
-            drain.to_string(),
+            load.drain.to_string(),
             "--tag".into(),
             tag.to_string(),
             "--out".into(),
             out.display().to_string(),
-        ]
+        ];
+        if let Some(at) = load.start_epoch_ms {
+            argv.extend(["--start-epoch-ms".into(), at.to_string()]);
+        }
+        argv
     }
 
     pub fn env(&self) -> Vec<(String, String)> {
@@ -355,18 +354,27 @@ impl Drop for Kafka {
     }
 }
 
-/// How much the Kafka load tool sends: `rate` records/s for `seconds`, then up to `drain`
-/// seconds for the last records to come through.
+/// How much the Kafka load tool sends: `rate` records/s for `warmup` seconds and then, without
+/// a pause, for the `seconds` measured, then up to `drain` seconds for the last records to come
+/// through. The schedule begins at `start_epoch_ms` (ms since 1970) when given, else as soon as
+/// the tool is ready.
 #[derive(Clone, Copy, Debug)]
 pub struct RecordLoad {
     pub rate: f64,
+    pub warmup: f64,
     pub seconds: f64,
     pub drain: f64,
+    pub start_epoch_ms: Option<u64>,
 }
 
-/// Runs the load tool for `seconds` at `rate` records/s (pinned to `cpus`, supervised like any
-/// child, killed on Ctrl-C); `tick` is called every 250 ms with the time since start and stops
-/// the load when it returns false.
+/// How far ahead of now a local pipeline load's schedule begins: time for the load tool's JVM
+/// to start and reach the broker, so that the harness knows when each second of the schedule
+/// (the warm-up's end, the measured phase's events) falls.
+pub const LOCAL_START_AHEAD: Duration = Duration::from_secs(6);
+
+/// Runs the load tool (pinned to `cpus`, supervised like any child, killed on Ctrl-C); `tick`
+/// is called every 250 ms, from the schedule's start with the time since then (when `load` has
+/// one; else from the tool's start), and stops the load when it returns false.
 pub fn run_load(
     kafka: &Kafka,
     cpus: &[usize],
@@ -380,14 +388,24 @@ pub fn run_load(
         &std::path::absolute(dir).with_context(|| format!("cannot resolve {}", dir.display()))?;
     let out = dir.join(format!("{tag}.json"));
     let log = dir.join(format!("{tag}.log"));
-    let argv = kafka.load_argv(load.rate, load.seconds, load.drain, tag, &out);
+    let argv = kafka.load_argv(load, tag, &out);
     let mut proc = super::contender::start(&argv, dir, cpus, 0, &log, &[])?;
-    let t0 = Instant::now();
+    let t0 = match load.start_epoch_ms {
+        Some(at) => {
+            let now = crate::util::clock::unix_ms();
+            Instant::now() + Duration::from_millis(at.saturating_sub(now))
+        }
+        None => Instant::now(),
+    };
     let status = loop {
         if let Some(s) = proc.exited() {
             break s;
         }
-        if !tick(t0.elapsed()) {
+        let going = match Instant::now().checked_duration_since(t0) {
+            Some(elapsed) => tick(elapsed),
+            None => !crate::util::interrupt::stopped(),
+        };
+        if !going {
             proc.stop(Duration::from_secs(2));
             bail!("stopped before the load finished");
         }

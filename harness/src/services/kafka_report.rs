@@ -19,9 +19,17 @@ pub struct LoadReport {
     /// records due meanwhile went out at once, their latency counted from when they were due.
     #[serde(default)]
     pub start_late_ms: u64,
+    /// The schedule's first instant, wall clock (ms since the epoch; 0 from an older tool):
+    /// second `t` of `intervals` begins `t` seconds after it.
+    #[serde(default)]
+    pub start_epoch_ms: u64,
     /// The whole run's latencies (µs), HdrHistogram, compressed, base64.
     pub histogram: String,
     pub intervals: Vec<LoadInterval>,
+    /// The warm-up that ran just before, without a pause, as a report of its own (its seconds
+    /// count from its own start); None when there was none.
+    #[serde(default)]
+    pub warmup: Option<Box<LoadReport>>,
     /// With load from several hosts: what each sent and what of it arrived (not in the tool's
     /// report; filled by the controller).
     #[serde(skip)]
@@ -114,6 +122,15 @@ pub fn merge(reports: &[LoadReport]) -> Result<LoadReport> {
         let room = 5usize.saturating_sub(sum.lost_examples.len());
         sum.lost_examples
             .extend(r.lost_examples.iter().take(room).copied());
+    }
+    let warmups: Vec<LoadReport> = reports
+        .iter()
+        .filter_map(|r| r.warmup.as_deref().cloned())
+        .collect();
+    if !warmups.is_empty() && warmups.len() == reports.len() {
+        sum.warmup = Some(Box::new(
+            merge(&warmups).context("the load hosts' warm-ups")?,
+        ));
     }
     let seconds = reports.iter().map(|r| r.intervals.len()).max().unwrap_or(0);
     for t in 0..seconds {
@@ -232,6 +249,33 @@ mod tests {
         assert_eq!((s1.ok, s1.lag), (40, 2));
         assert!((s1.max - 1.0).abs() < 0.01, "{s1:?}");
         assert_eq!(m.check().peak_lag, 8);
+    }
+
+    #[test]
+    fn the_hosts_warm_ups_are_added_as_their_measured_loads_are() {
+        let host = |values: &[u64]| LoadReport {
+            sent: values.len() as u64,
+            received: values.len() as u64,
+            histogram: encoded(values),
+            intervals: vec![second(0, values, 0)],
+            warmup: Some(Box::new(LoadReport {
+                sent: 2 * values.len() as u64,
+                received: 2 * values.len() as u64,
+                histogram: encoded(&[values, values].concat()),
+                intervals: vec![second(0, values, 0), second(1, values, 0)],
+                ..LoadReport::default()
+            })),
+            ..LoadReport::default()
+        };
+        let m = merge(&[host(&[1_000; 30]), host(&[9_000; 10])]).unwrap();
+        assert_eq!(m.sent, 40);
+        let w = m.warmup.expect("both hosts had a warm-up");
+        assert_eq!((w.sent, w.received, w.intervals.len()), (80, 80, 2));
+        assert_eq!((w.intervals[1].ok, w.warmup.is_none()), (40, true));
+        // A host without one (an older tool) leaves the sum without a warm-up to judge.
+        let mut old = host(&[1_000; 5]);
+        old.warmup = None;
+        assert!(merge(&[host(&[1_000; 5]), old]).unwrap().warmup.is_none());
     }
 
     #[test]

@@ -172,15 +172,13 @@ fn ctx_per_answer(r: &Run) -> f64 {
 fn steady_after(r: &Run) -> f64 {
     r.warmup
         .as_ref()
-        .filter(|w| w.rule == "trend" && w.max_s > w.min_s)
+        .filter(|w| w.watched())
         .map_or(f64::NAN, |w| w.seconds)
 }
 
 /// A run measured before its contender had settled.
 fn unsettled(r: &Run) -> bool {
-    r.warmup
-        .as_ref()
-        .is_some_and(|w| w.rule == "trend" && !w.settled && w.max_s > w.min_s)
+    r.warmup.as_ref().is_some_and(|w| w.unsettled())
 }
 
 /// Latency estimates of a cell: the value from every run's histogram merged, the interval

@@ -49,6 +49,11 @@ pub fn unix_seconds() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// Milliseconds since the Unix epoch, by this machine's clock.
+pub fn unix_ms() -> u64 {
+    (unix_seconds() * 1000.0) as u64
+}
+
 /// Now, as an RFC 3339 UTC timestamp.
 pub fn now() -> String {
     rfc3339(SystemTime::now())

@@ -2,18 +2,15 @@ package dev.iobound.kafkaload;
 
 import dev.iobound.common.Args;
 import dev.iobound.common.KafkaPipeline;
-import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
-import org.HdrHistogram.Histogram;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -34,10 +31,13 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * latency from its intended send time (no coordinated omission) into HdrHistograms (µs), with
  * per-second rows and the lag (sent, not yet seen). Afterwards it checks that every sequence number
  * arrived (duplicates counted: the pipelines are at-least-once) and writes one JSON object to
- * {@code --out}. With {@code --start-epoch-ms} the schedule begins at that wall-clock time (the
- * common start of several load hosts, each with its own tag and share of the rate); the report then
- * says how late this tool was ready for it, and each second carries its histogram so that the
- * controller can add the hosts' seconds exactly.
+ * {@code --out}. With {@code --warmup W} the schedule first runs W seconds more at the same rate,
+ * without a pause before the measured seconds: the report is the measured records', with the
+ * warm-up's report under {@code "warmup"} (its seconds, to judge whether the pipeline had settled).
+ * With {@code --start-epoch-ms} the schedule begins at that wall-clock time (the common start of
+ * several load hosts, each with its own tag and share of the rate); the report then says how late
+ * this tool was ready for it, and each second carries its histogram so that the controller can add
+ * the hosts' seconds exactly.
  */
 public final class LoadTool {
   public static void main(String[] argv) throws Exception {
@@ -53,8 +53,10 @@ public final class LoadTool {
     double drain = Double.parseDouble(args.get("drain", "15"));
     String tag = args.get("tag", "t" + System.nanoTime());
     Path out = Path.of(args.get("out", "pipeline.json"));
+    double warmup = Double.parseDouble(args.get("warmup", "0"));
     long startEpochMs = Long.parseLong(args.get("start-epoch-ms", "0"));
-    Files.writeString(out, new LoadTool(bootstrap, tag).run(rate, seconds, drain, startEpochMs));
+    Files.writeString(
+        out, new LoadTool(bootstrap, tag).run(rate, warmup, seconds, drain, startEpochMs));
   }
 
   static void createTopics(String bootstrap, int partitions) throws Exception {
@@ -80,39 +82,28 @@ public final class LoadTool {
   private final String bootstrap;
   private final String tag;
 
-  /** How late (ms) this tool was ready for the given common start; 0 without one. */
-  private long lateMs;
-
   LoadTool(String bootstrap, String tag) {
     this.bootstrap = bootstrap;
     this.tag = tag;
   }
 
-  private static final long HIGHEST = Duration.ofMinutes(10).toNanos() / 1000;
-
-  /** Base64 of a histogram's compressed encoding. */
-  private static String encode(Histogram h) {
-    ByteBuffer buf = ByteBuffer.allocate(h.getNeededByteBufferCapacity());
-    int n = h.encodeIntoCompressedByteBuffer(buf);
-    return Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(buf.array(), n));
-  }
-
-  String run(double rate, double seconds, double drainSeconds, long startEpochMs) throws Exception {
-    long total = Math.round(rate * seconds);
+  /**
+   * Runs the schedule, {@code warmup} seconds then {@code seconds}, without a pause between them,
+   * and returns the measured load's report; with a warm-up, that report carries the warm-up's under
+   * {@code "warmup"}.
+   */
+  String run(double rate, double warmup, double seconds, double drainSeconds, long startEpochMs)
+      throws Exception {
+    long warm = Math.round(rate * warmup);
+    long total = warm + Math.round(rate * seconds);
     if (total > Integer.MAX_VALUE - 1) {
       throw new IllegalArgumentException("too many records: " + total);
     }
-    int secondsCount = (int) Math.ceil(seconds + drainSeconds) + 2;
-    Histogram all = new Histogram(HIGHEST, 3);
-    List<Histogram> perSecond = new ArrayList<>();
-    for (int i = 0; i < secondsCount; i++) {
-      perSecond.add(new Histogram(HIGHEST, 3));
-    }
-    long[] failedPerSecond = new long[secondsCount];
-    long[] lagPerSecond = new long[secondsCount];
     BitSet seen = new BitSet((int) total);
     AtomicLong sent = new AtomicLong();
-    long received = 0, duplicates = 0, failed = 0, malformed = 0;
+    long lateMs;
+    Phase warmUp;
+    Phase measured;
 
     Properties c = new Properties();
     c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
@@ -137,6 +128,9 @@ public final class LoadTool {
               ? ready + (startEpochMs - System.currentTimeMillis()) * 1_000_000L
               : ready + 50_000_000L;
       lateMs = Math.max(0, (ready - start) / 1_000_000L);
+      warmUp = new Phase(0, warm, start, warmup);
+      long measuredStart = start + (long) (warmup * 1e9);
+      measured = new Phase(warm, total - warm, measuredStart, seconds + drainSeconds);
       Thread sender =
           Thread.ofPlatform()
               .name("iobound-pipeline-producer")
@@ -155,10 +149,9 @@ public final class LoadTool {
                     }
                     producer.flush();
                   });
-      long end = start + (long) (seconds * 1e9);
-      long deadline = end + (long) (drainSeconds * 1e9);
-      int lastSecond = -1;
-      while (System.nanoTime() < deadline && (received < total || sender.isAlive())) {
+      long deadline = measuredStart + (long) ((seconds + drainSeconds) * 1e9);
+      long receivedInAll = 0;
+      while (System.nanoTime() < deadline && (receivedInAll < total || sender.isAlive())) {
         for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(50))) {
           long now = System.nanoTime();
           String[] f = r.value().split(",", 4);
@@ -171,90 +164,40 @@ public final class LoadTool {
             seq = Integer.parseInt(f[1]);
             intended = Long.parseLong(f[2]);
           } catch (NumberFormatException e) {
-            malformed++;
+            measured.malformed++;
             continue;
           }
           if (seq < 0 || seq >= total || !r.key().equals("k" + seq)) {
-            malformed++;
+            measured.malformed++;
             continue;
           }
+          Phase phase = warmUp.holds(seq) ? warmUp : measured;
           if (seen.get(seq)) {
-            duplicates++;
+            phase.duplicates++;
             continue;
           }
           seen.set(seq);
-          received++;
-          int second =
-              (int) Math.max(0, Math.min(secondsCount - 1, (now - start) / 1_000_000_000L));
+          receivedInAll++;
           if (f[3].equals(KafkaPipeline.FAILED)) {
-            failed++;
-            failedPerSecond[second]++;
-            continue;
+            phase.arrivedFailed(now);
+          } else if (f[3].equals("value-k" + seq)) {
+            phase.arrived(now, intended);
+          } else {
+            phase.received++; // it arrived, but not as the input plus its enrichment
+            phase.malformed++;
           }
-          if (!f[3].equals("value-k" + seq)) {
-            malformed++;
-            continue;
-          }
-          long micros = Math.max(1, Math.min(HIGHEST, (now - intended) / 1000));
-          all.recordValue(micros);
-          perSecond.get(second).recordValue(micros);
         }
-        int second = (int) ((System.nanoTime() - start) / 1_000_000_000L);
-        if (second > lastSecond && second >= 0 && second < secondsCount) {
-          lagPerSecond[second] = sent.get() - received;
-          lastSecond = second;
-        }
+        long now = System.nanoTime();
+        warmUp.lag(now, sent.get());
+        measured.lag(now, sent.get());
       }
       sender.join(5_000);
     }
-    List<String> lost = new ArrayList<>();
-    long lostCount = 0;
-    for (int i = seen.nextClearBit(0); i < total; i = seen.nextClearBit(i + 1)) {
-      lostCount++;
-      if (lost.size() < 5) {
-        lost.add(Integer.toString(i));
-      }
+    String report = measured.json(sent.get(), seen, lateMs);
+    if (warm == 0) {
+      return report;
     }
-    StringBuilder json = new StringBuilder();
-    json.append("{\"sent\":")
-        .append(sent.get())
-        .append(",\"received\":")
-        .append(received)
-        .append(",\"duplicates\":")
-        .append(duplicates)
-        .append(",\"failed\":")
-        .append(failed)
-        .append(",\"malformed\":")
-        .append(malformed)
-        .append(",\"lost\":")
-        .append(lostCount)
-        .append(",\"lost_examples\":")
-        .append(lost)
-        .append(",\"start_late_ms\":")
-        .append(lateMs)
-        .append(",\"histogram\":\"")
-        .append(encode(all))
-        .append("\",\"intervals\":[");
-    for (int s = 0; s < secondsCount; s++) {
-      Histogram h = perSecond.get(s);
-      if (s > 0) {
-        json.append(',');
-      }
-      json.append(
-          String.format(
-              java.util.Locale.ROOT,
-              "{\"t\":%d,\"ok\":%d,\"errors\":%d,\"lag\":%d,\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,\"max\":%.3f,\"histogram\":\"%s\"}",
-              s,
-              h.getTotalCount(),
-              failedPerSecond[s],
-              lagPerSecond[s],
-              h.getValueAtPercentile(50) / 1000.0,
-              h.getValueAtPercentile(90) / 1000.0,
-              h.getValueAtPercentile(99) / 1000.0,
-              h.getMaxValue() / 1000.0,
-              encode(h)));
-    }
-    json.append("]}");
-    return json.toString();
+    String warmUpReport = warmUp.json(sent.get(), seen, lateMs);
+    return report.substring(0, report.length() - 1) + ",\"warmup\":" + warmUpReport + "}";
   }
 }
