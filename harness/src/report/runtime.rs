@@ -212,8 +212,9 @@ pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {
         return Some(format!(
             "Warm-up: a fixed {max:.0} s, judged at its end (steady when records per second, \
              their mean latency and CPU per record drifted by at most {band:.0}% over its last \
-             {} s, Theil-Sen slope): {}.",
-            crate::run::warmup::SETTLE_WINDOW_S,
+             {} s in {} s steps, Theil-Sen slope): {}.",
+            crate::run::pipeline_warmup::JUDGED_S,
+            crate::run::pipeline_warmup::STEP_S,
             parts.join(", ")
         ));
     }

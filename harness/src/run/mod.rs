@@ -29,7 +29,7 @@ mod http;
 pub mod launch;
 mod overload;
 pub mod pipeline;
-mod pipeline_warmup;
+pub mod pipeline_warmup;
 pub mod profile;
 pub mod profile_place;
 pub mod results;

@@ -1,11 +1,11 @@
 //! A pipeline's warm-up, judged at its end. The Kafka load tool reports its seconds only when
 //! it ends, so a pipeline's warm-up cannot stop once the contender has settled as an HTTP
 //! warm-up does; it runs for the scenario's `warmup` and is then judged by the same rule
-//! (run/warmup.rs): records per second, their mean latency and the contender's CPU per record
-//! must show no trend over its last SETTLE_WINDOW_S seconds. A run after a warm-up still
-//! drifting is flagged "not at steady state", as an HTTP run is.
+//! (run/warmup.rs), over 5-second steps instead of single seconds: records per second, their
+//! mean latency and the contender's CPU per record must show no trend over its last 50 seconds.
+//! A run after a warm-up still drifting is flagged "not at steady state", as an HTTP run is.
 
-use super::warmup::{Settle, Totals, WarmupRecord, RULE_AT_END};
+use super::warmup::{Settle, Totals, WarmupRecord, RULE_AT_END, SETTLE_WINDOW_S};
 use crate::driver::summary::decode_histogram;
 use crate::services::kafka_report::LoadReport;
 use std::time::Duration;
@@ -34,28 +34,46 @@ impl CpuReadings {
     }
 }
 
+/// Seconds in each step a pipeline's warm-up is judged in. A pipeline delivers its records in
+/// bursts (a polled batch is committed as a whole), so a single second's records, latency and
+/// CPU per record swing by 10% and more at a steady 4,000 records/s, and ten such seconds show
+/// a "trend" by chance; five-second means do not.
+pub const STEP_S: u64 = 5;
+
+/// How much of a pipeline's warm-up is judged: its last SETTLE_WINDOW_S steps.
+pub const JUDGED_S: u64 = SETTLE_WINDOW_S as u64 * STEP_S;
+
 /// The warm-up record of a pipeline warm-up of `warmup` that ended with `report`: settled
-/// when its last SETTLE_WINDOW_S whole seconds were steady within `band` (0.05 = 5%).
+/// when its last JUDGED_S seconds, in steps of STEP_S, were steady within `band` (0.05 = 5%).
+/// The curve is its records per second, second by second.
 pub fn judge(report: &LoadReport, warmup: Duration, cpu: &CpuReadings, band: f64) -> WarmupRecord {
-    let whole = Duration::from_secs(warmup.as_secs());
-    let mut settle = Settle::new(whole, whole, band);
+    let whole = warmup.as_secs();
     let start_ms = report.start_epoch_ms;
-    let mut totals = Totals {
+    // The totals at each whole second of the warm-up, from its start.
+    let mut totals = vec![Totals {
         cpu_s: cpu.at(start_ms),
         ..Totals::default()
-    };
-    settle.second(Duration::ZERO, totals);
-    for t in 0..whole.as_secs() {
+    }];
+    let mut curve = Vec::new();
+    for t in 0..whole {
+        let mut now = totals[t as usize];
         if let Some(i) = report.intervals.get(t as usize) {
-            totals.answers += i.ok + i.errors;
-            // The second's mean latency, from its histogram (every record that arrived in it).
+            now.answers += i.ok + i.errors;
+            // The second's latency, from its histogram (every record that arrived in it).
             if let Ok(h) = decode_histogram(&i.histogram) {
-                totals.ok += h.len();
-                totals.ok_latency_us += (h.mean() * h.len() as f64) as u64;
+                now.ok += h.len();
+                now.ok_latency_us += (h.mean() * h.len() as f64) as u64;
             }
         }
-        totals.cpu_s = cpu.at(start_ms + (t + 1) * 1000);
-        settle.second(Duration::from_secs(t + 1), totals);
+        curve.push((now.answers - totals[t as usize].answers) as f64);
+        now.cpu_s = cpu.at(start_ms + (t + 1) * 1000);
+        totals.push(now);
+    }
+    // Judged in steps that end where the warm-up ends.
+    let end = Duration::from_secs(whole);
+    let mut settle = Settle::new(end, end, band);
+    for at in (whole % STEP_S..=whole).step_by(STEP_S as usize) {
+        settle.second(Duration::from_secs(at), totals[at as usize]);
     }
     WarmupRecord {
         seconds: warmup.as_secs_f64(),
@@ -64,7 +82,7 @@ pub fn judge(report: &LoadReport, warmup: Duration, cpu: &CpuReadings, band: f64
         max_s: warmup.as_secs_f64(),
         band_pct: band * 100.0,
         rule: RULE_AT_END.into(),
-        curve: settle.curve(),
+        curve,
     }
 }
 
@@ -72,11 +90,9 @@ pub fn judge(report: &LoadReport, warmup: Duration, cpu: &CpuReadings, band: f64
 pub fn unsettled_warning(w: &WarmupRecord) -> String {
     format!(
         "not at steady state: at the end of its warm-up (a fixed {:.0} s) records per second, \
-         their mean latency or CPU per record still drifted by more than {:.0}% over {} s; \
-         figures may include warm-up",
-        w.max_s,
-        w.band_pct,
-        super::warmup::SETTLE_WINDOW_S
+         their mean latency or CPU per record still drifted by more than {:.0}% over its last \
+         {JUDGED_S} s ({STEP_S} s steps); figures may include warm-up",
+        w.max_s, w.band_pct,
     )
 }
 
@@ -87,25 +103,54 @@ mod tests {
     use crate::services::kafka_report::LoadInterval;
     use hdrhistogram::Histogram;
 
-    /// A warm-up report whose second `t` has `rate` records of latency `ms(t)` (ms), and CPU
-    /// readings every 250 ms of `cpu_per_s(t)` CPU seconds in second `t`.
+    /// A warm-up report of `seconds` at `rate` records/s, latency `ms(t)` (ms) and
+    /// `cpu_per_s(t)` CPU seconds in second `t`, each second off by up to 15% as a pipeline's
+    /// batches make it (the bursts even out over five seconds); CPU read every 250 ms.
     fn warm_up(
         seconds: u64,
         rate: u64,
         ms: impl Fn(u64) -> u64,
         cpu_per_s: impl Fn(u64) -> f64,
     ) -> (LoadReport, CpuReadings) {
+        bursty(11, seconds, rate, ms, cpu_per_s)
+    }
+
+    /// `warm_up` with the bursts drawn from `seed`, each second also off by up to 1%.
+    fn bursty(
+        seed: u64,
+        seconds: u64,
+        rate: u64,
+        ms: impl Fn(u64) -> u64,
+        cpu_per_s: impl Fn(u64) -> f64,
+    ) -> (LoadReport, CpuReadings) {
+        // Each five seconds hold these bursts in a shuffled order (records, latency and CPU
+        // each their own order).
+        let mut rng = crate::util::numbers::SplitMix64::new(seed);
+        let mut shuffled = || {
+            let mut bursts = Vec::new();
+            for _ in 0..seconds / 5 + 3 {
+                let mut five = [1.15, 0.85, 1.1, 0.9, 1.0];
+                for i in (1..5).rev() {
+                    five.swap(i, rng.below(i + 1));
+                }
+                bursts.extend(five.iter().map(|b| b * (0.995 + 0.01 * rng.unit())));
+            }
+            bursts
+        };
+        let (records, latency, cpu_bursts) = (shuffled(), shuffled(), shuffled());
         let start = 1_800_000_000_000u64;
         let mut report = LoadReport {
             start_epoch_ms: start,
             ..LoadReport::default()
         };
         for t in 0..seconds + 5 {
+            let n = (rate as f64 * records[t as usize]) as u64;
             let mut h = Histogram::<u64>::new_with_bounds(1, 600_000_000, 3).unwrap();
-            h.record_n(ms(t) * 1000, rate).unwrap();
+            h.record_n((ms(t) as f64 * latency[t as usize] * 1000.0) as u64, n)
+                .unwrap();
             report.intervals.push(LoadInterval {
                 t: t as u32,
-                ok: rate,
+                ok: n,
                 histogram: encode_histogram(&h).unwrap(),
                 ..LoadInterval::default()
             });
@@ -116,43 +161,80 @@ mod tests {
         for q in 0..(seconds + 2) * 4 {
             let at = start - 500 + q * 250;
             cpu.0.push((at, total));
-            total += cpu_per_s(at.saturating_sub(start) / 1000) / 4.0;
+            let t = at.saturating_sub(start) / 1000;
+            total += cpu_per_s(t) * cpu_bursts[t as usize] / 4.0;
         }
         (report, cpu)
     }
 
     #[test]
-    fn a_pipeline_still_warming_up_is_flagged_and_a_steady_one_is_not() {
-        let warmup = Duration::from_secs(20);
-        // Steady from second 3 on: 1,000 records/s at 200 ms, half a core.
-        let (report, cpu) = warm_up(20, 1000, |t| if t < 3 { 900 } else { 200 }, |_| 0.5);
+    fn a_pipeline_still_warming_up_is_flagged_and_a_bursty_steady_one_is_not() {
+        let warmup = Duration::from_secs(90);
+        // Steady from second 20 on: 4,000 records/s at 300 ms, half a core, in bursts.
+        let (report, cpu) = warm_up(90, 4000, |t| if t < 20 { 900 } else { 300 }, |_| 0.5);
         let w = judge(&report, warmup, &cpu, 0.05);
         assert!(w.settled && !w.unsettled(), "{w:?}");
         assert_eq!(
             (w.rule.as_str(), w.seconds, w.curve.len()),
-            (RULE_AT_END, 20.0, 20)
+            (RULE_AT_END, 90.0, 90)
         );
-        // Latency still falling by 10 ms a second over the last 10 s (a queue draining).
-        let (report, cpu) = warm_up(20, 1000, |t| 600 - 10 * t, |_| 0.5);
+        let first: f64 = w.curve[..5].iter().sum();
+        assert!(
+            (first - 20_000.0).abs() < 200.0,
+            "records per second, in bursts: {:?}",
+            w.curve
+        );
+        // Latency still falling by 4 ms a second over the last 50 s (a backlog draining).
+        let (report, cpu) = warm_up(90, 4000, |t| 600 - 4 * t, |_| 0.5);
         let w = judge(&report, warmup, &cpu, 0.05);
         assert!(w.unsettled(), "latency drifting: {w:?}");
-        // Throughput and latency flat, CPU per record still falling (the JIT): not steady.
-        let (report, cpu) = warm_up(20, 1000, |_| 200, |t| 1.2 - 0.04 * t as f64);
+        // Records and latency flat, CPU per record still falling (the JIT): not steady.
+        let (report, cpu) = warm_up(90, 4000, |_| 300, |t| 1.2 - 0.01 * t as f64);
         let w = judge(&report, warmup, &cpu, 0.05);
         assert!(w.unsettled(), "CPU per record drifting: {w:?}");
         // The same CPU readings no longer line up when the tool's start is unknown (an older
         // tool): CPU is then not judged, and the flat figures are steady.
-        let (mut report, cpu) = warm_up(20, 1000, |_| 200, |t| 1.2 - 0.04 * t as f64);
+        let (mut report, cpu) = warm_up(90, 4000, |_| 300, |t| 1.2 - 0.01 * t as f64);
         report.start_epoch_ms = 0;
         assert!(judge(&report, warmup, &cpu, 0.05).settled);
     }
 
     #[test]
-    fn a_warm_up_shorter_than_the_window_cannot_show_a_steady_state() {
-        let (report, cpu) = warm_up(8, 1000, |_| 200, |_| 0.5);
-        let w = judge(&report, Duration::from_secs(8), &cpu, 0.05);
+    fn single_seconds_would_call_the_bursts_a_trend_and_five_second_steps_do_not() {
+        // Forty steady, bursty pipelines: judged second by second (their last ten seconds'
+        // records), many would seem to drift by more than 5%; judged in five-second steps,
+        // none does.
+        let (mut by_second, mut by_steps) = (0, 0);
+        for seed in 0..40 {
+            let (report, cpu) = bursty(seed, 90, 4000, |_| 300, |_| 0.5);
+            let last: Vec<f64> = report.intervals[80..90]
+                .iter()
+                .map(|i| i.ok as f64)
+                .collect();
+            by_second += usize::from(crate::run::warmup::relative_drift(&last).unwrap() > 0.05);
+            let w = judge(&report, Duration::from_secs(90), &cpu, 0.05);
+            by_steps += usize::from(w.unsettled());
+        }
+        assert!(
+            by_second >= 10,
+            "{by_second} of 40 flagged second by second"
+        );
+        assert_eq!(
+            by_steps, 0,
+            "flagged in steps ({by_second} second by second)"
+        );
+    }
+
+    #[test]
+    fn a_warm_up_shorter_than_what_is_judged_cannot_show_a_steady_state() {
+        let (report, cpu) = warm_up(40, 4000, |_| 300, |_| 0.5);
+        let w = judge(&report, Duration::from_secs(40), &cpu, 0.05);
         assert!(w.unsettled(), "{w:?}");
-        assert!(unsettled_warning(&w).contains("a fixed 8 s"));
+        let text = unsettled_warning(&w);
+        assert!(
+            text.contains("a fixed 40 s") && text.contains("last 50 s (5 s steps)"),
+            "{text}"
+        );
     }
 
     #[test]

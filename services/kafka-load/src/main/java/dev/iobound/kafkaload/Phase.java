@@ -83,8 +83,11 @@ final class Phase {
 
   /** Once a second of this phase: its records sent and not yet seen. */
   void lag(long now, long sentInAll) {
+    if (now < start) {
+      return; // not yet begun (a division would round the last instants before it to 0)
+    }
     long t = (now - start) / 1_000_000_000L;
-    if (t > lastLagSecond && t >= 0 && t < secondsCount) {
+    if (t > lastLagSecond && t < secondsCount) {
       lastLagSecond = (int) t;
       lagPerSecond[lastLagSecond] = sent(sentInAll) - received;
     }
