@@ -391,6 +391,143 @@ fn the_streaming_figures_match_their_results() {
     assert!(page.contains("2,963 delivered per second, p99 13 s"));
 }
 
+/// docs/findings/streaming.md, at 4,000 records/s after a 90 s warm-up, 4 runs each: the thread
+/// pool's failed runs, the two that delivered, their tested differences, the flags, and
+/// docs/method.md's swing of single seconds.
+#[test]
+fn the_repeated_streaming_figures_match_their_results() {
+    let page = read("docs/findings/streaming.md");
+    let dir = "pipeline-steady-2026-11-25";
+    let r = Results::load(&root().join("docs/results").join(dir).join("results.json")).unwrap();
+    let runs = |c: &str| -> Vec<&iobound::run::results::Run> {
+        r.runs.iter().filter(|x| x.contender == c).collect()
+    };
+    // The thread pool: every run failed, records missing 15 s after the load's end.
+    let pool = runs("pipeline-threadpool");
+    assert_eq!(pool.len(), 4);
+    let missing: Vec<f64> = pool
+        .iter()
+        .map(|x| {
+            assert!(x.failure.is_some(), "run {} did not fail", x.run);
+            let d = x.details.delivery().unwrap();
+            assert_eq!(d.sent, 120_000);
+            d.lost as f64
+        })
+        .collect();
+    assert_eq!(span(&missing), (7134.0, 95365.0));
+    let p50_s: Vec<f64> = pool
+        .iter()
+        .map(|x| (x.summary.latency.p50 / 1000.0).floor())
+        .collect();
+    assert_eq!(span(&p50_s), (16.0, 33.0));
+    assert!(says(&page, "None of its 4 runs delivered its 120,000 records within 15 s of the load's end: 7,134 to 95,365 of them were still missing, with a p50 of 16 to 33 s."));
+    // The two that delivered: medians, tested differences, each run's p50.
+    let virt = cell(dir, "rate-4000", "pipeline-virtual");
+    let reac = cell(dir, "rate-4000", "pipeline-reactive");
+    assert_eq!((virt.runs, reac.runs), (4, 4));
+    assert_eq!(
+        (virt.rps.value.round(), reac.rps.value.round()),
+        (3926.0, 3960.0)
+    );
+    assert_eq!(
+        (
+            format!("{:.1}", virt.cpu_ms_per_1k.value),
+            format!("{:.1}", reac.cpu_ms_per_1k.value)
+        ),
+        ("147.2".into(), "62.1".into())
+    );
+    let finding = |metric: &str| {
+        r.verdicts[0]
+            .findings
+            .iter()
+            .find(|f| f.metric == metric && f.a == "pipeline-virtual" && f.b == "pipeline-reactive")
+            .unwrap_or_else(|| panic!("{metric}"))
+            .clone()
+    };
+    let (thr, cpu) = (finding("throughput"), finding("cpu"));
+    assert_eq!(
+        (thr.outcome.as_str(), cpu.outcome.as_str()),
+        ("different", "different")
+    );
+    assert_eq!(format!("{:+.0}", (thr.ratio.unwrap() - 1.0) * 100.0), "+1");
+    assert_eq!(format!("{:+.0}", (cpu.ratio.unwrap() - 1.0) * 100.0), "-58");
+    for x in runs("pipeline-virtual")
+        .iter()
+        .chain(&runs("pipeline-reactive"))
+    {
+        assert_eq!(
+            x.details.delivery().unwrap().lost,
+            0,
+            "{} {}",
+            x.contender,
+            x.run
+        );
+    }
+    let p50 = |c: &str| -> Vec<f64> {
+        runs(c)
+            .iter()
+            .map(|x| x.summary.latency.p50.round())
+            .collect()
+    };
+    assert_eq!(p50("pipeline-virtual"), [585.0, 576.0, 900.0, 1887.0]);
+    assert_eq!(span(&p50("pipeline-reactive")), (294.0, 321.0));
+    for text in [
+        "3,926 and 3,960\n  records/s (medians), every record in `output`",
+        "delivered 1% more\n  (tested) and spent 58% less CPU per record (tested): 62.1 ms per 1,000 records against 147.2.",
+        "p50 stayed between 294 and 321 ms from run to run; the virtual-thread pipeline's was 585,\n  576, 900 and 1,887 ms in its four runs.",
+    ] {
+        assert!(says(&page, text), "{text:?}");
+    }
+    // Every warm-up, all 12, judged at its end and still drifting.
+    assert_eq!(r.runs.len(), 12);
+    for x in &r.runs {
+        let w = x.warmup.as_ref().unwrap();
+        assert_eq!((w.rule.as_str(), w.seconds), ("trend-at-end", 90.0));
+        assert!(w.unsettled(), "{} {}", x.contender, x.run);
+    }
+    assert!(says(
+        &page,
+        "Every warm-up, all 12, still drifted by more\n  than 5% over its last 50 s"
+    ));
+    // CPU per record against 2026-11-24's single runs: 2.0 to 2.4 times.
+    let ratio = |c: &str, now: &Cell| {
+        (now.cpu_ms_per_1k.value
+            / cell("pipeline-2026-11-24", "rate-4000", c)
+                .cpu_ms_per_1k
+                .value
+            * 10.0)
+            .round()
+            / 10.0
+    };
+    assert_eq!(
+        (
+            ratio("pipeline-reactive", &reac),
+            ratio("pipeline-virtual", &virt)
+        ),
+        (2.0, 2.4)
+    );
+    assert!(says(
+        &page,
+        "spent 2.0 to 2.4 times the CPU per\n  record of the 2026-11-24 runs"
+    ));
+    // method.md: the non-blocking pipeline's largest single-second swing from the median of the
+    // last 50 seconds of each warm-up.
+    let swings: Vec<f64> = runs("pipeline-reactive")
+        .iter()
+        .map(|x| {
+            let last = &x.warmup.as_ref().unwrap().curve[40..90];
+            let m = iobound::util::numbers::median(last.to_vec());
+            let most = last.iter().map(|v| (v / m - 1.0).abs()).fold(0.0, f64::max);
+            (most * 100.0).round()
+        })
+        .collect();
+    assert_eq!(span(&swings), (10.0, 21.0));
+    assert!(says(
+        &read("docs/method.md"),
+        "the largest swing of a single second from the median of the last 50 was 10% to 21%"
+    ));
+}
+
 /// docs/findings/capacity.md, re-measured: the capacities, the CRUD probes at 20,000 req/s and
 /// Vert.x's CRUD search, each from the committed results.
 #[test]

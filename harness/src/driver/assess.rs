@@ -37,6 +37,17 @@ pub struct DriverReport {
     pub cpu_steal_pct: f64,
 }
 
+/// The warning of a load whose driver CPUs (`busy`: the busiest one's share each second) were
+/// at least CPU_BUSY_LIMIT_PCT busy in some second; None when they never were.
+pub fn busy_warning(cpus: &[usize], busy: &[f64]) -> Option<String> {
+    let busy_seconds = busy.iter().filter(|b| **b >= CPU_BUSY_LIMIT_PCT).count();
+    (busy_seconds > 0).then(|| format!(
+        "driver CPUs saturated: CPU {} was >= {CPU_BUSY_LIMIT_PCT:.0}% busy in {busy_seconds} of {} seconds (every process on it counts: the harness and its sampler, and PostgreSQL, Kafka and the downstream service where they share it; see the pinning): figures of those seconds may be the driver's limit, not the server's",
+        crate::util::cpus::format_cpus(cpus),
+        busy.len()
+    ))
+}
+
 /// The driver's report on a finished load: `requests` is what the CPU per request counts.
 pub fn driver_report(o: &super::Outcome, cpus: &[usize], requests: u64) -> DriverReport {
     let cpu_s = o.cpu.as_secs_f64();
@@ -59,18 +70,9 @@ pub fn driver_report(o: &super::Outcome, cpus: &[usize], requests: u64) -> Drive
             o.pool_waits
         ));
     }
-    let busy_seconds = o
-        .cpu_busy_pct
-        .iter()
-        .filter(|b| **b >= CPU_BUSY_LIMIT_PCT)
-        .count();
-    if busy_seconds > 0 {
+    if let Some(w) = busy_warning(cpus, &o.cpu_busy_pct) {
         saturated = true;
-        warnings.push(format!(
-            "driver CPUs saturated: CPU {} was >= {CPU_BUSY_LIMIT_PCT:.0}% busy in {busy_seconds} of {} seconds (every process on it counts: the harness and its sampler, and PostgreSQL, Kafka and the downstream service where they share it; see the pinning): figures of those seconds may be the driver's limit, not the server's",
-            crate::util::cpus::format_cpus(cpus),
-            o.cpu_busy_pct.len()
-        ));
+        warnings.push(w);
     }
     if let Some(l) = &lag {
         if l.p99 > LAG_LIMIT_MS {
@@ -97,5 +99,17 @@ pub fn driver_report(o: &super::Outcome, cpus: &[usize], requests: u64) -> Drive
         saturated,
         warnings,
         cpu_steal_pct: 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_driver_cpu_busy_in_any_second_is_named_with_how_many() {
+        assert_eq!(busy_warning(&[1], &[40.0, 89.9, 60.0]), None);
+        let w = busy_warning(&[1], &[40.0, 95.0, 90.0, 60.0]).unwrap();
+        assert!(w.contains("CPU 1 was >= 90% busy in 2 of 4 seconds"), "{w}");
     }
 }

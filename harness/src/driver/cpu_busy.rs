@@ -7,13 +7,13 @@ use std::time::{Duration, Instant};
 
 /// Busy share of the driver's CPUs per second, read from /proc/stat by a thread of its own
 /// while the load runs (every process on those CPUs counts: services share them).
-pub(crate) struct CpuBusy {
+pub struct CpuBusy {
     stop: Arc<AtomicBool>,
     handle: Option<std::thread::JoinHandle<Vec<f64>>>,
 }
 
 impl CpuBusy {
-    pub(crate) fn watch(cpus: Vec<usize>) -> CpuBusy {
+    pub fn watch(cpus: Vec<usize>) -> CpuBusy {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let handle = (!cpus.is_empty()).then(|| {
@@ -48,7 +48,7 @@ impl CpuBusy {
         CpuBusy { stop, handle }
     }
 
-    pub(crate) fn stop(mut self) -> Vec<f64> {
+    pub fn stop(mut self) -> Vec<f64> {
         self.stop.store(true, Ordering::Relaxed);
         self.handle
             .take()

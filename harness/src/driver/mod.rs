@@ -10,7 +10,7 @@
 
 pub mod assess;
 mod closed;
-mod cpu_busy;
+pub mod cpu_busy;
 mod open;
 pub mod record;
 pub mod remote;

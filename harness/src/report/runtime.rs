@@ -257,6 +257,7 @@ mod tests {
                 band_pct: 10.0,
                 rule: "band".into(),
                 curve: Vec::new(),
+                drift_pct: Vec::new(),
             });
             r.runs.push(run);
         }

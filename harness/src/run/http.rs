@@ -122,6 +122,7 @@ impl RunCtx<'_> {
         );
         let settle = self.settle.borrow_mut().take();
         let curve = settle.as_ref().map(|st| st.curve()).unwrap_or_default();
+        let drift_pct = settle.as_ref().map(|st| st.drifts()).unwrap_or_default();
         let settled_at = settle.and_then(|st| st.settled_at);
         bar.finish();
         let record = WarmupRecord {
@@ -134,6 +135,7 @@ impl RunCtx<'_> {
             band_pct: self.plan.warmup_band * 100.0,
             rule: "trend".into(),
             curve,
+            drift_pct,
         };
         if detect {
             match settled_at {

@@ -9,6 +9,8 @@ use super::finish::{finish, Ended};
 use super::pipeline_warmup::{self, CpuReadings};
 use super::results::{Run, RunStatus};
 use super::round::{failed_run, new_run, RunCtx};
+use crate::driver::assess::busy_warning;
+use crate::driver::cpu_busy::CpuBusy;
 use crate::driver::summary::{decode_histogram, IntervalRow, Latency};
 use crate::plan::{Profile, Scenario};
 use crate::remote::deploy::Fleet;
@@ -93,6 +95,7 @@ impl RunCtx<'_> {
             samples: Vec::new(),
             fired: Vec::new(),
             steal_before: None,
+            busy: None,
             crash: None,
         };
         eprintln!(
@@ -107,6 +110,7 @@ impl RunCtx<'_> {
             self.pipeline_second(&mut watch, proc.as_deref_mut(), s, elapsed)
         });
         let measuring = watch.sampler.is_some();
+        let busy = watch.busy.take().map(CpuBusy::stop).unwrap_or_default();
         if let Some(Some(sm)) = watch.sampler.as_ref() {
             watch.samples.push(sm.sample_full());
         }
@@ -129,8 +133,14 @@ impl RunCtx<'_> {
             }
             r.warmup = Some(w);
         }
-        let delivered = delivered(&mut r, &report, load.rate, duration.as_secs_f64());
-        r.driver.cpus = load.cpus.clone();
+        let delivered = delivered(
+            &mut r,
+            &report,
+            load.rate,
+            duration.as_secs_f64(),
+            load.drain,
+        );
+        load_cpus_busy(&mut r, &load.cpus, busy);
         let ended = Ended {
             samples: watch.samples,
             steal_before: watch.steal_before,
@@ -160,8 +170,12 @@ impl RunCtx<'_> {
             }
         } else {
             if w.sampler.is_none() {
-                // The measured phase begins: its own sampler, its seconds from now.
+                // The measured phase begins: its own sampler, its seconds from now, and the
+                // load tool's CPUs watched here (across hosts the load runs on the load hosts).
                 w.warm_sampler = None;
+                if self.fleet.is_none() {
+                    w.busy = Some(CpuBusy::watch(self.plan.driver_cpus.clone()));
+                }
                 w.steal_before = sampler::cpu_steal();
                 w.sampler = Some(self.sampler(proc.as_deref(), self.downstream_port(s)));
             }
@@ -176,6 +190,17 @@ impl RunCtx<'_> {
         }
         !interrupt::stopped()
     }
+}
+
+/// The load tool's CPUs here and how busy they were each second: it shares them with the
+/// broker and the downstream service, so a busy one may have been the limit.
+fn load_cpus_busy(r: &mut Run, cpus: &[usize], busy: Vec<f64>) {
+    r.driver.cpus = cpus.to_vec();
+    if let Some(w) = busy_warning(cpus, &busy) {
+        r.driver.saturated = true;
+        r.driver.warnings.push(w);
+    }
+    r.driver.cpu_busy_pct = busy;
 }
 
 /// A pipeline run whose load ended without a report: stopped in the measured phase, it keeps
@@ -219,6 +244,8 @@ struct Phases {
     samples: Vec<Sample>,
     fired: Vec<EventRecord>,
     steal_before: Option<(u64, u64)>,
+    /// The load tool's CPUs here, from the measured phase's start: how busy each second.
+    busy: Option<CpuBusy>,
     crash: Option<String>,
 }
 
@@ -258,9 +285,10 @@ impl Pipeline<'_> {
     }
 }
 
-/// Fills a pipeline run's figures and delivery check from the load tool's report; returns the
-/// records delivered (the population of CPU per record).
-fn delivered(r: &mut Run, report: &LoadReport, rate: f64, seconds: f64) -> u64 {
+/// Fills a pipeline run's figures and delivery check from the load tool's report (`drain`: the
+/// seconds it waited for the last records); returns the records delivered (the population of
+/// CPU per record).
+fn delivered(r: &mut Run, report: &LoadReport, rate: f64, seconds: f64, drain: f64) -> u64 {
     let check = report.check();
     let ok = report.received.saturating_sub(report.failed);
     r.intervals = intervals(report, rate, seconds);
@@ -295,8 +323,8 @@ fn delivered(r: &mut Run, report: &LoadReport, rate: f64, seconds: f64) -> u64 {
     }
     if check.lost > 0 {
         r.failure = Some(format!(
-            "{} of {} records never arrived in output, e.g. sequence numbers {:?}",
-            check.lost, check.sent, check.lost_examples
+            "{} of {} records did not arrive in output within {:.0} s of the load's end, e.g. sequence numbers {:?}",
+            check.lost, check.sent, drain, check.lost_examples
         ));
     }
     r.details.set(Detail::Delivery(check));
@@ -361,13 +389,13 @@ mod tests {
         )
         .unwrap();
         let mut run = Run::new("p", "s", 1, "", serde_json::Value::Null, "");
-        delivered(&mut run, &r, 5.0, 2.0);
+        delivered(&mut run, &r, 5.0, 2.0, 7.0);
         let s = &run.summary;
         assert_eq!((s.due, s.ok, s.drained), (10, 6, 1));
         assert_eq!(s.ok + s.drained + s.errors.total() + s.errors.cut, s.due);
         assert!(run
             .failure
             .unwrap()
-            .contains("2 of 10 records never arrived"));
+            .contains("2 of 10 records did not arrive in output within 7 s of the load's end"));
     }
 }

@@ -83,16 +83,40 @@ pub fn judge(report: &LoadReport, warmup: Duration, cpu: &CpuReadings, band: f64
         band_pct: band * 100.0,
         rule: RULE_AT_END.into(),
         curve,
+        drift_pct: settle.drifts(),
     }
 }
 
-/// The warning of a run measured after a pipeline warm-up still drifting at its end.
+/// The warning of a run measured after a pipeline warm-up still drifting at its end, naming
+/// the figures that drifted and by how much.
 pub fn unsettled_warning(w: &WarmupRecord) -> String {
+    let names = ["records per second", "their mean latency", "CPU per record"];
+    let drifted: Vec<String> = names
+        .iter()
+        .zip(&w.drift_pct)
+        .filter_map(|(name, d)| {
+            d.filter(|d| *d > w.band_pct)
+                .map(|d| format!("{name} by {d:.1}%"))
+        })
+        .collect();
+    let why = if (w.curve.len() as u64) < JUDGED_S {
+        format!(
+            "its warm-up (a fixed {:.0} s) was too short to judge",
+            w.max_s
+        )
+    } else if drifted.is_empty() {
+        format!("a {STEP_S} s step of its warm-up had no records")
+    } else {
+        format!(
+            "at the end of its warm-up (a fixed {:.0} s) {} still drifted (more than {:.0}%)",
+            w.max_s,
+            drifted.join(", "),
+            w.band_pct
+        )
+    };
     format!(
-        "not at steady state: at the end of its warm-up (a fixed {:.0} s) records per second, \
-         their mean latency or CPU per record still drifted by more than {:.0}% over its last \
-         {JUDGED_S} s ({STEP_S} s steps); figures may include warm-up",
-        w.max_s, w.band_pct,
+        "not at steady state: {why}, judged over its last {JUDGED_S} s in {STEP_S} s steps; \
+         figures may include warm-up"
     )
 }
 
@@ -188,10 +212,21 @@ mod tests {
         let (report, cpu) = warm_up(90, 4000, |t| 600 - 4 * t, |_| 0.5);
         let w = judge(&report, warmup, &cpu, 0.05);
         assert!(w.unsettled(), "latency drifting: {w:?}");
+        let text = unsettled_warning(&w);
+        assert!(
+            text.contains("(a fixed 90 s) their mean latency by ")
+                && text.contains("still drifted (more than 5%), judged over its last 50 s"),
+            "{text}"
+        );
         // Records and latency flat, CPU per record still falling (the JIT): not steady.
         let (report, cpu) = warm_up(90, 4000, |_| 300, |t| 1.2 - 0.01 * t as f64);
         let w = judge(&report, warmup, &cpu, 0.05);
         assert!(w.unsettled(), "CPU per record drifting: {w:?}");
+        assert!(
+            unsettled_warning(&w).contains("(a fixed 90 s) CPU per record by "),
+            "{}",
+            unsettled_warning(&w)
+        );
         // The same CPU readings no longer line up when the tool's start is unknown (an older
         // tool): CPU is then not judged, and the flat figures are steady.
         let (mut report, cpu) = warm_up(90, 4000, |_| 300, |t| 1.2 - 0.01 * t as f64);
@@ -232,7 +267,8 @@ mod tests {
         assert!(w.unsettled(), "{w:?}");
         let text = unsettled_warning(&w);
         assert!(
-            text.contains("a fixed 40 s") && text.contains("last 50 s (5 s steps)"),
+            text.contains("its warm-up (a fixed 40 s) was too short to judge")
+                && text.contains("over its last 50 s in 5 s steps"),
             "{text}"
         );
     }

@@ -36,6 +36,11 @@ pub struct WarmupRecord {
     /// Answers per second during the warm-up (ok or not), second by second (the warm-up curve).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub curve: Vec<f64>,
+    /// How far each judged figure drifted over the last window when the warm-up ended (%):
+    /// answers per second, their mean latency, CPU per answer; null where it could not be
+    /// judged. Says which figure kept a warm-up from settling.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drift_pct: Vec<Option<f64>>,
 }
 
 fn band_rule() -> String {
@@ -144,6 +149,19 @@ impl Settle {
     /// Answers per second so far (the warm-up curve).
     pub fn curve(&self) -> Vec<f64> {
         self.seconds.iter().map(|s| s.0).collect()
+    }
+
+    /// How far each figure (answers, mean latency, CPU per answer) drifts over the last
+    /// window so far (%, one decimal); None where it cannot be judged.
+    pub fn drifts(&self) -> Vec<Option<f64>> {
+        let window = &self.seconds[self.seconds.len().saturating_sub(SETTLE_WINDOW_S)..];
+        let figure = |f: fn(&(f64, f64, f64)) -> f64| {
+            let v: Vec<f64> = window.iter().map(f).collect();
+            relative_drift(&v)
+                .filter(|d| d.is_finite())
+                .map(|d| (d * 1000.0).round() / 10.0)
+        };
+        vec![figure(|s| s.0), figure(|s| s.1), figure(|s| s.2)]
     }
 
     pub fn new(min: Duration, max: Duration, band: f64) -> Settle {
