@@ -72,11 +72,12 @@ impl RecordLoadHosts {
     ) -> Result<LoadReport> {
         let start_unix = SystemTime::now().duration_since(UNIX_EPOCH)? + START_AHEAD;
         let start = Instant::now() + START_AHEAD;
+        let rate = load.rate / fleet.load.len() as f64;
         let mut tools = Vec::new();
         for (i, h) in fleet.load.iter().enumerate() {
             let at_ms = (start_unix.as_secs_f64() + h.clock_offset_s) * 1000.0;
             let share = RecordLoad {
-                rate: load.rate / fleet.load.len() as f64,
+                rate,
                 start_epoch_ms: Some(at_ms as u64),
                 ..load
             };
@@ -106,7 +107,6 @@ impl RecordLoadHosts {
             }
             std::thread::sleep(Duration::from_millis(250));
         }
-        let rate = load.rate / fleet.load.len() as f64;
         let (reports, shares) = reports(&tools, logs, rate)?;
         let mut sum = merge(&reports)?;
         sum.hosts = shares;

@@ -86,7 +86,6 @@ impl RunCtx<'_> {
     ) -> Option<Run> {
         let mut r = new_run(name, s, run);
         let mut watch = Phases {
-            warmup: s.warmup,
             warm_sampler: (!s.warmup.is_zero())
                 .then(|| self.sampler(proc.as_deref(), None))
                 .flatten(),
@@ -163,7 +162,7 @@ impl RunCtx<'_> {
         s: &Scenario,
         elapsed: Duration,
     ) -> bool {
-        if elapsed < w.warmup {
+        if elapsed < s.warmup {
             if let Some(sm) = w.warm_sampler.as_ref() {
                 let x = sm.sample();
                 w.cpu.push(x.cpu_user_s + x.cpu_sys_s);
@@ -182,7 +181,7 @@ impl RunCtx<'_> {
             if let Some(Some(sm)) = w.sampler.as_ref() {
                 w.samples.push(sm.sample());
             }
-            self.fire_due_event(&s.events, &mut w.fired, elapsed - w.warmup);
+            self.fire_due_event(&s.events, &mut w.fired, elapsed - s.warmup);
         }
         if let Some(why) = self.server_gone(proc) {
             w.crash = Some(why);
@@ -235,7 +234,6 @@ fn no_report(
 
 /// What a pipeline's load keeps from one tick to the next.
 struct Phases {
-    warmup: Duration,
     /// The contender's sampler during the warm-up (its CPU only), and its readings.
     warm_sampler: Option<Box<dyn Sampling>>,
     cpu: CpuReadings,
