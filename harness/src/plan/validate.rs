@@ -302,11 +302,14 @@ fn scenario(
     })
 }
 
+/// What a pipeline scenario's runs give as their path: records go through Kafka, not a URL.
+pub const PIPELINE_PATH: &str = "kafka: input -> enrich -> output";
+
 /// The scenario's path (or a mix's description) and the mix's entries.
 fn requests(at: &str, s: &ScenarioFile) -> Result<(String, Vec<MixEntry>)> {
     Ok(match (&s.path, &s.mix) {
         _ if s.pipeline && (s.path.is_some() || s.mix.is_some()) => bail!("{at}: a pipeline scenario has no path or mix (records go through Kafka)"),
-        _ if s.pipeline => ("kafka: input -> enrich -> output".to_string(), Vec::new()),
+        _ if s.pipeline => (PIPELINE_PATH.to_string(), Vec::new()),
         (Some(p), None) => {
             check_path(&format!("{at}.path"), p)?;
             (p.clone(), Vec::new())

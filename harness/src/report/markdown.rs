@@ -4,7 +4,7 @@
 use super::md_table::table;
 use super::scenario_notes::notes;
 use super::section::Place;
-use super::{fmt_num, slug, summary_rows, ScenarioView};
+use super::{counted, fmt_num, slug, summary_rows, ScenarioView};
 use super::{sections_at, SECTIONS};
 use crate::run::results::{ContenderInfo, Results, Run, RunStatus};
 use crate::stats::{self, representative, scenarios, Cell, Estimate};
@@ -205,7 +205,9 @@ fn single_runs_table(results: &Results, scenario: &str) -> String {
     };
     let mut out = format!(
         "\n**{}** `{}`: {}\n\n",
-        first.scenario, first.path, first.load_description
+        first.scenario,
+        first.path,
+        counted(&first.path, &first.load_description)
     );
     let mut header = [
         "contender",
@@ -219,7 +221,7 @@ fn single_runs_table(results: &Results, scenario: &str) -> String {
         "peak RSS MB",
         "CPU ms / 1k req",
     ]
-    .map(String::from)
+    .map(|label| counted(&first.path, label))
     .to_vec();
     // Where the scenario calls the downstream service: the outbound pool's size.
     let downstream = picked
@@ -314,7 +316,9 @@ fn repeats_table(results: &Results, scenario: &str, cells: &[(&ContenderInfo, Ce
     };
     let mut out = format!(
         "\n**{}** `{}`: {}\n\n",
-        first.scenario, first.path, first.load_description
+        first.scenario,
+        first.path,
+        counted(&first.path, &first.load_description)
     );
     let header = [
         "contender",
@@ -332,7 +336,7 @@ fn repeats_table(results: &Results, scenario: &str, cells: &[(&ContenderInfo, Ce
         "steady after s",
         "flags",
     ]
-    .map(String::from);
+    .map(|label| counted(&first.path, label));
     let interval = |e: &Estimate| match (e.lo, e.hi) {
         (Some(lo), Some(hi)) => format!("{}..{}", fmt_num(lo, 0), fmt_num(hi, 0)),
         _ => "-".into(),
@@ -415,5 +419,49 @@ mod tests {
             terminal.contains("900..1,100") && terminal.contains("1,900..2,100"),
             "{terminal}"
         );
+    }
+
+    #[test]
+    fn a_pipelines_tables_count_records_and_other_scenarios_requests() {
+        use crate::plan::validate::PIPELINE_PATH;
+        use crate::run::test_support::blank_results;
+        let mut r = blank_results(&["a"]);
+        for (scenario, path) in [("pipe", PIPELINE_PATH), ("http", "/plaintext")] {
+            for i in 1..=2 {
+                let mut run = Run::new(
+                    "a",
+                    scenario,
+                    i,
+                    path,
+                    serde_json::Value::Null,
+                    "open, 4000 req/s for 30s",
+                );
+                run.status = RunStatus::Ok;
+                run.summary.rps = 3900.0 + i as f64;
+                run.resources.cpu_ms_per_1k_requests = 60.0;
+                r.runs.push(run);
+            }
+        }
+        let md = render_markdown(&r);
+        let (pipe, http) = md.split_once("**http**").expect("both scenarios");
+        assert!(pipe.contains("open, 4000 records/s for 30s"), "{pipe}");
+        assert!(
+            pipe.contains("| records/s |") && pipe.contains("| CPU ms / 1k records |"),
+            "{pipe}"
+        );
+        assert!(!pipe.contains("req"), "{pipe}");
+        assert!(
+            http.contains("open, 4000 req/s for 30s") && http.contains("| req/s |"),
+            "{http}"
+        );
+        let terminal = super::super::table::render(&r, Path::new(""));
+        let (pipe, http) = terminal
+            .split_once("http /plaintext")
+            .expect("both scenarios");
+        assert!(
+            pipe.contains("throughput (records/s)") && pipe.contains("CPU (ms per 1k records)"),
+            "{pipe}"
+        );
+        assert!(http.contains("throughput (req/s)"), "{http}");
     }
 }

@@ -275,6 +275,18 @@ pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(written)
 }
 
+/// A table's label or load description for a scenario at `path`: a pipeline's runs count
+/// records (produced to `input`, read back from `output`), not requests, so "req" reads
+/// "records" there; other scenarios' labels are kept as they are.
+pub fn counted(path: &str, label: &str) -> String {
+    if path != crate::plan::validate::PIPELINE_PATH {
+        return label.to_string();
+    }
+    label
+        .replace("req/s", "records/s")
+        .replace("1k req", "1k records")
+}
+
 pub fn fmt_num(v: f64, decimals: usize) -> String {
     if !v.is_finite() {
         return "-".into(); // not measured (e.g. a server that was not sampled)

@@ -3,7 +3,7 @@
 
 use super::markdown::{columns, stepped};
 use super::SECTIONS;
-use super::{fmt_metric, fmt_num};
+use super::{counted, fmt_metric, fmt_num};
 use crate::run::results::{Results, Run, RunStatus};
 use crate::stats::{self, relative_change, scenarios, Cell, Difference, METRICS};
 use std::path::Path;
@@ -45,8 +45,16 @@ pub fn render(results: &Results, dir: &Path) -> String {
             .map(|(n, _)| stats::cell(results, dir, &scenario, n))
             .collect();
         let first = results.runs.iter().find(|r| r.scenario == scenario);
+        let path = first.map(|r| r.path.as_str()).unwrap_or_default();
         let header = first
-            .map(|r| format!("{} {}: {}", r.scenario, r.path, r.load_description))
+            .map(|r| {
+                format!(
+                    "{} {}: {}",
+                    r.scenario,
+                    r.path,
+                    counted(path, &r.load_description)
+                )
+            })
             .unwrap_or_default();
         out.push_str(&format!("\n{header}\n"));
         let intervals: Vec<String> = cells
@@ -65,6 +73,7 @@ pub fn render(results: &Results, dir: &Path) -> String {
             .max(12);
         let grid = Grid {
             cols: &cols,
+            path,
             width,
             show_diff: cols.len() >= 2,
         };
@@ -90,6 +99,8 @@ pub fn render(results: &Results, dir: &Path) -> String {
 /// One scenario's table: its columns (contender, run shown) and their width.
 struct Grid<'a> {
     cols: &'a [(&'a str, Option<&'a Run>)],
+    /// The scenario's path: a pipeline's labels count records.
+    path: &'a str,
     width: usize,
     show_diff: bool,
 }
@@ -149,7 +160,7 @@ impl Grid<'_> {
                     _ => "-".into(),
                 })
                 .collect();
-            self.row(out, m.label, &values, &diffs);
+            self.row(out, &counted(self.path, m.label), &values, &diffs);
             if m.label == "throughput (req/s)" && intervals.iter().any(|i| i != "-") {
                 self.row(out, "  interval", intervals, &blank);
             }
