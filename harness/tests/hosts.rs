@@ -267,6 +267,25 @@ fn load_from_two_namespace_hosts_is_merged_accounted_and_cleaned_up() {
     assert!(text.contains("3 of 3 hosts ready"), "{text}");
     assert!(text.contains("lg2 (root@"), "{text}");
     assert!(text.contains("clock: "), "{text}");
+    // The contender host has the interpreter the Python contenders' environment links to
+    // (the namespaces share this machine's files): the check finds it at that path.
+    let venv = common::repo_root().join(".cache/python/pyvenv.cfg");
+    assert!(
+        venv.exists(),
+        "./iobound test builds the Python environment first"
+    );
+    let home = std::fs::read_to_string(&venv).unwrap();
+    let home = home
+        .lines()
+        .find_map(|l| l.strip_prefix("home = "))
+        .unwrap();
+    assert!(
+        text.contains(&format!(
+            "python venv: {}/python3 (Python 3.",
+            home.trim_end_matches('/')
+        )),
+        "{text}"
+    );
 
     // A URL that is not the contender host's is refused before anything starts.
     let out = tempfile::tempdir().unwrap();

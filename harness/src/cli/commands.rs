@@ -333,7 +333,9 @@ pub fn bench_driver(
 }
 
 /// `iobound hosts check FILE`: exit 0 when every host is reachable and ready, 1 otherwise.
-pub fn hosts_check(file: &Path) -> Result<i32> {
+/// `root` is the repository, whose built Python environment names the interpreter the
+/// contender hosts need.
+pub fn hosts_check(file: &Path, root: &Path) -> Result<i32> {
     let inv = crate::plan::hosts::Inventory::load(file)?;
     let control = crate::remote::ssh::tempfile_dir::Dir::new("iobound-ssh")?;
     eprintln!(
@@ -341,7 +343,8 @@ pub fn hosts_check(file: &Path) -> Result<i32> {
         inv.hosts.len(),
         file.display()
     );
-    let reports = crate::remote::check::check(&inv, control.path());
+    let venv = crate::remote::check::VenvPython::read(&root.join(".cache/python"));
+    let reports = crate::remote::check::check(&inv, control.path(), venv.as_ref());
     print!("{}", crate::remote::check::render(&reports));
     Ok(if reports.iter().all(|r| r.problems().is_empty()) {
         0

@@ -119,7 +119,7 @@ pub fn main() -> Result<i32> {
         Cmd::Load { load, driver_cpus } => commands::load_cmd(&load, driver_cpus.as_deref()),
         Cmd::Hosts {
             what: HostsCmd::Check { file },
-        } => commands::hosts_check(&file),
+        } => commands::hosts_check(&file, &root),
         Cmd::Agent { what } => agent::run(what),
         Cmd::Downstream(a) => commands::downstream_cmd(&a),
     }

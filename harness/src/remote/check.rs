@@ -54,8 +54,60 @@ const TOOLS: &[Tool] = &[
     },
 ];
 
+/// The CPython the Python contenders' virtual environment runs. The environment (.cache/python)
+/// is shipped to the contender host as it is, and its `bin/python3` is a link to the
+/// interpreter it was made with, so that host needs the same CPython at the same path.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VenvPython {
+    /// The interpreter the environment links to.
+    pub path: String,
+    /// The CPython version it was made with, e.g. "3.11.7".
+    pub version: String,
+}
+
+impl VenvPython {
+    /// From the environment's pyvenv.cfg (`home` and `version`, or `version_info` as newer
+    /// CPythons write it); None where the environment is not built.
+    pub fn read(venv: &std::path::Path) -> Option<VenvPython> {
+        let cfg = std::fs::read_to_string(venv.join("pyvenv.cfg")).ok()?;
+        let value = |key: &str| {
+            cfg.lines().find_map(|l| {
+                let (k, v) = l.split_once('=')?;
+                (k.trim() == key).then(|| v.trim().to_string())
+            })
+        };
+        Some(VenvPython {
+            path: format!("{}/python3", value("home")?.trim_end_matches('/')),
+            version: value("version").or_else(|| value("version_info"))?,
+        })
+    }
+
+    /// What `hosts check` says of it on a contender host, from what the probe found there.
+    fn line(&self, found: Option<&String>) -> String {
+        let want = format!("Python {}", self.version);
+        match found {
+            Some(v) if v.starts_with(&want) => format!("  python venv: {} ({v})", self.path),
+            Some(v) => format!(
+                "  python venv: {} is {v}, the Python contenders' environment was made with {}; \
+                 its compiled packages may not load: install CPython {} there, or rebuild \
+                 .cache/python here with the CPython that host has",
+                self.path, self.version, self.version
+            ),
+            None => format!(
+                "  python venv: missing (the Python contenders' environment, shipped from \
+                 .cache/python, runs {}); install CPython {} at that path, or rebuild \
+                 .cache/python here with an interpreter at a path both machines have",
+                self.path, self.version
+            ),
+        }
+    }
+}
+
 pub struct HostReport {
     pub host: Host,
+    /// The Python contenders' interpreter, on a contender host when this machine has their
+    /// environment built.
+    pub venv: Option<VenvPython>,
     /// Why the host could not be checked, if it could not.
     pub unreachable: Option<String>,
     pub facts: BTreeMap<String, String>,
@@ -112,22 +164,29 @@ echo "cpus=$(nproc)"
 awk '/MemTotal/ {print "mem_kb=" $2}' /proc/meminfo
 "#;
 
-/// Connects to every host (one after another) and reads what `hosts check` reports.
-pub fn check(inv: &Inventory, control_dir: &std::path::Path) -> Vec<HostReport> {
+/// Connects to every host (one after another) and reads what `hosts check` reports; `venv`
+/// is the Python contenders' interpreter, looked for on contender hosts.
+pub fn check(
+    inv: &Inventory,
+    control_dir: &std::path::Path,
+    venv: Option<&VenvPython>,
+) -> Vec<HostReport> {
     inv.hosts
         .iter()
         .map(|h| {
             let ssh = Ssh::new(h, inv.known_hosts.as_deref(), control_dir);
-            let report = check_host(&ssh);
+            let venv = venv.filter(|_| h.has(Role::Contender));
+            let report = check_host(&ssh, venv);
             ssh.close();
             report
         })
         .collect()
 }
 
-fn check_host(ssh: &Ssh) -> HostReport {
+fn check_host(ssh: &Ssh, venv: Option<&VenvPython>) -> HostReport {
     let mut report = HostReport {
         host: ssh.host.clone(),
+        venv: venv.cloned(),
         unreachable: None,
         facts: BTreeMap::new(),
         clock_offset_ms: None,
@@ -139,6 +198,13 @@ fn check_host(ssh: &Ssh) -> HostReport {
             "if command -v {n} >/dev/null 2>&1; then echo \"tool_{n}=$({v} 2>&1 | head -1)\"; fi",
             n = t.name,
             v = t.version
+        );
+    }
+    if let Some(v) = venv {
+        let p = crate::util::shell::quoted(&v.path);
+        let _ = writeln!(
+            script,
+            "if [ -x {p} ]; then echo \"venv_python=$({p} --version 2>&1 | head -1)\"; fi"
         );
     }
     match ssh.output(&script) {
@@ -215,6 +281,9 @@ pub fn render(reports: &[HostReport]) -> String {
                     }
                 }
             }
+            if let Some(v) = &r.venv {
+                let _ = writeln!(s, "{}", v.line(r.facts.get("venv_python")));
+            }
         }
         for p in r.problems() {
             let _ = writeln!(s, "  PROBLEM: {p}");
@@ -250,6 +319,7 @@ mod tests {
                 roles,
                 cpus: Some("0-1".into()),
             },
+            venv: None,
             unreachable: None,
             facts: facts
                 .iter()
@@ -299,5 +369,48 @@ mod tests {
         );
         assert!(problems[0].contains("-25.0 ms off"), "{problems:?}");
         assert!(render(&[off]).contains("0 of 1 hosts ready; fix the problems above"));
+    }
+
+    #[test]
+    fn a_contender_host_is_checked_for_the_interpreter_the_python_environment_links_to() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            VenvPython::read(dir.path()),
+            None,
+            "not built: nothing to check"
+        );
+        std::fs::write(
+            dir.path().join("pyvenv.cfg"),
+            "home = /opt/py/bin/\ninclude-system-site-packages = false\nversion = 3.11.7\n",
+        )
+        .unwrap();
+        let venv = VenvPython::read(dir.path()).expect("pyvenv.cfg read");
+        assert_eq!(venv.path, "/opt/py/bin/python3");
+        assert_eq!(venv.version, "3.11.7");
+        let text = |found: Option<&str>| {
+            let mut r = report(vec![Role::Contender], &[], 0.0);
+            r.venv = Some(venv.clone());
+            if let Some(v) = found {
+                r.facts.insert("venv_python".into(), v.into());
+            }
+            render(&[r])
+        };
+        assert!(
+            text(Some("Python 3.11.7"))
+                .contains("python venv: /opt/py/bin/python3 (Python 3.11.7)"),
+            "{}",
+            text(Some("Python 3.11.7"))
+        );
+        let other = text(Some("Python 3.13.1"));
+        assert!(
+            other.contains("/opt/py/bin/python3 is Python 3.13.1, the Python contenders' environment was made with 3.11.7"),
+            "{other}"
+        );
+        let missing = text(None);
+        assert!(
+            missing.contains("python venv: missing (")
+                && missing.contains("install CPython 3.11.7 at that path"),
+            "{missing}"
+        );
     }
 }

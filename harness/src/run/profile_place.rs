@@ -4,6 +4,7 @@
 //! through a `Place`, so that each profiler is written once for both.
 
 use crate::remote::ssh::Ssh;
+use crate::util::shell::quoted;
 use anyhow::{bail, Context, Result};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -20,11 +21,6 @@ pub enum Place {
         ssh: Box<Ssh>,
         binary: String,
     },
-}
-
-/// `s` as one word for a POSIX shell.
-fn quoted(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 fn command_line(program: &Path, args: &[&str]) -> String {

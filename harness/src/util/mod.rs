@@ -2,7 +2,8 @@
 //! latencies, counts), `cpus` (CPU lists, pinning, thread CPU time), `clock` (timestamps),
 //! `numbers` (the one median, the seeded generator), `files` (atomic writes); and the
 //! process-wide pieces every stage touches: Ctrl-C (`interrupt`), the small HTTP/1.1 client and
-//! request builder (`http1`), terminal progress bars (`progress`) and `--verbose` (here).
+//! request builder (`http1`), terminal progress bars (`progress`), words for a remote shell
+//! (`shell`) and `--verbose` (here).
 //! Uses no stage.
 
 pub mod clock;
@@ -12,6 +13,7 @@ pub mod http1;
 pub mod interrupt;
 pub mod numbers;
 pub mod progress;
+pub mod shell;
 pub mod units;
 
 static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
