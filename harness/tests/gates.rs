@@ -4,20 +4,14 @@
 
 mod common;
 
-use common::{exe, free_port, load_results, results_dir, run, serve};
+use common::{alone, exe, free_port, load_results, results_dir, run, serve};
 use std::net::TcpStream;
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// The tests here drive real load on the driver's CPU, and iobound rightly calls a probe
-/// driver-limited when that CPU is saturated (every process counts): run one at a time, so
-/// that no test's load is another's saturated CPU.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn alone() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
+// The tests here drive real load on the driver's CPU, and iobound rightly calls a probe
+// driver-limited when that CPU is saturated (every process counts): each takes `alone()`, so
+// that no test's load is another's saturated CPU.
 
 #[test]
 fn a_broken_threshold_exits_4_and_says_which_and_by_how_much() {

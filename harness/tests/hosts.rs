@@ -5,11 +5,10 @@
 
 mod common;
 
-use common::{exe, load_results, missing_prerequisite, results_dir};
+use common::{alone, exe, load_results, missing_prerequisite, results_dir};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 fn sh(cmd: &str) -> std::process::Output {
@@ -33,13 +32,8 @@ fn must(cmd: &str) -> String {
 /// Labs made by this process so far: each gets its own prefix and subnet.
 static LABS: AtomicU32 = AtomicU32::new(0);
 
-/// The end-to-end tests run one at a time: each drives real load on this machine's two CPUs,
-/// and iobound (rightly) flags a driver CPU saturated by any process.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn alone() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
+// The end-to-end tests run one at a time (`alone()`): each drives real load on this machine's
+// two CPUs, and iobound (rightly) flags a driver CPU saturated by any process.
 
 /// Namespaces named `{prefix}-{name}` on a bridge, each with an sshd (scripts/netns-lab);
 /// all removed on drop.
@@ -269,20 +263,12 @@ fn load_from_two_namespace_hosts_is_merged_accounted_and_cleaned_up() {
     assert!(text.contains("clock: "), "{text}");
     // The contender host has the interpreter the Python contenders' environment links to
     // (the namespaces share this machine's files): the check finds it at that path.
-    let venv = common::repo_root().join(".cache/python/pyvenv.cfg");
-    assert!(
-        venv.exists(),
-        "./iobound test builds the Python environment first"
-    );
-    let home = std::fs::read_to_string(&venv).unwrap();
-    let home = home
-        .lines()
-        .find_map(|l| l.strip_prefix("home = "))
-        .unwrap();
+    let venv = iobound::remote::check::VenvPython::read(&common::repo_root().join(".cache/python"))
+        .expect("./iobound test builds the Python environment first");
     assert!(
         text.contains(&format!(
-            "python venv: {}/python3 (Python 3.",
-            home.trim_end_matches('/')
+            "python venv: {} (Python {})",
+            venv.path, venv.version
         )),
         "{text}"
     );

@@ -2,7 +2,7 @@
 //! sizes, the pipeline's batch, Spring MVC's pool on CRUD), each checked against the committed
 //! results it quotes: a figure that its results no longer give fails here.
 
-use iobound::run::results::Results;
+use iobound::run::results::{Results, Run};
 use iobound::stats::{self, Cell, Difference, METRICS};
 use std::path::{Path, PathBuf};
 
@@ -19,10 +19,21 @@ fn read(path: &str) -> String {
     std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
+/// The committed results under docs/results/`dir`.
+fn results(dir: &str) -> Results {
+    Results::load(&root().join("docs/results").join(dir).join("results.json"))
+        .unwrap_or_else(|e| panic!("{dir}: {e:#}"))
+}
+
+/// The runs of `contender` in `r`, in their order.
+fn runs_of<'a>(r: &'a Results, contender: &str) -> Vec<&'a Run> {
+    r.runs.iter().filter(|x| x.contender == contender).collect()
+}
+
 /// The cell of `contender` in `scenario` of the committed results under docs/results/`dir`.
 fn cell(dir: &str, scenario: &str, contender: &str) -> Cell {
+    let r = results(dir);
     let dir = root().join("docs/results").join(dir);
-    let r = Results::load(&dir.join("results.json")).unwrap();
     stats::cell(&r, &dir, scenario, contender)
         .unwrap_or_else(|| panic!("{contender} in {scenario} of {}", dir.display()))
 }
@@ -364,10 +375,10 @@ fn the_streaming_figures_match_their_results() {
     assert!(page.contains("holds 1,188 threads where the others\nhold 26"));
     assert!(page.contains("115 ms of CPU per 1,000 records at 4,000/s against 62 on virtual threads and\n31 non-blocking"));
     // The spike: worst p99 8.7 to 8.8 s, back within 2 s; no record lost, 190,000 each.
-    let r = Results::load(&root().join("docs/results").join(dir).join("results.json")).unwrap();
+    let r = results(dir);
     let mut worst = Vec::new();
     for c in models {
-        let runs: Vec<_> = r.runs.iter().filter(|x| x.contender == c).collect();
+        let runs = runs_of(&r, c);
         let spike = runs.iter().find(|x| x.scenario == "spike").unwrap();
         let rc = spike.details.recovery().unwrap();
         worst.push((rc.worst_p99_ms / 100.0).round() / 10.0);
@@ -398,10 +409,8 @@ fn the_streaming_figures_match_their_results() {
 fn the_repeated_streaming_figures_match_their_results() {
     let page = read("docs/findings/streaming.md");
     let dir = "pipeline-steady-2026-11-25";
-    let r = Results::load(&root().join("docs/results").join(dir).join("results.json")).unwrap();
-    let runs = |c: &str| -> Vec<&iobound::run::results::Run> {
-        r.runs.iter().filter(|x| x.contender == c).collect()
-    };
+    let r = results(dir);
+    let runs = |c: &str| runs_of(&r, c);
     // The thread pool: every run failed, records missing 15 s after the load's end.
     let pool = runs("pipeline-threadpool");
     assert_eq!(pool.len(), 4);
@@ -535,15 +544,13 @@ fn the_repeated_streaming_figures_match_their_results() {
 fn the_repeated_streaming_figures_at_1000_match_their_results() {
     let page = read("docs/findings/streaming.md");
     let dir = "pipeline-steady-1000-2026-11-25";
-    let r = Results::load(&root().join("docs/results").join(dir).join("results.json")).unwrap();
+    let r = results(dir);
     let names = [
         "pipeline-threadpool",
         "pipeline-virtual",
         "pipeline-reactive",
     ];
-    let runs = |c: &str| -> Vec<&iobound::run::results::Run> {
-        r.runs.iter().filter(|x| x.contender == c).collect()
-    };
+    let runs = |c: &str| runs_of(&r, c);
     assert_eq!(r.runs.len(), 12);
     for x in &r.runs {
         let d = x.details.delivery().unwrap();
@@ -585,7 +592,7 @@ fn the_repeated_streaming_figures_at_1000_match_their_results() {
         assert!(says(&page, text), "{text:?}");
     }
     // Each run's latency: the p99 ranges apart, the p50 ranges of the first two overlapping.
-    let per_run = |c: &str, f: fn(&iobound::run::results::Run) -> f64| -> (f64, f64) {
+    let per_run = |c: &str, f: fn(&Run) -> f64| -> (f64, f64) {
         span(&runs(c).iter().map(|x| f(x).round()).collect::<Vec<_>>())
     };
     let p50: Vec<_> = names
@@ -667,9 +674,8 @@ fn the_repeated_streaming_figures_at_1000_match_their_results() {
         let v: Vec<f64> = dirs
             .iter()
             .flat_map(|d| {
-                let r = Results::load(&root().join("docs/results").join(d).join("results.json"))
-                    .unwrap();
-                r.contenders
+                results(d)
+                    .contenders
                     .iter()
                     .map(|c| (c.startup_s.unwrap() * 10.0).round() / 10.0)
                     .collect::<Vec<_>>()

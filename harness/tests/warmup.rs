@@ -8,14 +8,7 @@
 
 mod common;
 
-use common::{load_results, results_dir, run, serve};
-use std::sync::{Mutex, MutexGuard};
-
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn alone() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
+use common::{alone, load_results, results_dir, run, serve};
 
 #[test]
 fn a_steady_server_settles_after_the_minimum_not_the_maximum() {

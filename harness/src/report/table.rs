@@ -49,9 +49,8 @@ pub fn render(results: &Results, dir: &Path) -> String {
         let header = first
             .map(|r| {
                 format!(
-                    "{} {}: {}",
+                    "{} {path}: {}",
                     r.scenario,
-                    r.path,
                     counted(path, &r.load_description)
                 )
             })
