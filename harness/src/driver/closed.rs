@@ -2,7 +2,7 @@
 //! connection, sending the next request only after the previous response (plus think time).
 //! Throughput follows from the server's latency; Little's law ties the two together.
 
-use super::{drain_window, Ctx};
+use super::Ctx;
 use crate::plan::Profile;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -30,7 +30,6 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
     else {
         unreachable!("closed::drive is only called for closed profiles")
     };
-    let end = ctx.start + ctx.load.profile.duration();
     let total = users + step_users * steps;
     let mut tasks = Vec::new();
     for j in (index as u32..total).step_by(threads) {
@@ -41,7 +40,7 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
         tasks.push(tokio::task::spawn_local(async move {
             tokio::time::sleep_until(TokioInstant::from_std(ctx.start + offset)).await;
             let mut conn = None;
-            while Instant::now() < end && !ctx.live.finishing() {
+            while Instant::now() < ctx.end() && !ctx.live.finishing() {
                 let since = Instant::now();
                 let had_conn = conn.is_some();
                 ctx.due.set(ctx.due.get() + 1);
@@ -58,13 +57,7 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
             }
         }));
     }
-    let drained = TokioInstant::from_std(end + drain_window(&ctx.load));
-    let _ = tokio::time::timeout_at(drained, async {
-        for t in tasks {
-            let _ = t.await;
-        }
-    })
-    .await;
+    ctx.drain(tasks).await;
 }
 
 #[cfg(test)]

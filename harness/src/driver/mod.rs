@@ -5,7 +5,8 @@
 //! Holds: `closed` and `open` (the two load models), `record` (per-second histograms and
 //! error counts as responses arrive), `summary` (a run's figures from the recorder),
 //! `assess` (the driver's report on itself), `target` (the requests sent), `cpu_busy` (the
-//! driver CPUs' busy share per second), `remote` (load from other hosts over SSH).
+//! driver CPUs' busy share per second), `remote` (load from other hosts over SSH), `window`
+//! (the measured window cut out of a load that began with the warm-up).
 //! Uses: util, plan.
 
 pub mod assess;
@@ -16,6 +17,7 @@ pub mod record;
 pub mod remote;
 pub mod summary;
 mod target;
+mod window;
 
 use crate::plan::{Load, Profile};
 use crate::util::http1::{Conn, HttpError};
@@ -90,6 +92,41 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
+    /// When the load stops sending: the profile's end, or where the loop beside the load
+    /// moved it (`Live::end_at`).
+    pub fn end(&self) -> Instant {
+        self.start
+            + self
+                .live
+                .end()
+                .unwrap_or_else(|| self.load.profile.duration())
+    }
+
+    /// Waits for `tasks` until they end or the drain window after the load's end closes (the
+    /// end may move while waiting).
+    pub async fn drain<T>(&self, tasks: Vec<tokio::task::JoinHandle<T>>) {
+        let all = async {
+            for t in tasks {
+                let _ = t.await;
+            }
+        };
+        let window = drain_window(&self.load);
+        let closed = async {
+            loop {
+                let deadline = self.end() + window;
+                let now = Instant::now();
+                if now >= deadline {
+                    return;
+                }
+                tokio::time::sleep((deadline - now).min(Duration::from_millis(100))).await;
+            }
+        };
+        tokio::select! {
+            _ = all => {}
+            _ = closed => {}
+        }
+    }
+
     /// Sends one request on `conn` (connecting first if needed) and records the outcome with
     /// latency counted from `since`. Returns whether the connection may be reused.
     pub async fn exchange(&self, conn: &mut Option<Conn>, since: Instant) -> bool {
@@ -297,9 +334,10 @@ pub fn run(
         acks.extend(t.acks);
     }
     let wall = start.elapsed();
+    let length = live.end().unwrap_or_else(|| load.profile.duration());
     Ok(Outcome {
         recorder,
-        duration: load.profile.duration().min(wall),
+        duration: length.min(wall),
         wall,
         cpu,
         threads: cfg.threads,

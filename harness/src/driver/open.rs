@@ -4,7 +4,7 @@
 //! Connections are opened on demand up to `max_connections`; beyond that, requests wait in
 //! the driver's queue and that wait counts as latency too.
 
-use super::{drain_window, Ctx};
+use super::Ctx;
 use crate::plan::Profile;
 use crate::util::http1::Conn;
 use std::cell::Cell;
@@ -55,9 +55,10 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
     let mut i = index as u64;
     loop {
         let offset = arrival_offset(i, rate, ramp_to, duration);
-        // NaN (a broken schedule) ends the run as surely as an offset past its end.
-        let past_end =
-            offset.partial_cmp(&duration.as_secs_f64()) != Some(std::cmp::Ordering::Less);
+        // NaN (a broken schedule) ends the run as surely as an offset past its end. The end
+        // may have moved (a measured window opened inside the warm-up's load).
+        let end = ctx.end().saturating_duration_since(ctx.start).as_secs_f64();
+        let past_end = offset.partial_cmp(&end) != Some(std::cmp::Ordering::Less);
         if past_end || ctx.live.finishing() {
             break;
         }
@@ -87,13 +88,7 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
     }
     pool.done.set(true);
     pool.notify.notify_waiters();
-    let drained = TokioInstant::from_std(ctx.start + duration + drain_window(&ctx.load));
-    let _ = tokio::time::timeout_at(drained, async {
-        for w in workers {
-            let _ = w.await;
-        }
-    })
-    .await;
+    ctx.drain(workers).await;
 }
 
 async fn worker(ctx: Rc<Ctx>, pool: Rc<Pool>) {

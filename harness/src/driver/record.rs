@@ -148,6 +148,10 @@ pub struct Live {
     /// Requests due so far (see Outcome::due), for a controller that must account for a
     /// load host it lost.
     pub due: AtomicU64,
+    /// Where the load ends, in ms after its start, once the loop beside it has decided (a
+    /// warm-up led into the measured window without a break: see `measure_from`); u64::MAX
+    /// until then, when the profile's own duration holds.
+    end_ms: AtomicU64,
     /// On a load host (`iobound agent drive`): a second copy of every record, handed out per
     /// completed second and streamed to the controller, so that what a lost host measured
     /// before it was lost is kept.
@@ -175,6 +179,7 @@ impl Default for Live {
             server_gone: Default::default(),
             buckets: std::array::from_fn(|_| AtomicU64::new(0)),
             due: AtomicU64::new(0),
+            end_ms: AtomicU64::new(u64::MAX),
             mirror: None,
         }
     }
@@ -252,6 +257,21 @@ impl Live {
 
     pub fn finishing(&self) -> bool {
         self.finish.load(Ordering::Relaxed)
+    }
+
+    /// Moves the load's end to `end` after its start: the same users, connections and
+    /// schedule go on until then (a measured window opened inside the warm-up's load).
+    pub fn end_at(&self, end: Duration) {
+        let ms = u64::try_from(end.as_millis()).unwrap_or(u64::MAX - 1);
+        self.end_ms.store(ms, Ordering::SeqCst);
+    }
+
+    /// The end set by `end_at`, if any.
+    pub fn end(&self) -> Option<Duration> {
+        match self.end_ms.load(Ordering::SeqCst) {
+            u64::MAX => None,
+            ms => Some(Duration::from_millis(ms)),
+        }
     }
 
     /// The bucket counts now (to diff against a later snapshot).

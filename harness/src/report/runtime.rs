@@ -258,6 +258,7 @@ mod tests {
                 rule: "band".into(),
                 curve: Vec::new(),
                 drift_pct: Vec::new(),
+                window: None,
             });
             r.runs.push(run);
         }

@@ -157,6 +157,7 @@ mod tests {
             runs,
             alpha: 0.05,
             margin: 0.05,
+            driver_limited: false,
         };
         let mut r = blank_results(&["a", "b"]);
         r.verdicts.push(VerdictRecord {

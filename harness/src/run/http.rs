@@ -5,7 +5,7 @@
 use super::finish::{finish, runtime_logs, Ended};
 use super::results::Run;
 use super::round::{failed_run, new_run, RunCtx};
-use super::warmup::{Settle, WarmupRecord};
+use super::warmup::{judge_window, window_seconds, Settle, WarmupRecord};
 use super::warnings::{accounting_warnings, load_host_warnings};
 use super::watch::FaultLog;
 use crate::driver::{self, assess::driver_report, summary, Target};
@@ -34,6 +34,13 @@ impl RunCtx<'_> {
         if s.pipeline {
             return self.measure_pipeline(name, proc, s, run);
         }
+        if self.leads_in(s) {
+            if let Some(mut r) = self.measure_led(name, proc, addr, s, run) {
+                judge_measured_window(&mut r, s);
+                self.res.runs.push(r);
+            }
+            return;
+        }
         let warm = match self.warm_up(name, proc.as_deref_mut(), addr, s, run) {
             Ok(w) => w,
             Err(why) => {
@@ -45,19 +52,8 @@ impl RunCtx<'_> {
             return;
         }
         let mut r = self.measured(name, proc, addr, s, run, warm.0);
-        if let Some(w) = warm.1 {
-            if w.unsettled() {
-                r.driver.warnings.push(format!(
-                    "not at steady state: the warm-up reached its maximum ({:.0} s) with \
-                     throughput, mean latency or CPU per request still drifting by more than \
-                     {:.0}% over {} s; figures include warm-up",
-                    w.max_s,
-                    w.band_pct,
-                    super::warmup::SETTLE_WINDOW_S
-                ));
-            }
-            r.warmup = Some(w);
-        }
+        r.warmup = warm.1;
+        judge_measured_window(&mut r, s);
         self.res.runs.push(r);
     }
 
@@ -136,6 +132,7 @@ impl RunCtx<'_> {
             rule: "trend".into(),
             curve,
             drift_pct,
+            window: None,
         };
         if detect {
             match settled_at {
@@ -175,14 +172,13 @@ impl RunCtx<'_> {
         );
         let bar = Progress::new(&format!("{name} {}", s.name), s.load.profile.duration());
         let downstream_port = self.downstream_port(s);
-        let calls_downstream = downstream_port.is_some();
         let sampler = self.sampler(proc.as_deref(), downstream_port);
         let mut samples = Vec::new();
         let steal_before = sampler::cpu_steal();
         let mut fired = Vec::new();
         let profiling = self.begin_profile(name, proc.as_deref(), s, run);
         // The downstream's counts start from zero with the measured phase.
-        let counted = calls_downstream && self.downstream_stats(true).is_some();
+        let counted = downstream_port.is_some() && self.downstream_stats(true).is_some();
         let outcome = self.drive(
             &target,
             &s.load,
@@ -201,6 +197,27 @@ impl RunCtx<'_> {
             r.downstream_calls = self.downstream_stats(false);
         }
         self.end_profile(&mut r, profiling);
+        let window = Window {
+            samples,
+            steal_before,
+            fired,
+            wall_start,
+            warm_left,
+        };
+        self.complete(r, outcome, window, &target, proc, s)
+    }
+
+    /// The rest of a measured run once its load has ended: summary, per-second rows, driver
+    /// report, histograms, checks, resources and the runtime's own logs.
+    pub(super) fn complete(
+        &mut self,
+        mut r: Run,
+        outcome: anyhow::Result<(driver::Outcome, Option<String>)>,
+        w: Window,
+        target: &Target,
+        proc: Option<&mut Running>,
+        s: &Scenario,
+    ) -> Run {
         let (outcome, crash) = match outcome {
             Ok(v) => v,
             Err(e) => {
@@ -215,13 +232,13 @@ impl RunCtx<'_> {
         r.driver = driver_report(&outcome, &self.plan.driver_cpus, requests);
         r.summary = summary;
         r.intervals = intervals;
-        self.record(&mut r, &outcome, &target, s, warm_left, wall_start);
+        self.record(&mut r, &outcome, target, s, w.warm_left, w.wall_start);
         r.load_hosts = self.host_shares.take();
         load_host_warnings(&mut r);
         let ended = Ended {
-            samples,
-            steal_before,
-            fired,
+            samples: w.samples,
+            steal_before: w.steal_before,
+            fired: w.fired,
             crash,
             cancelled: outcome.cancelled,
             requests,
@@ -359,6 +376,18 @@ impl RunCtx<'_> {
     }
 }
 
+/// What a measured window leaves besides the driver's outcome.
+pub(super) struct Window {
+    pub samples: Vec<crate::sampler::Sample>,
+    /// /proc/stat steal when the window opened.
+    pub steal_before: Option<(u64, u64)>,
+    pub fired: Vec<super::faults::EventRecord>,
+    /// Wall time when the window opened (the histogram log's start).
+    pub wall_start: SystemTime,
+    /// Requests a separate warm-up load left unanswered.
+    pub warm_left: Option<u64>,
+}
+
 /// The run's line on the terminal, with its writes and warnings.
 fn print_run(r: &Run) {
     let (s, res) = (&r.summary, &r.resources);
@@ -402,7 +431,7 @@ fn print_run(r: &Run) {
 
 /// Warm-up offers the scenario's starting load (first level, or the starting rate): more
 /// would leave a queue behind in a saturated server that the measured run would inherit.
-fn warmup_load(load: &Load, length: Duration) -> Load {
+pub(super) fn warmup_load(load: &Load, length: Duration) -> Load {
     let profile = match load.profile {
         Profile::Closed {
             users,
@@ -436,8 +465,40 @@ fn warmup_load(load: &Load, length: Duration) -> Load {
     }
 }
 
+/// The measured window judged too, once the run is over: only a window that is itself flat
+/// shows the contender had settled (a warm-up can stop on a plateau of its climb). A run that
+/// is not at steady state says why in its warnings.
+fn judge_measured_window(r: &mut Run, s: &Scenario) {
+    let Some(w) = r.warmup.as_ref() else {
+        return;
+    };
+    let window = (w.watched() && constant_load(s))
+        .then(|| judge_window(&window_seconds(r), w.band_pct / 100.0))
+        .flatten();
+    let Some(w) = r.warmup.as_mut() else {
+        return;
+    };
+    w.window = window;
+    if let Some(why) = w.unsettled_reason() {
+        eprintln!("  warning: {why}");
+        r.driver.warnings.push(why);
+    }
+}
+
+/// Whether the scenario's measured load is meant to be flat (one level, no ramp, no mid-run
+/// event), so that a trend in its seconds can only be the contender's.
+pub(super) fn constant_load(s: &Scenario) -> bool {
+    let flat = match s.load.profile {
+        Profile::Closed {
+            step_users, steps, ..
+        } => steps == 0 || step_users == 0,
+        Profile::Open { rate, ramp_to, .. } => rate == ramp_to,
+    };
+    flat && s.events.is_empty()
+}
+
 /// The scenario's requests; a mix's write tokens start with `tag`.
-fn scenario_target(addr: SocketAddr, s: &Scenario, close: bool, tag: &str) -> Target {
+pub(super) fn scenario_target(addr: SocketAddr, s: &Scenario, close: bool, tag: &str) -> Target {
     if s.mix.is_empty() {
         Target::new(addr, &s.path, close)
     } else {

@@ -6,7 +6,8 @@
 //! Holds: `results` (the results model, results.json) and `details` (what each kind of run adds
 //! to it), `environment` (where a run happened),
 //! `launch` (start a contender and check it), `round` (one contender's round), `http`,
-//! `pipeline`, `overload` and `capacity` (measuring each kind of scenario), `watch` (the loop beside the
+//! `pipeline`, `overload` and `capacity` (measuring each kind of scenario), `lead_in` (a flat
+//! load's warm-up leading into its measured window), `watch` (the loop beside the
 //! driver: sampling, events, crashes, Ctrl-C), `finish` (the one way every run ends), `faults`
 //! (recovery after a mid-run fault, overload verdicts), `slo` (judging a capacity probe),
 //! `warnings` (what a run's own figures warn of), `writes` (the database write check),
@@ -27,6 +28,7 @@ pub mod gc;
 mod hosts;
 mod http;
 pub mod launch;
+mod lead_in;
 mod overload;
 pub mod pipeline;
 pub mod pipeline_warmup;

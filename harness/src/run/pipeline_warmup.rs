@@ -84,6 +84,7 @@ pub fn judge(report: &LoadReport, warmup: Duration, cpu: &CpuReadings, band: f64
         rule: RULE_AT_END.into(),
         curve,
         drift_pct: settle.drifts(),
+        window: None,
     }
 }
 

@@ -82,6 +82,10 @@ pub struct Finding {
     /// The p-value threshold each look used and the equivalence margin.
     pub alpha: f64,
     pub margin: f64,
+    /// A throughput or latency finding from runs of which at least one had its driver (or a
+    /// CPU the driver shares) saturated: a bound set by the load, not the server's figure.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub driver_limited: bool,
 }
 
 /// One threshold, one contender, one scenario: the measured value against the limit.

@@ -9,6 +9,8 @@
 //! with the warm-up's throughput second by second; a warm-up that reached its maximum
 //! without settling is flagged ("not at steady state").
 
+use super::results::Run;
+use crate::sampler::Sample;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -41,6 +43,24 @@ pub struct WarmupRecord {
     /// judged. Says which figure kept a warm-up from settling.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drift_pct: Vec<Option<f64>>,
+    /// The measured window judged again after the run, by the same rule over all its seconds:
+    /// how far each figure drifted there (%), and whether it stayed within `band_pct`. A
+    /// plateau in a JIT climb can pass the warm-up's check and then climb during the measured
+    /// seconds; this says so. Absent in results written before the check, or where the window
+    /// was too short to judge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowCheck>,
+}
+
+/// The measured window's own steady-state check (see `WarmupRecord::window`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct WindowCheck {
+    /// Seconds judged (whole seconds of the measured phase, the drain left out).
+    pub seconds: usize,
+    /// Drift of answers per second, mean latency and CPU per answer over them (%); null where
+    /// a figure could not be judged.
+    pub drift_pct: Vec<Option<f64>>,
+    pub steady: bool,
 }
 
 fn band_rule() -> String {
@@ -61,10 +81,80 @@ impl WarmupRecord {
     }
 
     /// Whether the run after it was measured before the contender had settled: a watched
-    /// warm-up that reached its maximum, or a fixed one judged still drifting at its end.
+    /// warm-up that reached its maximum, a fixed one judged still drifting at its end, or a
+    /// measured window that itself still trended (whatever the warm-up said).
     pub fn unsettled(&self) -> bool {
-        !self.settled && (self.watched() || self.rule == RULE_AT_END)
+        let warmup_unsettled = !self.settled && (self.watched() || self.rule == RULE_AT_END);
+        warmup_unsettled || self.window.as_ref().is_some_and(|w| !w.steady)
     }
+
+    /// Why the run is not at steady state, for its warning; None when it is.
+    pub fn unsettled_reason(&self) -> Option<String> {
+        if let Some(w) = self.window.as_ref().filter(|w| !w.steady) {
+            return Some(format!(
+                "not at steady state: the measured window itself still trended ({} over its \
+                 {} s, more than {:.0}%): a plateau of the warm-up passed for steady state; \
+                 this run is shown but enters no verdict",
+                drift_words(&w.drift_pct),
+                w.seconds,
+                self.band_pct
+            ));
+        }
+        (!self.settled && (self.watched() || self.rule == RULE_AT_END)).then(|| {
+            format!(
+                "not at steady state: the warm-up reached its maximum ({:.0} s) with \
+                 throughput, mean latency or CPU per request still drifting by more than \
+                 {:.0}% over {SETTLE_WINDOW_S} s; figures include warm-up",
+                self.max_s, self.band_pct
+            )
+        })
+    }
+}
+
+/// "throughput drifted 42.0%, CPU per request 12.5%": the judged figures' drifts, in words.
+fn drift_words(drifts: &[Option<f64>]) -> String {
+    let names = ["throughput", "mean latency", "CPU per request"];
+    let parts: Vec<String> = names
+        .iter()
+        .zip(drifts)
+        .filter_map(|(n, d)| d.map(|d| format!("{n} drifted {d:.1}%")))
+        .collect();
+    if parts.is_empty() {
+        "no figure could be judged".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// Fewest whole measured seconds the window check judges: with fewer, one odd second is a
+/// trend (and `relative_drift` needs at least three).
+pub const MIN_WINDOW_S: usize = 5;
+
+/// The measured window's check: the seconds' figures (answers, mean latency, CPU per answer;
+/// NaN where not judged) must not drift by more than `band` over the whole window, by the
+/// same Theil-Sen rule the warm-up uses. None when the window is too short to judge.
+pub fn judge_window(seconds: &[(f64, f64, f64)], band: f64) -> Option<WindowCheck> {
+    if seconds.len() < MIN_WINDOW_S {
+        return None;
+    }
+    let figure = |f: fn(&(f64, f64, f64)) -> f64| {
+        let v: Vec<f64> = seconds.iter().map(f).collect();
+        relative_drift(&v)
+    };
+    let drifts = [figure(|s| s.0), figure(|s| s.1), figure(|s| s.2)];
+    let silent = seconds.iter().any(|s| s.0 <= 0.0);
+    let steady = !silent && drifts.iter().all(|d| d.is_none_or(|d| d <= band));
+    Some(WindowCheck {
+        seconds: seconds.len(),
+        drift_pct: drifts
+            .iter()
+            .map(|d| {
+                d.filter(|d| d.is_finite())
+                    .map(|d| (d * 1000.0).round() / 10.0)
+            })
+            .collect(),
+        steady,
+    })
 }
 
 /// The Theil-Sen slope of `values` against their index (per second): the median of the slopes
@@ -120,6 +210,50 @@ pub fn steady(window: &[(f64, f64, f64)], drift: f64) -> bool {
     flat(&|s| s.0) && flat(&|s| s.1) && flat(&|s| s.2)
 }
 
+/// The measured window's seconds as the window check reads them: answers (ok or not), the
+/// ok answers' mean latency (NaN in a second without any) and the contender's CPU per answer
+/// (NaN where not sampled, or below MIN_CPU_S that second), for each whole second of the
+/// measured phase (the partial last second and the drain left out).
+pub fn window_seconds(r: &Run) -> Vec<(f64, f64, f64)> {
+    let whole = r.summary.duration_s.floor() as u32;
+    let samples = &r.resources.samples;
+    r.intervals
+        .iter()
+        .filter(|row| !row.drain && row.t < whole)
+        .map(|row| {
+            let answers = (row.ok + row.errors) as f64;
+            let mean_ms = if row.ok > 0 {
+                row.latency.mean
+            } else {
+                f64::NAN
+            };
+            let t = f64::from(row.t);
+            let cpu = match (cpu_at(samples, t), cpu_at(samples, t + 1.0)) {
+                (Some(a), Some(b)) if answers > 0.0 && b - a >= MIN_CPU_S => (b - a) / answers,
+                _ => f64::NAN,
+            };
+            (answers, mean_ms, cpu)
+        })
+        .collect()
+}
+
+/// The contender's cumulative CPU seconds at `t` s into the measured phase, interpolated
+/// between the samples around it; None outside the samples.
+fn cpu_at(samples: &[Sample], t: f64) -> Option<f64> {
+    let cpu = |s: &Sample| s.cpu_user_s + s.cpu_sys_s;
+    let after = samples.iter().position(|s| s.t >= t)?;
+    let b = &samples[after];
+    if after == 0 {
+        return (b.t - t < 0.05).then(|| cpu(b));
+    }
+    let a = &samples[after - 1];
+    let span = b.t - a.t;
+    if span <= 0.0 {
+        return Some(cpu(b));
+    }
+    Some(cpu(a) + (cpu(b) - cpu(a)) * (t - a.t) / span)
+}
+
 /// A warm-up's totals so far, read once a second by the loop beside the load.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Totals {
@@ -143,6 +277,46 @@ pub struct Settle {
     seconds: Vec<(f64, f64, f64)>,
     last: Option<Totals>,
     pub settled_at: Option<Duration>,
+    /// Set when the warm-up leads into the measured window without a break.
+    pub lead: Option<Lead>,
+}
+
+/// A warm-up that leads into the measured window of the same load: once settled (or at its
+/// maximum) the window opens at the next whole second of the load and lasts `length`.
+#[derive(Debug, Clone, Default)]
+pub struct Lead {
+    pub length: Duration,
+    /// The whole second of the load the measured window opens at, once decided.
+    pub from: Option<u64>,
+    /// Whether the window's opening has been seen by the loop beside the load (the
+    /// downstream's counts reset and the steal read then).
+    pub opened: bool,
+    /// Whether the downstream service's counts are kept for this scenario.
+    pub count_downstream: bool,
+    /// Whether the downstream's counts were reset when the window opened.
+    pub counted: bool,
+    /// /proc/stat steal when the window opened.
+    pub steal_at_open: Option<(u64, u64)>,
+}
+
+impl Lead {
+    /// Opens the window at the next whole second after `elapsed` (a second boundary of the
+    /// load's per-second histograms); returns where the load now ends.
+    pub fn decide(&mut self, elapsed: Duration) -> Duration {
+        let from = elapsed.as_secs() + 1;
+        self.from = Some(from);
+        Duration::from_secs(from) + self.length
+    }
+
+    /// Whether the window has just opened at `elapsed` (true once).
+    pub fn opening(&mut self, elapsed: Duration) -> bool {
+        let due = self.from.is_some_and(|f| elapsed >= Duration::from_secs(f));
+        if due && !self.opened {
+            self.opened = true;
+            return true;
+        }
+        false
+    }
 }
 
 impl Settle {
@@ -172,6 +346,7 @@ impl Settle {
             seconds: Vec::new(),
             last: None,
             settled_at: None,
+            lead: None,
         }
     }
 

@@ -108,10 +108,13 @@ impl RunCtx<'_> {
         let FaultLog { events, fired } = faults;
         let live = Arc::new(Live::default());
         let cancel = Arc::new(AtomicBool::new(false));
+        // The loop's clock is the load's: a warm-up that leads into the measured window opens
+        // it on a whole second of the load's per-second histograms.
+        let t0 = Instant::now() + Duration::from_millis(20);
         let cfg = DriverConfig {
             threads: self.plan.driver_threads,
             cpus: self.plan.driver_cpus.clone(),
-            start: None,
+            start: Some(t0),
         };
         let (t, l, lv, c) = (target.clone(), load.clone(), live.clone(), cancel.clone());
         let fleet = self.fleet;
@@ -120,7 +123,7 @@ impl RunCtx<'_> {
                 None => driver::run(&t, &l, &cfg, lv, c).map(|o| (o, Vec::new())),
                 Some(f) => drive_from_hosts(f, &t, &l, lv, c),
             });
-            let (mut crash, t0, mut tick) = (None, Instant::now(), 0u32);
+            let (mut crash, mut tick) = (None, 0u32);
             let mut sec = Seconds {
                 start: live.snapshot(),
                 p99: None,
@@ -148,6 +151,7 @@ impl RunCtx<'_> {
                     threads,
                 );
                 self.fire_due_event(events, fired, t0.elapsed());
+                self.open_window(t0.elapsed());
                 if interrupt::stopped() {
                     cancel.store(true, Ordering::SeqCst);
                 }
@@ -217,8 +221,14 @@ impl RunCtx<'_> {
                 ok_latency_us: live.latency_us.load(Ordering::Relaxed),
                 cpu_s: cpu,
             };
-            if settle.second(elapsed, now) {
-                live.finish_early();
+            let settled = settle.second(elapsed, now);
+            let max = settle.max;
+            match settle.lead.as_mut() {
+                None if settled => live.finish_early(),
+                Some(lead) if lead.from.is_none() && (settled || elapsed >= max) => {
+                    live.end_at(lead.decide(elapsed));
+                }
+                _ => {}
             }
         }
         if let Some(limit) = self.abort_p99_ms {
@@ -228,6 +238,22 @@ impl RunCtx<'_> {
                 self.gave_up.set(true);
                 cancel.store(true, Ordering::SeqCst);
             }
+        }
+    }
+}
+
+impl RunCtx<'_> {
+    /// When a warm-up leads into the measured window and the window opens now: the
+    /// downstream's counts start from zero and the machine's steal is read, as a separate
+    /// measured load would do at its start.
+    fn open_window(&self, elapsed: Duration) {
+        let mut settle = self.settle.borrow_mut();
+        let Some(lead) = settle.as_mut().and_then(|s| s.lead.as_mut()) else {
+            return;
+        };
+        if lead.opening(elapsed) {
+            lead.steal_at_open = crate::sampler::cpu_steal();
+            lead.counted = lead.count_downstream && self.downstream_stats(true).is_some();
         }
     }
 }

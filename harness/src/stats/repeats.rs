@@ -70,6 +70,9 @@ pub struct Cell {
     pub steady_s: Estimate,
     /// Runs measured before the contender had settled ("not at steady state").
     pub unsettled_runs: usize,
+    /// Runs whose driver CPUs (or a CPU they share) were saturated: their throughput and
+    /// latency may be the driver's limit.
+    pub saturated_runs: usize,
     /// Coefficient of variation of throughput over runs (two runs or more).
     pub rps_cv: Option<f64>,
     /// Why these figures should be read with care, when they should.
@@ -77,7 +80,28 @@ pub struct Cell {
 }
 
 pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> Option<Cell> {
-    let (runs, failed_runs, partial) = runs_of(results, scenario, contender)?;
+    cell_of(results, dir, scenario, contender, |_| true)
+}
+
+/// The cell a verdict may rest on: only runs measured at steady state (a run whose warm-up
+/// or measured window still trended is shown in the tables, never tested).
+pub fn settled_cell(
+    results: &Results,
+    dir: &Path,
+    scenario: &str,
+    contender: &str,
+) -> Option<Cell> {
+    cell_of(results, dir, scenario, contender, |r| !unsettled(r))
+}
+
+fn cell_of(
+    results: &Results,
+    dir: &Path,
+    scenario: &str,
+    contender: &str,
+    keep: fn(&Run) -> bool,
+) -> Option<Cell> {
+    let (runs, failed_runs, partial) = runs_of(results, scenario, contender, keep)?;
     let seed = seed_of(scenario, contender);
     // Point estimates merge whole runs; intervals come from the runs' values, or from one
     // run's seconds.
@@ -140,6 +164,7 @@ pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> O
         gc_pause_max: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_max_ms)),
         steady_s: resource(steady_after),
         unsettled_runs: runs.iter().filter(|r| unsettled(r)).count(),
+        saturated_runs: runs.iter().filter(|r| r.driver.saturated).count(),
         noisy: noise(&runs, rps_cv),
         rps_cv,
     })
@@ -176,8 +201,9 @@ fn steady_after(r: &Run) -> f64 {
         .map_or(f64::NAN, |w| w.seconds)
 }
 
-/// A run measured before its contender had settled.
-fn unsettled(r: &Run) -> bool {
+/// A run measured before its contender had settled: its warm-up said so, or its measured
+/// window still trended.
+pub fn unsettled(r: &Run) -> bool {
     r.warmup.as_ref().is_some_and(|w| w.unsettled())
 }
 
@@ -246,11 +272,12 @@ fn runs_of<'a>(
     results: &'a Results,
     scenario: &str,
     contender: &str,
+    keep: fn(&Run) -> bool,
 ) -> Option<(Vec<&'a Run>, usize, bool)> {
     let of_pair: Vec<&Run> = results
         .runs
         .iter()
-        .filter(|r| r.scenario == scenario && r.contender == contender)
+        .filter(|r| r.scenario == scenario && r.contender == contender && keep(r))
         .collect();
     let failed = of_pair
         .iter()

@@ -5,9 +5,10 @@
 //! after how many runs. Everything else is "undecided" or "not tested", with what would decide
 //! it.
 
+use super::repeats::{settled_cell, unsettled};
 use super::sequential::{self, Decision, Ratio};
 use super::significance::{ALPHA, MIN_RUNS};
-use super::{cell, scenarios, Cell, Estimate};
+use super::{scenarios, Cell, Estimate};
 use crate::run::results::{Finding, Results, VerdictRecord};
 use std::path::Path;
 
@@ -47,6 +48,9 @@ struct Headline {
     key: &'static str,
     words: &'static str,
     get: fn(&Cell) -> &Estimate,
+    /// Whether a saturated driver can bound it (throughput and latency can; the contender's
+    /// own CPU per request cannot).
+    load_bound: bool,
 }
 
 const HEADLINES: &[Headline] = &[
@@ -54,20 +58,24 @@ const HEADLINES: &[Headline] = &[
         key: "throughput",
         words: "throughput",
         get: |c| &c.rps,
+        load_bound: true,
     },
     Headline {
         key: "p99_all",
         words: "p99 of all requests",
         get: |c| &c.p99_all,
+        load_bound: true,
     },
     Headline {
         key: "cpu",
         words: "CPU per request",
         get: |c| &c.cpu_ms_per_1k,
+        load_bound: false,
     },
 ];
 
-/// One scenario's findings, and how many of the runs behind them were not at steady state.
+/// One scenario's findings, and how many runs were left out of them for not being at steady
+/// state.
 pub struct ScenarioFindings {
     pub scenario: String,
     pub findings: Vec<Finding>,
@@ -75,7 +83,9 @@ pub struct ScenarioFindings {
 }
 
 /// Every finding of every scenario: per pair of contenders with results, per headline metric
-/// (each contender's cell computed once per scenario).
+/// (each contender's cell computed once per scenario). Only runs at steady state enter a
+/// finding: the others are counted, shown in the tables, and left out here (so the
+/// sequential design runs another in their place).
 pub fn findings(results: &Results, dir: &Path, design: Design) -> Vec<ScenarioFindings> {
     scenarios(results)
         .into_iter()
@@ -83,9 +93,13 @@ pub fn findings(results: &Results, dir: &Path, design: Design) -> Vec<ScenarioFi
             let cells: Vec<Cell> = results
                 .contenders
                 .iter()
-                .filter_map(|c| cell(results, dir, &scenario, &c.name))
+                .filter_map(|c| settled_cell(results, dir, &scenario, &c.name))
                 .collect();
-            let unsettled_runs = cells.iter().map(|c| c.unsettled_runs).sum();
+            let unsettled_runs = results
+                .runs
+                .iter()
+                .filter(|r| r.scenario == scenario && unsettled(r))
+                .count();
             let mut out = Vec::new();
             for (i, a) in cells.iter().enumerate() {
                 for b in &cells[i + 1..] {
@@ -119,6 +133,7 @@ fn finding(h: &Headline, a: &Cell, b: &Cell, design: Design) -> Option<Finding> 
         runs,
         alpha: design.alpha,
         margin: design.margin,
+        driver_limited: h.load_bound && (a.saturated_runs > 0 || b.saturated_runs > 0),
         ..Finding::default()
     };
     if runs < design.min_runs {
@@ -172,11 +187,14 @@ pub fn sentence(scenario: &str, findings: &[Finding], unsettled_runs: usize) -> 
     let mut s = format!("{scenario}: {}", parts.join("; "));
     if unsettled_runs > 0 {
         s.push_str(&format!(
-            " [{unsettled_runs} run(s) not at steady state: read with care]"
+            " [{unsettled_runs} run(s) not at steady state, left out of this verdict]"
         ));
     }
     s
 }
+
+/// What a finding from a saturated driver must say beside its words.
+const DRIVER_LIMITED: &str = "; driver-limited: a bound, not the server's figure";
 
 /// A p-value as a reader should see it: three decimals, and "p < 0.001" rather than a
 /// "p = 0.000" that reads as impossible.
@@ -200,6 +218,16 @@ pub fn runs_needed(f: &Finding) -> usize {
 
 /// One finding in words.
 pub fn describe(f: &Finding) -> String {
+    let mut words = describe_outcome(f);
+    if f.driver_limited && f.outcome != "not tested" {
+        // Inside the finding's closing parenthesis, so it cannot be read as the next one's.
+        let at = words.rfind(')').unwrap_or(words.len());
+        words.insert_str(at, DRIVER_LIMITED);
+    }
+    words
+}
+
+fn describe_outcome(f: &Finding) -> String {
     let words = HEADLINES
         .iter()
         .find(|h| h.key == f.metric)
@@ -354,5 +382,57 @@ mod tests {
         assert_eq!(thr.outcome, "undecided", "{thr:?}");
         assert!(describe(thr).contains("undecided after 5 runs each"));
         assert!(!all_decided(&f));
+    }
+
+    #[test]
+    fn unsettled_runs_enter_no_verdict_and_a_saturated_driver_is_named() {
+        let dir = Path::new("/nonexistent");
+        let mut r = results(
+            &[1000.0, 1010.0, 990.0, 1005.0, 995.0],
+            &[3100.0, 3050.0, 3120.0, 3080.0, 3090.0],
+        );
+        // One mvc run measured on a plateau of its climb: left out, so 4 runs a side remain
+        // and the sequential design (first look at 5) cannot test yet.
+        r.runs[4].warmup = Some(crate::run::warmup::WarmupRecord {
+            seconds: 24.0,
+            settled: true,
+            min_s: 10.0,
+            max_s: 120.0,
+            band_pct: 5.0,
+            rule: "trend".into(),
+            curve: Vec::new(),
+            drift_pct: Vec::new(),
+            window: Some(crate::run::warmup::WindowCheck {
+                seconds: 8,
+                drift_pct: vec![Some(55.0), None, None],
+                steady: false,
+            }),
+        });
+        let all = findings(&r, dir, Design::sequential(0.05));
+        assert_eq!(all[0].unsettled_runs, 1);
+        let f = &all[0].findings[0];
+        assert_eq!((f.runs, f.outcome.as_str()), (4, "not tested"));
+        let v = records(&all, "budget spent");
+        assert!(
+            v[0].sentence
+                .ends_with("[1 run(s) not at steady state, left out of this verdict]"),
+            "{}",
+            v[0].sentence
+        );
+        // Settled again, but one flux run's driver saturated: throughput and p99 say they are a
+        // bound; CPU per request (the contender's own) does not.
+        r.runs[4].warmup = None;
+        r.runs[7].driver.saturated = true;
+        let v = records(&findings(&r, dir, Design::sequential(0.05)), "decided");
+        let s = &v[0].sentence;
+        assert!(
+            s.contains("flux 3.09x mvc's throughput (tested: p = 0.008, 5 runs each; driver-limited: a bound, not the server's figure)"),
+            "{s}"
+        );
+        assert!(
+            s.contains("CPU per request mvc and flux equivalent within 5% (ratio"),
+            "{s}"
+        );
+        assert_eq!(s.matches("driver-limited").count(), 1, "{s}");
     }
 }

@@ -1,0 +1,193 @@
+//! A warm-up that leads into the measured window without a break: one load (the same users on
+//! the same connections, or one unbroken arrival schedule) runs until the contender has
+//! settled (or the warm-up's maximum), and the measured window is the next `duration` seconds
+//! of that same load, from a whole second on. A separate measured load would open new
+//! connections and start its users from nothing, so its first second would be short (and at
+//! a 1 s wait, empty). Used for every flat local load; stepped and ramped loads, load hosts and
+//! profiled runs keep a warm-up load of their own (run/http.rs).
+
+use super::http::{scenario_target, warmup_load, Window};
+use super::results::Run;
+use super::round::{failed_run, new_run, RunCtx};
+use super::warmup::{Lead, Settle, WarmupRecord};
+use super::watch::FaultLog;
+use crate::plan::Scenario;
+use crate::sampler::Sample;
+use crate::services::contender::Running;
+use crate::util::progress::Progress;
+use std::net::SocketAddr;
+use std::time::{Duration, SystemTime};
+
+/// Slack past the warm-up's maximum and the window: the window opens at the whole second
+/// after the contender settled, so the load's first end must leave room for it.
+const SLACK: Duration = Duration::from_secs(2);
+
+impl RunCtx<'_> {
+    /// Whether scenario `s` is measured as a slice of its warm-up's load: a flat load, driven
+    /// from here, with a warm-up that watches for steady state, not profiled.
+    pub(super) fn leads_in(&self, s: &Scenario) -> bool {
+        let detect = !s.warmup.is_zero() && s.warmup > self.plan.warmup_min.min(s.warmup);
+        detect && super::http::constant_load(s) && self.fleet.is_none() && self.profiler.is_none()
+    }
+
+    /// Warm-up and measured window of one flat load; None when stopped (Ctrl-C) before the
+    /// window opened.
+    pub(super) fn measure_led(
+        &mut self,
+        name: &str,
+        mut proc: Option<&mut Running>,
+        addr: SocketAddr,
+        s: &Scenario,
+        run: u32,
+    ) -> Option<Run> {
+        let length = s.load.profile.duration();
+        let load = warmup_load(&s.load, s.warmup + length + SLACK);
+        let target = scenario_target(
+            addr,
+            s,
+            s.load.connection_close,
+            &format!("iobound {name} {} r{run} ", s.name),
+        );
+        let bar = Progress::new(
+            &format!("{name} {} warm-up, then measured", s.name),
+            s.warmup + length,
+        );
+        let downstream_port = self.downstream_port(s);
+        let mut settle = Settle::new(
+            self.plan.warmup_min.min(s.warmup),
+            s.warmup,
+            self.plan.warmup_band,
+        );
+        settle.lead = Some(Lead {
+            length,
+            count_downstream: downstream_port.is_some(),
+            ..Lead::default()
+        });
+        *self.settle.borrow_mut() = Some(settle);
+        let sampler = self.sampler(proc.as_deref(), downstream_port);
+        let mut samples = Vec::new();
+        let wall_at_start = SystemTime::now();
+        let outcome = self.drive(
+            &target,
+            &load,
+            proc.as_deref_mut(),
+            &bar,
+            sampler.as_deref().map(|sm| (sm, &mut samples)),
+            FaultLog {
+                events: &[],
+                fired: &mut Vec::new(),
+            },
+        );
+        bar.finish();
+        let settle = self.settle.borrow_mut().take()?;
+        let lead = settle.lead.clone().unwrap_or_default();
+        let Some(from) = lead.from.filter(|_| lead.opened) else {
+            return self.never_opened(name, s, run, outcome);
+        };
+        let warm = warmup_record(&settle, from, self.plan.warmup_band);
+        eprintln!("[{name}] {}", warm_words(&warm));
+        // The load's clock starts 20 ms after the drive is called (RunCtx::drive).
+        let wall_start = wall_at_start + Duration::from_millis(20) + Duration::from_secs(from);
+        let outcome = outcome.map(|(o, crash)| (o.from_second(from as usize), crash));
+        let mut r = new_run(name, s, run);
+        r.started_at = crate::util::clock::rfc3339(wall_start);
+        if lead.counted {
+            r.downstream_calls = self.downstream_stats(false);
+        }
+        let window = Window {
+            samples: window_samples(samples, from as f64),
+            steal_before: lead.steal_at_open,
+            fired: Vec::new(),
+            wall_start,
+            warm_left: None,
+        };
+        let mut r = self.complete(r, outcome, window, &target, proc, s);
+        r.warmup = Some(warm);
+        Some(r)
+    }
+
+    /// The load ended before its measured window opened: stopped (nothing to keep), or the
+    /// contender or the driver failed during the warm-up.
+    fn never_opened(
+        &self,
+        name: &str,
+        s: &Scenario,
+        run: u32,
+        outcome: anyhow::Result<(crate::driver::Outcome, Option<String>)>,
+    ) -> Option<Run> {
+        let why = match outcome {
+            Err(e) => format!("warm-up failed: {e:#}"),
+            Ok((_, Some(crash))) => format!("the contender exited during the warm-up ({crash})"),
+            Ok(_) if crate::util::interrupt::stopped() => return None,
+            Ok(_) => "the load ended before its measured window opened".to_string(),
+        };
+        Some(failed_run(name, s, run, &why))
+    }
+}
+
+/// The warm-up's record: it lasted until the window opened.
+fn warmup_record(settle: &Settle, from: u64, band: f64) -> WarmupRecord {
+    WarmupRecord {
+        seconds: from as f64,
+        settled: settle.settled_at.is_some(),
+        min_s: settle.min.as_secs_f64(),
+        max_s: settle.max.as_secs_f64(),
+        band_pct: band * 100.0,
+        rule: "trend".into(),
+        curve: settle.curve(),
+        drift_pct: settle.drifts(),
+        window: None,
+    }
+}
+
+fn warm_words(w: &WarmupRecord) -> String {
+    if w.settled {
+        format!(
+            "warm-up: settled; measured from {:.0} s of the same load",
+            w.seconds
+        )
+    } else {
+        format!(
+            "warm-up: not settled within {:.0} s; measured from {:.0} s of the same load",
+            w.max_s, w.seconds
+        )
+    }
+}
+
+/// The samples of the measured window, with times from its opening at `from` s: the sample
+/// nearest the opening (the loop samples on the load's quarter seconds) becomes its first, so
+/// that CPU and context switches are counted from there.
+fn window_samples(samples: Vec<Sample>, from: f64) -> Vec<Sample> {
+    let first = samples
+        .iter()
+        .rposition(|s| s.t <= from + 0.125)
+        .unwrap_or(0);
+    samples
+        .into_iter()
+        .skip(first)
+        .map(|mut s| {
+            s.t = (s.t - from).max(0.0);
+            s
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_windows_samples_start_at_its_opening() {
+        let samples: Vec<Sample> = (0..20)
+            .map(|i| Sample {
+                t: i as f64 * 0.25 + 0.003,
+                cpu_user_s: i as f64 * 0.1,
+                ..Sample::default()
+            })
+            .collect();
+        let w = window_samples(samples, 3.0);
+        assert_eq!(w.len(), 8);
+        assert!((w[0].t - 0.003).abs() < 1e-9, "{}", w[0].t);
+        assert!((w[0].cpu_user_s - 1.2).abs() < 1e-9);
+    }
+}
