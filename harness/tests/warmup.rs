@@ -3,6 +3,10 @@
 //! whose CPU cost per request falls over its first seconds (a JIT's stand-in) is measured only
 //! after the fall has ended.
 //!
+//! A climb with a flat stretch in it (a plateau) is not measured as steady state: the
+//! measured window is judged again after the run. The measured window is a slice of the
+//! warm-up's own load, so its first second is answered like the others, even at a 1 s wait.
+//!
 //! Each test judges a warm-up on this machine, so they run one at a time: a neighbour's load
 //! ending halfway makes a trend of its own.
 
@@ -152,4 +156,101 @@ fn a_warm_up_that_ends_before_the_fall_is_flagged_not_at_steady_state() {
     let table = run(&["table", dir.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&table.stdout).to_string();
     assert!(text.contains("not at steady state"), "{text}");
+}
+
+#[test]
+fn no_run_is_measured_on_a_plateau_of_the_climb_and_called_steady() {
+    let _alone = alone();
+    // Cost per request: 400 -> 300 µs over 3 s, flat for 14 s (3..17 s), then falling to
+    // nothing by 27 s. The warm-up's rule can settle on the flat stretch (10 s of it); the
+    // 12 s window after it then climbs.
+    let (server, port) = serve(&["--jit-plateau", "14s"]);
+    let out = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{port}/delay?ms=1");
+    let o = run(&[
+        "run",
+        "--url",
+        &url,
+        "--pid",
+        &server.0.id().to_string(),
+        "--users",
+        "16",
+        "--warmup",
+        "60s",
+        "--duration",
+        "12s",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = load_results(&results_dir(out.path()));
+    let run = &r["runs"][0];
+    let w = &run["warmup"];
+    let (settled, secs) = (w["settled"] == true, w["seconds"].as_f64().unwrap());
+    let window_steady = w["window"]["steady"]
+        .as_bool()
+        .expect("the window is judged");
+    let warnings = run["driver"]["warnings"].to_string();
+    // The window opened before the second fall had ended (27 s): it must not be called steady.
+    if secs < 27.0 {
+        assert!(
+            !window_steady,
+            "measured on the plateau and called steady: {w}"
+        );
+        assert!(
+            warnings.contains("the measured window itself still trended"),
+            "{warnings}"
+        );
+    } else {
+        assert!(settled && window_steady, "{w}");
+    }
+    // The warm-up's curve ends where the window opened.
+    let curve = w["curve"].as_array().unwrap().len() as f64;
+    assert!((secs - 2.0..=secs).contains(&curve), "{w}");
+}
+
+#[test]
+fn the_first_measured_second_is_answered_like_the_others_at_a_one_second_wait() {
+    let _alone = alone();
+    // 200 users each waiting 1 s: a measured load started afresh would answer nothing in its
+    // first second; a window opened inside the warm-up's load answers ~200 in every second.
+    let (server, port) = serve(&[]);
+    let out = tempfile::tempdir().unwrap();
+    let url = format!("http://127.0.0.1:{port}/delay?ms=1000");
+    let o = run(&[
+        "run",
+        "--url",
+        &url,
+        "--pid",
+        &server.0.id().to_string(),
+        "--users",
+        "200",
+        "--warmup",
+        "30s",
+        "--duration",
+        "5s",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = load_results(&results_dir(out.path()));
+    let run = &r["runs"][0];
+    assert_eq!(run["warmup"]["settled"], true, "{}", run["warmup"]);
+    let ok: Vec<u64> = run["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["drain"] == false)
+        .map(|i| i["ok"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ok.len(), 5, "{ok:?}");
+    for (t, n) in ok.iter().enumerate() {
+        assert!((180..=220).contains(n), "second {t} answered {n}: {ok:?}");
+    }
+    let s = &run["summary"];
+    let due = s["due"].as_u64().unwrap();
+    let ended = s["ok"].as_u64().unwrap() + s["drained"].as_u64().unwrap();
+    assert_eq!(due, ended, "every request accounted, none failed: {s}");
+    let warnings = run["driver"]["warnings"].to_string();
+    assert!(!warnings.contains("accounting"), "{warnings}");
 }

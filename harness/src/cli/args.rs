@@ -451,6 +451,11 @@ pub struct ServeArgs {
     /// linearly to nothing over this long, so throughput climbs, then settles
     #[arg(long, value_name = "D", value_parser = duration_arg)]
     pub jit_warmup: Option<String>,
+    /// A JIT climb with a plateau: 400 µs per request falling to 300 µs over 3 s, flat for
+    /// this long, then falling to nothing over 10 s (a flat stretch a warm-up can mistake for
+    /// steady state)
+    #[arg(long, value_name = "D", value_parser = duration_arg, conflicts_with = "jit_warmup")]
+    pub jit_plateau: Option<String>,
 }
 
 fn runs_arg(s: &str) -> std::result::Result<String, String> {

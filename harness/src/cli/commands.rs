@@ -391,6 +391,7 @@ pub fn serve_cmd(a: &ServeArgs) -> Result<i32> {
         stall_for: dur(&a.stall_for),
         workers: a.workers.map(|n| n as usize),
         jit_warmup: a.jit_warmup.as_deref().map(dur),
+        jit_plateau: a.jit_plateau.as_deref().map(dur),
     })?;
     Ok(0)
 }

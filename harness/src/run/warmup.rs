@@ -522,4 +522,87 @@ mod tests {
         let settled = (0..30u64).any(|t| silent.second(Duration::from_secs(t), Totals::default()));
         assert!(!settled, "a second without answers is not a steady state");
     }
+
+    #[test]
+    fn the_spring_mvc_run_measured_on_a_plateau_is_not_at_steady_state() {
+        // spring-mvc's fifth /plaintext run of a fresh demo (2026-11-25), as its results
+        // recorded it: a JIT climb to a flat stretch of about 9,600 answers a second for ten
+        // seconds, called settled after 24 s, then measured while it climbed again from 11,400
+        // to 20,000 a second (14,724 for the run). CPU per answer fell as throughput rose.
+        let mut warm: Vec<f64> = (0..14).map(|t| 2000.0 + 540.0 * t as f64).collect();
+        warm.extend([
+            9610.0, 9540.0, 9655.0, 9580.0, 9630.0, 9575.0, 9690.0, 9600.0, 9560.0, 9650.0,
+        ]);
+        let window = [
+            11400.0, 12000.0, 12700.0, 13500.0, 14500.0, 15900.0, 17800.0, 20000.0,
+        ];
+        let mean_rps = window.iter().sum::<f64>() / window.len() as f64;
+        assert!((mean_rps - 14_724.0).abs() < 5.0, "{mean_rps}");
+        // The warm-up's own rule takes the plateau for steady state: it cannot tell them apart.
+        let mut s = Settle::new(Duration::from_secs(10), Duration::from_secs(120), 0.05);
+        let (mut answers, mut lat, mut cpu) = (0u64, 0u64, 0.0);
+        let mut settled = None;
+        for (t, rps) in std::iter::once(&0.0).chain(&warm).enumerate() {
+            answers += *rps as u64;
+            lat += 64_000_000; // 64 users, each always waiting: 64 s of latency a second
+            cpu += 0.9;
+            let now = Totals {
+                answers,
+                ok: answers,
+                ok_latency_us: lat,
+                cpu_s: Some(cpu),
+            };
+            if s.second(Duration::from_secs(t as u64), now) && settled.is_none() {
+                settled = Some(t);
+            }
+        }
+        assert!(
+            settled.is_some_and(|t| (20..=24).contains(&t)),
+            "the plateau passed the warm-up's check: {settled:?}"
+        );
+        // The measured window, judged after the run, does not pass.
+        let seconds: Vec<(f64, f64, f64)> =
+            window.iter().map(|r| (*r, 64_000.0 / r, 0.9 / r)).collect();
+        let check = judge_window(&seconds, 0.05).expect("8 seconds are judged");
+        assert!(!check.steady, "{check:?}");
+        assert!(check.drift_pct[0].unwrap() > 40.0, "{check:?}");
+        let record = WarmupRecord {
+            seconds: 24.0,
+            settled: true,
+            min_s: 10.0,
+            max_s: 120.0,
+            band_pct: 5.0,
+            rule: "trend".into(),
+            curve: warm,
+            drift_pct: s.drifts(),
+            window: Some(check),
+        };
+        assert!(record.unsettled(), "kept, shown, and out of every verdict");
+        let why = record.unsettled_reason().unwrap();
+        assert!(
+            why.contains("the measured window itself still trended (throughput drifted"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_flat_noisy_window_passes_the_check_and_a_short_one_is_not_judged() {
+        // +-3% around a level, as a steady contender gives on this machine: 8, 10 and 20 s.
+        for n in [8, 10, 20] {
+            let seconds: Vec<(f64, f64, f64)> = (0..n)
+                .map(|i| {
+                    let noise = [1.03, 0.97, 1.01, 0.99, 1.02, 0.98][i % 6];
+                    (1000.0 * noise, 5.0 / noise, 0.001 * noise)
+                })
+                .collect();
+            let check = judge_window(&seconds, 0.05).unwrap();
+            assert!(check.steady, "{n} s: {check:?}");
+        }
+        let short = vec![(1000.0, 5.0, 0.001); MIN_WINDOW_S - 1];
+        assert_eq!(judge_window(&short, 0.05), None);
+        // A second without any answer (a measured load restarted cold at a 1 s wait).
+        let mut silent = vec![(1000.0, 5.0, 0.001); 10];
+        silent[0].0 = 0.0;
+        assert!(!judge_window(&silent, 0.05).unwrap().steady);
+    }
 }

@@ -213,7 +213,13 @@ impl RunCtx<'_> {
     ) {
         sec.p99 = live.p99_since(&sec.start);
         sec.start = live.snapshot();
-        if let Some(settle) = self.settle.borrow_mut().as_mut() {
+        // Once a measured window is decided, the warm-up's curve and drifts end there.
+        let watching = self
+            .settle
+            .borrow()
+            .as_ref()
+            .is_some_and(|st| st.lead.as_ref().is_none_or(|l| l.from.is_none()));
+        if let Some(settle) = self.settle.borrow_mut().as_mut().filter(|_| watching) {
             let ok = live.ok.load(Ordering::Relaxed);
             let now = super::warmup::Totals {
                 answers: ok + live.errors.load(Ordering::Relaxed),
@@ -231,6 +237,11 @@ impl RunCtx<'_> {
                 _ => {}
             }
         }
+        self.capacity_give_up(sec, cancel);
+    }
+
+    /// A capacity probe's give-up rule: the live p99 above its level too long cancels the run.
+    fn capacity_give_up(&self, sec: &mut Seconds, cancel: &AtomicBool) {
         if let Some(limit) = self.abort_p99_ms {
             let above = sec.p99.is_some_and(|p| p.as_secs_f64() * 1000.0 > limit);
             sec.over = if above { sec.over + 1 } else { 0 };

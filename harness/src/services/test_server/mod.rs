@@ -30,10 +30,34 @@ pub struct ServeConfig {
     /// Burn CPU per request, JIT_FIRST_COST at the first request falling linearly to nothing
     /// over this long (a stand-in for a JIT compiler: throughput climbs, then settles).
     pub jit_warmup: Option<Duration>,
+    /// A JIT climb with a plateau in it: the cost falls from JIT_FIRST_COST to
+    /// PLATEAU_COST over PLATEAU_FIRST_FALL, stays there this long, then falls to nothing over
+    /// PLATEAU_SECOND_FALL (a warm-up can take the flat stretch for steady state).
+    pub jit_plateau: Option<Duration>,
 }
 
-/// The CPU a request costs at the first request under `jit_warmup`.
+/// The CPU a request costs at the first request under `jit_warmup` or `jit_plateau`.
 pub const JIT_FIRST_COST: Duration = Duration::from_micros(400);
+/// The cost on the plateau of `jit_plateau`, and how long the falls before and after it take.
+pub const PLATEAU_COST: Duration = Duration::from_micros(300);
+pub const PLATEAU_FIRST_FALL: Duration = Duration::from_secs(3);
+pub const PLATEAU_SECOND_FALL: Duration = Duration::from_secs(10);
+
+/// The cost of a request `t` after the first under `jit_plateau` = `plateau`.
+pub fn plateau_cost(t: Duration, plateau: Duration) -> Duration {
+    let fall = |from: Duration, to: Duration, into: Duration, over: Duration| {
+        let done = (into.as_secs_f64() / over.as_secs_f64()).min(1.0);
+        from.mul_f64(1.0 - done) + to.mul_f64(done)
+    };
+    if t < PLATEAU_FIRST_FALL {
+        fall(JIT_FIRST_COST, PLATEAU_COST, t, PLATEAU_FIRST_FALL)
+    } else if t < PLATEAU_FIRST_FALL + plateau {
+        PLATEAU_COST
+    } else {
+        let into = t - PLATEAU_FIRST_FALL - plateau;
+        fall(PLATEAU_COST, Duration::ZERO, into, PLATEAU_SECOND_FALL)
+    }
+}
 
 struct Stall {
     first: Cell<Option<Instant>>,
@@ -45,6 +69,9 @@ struct Stall {
 impl Stall {
     /// The CPU this request must burn under `jit_warmup` (zero once it is over).
     fn jit_cost(&self) -> Duration {
+        if let (Some(plateau), Some(first)) = (self.cfg.jit_plateau, self.first.get()) {
+            return plateau_cost(first.elapsed(), plateau);
+        }
         let (Some(span), Some(first)) = (self.cfg.jit_warmup, self.first.get()) else {
             return Duration::ZERO;
         };
@@ -403,3 +430,19 @@ async fn respond(path: &str) -> (&'static str, String) {
 
 /// Largest request body the test server reads.
 const MAX_BODY: usize = 64 * 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plateau_cost_falls_in_two_steps_with_a_flat_stretch_between() {
+        let p = Duration::from_secs(14);
+        let at = |s: f64| plateau_cost(Duration::from_secs_f64(s), p).as_micros();
+        assert_eq!(at(0.0), 400);
+        assert_eq!(at(1.5), 350);
+        assert_eq!((at(3.0), at(10.0), at(16.9)), (300, 300, 300));
+        assert_eq!(at(22.0), 150);
+        assert_eq!((at(27.0), at(60.0)), (0, 0));
+    }
+}
