@@ -259,6 +259,7 @@ mod tests {
                 curve: Vec::new(),
                 drift_pct: Vec::new(),
                 window: None,
+                jit_curve: Vec::new(),
             });
             r.runs.push(run);
         }

@@ -119,6 +119,7 @@ impl RunCtx<'_> {
         let settle = self.settle.borrow_mut().take();
         let curve = settle.as_ref().map(|st| st.curve()).unwrap_or_default();
         let drift_pct = settle.as_ref().map(|st| st.drifts()).unwrap_or_default();
+        let jit_curve = settle.as_ref().map(|st| st.jit_curve()).unwrap_or_default();
         let settled_at = settle.and_then(|st| st.settled_at);
         bar.finish();
         let record = WarmupRecord {
@@ -133,6 +134,7 @@ impl RunCtx<'_> {
             curve,
             drift_pct,
             window: None,
+            jit_curve,
         };
         if detect {
             match settled_at {

@@ -137,6 +137,7 @@ fn warmup_record(settle: &Settle, from: u64, band: f64) -> WarmupRecord {
         curve: settle.curve(),
         drift_pct: settle.drifts(),
         window: None,
+        jit_curve: settle.jit_curve(),
     }
 }
 

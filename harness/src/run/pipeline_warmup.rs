@@ -85,6 +85,7 @@ pub fn judge(report: &LoadReport, warmup: Duration, cpu: &CpuReadings, band: f64
         curve,
         drift_pct: settle.drifts(),
         window: None,
+        jit_curve: Vec::new(),
     }
 }
 

@@ -50,6 +50,10 @@ pub struct WarmupRecord {
     /// was too short to judge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowCheck>,
+    /// The JIT compiler threads' CPU per second during the warm-up (ms), where the runtime has
+    /// them (a JVM): settled also means they were nearly idle (see JIT_IDLE_CPU).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jit_curve: Vec<f64>,
 }
 
 /// The measured window's own steady-state check (see `WarmupRecord::window`).
@@ -254,6 +258,18 @@ fn cpu_at(samples: &[Sample], t: f64) -> Option<f64> {
     Some(cpu(a) + (cpu(b) - cpu(a)) * (t - a.t) / span)
 }
 
+/// The most CPU a JIT's compiler threads may use, on average over the settling window, for
+/// the contender to count as settled: 2% of one CPU (20 ms a second). A JVM on a plateau of its
+/// climb is still compiling; once settled its compilers are nearly idle.
+pub const JIT_IDLE_CPU: f64 = 0.02;
+
+/// Whether the compiler threads were nearly idle over `jit` (CPU seconds per second; NaN
+/// where not seen: a runtime without them is not held back).
+pub fn compiler_idle(jit: &[f64]) -> bool {
+    let seen: Vec<f64> = jit.iter().copied().filter(|j| j.is_finite()).collect();
+    seen.is_empty() || seen.iter().sum::<f64>() / seen.len() as f64 <= JIT_IDLE_CPU
+}
+
 /// A warm-up's totals so far, read once a second by the loop beside the load.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Totals {
@@ -265,6 +281,8 @@ pub struct Totals {
     pub ok_latency_us: u64,
     /// The contender's CPU seconds (None when not sampled).
     pub cpu_s: Option<f64>,
+    /// Its JIT compiler threads' CPU seconds (None where the runtime has none to see).
+    pub jit_cpu_s: Option<f64>,
 }
 
 /// The settling watch of one warm-up, fed once a second by the loop beside the load.
@@ -275,6 +293,8 @@ pub struct Settle {
     pub max: Duration,
     pub band: f64,
     seconds: Vec<(f64, f64, f64)>,
+    /// The JIT compiler threads' CPU seconds in each second (NaN where not seen).
+    jit: Vec<f64>,
     last: Option<Totals>,
     pub settled_at: Option<Duration>,
     /// Set when the warm-up leads into the measured window without a break.
@@ -325,6 +345,18 @@ impl Settle {
         self.seconds.iter().map(|s| s.0).collect()
     }
 
+    /// The JIT compiler threads' CPU per second so far (ms, one decimal); empty where the
+    /// runtime has no compiler threads to see.
+    pub fn jit_curve(&self) -> Vec<f64> {
+        if self.jit.iter().all(|j| j.is_nan()) {
+            return Vec::new();
+        }
+        self.jit
+            .iter()
+            .map(|j| (j * 10_000.0).round() / 10.0)
+            .collect()
+    }
+
     /// How far each figure (answers, mean latency, CPU per answer) drifts over the last
     /// window so far (%, one decimal); None where it cannot be judged.
     pub fn drifts(&self) -> Vec<Option<f64>> {
@@ -344,6 +376,7 @@ impl Settle {
             max,
             band,
             seconds: Vec::new(),
+            jit: Vec::new(),
             last: None,
             settled_at: None,
             lead: None,
@@ -371,13 +404,19 @@ impl Settle {
                 _ => f64::NAN,
             };
             self.seconds.push((answers as f64, mean_ms, cpu_per_answer));
+            self.jit.push(match (now.jit_cpu_s, last.jit_cpu_s) {
+                (Some(j), Some(j0)) => (j - j0).max(0.0),
+                _ => f64::NAN,
+            });
         }
         self.last = Some(now);
-        let window = &self.seconds[self.seconds.len().saturating_sub(SETTLE_WINDOW_S)..];
+        let from = self.seconds.len().saturating_sub(SETTLE_WINDOW_S);
+        let window = &self.seconds[from..];
         if self.settled_at.is_none()
             && elapsed >= self.min
             && elapsed <= self.max
             && steady(window, self.band)
+            && compiler_idle(&self.jit[from..])
         {
             self.settled_at = Some(elapsed);
         }
@@ -452,6 +491,7 @@ mod tests {
                 ok,
                 ok_latency_us: lat,
                 cpu_s: Some(cpu),
+                jit_cpu_s: None,
             };
             if s.second(Duration::from_secs(t), now) {
                 at = at.or(Some(t));
@@ -480,6 +520,7 @@ mod tests {
                 ok,
                 ok_latency_us: lat,
                 cpu_s: None,
+                jit_cpu_s: None,
             };
             s.second(Duration::from_secs(t), now);
             if t >= 12 {
@@ -551,6 +592,7 @@ mod tests {
                 ok: answers,
                 ok_latency_us: lat,
                 cpu_s: Some(cpu),
+                jit_cpu_s: None,
             };
             if s.second(Duration::from_secs(t as u64), now) && settled.is_none() {
                 settled = Some(t);
@@ -576,6 +618,7 @@ mod tests {
             curve: warm,
             drift_pct: s.drifts(),
             window: Some(check),
+            jit_curve: Vec::new(),
         };
         assert!(record.unsettled(), "kept, shown, and out of every verdict");
         let why = record.unsettled_reason().unwrap();
@@ -604,5 +647,35 @@ mod tests {
         let mut silent = vec![(1000.0, 5.0, 0.001); 10];
         silent[0].0 = 0.0;
         assert!(!judge_window(&silent, 0.05).unwrap().steady);
+    }
+
+    #[test]
+    fn a_busy_compiler_holds_settling_back_until_it_is_nearly_idle() {
+        // Flat throughput from the start (a plateau), but the JIT compiles 150 ms a second
+        // until 20 s, then 5 ms a second: settled only once the window holds an idle compiler.
+        let mut s = Settle::new(Duration::from_secs(10), Duration::from_secs(60), 0.05);
+        let (mut n, mut jit) = (0u64, 0.0);
+        let mut at = None;
+        for t in 0..40u64 {
+            let now = Totals {
+                answers: n,
+                ok: n,
+                ok_latency_us: n * 1000,
+                cpu_s: Some(n as f64 * 0.0005),
+                jit_cpu_s: Some(jit),
+            };
+            if s.second(Duration::from_secs(t), now) && at.is_none() {
+                at = Some(t);
+            }
+            n += 2000;
+            jit += if t < 20 { 0.150 } else { 0.005 };
+        }
+        // The window of 10 s must average <= 20 ms a second: 1 busy second of 10 is 19.5 ms.
+        assert_eq!(at, Some(29), "{:?}", s.jit_curve());
+        assert_eq!(s.jit_curve()[0], 150.0);
+        assert!(
+            compiler_idle(&[f64::NAN; 10]),
+            "no compiler seen: not held back"
+        );
     }
 }

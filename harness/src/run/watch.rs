@@ -139,7 +139,7 @@ impl RunCtx<'_> {
                     let cpu = sampling
                         .as_ref()
                         .and_then(|(_, samples)| samples.last())
-                        .map(|s| s.cpu_user_s + s.cpu_sys_s);
+                        .map(|s| (s.cpu_user_s + s.cpu_sys_s, s.jit_cpu_s));
                     self.each_second(&mut sec, &live, cpu, t0.elapsed(), &cancel);
                 }
                 bar.update(
@@ -207,7 +207,7 @@ impl RunCtx<'_> {
         &self,
         sec: &mut Seconds,
         live: &Live,
-        cpu: Option<f64>,
+        cpu: Option<(f64, Option<f64>)>,
         elapsed: Duration,
         cancel: &AtomicBool,
     ) {
@@ -225,7 +225,8 @@ impl RunCtx<'_> {
                 answers: ok + live.errors.load(Ordering::Relaxed),
                 ok,
                 ok_latency_us: live.latency_us.load(Ordering::Relaxed),
-                cpu_s: cpu,
+                cpu_s: cpu.map(|c| c.0),
+                jit_cpu_s: cpu.and_then(|c| c.1),
             };
             let settled = settle.second(elapsed, now);
             let max = settle.max;

@@ -2,6 +2,7 @@
 //! threads, RSS, CPU user+sys, context switches, open fds and sockets. `resources` sums a
 //! run's samples up.
 
+pub mod jit;
 mod resources;
 pub use resources::{level_peaks, Resources};
 
@@ -37,6 +38,10 @@ pub struct Sample {
     /// from the fd count).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub census: bool,
+    /// Cumulative CPU seconds of the runtime's JIT compiler threads, where it has them (a
+    /// JVM's; see `jit`): how busy its compiler still is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jit_cpu_s: Option<f64>,
 }
 
 /// (steal, total) jiffies of the whole machine from /proc/stat.
@@ -84,7 +89,12 @@ fn page_size() -> u64 {
 
 /// Context switches of every live thread of `pid`, by thread id, into `seen`: a thread that
 /// exits keeps the counts it was last seen with, so its switches are not lost from the sum.
-fn ctx_switches(pid: i32, seen: &mut std::collections::HashMap<u64, (u64, u64)>) {
+/// The same reading of each thread's status names the JIT's compiler threads.
+fn ctx_switches(
+    pid: i32,
+    seen: &mut std::collections::HashMap<u64, (u64, u64)>,
+    compilers: &mut jit::CompilerThreads,
+) {
     let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
         return;
     };
@@ -95,6 +105,7 @@ fn ctx_switches(pid: i32, seen: &mut std::collections::HashMap<u64, (u64, u64)>)
         let Ok(status) = fs::read_to_string(t.path().join("status")) else {
             continue;
         };
+        compilers.note(pid, tid, &status);
         let (mut vol, mut invol) = (0, 0);
         for line in status.lines() {
             if let Some(v) = line.strip_prefix("voluntary_ctxt_switches:") {
@@ -215,6 +226,8 @@ pub struct Sampler {
     /// is expensive (see `census_due`); CPU, threads, RSS and the fd count are read at every
     /// sample.
     census: std::cell::RefCell<Option<Census>>,
+    /// The runtime's JIT compiler threads, found at each census.
+    compilers: std::cell::RefCell<jit::CompilerThreads>,
 }
 
 struct Census {
@@ -270,6 +283,7 @@ impl Sampler {
             own_cpu: Default::default(),
             cpu_by_pid: Default::default(),
             census: Default::default(),
+            compilers: Default::default(),
         }
     }
 
@@ -324,6 +338,7 @@ impl Sampler {
         } else {
             self.read_between(t)
         };
+        s.jit_cpu_s = self.compilers.borrow_mut().cpu_s(self.ticks);
         self.own_cpu
             .set(self.own_cpu.get() + crate::util::cpus::thread_cpu_time().saturating_sub(cpu0));
         s.sampler_cpu_s = self.own_cpu.get().as_secs_f64();
@@ -398,8 +413,10 @@ impl Sampler {
     fn read_all(&self, mut s: Sample, pids: &[i32]) -> Sample {
         let mut inodes = std::collections::HashSet::new();
         self.read_stat(&mut s, pids);
+        let mut compilers = self.compilers.borrow_mut();
+        compilers.begin_census();
         for &pid in pids {
-            ctx_switches(pid, &mut self.switches.borrow_mut());
+            ctx_switches(pid, &mut self.switches.borrow_mut(), &mut compilers);
             s.fds += fds(pid, &mut inodes);
         }
         // Several processes (a cluster's workers) share pages: count them once, by PSS.

@@ -407,6 +407,7 @@ mod tests {
                 drift_pct: vec![Some(55.0), None, None],
                 steady: false,
             }),
+            jit_curve: Vec::new(),
         });
         let all = findings(&r, dir, Design::sequential(0.05));
         assert_eq!(all[0].unsettled_runs, 1);
