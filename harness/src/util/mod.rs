@@ -1,6 +1,7 @@
 //! Shared utilities, usable by every stage, one concern per file: `units` (durations,
 //! latencies, counts), `cpus` (CPU lists, pinning, thread CPU time), `clock` (timestamps),
-//! `numbers` (the one median, the seeded generator), `files` (atomic writes); and the
+//! `numbers` (the one median, the seeded generator), `trend` (the Mann-Kendall test of a
+//! series of seconds), `files` (atomic writes); and the
 //! process-wide pieces every stage touches: Ctrl-C (`interrupt`), the small HTTP/1.1 client and
 //! request builder (`http1`), terminal progress bars (`progress`), words for a remote shell
 //! (`shell`) and `--verbose` (here).
@@ -14,6 +15,7 @@ pub mod interrupt;
 pub mod numbers;
 pub mod progress;
 pub mod shell;
+pub mod trend;
 pub mod units;
 
 static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
