@@ -31,9 +31,16 @@ fn start(args: &[&str], env: &[(&str, String)]) -> (Guard, SocketAddr) {
     (Guard(child), addr)
 }
 
+/// The token the tests' downstream asks for on its control endpoints.
+const TOKEN: &str = "0123456789abcdef";
+
+fn with_token() -> [(&'static str, String); 1] {
+    [("IOBOUND_CONTROL_TOKEN", TOKEN.to_string())]
+}
+
 /// The downstream, and the test server calling it (cancelling siblings or not).
 fn servers(cancel: bool) -> (Guard, Guard, SocketAddr, SocketAddr) {
-    let (d, downstream) = start(&["downstream"], &[]);
+    let (d, downstream) = start(&["downstream"], &with_token());
     let env = [
         ("IOBOUND_DOWNSTREAM_URL", format!("http://{downstream}")),
         ("IOBOUND_DOWNSTREAM_TIMEOUT_MS", "1000".into()),
@@ -55,9 +62,13 @@ fn verify(
         .enable_all()
         .build()
         .unwrap();
+    let control = iobound::services::downstream::Control {
+        addr: downstream,
+        token: TOKEN.into(),
+    };
     rt.block_on(aggregate::verify(
         addr,
-        downstream,
+        &control,
         Duration::from_millis(1000),
         expect_cancel,
     ))
@@ -120,7 +131,7 @@ fn a_manifests_word_on_cancelling_is_checked_both_ways() {
 
 #[test]
 fn the_downstream_counts_calls_served_and_cancelled() {
-    let (_d, downstream) = start(&["downstream"], &[]);
+    let (_d, downstream) = start(&["downstream"], &with_token());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -152,7 +163,18 @@ fn the_downstream_counts_calls_served_and_cancelled() {
     });
     assert!(gave_up.is_err(), "the call was given up");
     std::thread::sleep(Duration::from_millis(100));
-    let s = stats("/_stats?reset=1");
+    // Without the run's token (or with another) the control endpoints answer nothing.
+    for path in [
+        "/_stats?reset=1",
+        "/_stats?token=guess&reset=1",
+        "/_control?latency=fixed:1s",
+    ] {
+        let r = rt
+            .block_on(iobound::util::http1::fetch(downstream, "GET", path, None))
+            .unwrap();
+        assert_eq!(r.status, 403, "{path}");
+    }
+    let s = stats(&format!("/_stats?token={TOKEN}&reset=1"));
     assert_eq!(
         (
             s["served"].as_u64(),
@@ -163,7 +185,7 @@ fn the_downstream_counts_calls_served_and_cancelled() {
         "{s}"
     );
     assert_eq!(s["peak_in_flight"], 1);
-    let s = stats("/_stats");
+    let s = stats(&format!("/_stats?token={TOKEN}"));
     assert_eq!(
         (s["served"].as_u64(), s["cancelled"].as_u64()),
         (Some(0), Some(0)),

@@ -529,6 +529,46 @@ fn a_server_started_on_the_contender_host_is_sampled_there_and_stopped() {
 }
 
 #[test]
+#[ignore = "needs root; run by ./iobound test"]
+fn a_lab_directory_that_is_not_roots_alone_is_refused() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        missing_prerequisite("root, to give a directory to another user");
+        return;
+    }
+    for tool in ["ip", "ssh-keygen", "/usr/sbin/sshd"] {
+        if !sh(&format!("command -v {tool}")).status.success() {
+            missing_prerequisite(&format!("{tool} (apt-get install iproute2 openssh-server)"));
+            return;
+        }
+    }
+    // The lab writes a key that logs in as root into its directory: one another user owns, or
+    // anyone can write, would let them swap it.
+    let dir = tempfile::tempdir().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    for (owner, mode, says) in [
+        (65534, 0o700, "belongs to another user"),
+        (0, 0o777, "is writable by others"),
+    ] {
+        std::os::unix::fs::chown(dir.path(), Some(owner), None).unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+        let out = sh(&format!(
+            "{} up {} iobtx 10.231.249 app lg1",
+            lab_script(),
+            dir.path().display()
+        ));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{err}");
+        assert!(err.contains(says), "{err}");
+        assert!(
+            !dir.path().join("client_key").exists(),
+            "no key was written"
+        );
+    }
+    std::os::unix::fs::chown(dir.path(), Some(0), None).unwrap();
+}
+
+#[test]
 fn an_inventory_problem_is_reported_before_anything_connects() {
     let dir = tempfile::tempdir().unwrap();
     let inv = dir.path().join("hosts");

@@ -124,3 +124,51 @@ fn missing_test_tools_are_named_with_the_command_to_install_them_before_anything
         "checked before anything else"
     );
 }
+
+#[test]
+fn a_fetched_file_whose_digest_changed_is_refused_by_name() {
+    // A copy of the launcher and its digests in an empty project, with Kafka's jar in .cache.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("project");
+    std::fs::create_dir_all(root.join("scripts")).unwrap();
+    std::fs::create_dir_all(root.join(".cache/kafka/libs")).unwrap();
+    std::fs::copy(repo_root().join("iobound"), root.join("iobound")).unwrap();
+    std::fs::copy(
+        repo_root().join("scripts/fetched.sha256"),
+        root.join("scripts/fetched.sha256"),
+    )
+    .unwrap();
+    let jar = root.join(".cache/kafka/libs/kafka_2.13-4.4.0.jar");
+    let digests = || {
+        Command::new(root.join("iobound"))
+            .arg("digests")
+            .output()
+            .unwrap()
+    };
+    let fetched = repo_root().join(".cache/kafka/libs/kafka_2.13-4.4.0.jar");
+    if fetched.exists() {
+        std::fs::copy(&fetched, &jar).unwrap();
+        let o = digests();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{err}");
+        assert!(err.contains("1 fetched file(s) in .cache match"), "{err}");
+    }
+    // One byte changed, as a tampered download or a changed mirror would.
+    std::fs::write(&jar, b"not the jar that was tested").unwrap();
+    let o = digests();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(".cache/kafka/libs/kafka_2.13-4.4.0.jar: kafka_2.13-4.4.0.jar: SHA-256")
+            && err.contains("is not the one this repository was tested with"),
+        "{err}"
+    );
+    // A file with no digest at all is refused too.
+    std::fs::remove_file(&jar).unwrap();
+    std::fs::write(root.join(".cache/kafka/libs/extra-1.0.jar"), b"x").unwrap();
+    let err = String::from_utf8_lossy(&digests().stderr).into_owned();
+    assert!(
+        err.contains("extra-1.0.jar has no digest in scripts/fetched.sha256"),
+        "{err}"
+    );
+}

@@ -75,3 +75,63 @@ duration = "1s"
         "no server left behind"
     );
 }
+
+#[test]
+fn the_embedded_database_asks_every_tcp_client_for_the_runs_password() {
+    // It was initialised with `-A trust`: any local user could connect as its superuser and
+    // run commands as root through it.
+    let root = repo_root();
+    if iobound::services::database::find_binaries(&root).is_err() {
+        missing_prerequisite("PostgreSQL's binaries (./iobound build fetches them)");
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let db = iobound::services::database::Database::start_embedded(
+        &root,
+        &[0],
+        &logs.path().join("postgres.log"),
+        &rt,
+        2,
+    )
+    .unwrap();
+    assert_eq!(db.cfg.password.len(), 32, "16 random bytes, as hex");
+    let mut anyone = db.cfg.clone();
+    for guess in ["", "iobound", "postgres"] {
+        anyone.password = guess.into();
+        let e = rt.block_on(anyone.connect()).unwrap_err();
+        assert!(format!("{e:#}").contains("password"), "{guess:?}: {e:#}");
+    }
+    rt.block_on(db.cfg.connect())
+        .expect("the run's own password works");
+}
+
+#[test]
+fn verify_writes_its_logs_where_no_one_else_could_have_put_a_link() {
+    // `verify` wrote /tmp/iobound-verify-{name}.log with File::create: a link put there by
+    // another user made root truncate and write whatever file it pointed to.
+    let serve = format!(r#""{}", "serve", "--port", "{{port}}""#, exe());
+    let home = tempfile::tempdir().unwrap();
+    add_fake_contender(home.path(), "linkvictim", &serve, "test server");
+    let victim_dir = tempfile::tempdir().unwrap();
+    let victim = victim_dir.path().join("precious");
+    std::fs::write(&victim, "keep me").unwrap();
+    let trap = std::env::temp_dir().join("iobound-verify-linkvictim.log");
+    let _ = std::fs::remove_file(&trap);
+    std::os::unix::fs::symlink(&victim, &trap).unwrap();
+    let o = Command::new(exe())
+        .args(["verify", "linkvictim"])
+        .env("IOBOUND_HOME", home.path())
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&trap);
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "keep me",
+        "verify wrote through the link: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -356,6 +356,12 @@ pub struct RunArgs {
     /// Parent directory of the timestamped results directory
     #[arg(long, default_value = "results", value_name = "DIR")]
     pub out: PathBuf,
+    /// Continue the plan whose results are in DIR (interrupted, or stopped by its budget)
+    /// instead of starting anew: rounds it finished are kept, a round cut short is measured
+    /// again, and `runs = "auto"` goes on deciding from every run kept. Give the same plan and
+    /// flags (--budget may change: a budget is per sitting)
+    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    pub resume: Option<PathBuf>,
     /// A limit every contender must keep in every scenario, e.g. --threshold 'p99<=200ms'
     /// --threshold 'errors<=0.1%' --threshold 'throughput>=5000' (replaces the plan's for that
     /// metric). A run that breaks one exits with status 4 and says which and by how much.

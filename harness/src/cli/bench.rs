@@ -165,10 +165,9 @@ pub fn driver(exe: &Path, args: &BenchArgs) -> Result<Vec<(ToolRun, ToolRun)>> {
     Ok(pairs)
 }
 
+/// A private working directory (see `util::files::private_temp_dir`), removed by the caller.
 fn tempfile_dir() -> Result<std::path::PathBuf> {
-    let d = std::env::temp_dir().join(format!("iobound-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&d)?;
-    Ok(d)
+    Ok(crate::util::files::private_temp_dir("iobound-bench-")?.keep())
 }
 
 #[cfg(test)]

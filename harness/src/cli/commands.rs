@@ -36,7 +36,7 @@ pub const THRESHOLD_BROKEN: i32 = 4;
 pub fn run(
     plan: &Plan,
     root: &Path,
-    out: &Path,
+    out: run::Destination,
     external: Option<run::External>,
     choice: ServiceChoice,
     junit: Option<&Path>,
@@ -44,7 +44,7 @@ pub fn run(
 ) -> Result<i32> {
     let opts = run::Options {
         root: root.to_path_buf(),
-        out: out.to_path_buf(),
+        out,
         external,
         services: choice,
         hosts,
@@ -60,7 +60,7 @@ pub fn run(
         res.save(&dir)?;
     }
     let text = crate::report::write_outputs(&dir, &res)?;
-    println!("{text}");
+    crate::util::emit(&text)?;
     if let Some(path) = junit {
         let suite = format!(
             "iobound run {}",
@@ -95,28 +95,32 @@ pub fn run(
 }
 
 pub fn list(root: &Path) -> Result<i32> {
+    use std::fmt::Write;
     let java = crate::services::jdk::find_java();
+    let mut out = String::new();
     for m in manifest::discover(root)? {
-        println!("{}  [{}]  {}", m.name, m.model, m.language);
-        println!("    {}", m.framework);
         let runtime = m.runtime_version(java.as_deref());
-        println!(
-            "    runtime: {}",
-            runtime
-                .as_deref()
-                .unwrap_or("unknown (not installed or not built)")
-        );
-        println!("    {}", m.config);
-        for (k, t) in &m.tunables {
-            println!("    tunable {k} = {} ({})", t.default, t.help);
-        }
         let built = if m.artifact_path().exists() {
             "built"
         } else {
             "not built: run ./iobound build"
         };
-        println!("    artifact {} ({built})", m.artifact);
+        let _ = writeln!(out, "{}  [{}]  {}", m.name, m.model, m.language);
+        let _ = writeln!(out, "    {}", m.framework);
+        let _ = writeln!(
+            out,
+            "    runtime: {}",
+            runtime
+                .as_deref()
+                .unwrap_or("unknown (not installed or not built)")
+        );
+        let _ = writeln!(out, "    {}", m.config);
+        for (k, t) in &m.tunables {
+            let _ = writeln!(out, "    tunable {k} = {} ({})", t.default, t.help);
+        }
+        let _ = writeln!(out, "    artifact {} ({built})", m.artifact);
     }
+    crate::util::emit(out.trim_end())?;
     Ok(0)
 }
 
@@ -140,8 +144,10 @@ pub fn verify_cmd(
         .enable_all()
         .build()?;
     interrupt::install();
-    let logs = std::env::temp_dir().join(format!("iobound-verify-{}", std::process::id()));
-    std::fs::create_dir_all(&logs)?;
+    // A private directory of a name no one can guess (made 0700, exclusively): a fixed path
+    // under /tmp could be a link another user put there for root to write through.
+    let log_dir = crate::util::files::private_temp_dir("iobound-verify-")?;
+    let logs = log_dir.path().to_path_buf();
     let wanted = names
         .iter()
         .map(|name| manifest::find(&all, name))
@@ -164,6 +170,10 @@ pub fn verify_cmd(
         }
     }
     services.stop();
+    if !failed.is_empty() {
+        // The logs of what failed are kept for the reader.
+        eprintln!("verify: logs in {}", log_dir.keep().display());
+    }
     if failed.is_empty() {
         eprintln!(
             "verify: {} contender(s) conform to the contract",
@@ -220,7 +230,7 @@ impl Verifier<'_> {
                 m.artifact_path().display()
             );
         }
-        let log = std::env::temp_dir().join(format!("iobound-verify-{name}.log"));
+        let log = self.logs.join(format!("{name}.log"));
         let run::Launched {
             mut proc,
             startup_timeout,
@@ -288,7 +298,7 @@ pub fn load_cmd(a: &LoadArgs, driver_cpus: Option<&str>) -> Result<i32> {
         "driver_cpu_s": o.cpu.as_secs_f64(), "schedule_lag_ms": report.schedule_lag, "connection_wait_ms": report.connection_wait, "cpu_busy_pct": report.cpu_busy_pct,
         "saturated": report.saturated, "warnings": report.warnings,
     });
-    println!("{}", serde_json::to_string_pretty(&v)?);
+    crate::util::emit(&serde_json::to_string_pretty(&v)?)?;
     Ok(0)
 }
 
@@ -363,7 +373,7 @@ pub fn compare_cmd(a: &Path, b: &Path, fail_if: &[String], junit: Option<&Path>)
         .collect::<Result<Vec<_>>>()?;
     let (da, ra) = results_at(a)?;
     let (db, rb) = results_at(b)?;
-    println!("{}", compare::render(&ra, &da, &rb, &db)?);
+    crate::util::emit(&compare::render(&ra, &da, &rb, &db)?)?;
     if rules.is_empty() {
         return Ok(0);
     }
@@ -413,9 +423,9 @@ pub fn downstream_cmd(a: &DownstreamArgs) -> Result<i32> {
 pub fn table_cmd(path: &Path, markdown: bool) -> Result<i32> {
     let (dir, res) = results_at(path)?;
     if markdown {
-        println!("{}", crate::report::markdown::render_markdown(&res));
+        crate::util::emit(&crate::report::markdown::render_markdown(&res))?;
     } else {
-        println!("{}", crate::report::table::render(&res, &dir));
+        crate::util::emit(&crate::report::table::render(&res, &dir))?;
     }
     Ok(0)
 }
@@ -423,6 +433,6 @@ pub fn table_cmd(path: &Path, markdown: bool) -> Result<i32> {
 /// `iobound report`: every output of a results directory, written again from results.json.
 pub fn report_cmd(path: &Path) -> Result<i32> {
     let (dir, res) = results_at(path)?;
-    println!("{}", crate::report::write_outputs(&dir, &res)?);
+    crate::util::emit(&crate::report::write_outputs(&dir, &res)?)?;
     Ok(0)
 }

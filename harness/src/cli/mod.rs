@@ -49,10 +49,14 @@ fn run_with(
         allow_remote: a.load.allow_remote,
         kafka_bootstrap: a.kafka_bootstrap.clone(),
     };
+    let out = match &a.resume {
+        Some(dir) => crate::run::Destination::Resume(dir.clone()),
+        None => crate::run::Destination::Under(a.out.clone()),
+    };
     commands::run(
         plan,
         root,
-        &a.out,
+        out,
         external,
         services,
         a.junit.as_deref(),
@@ -75,7 +79,8 @@ pub fn main() -> Result<i32> {
         }
         Cmd::Demo { out } => {
             let plan = PlanFile::load(&root.join("plans/demo.toml"))?.validate()?;
-            commands::run(&plan, &root, &out, None, Default::default(), None, None)
+            let out = crate::run::Destination::Under(out);
+            commands::run(&plan, &root, out, None, Default::default(), None, None)
         }
         Cmd::Verify {
             contenders,

@@ -3,7 +3,7 @@
 //! (`GET /_stats` there: calls served, and calls whose caller closed the connection first).
 
 use super::{run_case, with_timeout_bounds, Case, CaseFile, CaseResult};
-use crate::services::downstream::{counts, Counts};
+use crate::services::downstream::{Control, Counts};
 use crate::util::http1;
 use anyhow::{Context as _, Result};
 use std::net::SocketAddr;
@@ -34,7 +34,7 @@ pub fn cases() -> Result<Vec<Case>> {
 /// cancel (`expect_cancel` false) must leave all three to be served instead, as it says.
 pub async fn cancels_siblings(
     addr: SocketAddr,
-    downstream: SocketAddr,
+    downstream: &Control,
     downstream_timeout: Duration,
     expect_cancel: bool,
 ) -> CaseResult {
@@ -49,7 +49,7 @@ pub async fn cancels_siblings(
         passed: false,
         detail,
     };
-    if let Err(e) = counts(downstream, true).await {
+    if let Err(e) = downstream.counts(true).await {
         return fail(format!("cannot read the downstream's counts: {e:#}"));
     }
     let ms = sibling_wait(downstream_timeout).as_millis();
@@ -73,7 +73,7 @@ pub async fn cancels_siblings(
             served,
             cancelled,
             in_flight,
-        } = match counts(downstream, false).await {
+        } = match downstream.counts(false).await {
             Ok(c) => c,
             Err(e) => return fail(format!("cannot read the downstream's counts: {e:#}")),
         };
@@ -116,7 +116,7 @@ pub async fn cancels_siblings(
 /// Every /aggregate case, then the cancellation check, in order.
 pub async fn verify(
     addr: SocketAddr,
-    downstream: SocketAddr,
+    downstream: &Control,
     downstream_timeout: Duration,
     expect_cancel: bool,
 ) -> Result<Vec<CaseResult>> {

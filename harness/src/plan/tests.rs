@@ -288,3 +288,26 @@ fn services_get_cpus_of_their_own_on_four_or_more() {
         "{e}"
     );
 }
+
+#[test]
+fn a_plan_name_cannot_leave_the_results_directory() {
+    for bad in ["../../../x", "a/b", "", "demo run"] {
+        let e = err(&format!("name = {bad:?}\n{GOOD}"));
+        assert!(
+            e.contains(&format!("plan.name = {bad:?}: use only letters, digits")),
+            "{bad}: {e}"
+        );
+    }
+    assert_eq!(
+        plan(&format!("name = \"demo-rerun_2\"\n{GOOD}"))
+            .unwrap()
+            .name,
+        "demo-rerun_2"
+    );
+    // Durations far beyond any run: an error naming the field, not a panic.
+    let e = err(&GOOD.replace("\"10s\"", "\"100000000000000000000s\""));
+    assert!(
+        e.contains("step_duration") && e.contains("longer than iobound measures"),
+        "{e}"
+    );
+}

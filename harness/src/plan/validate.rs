@@ -65,6 +65,12 @@ impl PlanFile {
         if !(1..=1000).contains(&partitions) {
             bail!("kafka.partitions = {partitions} is out of range; use 1..=1000 (default 8)");
         }
+        if let Some(name) = self.name.as_deref().filter(|n| !valid_name(n)) {
+            bail!(
+                "plan.name = {name:?}: use only letters, digits, '-' and '_' (it names the \
+                 results directory), e.g. \"demo-rerun\""
+            );
+        }
         Ok(Plan {
             corpus,
             downstream,

@@ -65,7 +65,13 @@ impl ServicesHost {
         let downstream = SocketAddr::new(address, ports[0]);
         let mut argv = vec![h.binary.clone()];
         argv.extend(crate::services::downstream_args(plan, address, ports[0]));
-        host.launch(h, "downstream", argv, Vec::new(), logs, None, || {
+        // Its control endpoints listen on the lab network: they answer this run's token only.
+        let token = crate::util::numbers::random_hex(16)?;
+        let env = vec![(
+            crate::services::downstream::TOKEN_ENV.to_string(),
+            token.clone(),
+        )];
+        host.launch(h, "downstream", argv, env, logs, None, || {
             TcpStream::connect_timeout(&downstream, Duration::from_millis(200)).is_ok()
         })?;
         eprintln!(
@@ -79,7 +85,11 @@ impl ServicesHost {
         };
         // The contender host makes its own copy from the spec; this one is for the checks.
         let corpus = Corpus::ensure(&root.join(".cache"), &plan.corpus)?;
-        let mut services = Services::elsewhere(corpus, downstream, plan, database);
+        let control = crate::services::downstream::Control {
+            addr: downstream,
+            token,
+        };
+        let mut services = Services::elsewhere(corpus, control, plan, database);
         if needs.kafka {
             services.kafka = Some(host.start_kafka(h, root, plan, logs, (ports[2], ports[3]))?);
         }
@@ -136,7 +146,7 @@ impl ServicesHost {
             ship::ship(h, root, &[PathBuf::from(".cache/postgres")], &h.dir)?;
         }
         let address = h.ssh.host.address;
-        let password = random_hex(16)?;
+        let password = crate::util::numbers::random_hex(16)?;
         let argv = [
             &h.binary,
             "agent",
@@ -247,12 +257,4 @@ impl Drop for ServicesHost {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-/// `bytes` random bytes from the kernel, as hex: a password that lives for one run.
-fn random_hex(bytes: usize) -> Result<String> {
-    use std::io::Read;
-    let mut buf = vec![0u8; bytes];
-    std::fs::File::open("/dev/urandom")?.read_exact(&mut buf)?;
-    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
 }

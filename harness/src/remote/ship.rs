@@ -184,7 +184,7 @@ pub fn serve_postgres(address: IpAddr, port: u16, data: &Path) -> Result<()> {
     }
     let exe = std::env::current_exe()?;
     let bin = database::find_binaries(exe.parent().unwrap_or(Path::new(".")))?;
-    database::init_data_dir(&bin, data, Some(&password))?;
+    database::init_data_dir(&bin, data, &password)?;
     let s = |p: &Path| p.display().to_string();
     let argv = database::as_unprivileged(vec![
         s(&bin.join("postgres")),

@@ -55,9 +55,12 @@ impl Ssh {
             "ControlPersist=120".into(),
             "LogLevel=ERROR".into(),
         ];
+        // Host keys are always checked, whatever the user's ssh_config says (`accept-new`
+        // would trust a host seen for the first time): against the inventory's known_hosts
+        // file where it names one, else the user's own.
+        o.push("StrictHostKeyChecking=yes".into());
         if let Some(k) = &self.known_hosts {
             o.push(format!("UserKnownHostsFile={}", k.display()));
-            o.push("StrictHostKeyChecking=yes".into());
         }
         if let Some(id) = &self.host.identity {
             o.push(format!("IdentityFile={}", id.display()));
@@ -74,14 +77,21 @@ impl Ssh {
         c
     }
 
-    /// `ssh host -- script`: the remote shell runs `script`.
+    /// The port, the user (`-l`, never `user@` where it could read as an option) and, after
+    /// `--`, the address: nothing from the inventory can become an ssh option.
+    fn target(&self, c: &mut Command) {
+        c.arg("-p").arg(self.host.port.to_string());
+        if let Some(u) = &self.host.user {
+            c.arg("-l").arg(u);
+        }
+        c.arg("--").arg(self.host.address.to_string());
+    }
+
+    /// `ssh -- host script`: the remote shell runs `script`.
     pub fn shell(&self, script: &str) -> Command {
         let mut c = self.command("ssh");
-        c.arg("-p")
-            .arg(self.host.port.to_string())
-            .arg(self.host.destination())
-            .arg("--")
-            .arg(script);
+        self.target(&mut c);
+        c.arg(script);
         c
     }
 
@@ -230,13 +240,10 @@ impl Ssh {
 
     /// Closes the master connection (processes it started have already been stopped).
     pub fn close(&self) {
-        let _ = self
-            .command("ssh")
-            .arg("-O")
-            .arg("exit")
-            .arg("-p")
-            .arg(self.host.port.to_string())
-            .arg(self.host.destination())
+        let mut c = self.command("ssh");
+        c.arg("-O").arg("exit");
+        self.target(&mut c);
+        let _ = c
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -281,5 +288,49 @@ pub mod tempfile_dir {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.0);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::hosts::Role;
+
+    fn host(user: Option<&str>) -> Host {
+        Host {
+            name: "app".into(),
+            address: "10.0.0.2".parse().unwrap(),
+            user: user.map(str::to_string),
+            port: 2222,
+            identity: None,
+            roles: vec![Role::Contender],
+            cpus: None,
+        }
+    }
+
+    fn argv(c: &Command) -> Vec<String> {
+        c.get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn the_user_goes_with_l_the_address_after_dashes_and_host_keys_are_always_checked() {
+        let ssh = Ssh::new(&host(Some("deploy")), None, Path::new("/run/x"));
+        let a = argv(&ssh.shell("true"));
+        let tail = &a[a.len() - 7..];
+        assert_eq!(
+            tail,
+            ["-p", "2222", "-l", "deploy", "--", "10.0.0.2", "true"],
+            "{a:?}"
+        );
+        // No known_hosts file in the inventory: the user's own, still checked strictly.
+        assert!(
+            a.contains(&"StrictHostKeyChecking=yes".to_string()),
+            "{a:?}"
+        );
+        assert!(!a.iter().any(|x| x.contains('@')), "{a:?}");
+        let without = argv(&Ssh::new(&host(None), None, Path::new("/run/x")).shell("true"));
+        assert!(!without.contains(&"-l".to_string()), "{without:?}");
     }
 }

@@ -5,9 +5,10 @@
 use super::finish::{finish, runtime_logs, Ended};
 use super::results::Run;
 use super::round::{failed_run, new_run, RunCtx};
-use super::warmup::{judge_window, window_seconds, Settle, WarmupRecord};
+use super::warmup::{Settle, WarmupRecord};
 use super::warnings::{accounting_warnings, load_host_warnings};
 use super::watch::FaultLog;
+use super::window_check::judge_measured_window;
 use crate::driver::{self, assess::driver_report, summary, Target};
 use crate::plan::{Load, Profile, Scenario};
 use crate::sampler::{self, Sampler, Sampling};
@@ -465,38 +466,6 @@ pub(super) fn warmup_load(load: &Load, length: Duration) -> Load {
         profile,
         ..load.clone()
     }
-}
-
-/// The measured window judged too, once the run is over: only a window that is itself flat
-/// shows the contender had settled (a warm-up can stop on a plateau of its climb). A run that
-/// is not at steady state says why in its warnings.
-fn judge_measured_window(r: &mut Run, s: &Scenario) {
-    let Some(w) = r.warmup.as_ref() else {
-        return;
-    };
-    let window = (w.watched() && constant_load(s))
-        .then(|| judge_window(&window_seconds(r), w.band_pct / 100.0))
-        .flatten();
-    let Some(w) = r.warmup.as_mut() else {
-        return;
-    };
-    w.window = window;
-    if let Some(why) = w.unsettled_reason() {
-        eprintln!("  warning: {why}");
-        r.driver.warnings.push(why);
-    }
-}
-
-/// Whether the scenario's measured load is meant to be flat (one level, no ramp, no mid-run
-/// event), so that a trend in its seconds can only be the contender's.
-pub(super) fn constant_load(s: &Scenario) -> bool {
-    let flat = match s.load.profile {
-        Profile::Closed {
-            step_users, steps, ..
-        } => steps == 0 || step_users == 0,
-        Profile::Open { rate, ramp_to, .. } => rate == ramp_to,
-    };
-    flat && s.events.is_empty()
 }
 
 /// The scenario's requests; a mix's write tokens start with `tag`.

@@ -95,7 +95,7 @@ pub fn verify_contender(
     if m.fanout.is_some() {
         let fanout = rt.block_on(conformance::aggregate::verify(
             addr,
-            services.downstream.addr,
+            &services.downstream.control(),
             services.downstream_timeout,
             m.fanout_cancels.unwrap_or(true),
         ))?;

@@ -3,14 +3,15 @@
 //! settled (or the warm-up's maximum), and the measured window is the next `duration` seconds
 //! of that same load, from a whole second on. A separate measured load would open new
 //! connections and start its users from nothing, so its first second would be short (and at
-//! a 1 s wait, empty). Used for every flat local load; stepped and ramped loads, load hosts and
-//! profiled runs keep a warm-up load of their own (run/http.rs).
+//! a 1 s wait, empty). Used for every flat local load; stepped and ramped loads, load hosts,
+//! profiled runs and capacity probes keep a warm-up load of their own (run/http.rs).
 
 use super::http::{scenario_target, warmup_load, Window};
 use super::results::Run;
 use super::round::{failed_run, new_run, RunCtx};
 use super::warmup::{Lead, Settle, WarmupRecord};
 use super::watch::FaultLog;
+use super::window_check::constant_load;
 use crate::plan::Scenario;
 use crate::sampler::Sample;
 use crate::services::contender::Running;
@@ -24,10 +25,15 @@ const SLACK: Duration = Duration::from_secs(2);
 
 impl RunCtx<'_> {
     /// Whether scenario `s` is measured as a slice of its warm-up's load: a flat load, driven
-    /// from here, with a warm-up that watches for steady state, not profiled.
+    /// from here, with a warm-up that watches for steady state, not profiled, and not a
+    /// capacity probe (whose give-up rule may end its load during the warm-up).
     pub(super) fn leads_in(&self, s: &Scenario) -> bool {
         let detect = !s.warmup.is_zero() && s.warmup > self.plan.warmup_min.min(s.warmup);
-        detect && super::http::constant_load(s) && self.fleet.is_none() && self.profiler.is_none()
+        detect
+            && constant_load(s)
+            && self.fleet.is_none()
+            && self.profiler.is_none()
+            && self.abort_p99_ms.is_none()
     }
 
     /// Warm-up and measured window of one flat load; None when stopped (Ctrl-C) before the

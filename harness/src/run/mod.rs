@@ -6,8 +6,10 @@
 //! Holds: `results` (the results model, results.json) and `details` (what each kind of run adds
 //! to it), `environment` (where a run happened),
 //! `launch` (start a contender and check it), `round` (one contender's round), `http`,
-//! `pipeline`, `overload` and `capacity` (measuring each kind of scenario), `lead_in` (a flat
-//! load's warm-up leading into its measured window), `watch` (the loop beside the
+//! `pipeline`, `overload` and `capacity` (measuring each kind of scenario), `lead_in` (the measured
+//! window: a flat load's warm-up leading into it, and its check after the run), `resume`
+//! (a plan continued in a later sitting), `window_check` (the measured window judged again
+//! after the run), `watch` (the loop beside the
 //! driver: sampling, events, crashes, Ctrl-C), `finish` (the one way every run ends), `faults`
 //! (recovery after a mid-run fault, overload verdicts), `slo` (judging a capacity probe),
 //! `warnings` (what a run's own figures warn of), `writes` (the database write check),
@@ -35,6 +37,7 @@ pub mod pipeline_warmup;
 pub mod profile;
 pub mod profile_place;
 pub mod results;
+mod resume;
 mod round;
 mod slo;
 pub mod stacks;
@@ -43,6 +46,7 @@ pub mod test_support;
 pub mod warmup;
 mod warnings;
 mod watch;
+mod window_check;
 mod writes;
 
 use crate::plan::Plan;
@@ -66,10 +70,18 @@ struct Prepared {
     tunables: BTreeMap<String, String>,
 }
 
+/// Where a plan's results go.
+#[derive(Debug, Clone)]
+pub enum Destination {
+    /// A new timestamped directory under this one.
+    Under(PathBuf),
+    /// The directory of an earlier sitting of the same plan, continued (`run --resume`).
+    Resume(PathBuf),
+}
+
 pub struct Options {
     pub root: PathBuf,
-    /// Parent of the timestamped results directory.
-    pub out: PathBuf,
+    pub out: Destination,
     /// Drive an already running server instead of starting contenders.
     pub external: Option<External>,
     pub services: ServiceChoice,
@@ -148,9 +160,8 @@ fn check_profilers(prepared: &[Prepared], java: Option<&Path>, on_hosts: bool) -
     for p in prepared {
         let kind = p.manifest.profiler_kind().unwrap_or_default();
         if !on_hosts {
-            let work = std::env::temp_dir().join(format!("iobound-profile-{}", std::process::id()));
-            let checked = profile::Profiler::new(kind, java, &work, profile::Place::Here, 0);
-            let _ = std::fs::remove_dir(&work);
+            let work = crate::util::files::private_temp_dir("iobound-profile-")?;
+            let checked = profile::Profiler::new(kind, java, work.path(), profile::Place::Here, 0);
             checked.with_context(|| format!("--profile for {}", p.manifest.name))?;
         }
         if kind == "pprof"
@@ -166,12 +177,36 @@ fn check_profilers(prepared: &[Prepared], java: Option<&Path>, on_hosts: bool) -
     Ok(())
 }
 
+/// A new results directory under `base`, never one that exists already (two runs of a plan
+/// in the same second get `-2`, `-3`, ...): made exclusively, so a run cannot write into
+/// another's directory or follow a link someone put in its place.
 fn results_dir(base: &Path, plan: &Plan) -> Result<PathBuf> {
-    let dir = base.join(format!(
+    let stem = format!(
         "{}-{}",
         crate::util::clock::stamp(SystemTime::now()),
         plan.name
-    ));
+    );
+    let unwritable = |dir: &Path| {
+        format!(
+            "results directory {} is not writable; choose another with --out DIR",
+            dir.display()
+        )
+    };
+    std::fs::create_dir_all(base).with_context(|| unwritable(&base.join(&stem)))?;
+    let mut n = 1;
+    let dir = loop {
+        let name = if n == 1 {
+            stem.clone()
+        } else {
+            format!("{stem}-{n}")
+        };
+        let dir = base.join(name);
+        match std::fs::create_dir(&dir) {
+            Ok(()) => break dir,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 1000 => n += 1,
+            Err(e) => return Err(e).with_context(|| unwritable(&dir)),
+        }
+    };
     std::fs::create_dir_all(dir.join("histograms"))
         .and_then(|_| std::fs::create_dir_all(dir.join("logs")))
         .and_then(|_| std::fs::write(dir.join(".write-test"), b""))
@@ -213,6 +248,7 @@ fn new_results(
         thresholds: Vec::new(),
         capacity: Vec::new(),
         verdicts: Vec::new(),
+        resumed_at: Vec::new(),
     })
 }
 
@@ -281,7 +317,10 @@ pub fn run_plan(
     after_round: AfterRound<'_>,
 ) -> Result<(PathBuf, Results)> {
     let (prepared, java) = prepare(plan, opts)?;
-    let dir = results_dir(&opts.out, plan)?;
+    let (dir, resumed) = match &opts.out {
+        Destination::Under(base) => (results_dir(base, plan)?, None),
+        Destination::Resume(dir) => (dir.clone(), Some(resume::reopen(dir, plan)?)),
+    };
     // The harness itself (driver, sampler) stays off the contender's CPUs.
     crate::util::cpus::pin_current_thread(&plan.driver_cpus)
         .context("pinning the harness to the driver CPUs")?;
@@ -291,7 +330,10 @@ pub fn run_plan(
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let mut res = new_results(plan, opts, &prepared, java.as_deref())?;
+    let mut res = match resumed {
+        Some(r) => r,
+        None => new_results(plan, opts, &prepared, java.as_deref())?,
+    };
     res.save(&dir)?;
     announce(plan, opts, &res, &dir);
     let (fleet, record_load) = match &opts.hosts {
@@ -408,7 +450,19 @@ fn run_rounds(
         remote: None,
         host_shares: Default::default(),
     };
-    'repeats: for run in 1..=plan.runs {
+    // Rounds an earlier sitting finished (`--resume`) are not run again; the stop rule is
+    // asked first, as it was after them.
+    let names: Vec<String> = match &opts.external {
+        Some(_) => vec!["external".into()],
+        None => prepared.iter().map(|p| p.manifest.name.clone()).collect(),
+    };
+    let done = resume::rounds_done(ctx.res, &names, &plan.scenarios);
+    if done > 0 && after(&mut *ctx.res, dir, done) {
+        return Ok(());
+    }
+    let finished =
+        |res: &Results, name: &str, run: u32| resume::finished(res, name, &plan.scenarios, run);
+    'repeats: for run in done + 1..=plan.runs {
         if let Some(ext) = &opts.external {
             if interrupt::stopped() {
                 break 'repeats;
@@ -418,6 +472,9 @@ fn run_rounds(
             for (i, p) in prepared.iter().enumerate() {
                 if interrupt::stopped() {
                     break 'repeats;
+                }
+                if finished(ctx.res, &p.manifest.name, run) {
+                    continue;
                 }
                 if fleet.is_some_and(|f| f.contender.is_some()) {
                     ctx.deployed_round(i, &p.manifest, &p.tunables, run)?;
@@ -440,6 +497,35 @@ fn run_rounds(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_runs_of_a_plan_in_one_second_get_two_directories() {
+        let plan = crate::plan::PlanFile {
+            name: Some("twice".into()),
+            contenders: vec!["x".into()],
+            scenarios: vec![crate::plan::ScenarioFile {
+                name: "s".into(),
+                path: Some("/".into()),
+                load: crate::plan::LoadFile {
+                    model: "closed".into(),
+                    users: Some(1),
+                    duration: Some("1s".into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
+        let base = tempfile::tempdir().unwrap();
+        let dirs: Vec<PathBuf> = (0..3)
+            .map(|_| results_dir(base.path(), &plan).unwrap())
+            .collect();
+        assert_ne!(dirs[0], dirs[1]);
+        assert_ne!(dirs[1], dirs[2]);
+        assert!(dirs.iter().all(|d| d.starts_with(base.path())));
+    }
 
     #[test]
     fn unwritable_results_directory_is_named_with_the_fix() {

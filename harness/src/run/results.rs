@@ -42,6 +42,9 @@ pub struct Results {
     /// every round of a plan with `runs = "auto"`, and at the end of any plan).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<VerdictRecord>,
+    /// When the plan was continued in a later sitting (`run --resume`), one time each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed_at: Vec<String>,
 }
 
 /// A scenario's answer: one sentence, and per headline metric and pair of contenders what the
@@ -213,6 +216,34 @@ pub struct CapacityResult {
     pub driver_limited: bool,
 }
 
+/// The largest histogram log read back (a run of an hour at C10K writes a few MB).
+pub const MAX_HISTOGRAM_LOG_BYTES: u64 = 256 << 20;
+
+impl Run {
+    /// The run's histogram log inside results directory `dir`, read back; None when it has
+    /// none, or when its path leaves the directory (absolute, or through `..`: a results file
+    /// from elsewhere must not make iobound read /dev/zero or another user's files), or the
+    /// file is larger than MAX_HISTOGRAM_LOG_BYTES.
+    pub fn histogram_log_bytes(&self, dir: &Path) -> Option<Vec<u8>> {
+        let rel = Path::new(self.histogram_log.as_ref()?);
+        let inside = rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !inside {
+            return None;
+        }
+        let file = std::fs::File::open(dir.join(rel)).ok()?;
+        let meta = file.metadata().ok()?;
+        if !meta.is_file() || meta.len() > MAX_HISTOGRAM_LOG_BYTES {
+            return None;
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        let mut capped = std::io::Read::take(file, MAX_HISTOGRAM_LOG_BYTES);
+        std::io::Read::read_to_end(&mut capped, &mut bytes).ok()?;
+        Some(bytes)
+    }
+}
+
 impl Results {
     pub fn save(&self, dir: &Path) -> Result<()> {
         let json = serde_json::to_vec_pretty(self)?;
@@ -313,4 +344,38 @@ impl Run {
 pub struct DownstreamCalls {
     pub served: u64,
     pub cancelled: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::run::test_support::blank_run;
+
+    #[test]
+    fn a_histogram_log_is_read_only_from_inside_the_results_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("histograms")).unwrap();
+        std::fs::write(dir.path().join("histograms/a.hlog"), b"#log").unwrap();
+        let mut r = blank_run("a", "s", 1);
+        r.histogram_log = Some("histograms/a.hlog".into());
+        assert_eq!(
+            r.histogram_log_bytes(dir.path()).as_deref(),
+            Some(&b"#log"[..])
+        );
+        // /dev/zero made `iobound table` read without end; `..` leaves the directory.
+        for outside in [
+            "/dev/zero",
+            "/etc/hostname",
+            "../a.hlog",
+            "histograms/../../x",
+        ] {
+            r.histogram_log = Some(outside.into());
+            assert_eq!(r.histogram_log_bytes(dir.path()), None, "{outside}");
+        }
+        r.histogram_log = Some("histograms".into());
+        assert_eq!(
+            r.histogram_log_bytes(dir.path()),
+            None,
+            "a directory is not a log"
+        );
+    }
 }

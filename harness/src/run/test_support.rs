@@ -39,5 +39,6 @@ pub fn blank_results(contenders: &[&str]) -> Results {
         thresholds: Vec::new(),
         capacity: Vec::new(),
         verdicts: Vec::new(),
+        resumed_at: Vec::new(),
     }
 }

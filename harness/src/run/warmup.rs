@@ -9,15 +9,13 @@
 //! with the warm-up's throughput second by second; a warm-up that reached its maximum
 //! without settling is flagged ("not at steady state").
 
-use super::results::Run;
-use crate::sampler::Sample;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// Seconds the trend is judged over.
 pub const SETTLE_WINDOW_S: usize = 10;
 /// CPU seconds per second below which CPU per request is not judged.
-const MIN_CPU_S: f64 = 0.2;
+pub const MIN_CPU_S: f64 = 0.2;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct WarmupRecord {
@@ -225,50 +223,6 @@ pub fn steady(window: &[(f64, f64, f64)], drift: f64) -> bool {
         relative_drift(&v).is_none_or(|d| d <= drift)
     };
     flat(&|s| s.0) && flat(&|s| s.1) && flat(&|s| s.2)
-}
-
-/// The measured window's seconds as the window check reads them: answers (ok or not), the
-/// ok answers' mean latency (NaN in a second without any) and the contender's CPU per answer
-/// (NaN where not sampled, or below MIN_CPU_S that second), for each whole second of the
-/// measured phase (the partial last second and the drain left out).
-pub fn window_seconds(r: &Run) -> Vec<(f64, f64, f64)> {
-    let whole = r.summary.duration_s.floor() as u32;
-    let samples = &r.resources.samples;
-    r.intervals
-        .iter()
-        .filter(|row| !row.drain && row.t < whole)
-        .map(|row| {
-            let answers = (row.ok + row.errors) as f64;
-            let mean_ms = if row.ok > 0 {
-                row.latency.mean
-            } else {
-                f64::NAN
-            };
-            let t = f64::from(row.t);
-            let cpu = match (cpu_at(samples, t), cpu_at(samples, t + 1.0)) {
-                (Some(a), Some(b)) if answers > 0.0 && b - a >= MIN_CPU_S => (b - a) / answers,
-                _ => f64::NAN,
-            };
-            (answers, mean_ms, cpu)
-        })
-        .collect()
-}
-
-/// The contender's cumulative CPU seconds at `t` s into the measured phase, interpolated
-/// between the samples around it; None outside the samples.
-fn cpu_at(samples: &[Sample], t: f64) -> Option<f64> {
-    let cpu = |s: &Sample| s.cpu_user_s + s.cpu_sys_s;
-    let after = samples.iter().position(|s| s.t >= t)?;
-    let b = &samples[after];
-    if after == 0 {
-        return (b.t - t < 0.05).then(|| cpu(b));
-    }
-    let a = &samples[after - 1];
-    let span = b.t - a.t;
-    if span <= 0.0 {
-        return Some(cpu(b));
-    }
-    Some(cpu(a) + (cpu(b) - cpu(a)) * (t - a.t) / span)
 }
 
 /// The most CPU a JIT's compiler threads may use, on average over the settling window, for

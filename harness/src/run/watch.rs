@@ -29,12 +29,7 @@ impl RunCtx<'_> {
         let Some(sv) = self.services else {
             return Ok(());
         };
-        match self.rt.block_on(crate::util::http1::fetch(
-            sv.downstream.addr,
-            "GET",
-            &format!("/_control?{query}"),
-            None,
-        )) {
+        match self.rt.block_on(sv.downstream.control().set(query)) {
             Ok(r) if r.status == 200 => Ok(()),
             Ok(r) => Err(format!(
                 "status {}: {}",
@@ -54,10 +49,7 @@ impl RunCtx<'_> {
         let sv = self.services?;
         let c = self
             .rt
-            .block_on(crate::services::downstream::counts(
-                sv.downstream.addr,
-                reset,
-            ))
+            .block_on(sv.downstream.control().counts(reset))
             .ok()?;
         Some(crate::run::results::DownstreamCalls {
             served: c.served,
@@ -110,12 +102,8 @@ impl RunCtx<'_> {
         let cancel = Arc::new(AtomicBool::new(false));
         // The loop's clock is the load's: a warm-up that leads into the measured window opens
         // it on a whole second of the load's per-second histograms.
-        let t0 = Instant::now() + Duration::from_millis(20);
-        let cfg = DriverConfig {
-            threads: self.plan.driver_threads,
-            cpus: self.plan.driver_cpus.clone(),
-            start: Some(t0),
-        };
+        let cfg = self.driver_config();
+        let t0 = cfg.start.unwrap_or_else(Instant::now);
         let (t, l, lv, c) = (target.clone(), load.clone(), live.clone(), cancel.clone());
         let fleet = self.fleet;
         std::thread::scope(|scope| {
@@ -255,6 +243,16 @@ impl RunCtx<'_> {
 }
 
 impl RunCtx<'_> {
+    /// The driver's threads and CPUs, and a start 20 ms from now that the loop beside the
+    /// load keeps its clock by.
+    fn driver_config(&self) -> DriverConfig {
+        DriverConfig {
+            threads: self.plan.driver_threads,
+            cpus: self.plan.driver_cpus.clone(),
+            start: Some(Instant::now() + Duration::from_millis(20)),
+        }
+    }
+
     /// When a warm-up leads into the measured window and the window opens now: the
     /// downstream's counts start from zero and the machine's steal is read, as a separate
     /// measured load would do at its start.

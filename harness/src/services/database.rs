@@ -183,28 +183,22 @@ pub(crate) fn as_unprivileged(mut argv: Vec<String>) -> Vec<String> {
     argv
 }
 
-/// A fresh data directory made by initdb (UTF-8, no locale). Without a password every
-/// connection is trusted (loopback only); with one (a server other hosts reach), connections
-/// over the network must give it (scram-sha-256), and only local socket ones are trusted.
-pub(crate) fn init_data_dir(bin: &Path, data: &Path, password: Option<&str>) -> Result<()> {
+/// A fresh data directory made by initdb (UTF-8, no locale). Connections over TCP must give
+/// `password` (scram-sha-256), from loopback or another host alike; only those through the
+/// socket in the data directory (0700, its owner's alone) are trusted.
+pub(crate) fn init_data_dir(bin: &Path, data: &Path, password: &str) -> Result<()> {
     let _ = std::fs::remove_dir_all(data);
     std::fs::create_dir_all(data).with_context(|| format!("cannot create {}", data.display()))?;
     let s = |p: &Path| p.display().to_string();
     // Outside the data directory: initdb wants it empty.
     let pwfile = data.with_extension("pw");
-    let auth: Vec<String> = match password {
-        None => vec!["-A".into(), "trust".into()],
-        Some(pw) => {
-            crate::util::files::write_atomic(&pwfile, pw.as_bytes())?;
-            vec![
-                "--auth-local=trust".into(),
-                "--auth-host=scram-sha-256".into(),
-                format!("--pwfile={}", s(&pwfile)),
-            ]
-        }
-    };
+    crate::util::files::write_atomic(&pwfile, password.as_bytes())?;
     let mut initdb = vec![s(&bin.join("initdb"))];
-    initdb.extend(auth);
+    initdb.extend([
+        "--auth-local=trust".into(),
+        "--auth-host=scram-sha-256".into(),
+        format!("--pwfile={}", s(&pwfile)),
+    ]);
     initdb.extend(["-U", "iobound", "-D"].map(String::from));
     initdb.push(s(data));
     initdb.extend(["-E", "UTF8", "--no-locale", "--no-sync"].map(String::from));
@@ -223,16 +217,15 @@ pub(crate) fn init_data_dir(bin: &Path, data: &Path, password: Option<&str>) -> 
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    if password.is_some() {
-        // initdb's host lines name loopback only; other hosts log in with the password.
-        let mut hba = std::fs::OpenOptions::new()
-            .append(true)
-            .open(data.join("pg_hba.conf"))?;
-        std::io::Write::write_all(
-            &mut hba,
-            b"host all iobound 0.0.0.0/0 scram-sha-256\nhost all iobound ::/0 scram-sha-256\n",
-        )?;
-    }
+    // initdb's host lines name loopback only; a server on a services host is reached from the
+    // others, with the password too.
+    let mut hba = std::fs::OpenOptions::new()
+        .append(true)
+        .open(data.join("pg_hba.conf"))?;
+    std::io::Write::write_all(
+        &mut hba,
+        b"host all iobound 0.0.0.0/0 scram-sha-256\nhost all iobound ::/0 scram-sha-256\n",
+    )?;
     Ok(())
 }
 
@@ -261,10 +254,14 @@ impl Database {
         pool: usize,
     ) -> Result<Database> {
         let bin = find_binaries(root)?;
-        let data = root
-            .join(".cache")
-            .join(format!("pgdata-{}", std::process::id()));
-        init_data_dir(&bin, &data, None)?;
+        let cache = root.join(".cache");
+        crate::util::files::sweep_stale(&cache, "pgdata-");
+        let data = cache.join(format!("pgdata-{}", std::process::id()));
+        crate::util::interrupt::register_dir(&data);
+        // A password made for this run: with trust, any local user could connect as the
+        // superuser and reach the machine through it (`COPY ... TO PROGRAM`), as root.
+        let password = crate::util::numbers::random_hex(16)?;
+        init_data_dir(&bin, &data, &password)?;
         let port = contender::free_port()?;
         let s = |p: &Path| p.display().to_string();
         let argv = as_unprivileged(vec![
@@ -287,7 +284,7 @@ impl Database {
             port,
             name: "postgres".into(),
             user: "iobound".into(),
-            password: String::new(),
+            password,
         };
         if let Err(e) = wait_accepting(&mut server, &cfg, rt) {
             let _ = std::fs::remove_dir_all(&data);

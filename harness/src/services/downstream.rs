@@ -56,22 +56,77 @@ pub struct Counts {
     pub in_flight: u64,
 }
 
-/// Reads the counts of the downstream at `addr` (`GET /_stats`), resetting them when `reset`.
-/// The run records them per run; the fan-out contract's cancellation check reads them.
-pub async fn counts(addr: std::net::SocketAddr, reset: bool) -> anyhow::Result<Counts> {
-    use anyhow::Context;
-    let path = if reset { "/_stats?reset=1" } else { "/_stats" };
-    let r = crate::util::http1::fetch(addr, "GET", path, None).await?;
-    let v: serde_json::Value = serde_json::from_slice(&r.body).context("/_stats is not JSON")?;
-    let n = |k: &str| {
-        v[k].as_u64()
-            .with_context(|| format!("/_stats has no count {k:?}"))
-    };
-    Ok(Counts {
-        served: n("served")?,
-        cancelled: n("cancelled")?,
-        in_flight: n("in_flight")?,
-    })
+/// The environment variable that gives `iobound downstream` its control token: set, the
+/// control endpoints (`/_control`, `/_stats`) answer only requests that carry it as `token=`;
+/// unset (a downstream started by hand), they answer anyone. An environment variable, not an
+/// argument, because any user can read another's arguments in /proc.
+pub const TOKEN_ENV: &str = "IOBOUND_CONTROL_TOKEN";
+
+/// Where the harness reaches the downstream's control endpoints, with the run's token: on a
+/// services host they listen on the lab network, and whoever reached them could change a
+/// run's latency or reset its counts.
+#[derive(Debug, Clone)]
+pub struct Control {
+    pub addr: std::net::SocketAddr,
+    pub token: String,
+}
+
+impl Control {
+    /// `endpoint?token=..&query`.
+    fn path(&self, endpoint: &str, query: &str) -> String {
+        let mut p = format!("{endpoint}?token={}", self.token);
+        if !query.is_empty() {
+            p.push('&');
+            p.push_str(query);
+        }
+        p
+    }
+
+    /// Changes the downstream's behaviour (`GET /_control?...`).
+    pub async fn set(&self, query: &str) -> anyhow::Result<crate::util::http1::Response> {
+        let path = self.path("/_control", query);
+        Ok(crate::util::http1::fetch(self.addr, "GET", &path, None).await?)
+    }
+
+    /// Reads the downstream's counts (`GET /_stats`), resetting them when `reset`. The run
+    /// records them per run; the fan-out contract's cancellation check reads them.
+    pub async fn counts(&self, reset: bool) -> anyhow::Result<Counts> {
+        use anyhow::Context;
+        let path = self.path("/_stats", if reset { "reset=1" } else { "" });
+        let r = crate::util::http1::fetch(self.addr, "GET", &path, None).await?;
+        anyhow::ensure!(r.status == 200, "/_stats answered {}", r.status);
+        let v: serde_json::Value =
+            serde_json::from_slice(&r.body).context("/_stats is not JSON")?;
+        let n = |k: &str| {
+            v[k].as_u64()
+                .with_context(|| format!("/_stats has no count {k:?}"))
+        };
+        Ok(Counts {
+            served: n("served")?,
+            cancelled: n("cancelled")?,
+            in_flight: n("in_flight")?,
+        })
+    }
+}
+
+/// A control request's query without its token, when the token is the one `required` (or
+/// none is); None when it is missing or wrong.
+pub fn authorized(required: Option<&str>, query: &str) -> Option<String> {
+    let mut given = None;
+    let rest: Vec<&str> = query
+        .split('&')
+        .filter(|kv| match kv.strip_prefix("token=") {
+            Some(t) => {
+                given = Some(t);
+                false
+            }
+            None => !kv.is_empty(),
+        })
+        .collect();
+    match required {
+        Some(t) if given != Some(t) => None,
+        _ => Some(rest.join("&")),
+    }
 }
 
 impl Downstream {
@@ -159,6 +214,26 @@ impl Downstream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_requests_need_the_runs_token_when_one_is_set() {
+        assert_eq!(
+            authorized(Some("abc"), "token=abc&reset=1").as_deref(),
+            Some("reset=1")
+        );
+        assert_eq!(
+            authorized(Some("abc"), "reset=1&token=abc").as_deref(),
+            Some("reset=1")
+        );
+        assert_eq!(authorized(Some("abc"), "reset=1"), None);
+        assert_eq!(authorized(Some("abc"), "token=abd&latency=fixed:1ms"), None);
+        assert_eq!(authorized(Some("abc"), "token="), None);
+        assert_eq!(
+            authorized(None, "latency=fixed:1ms").as_deref(),
+            Some("latency=fixed:1ms")
+        );
+        assert_eq!(authorized(None, "").as_deref(), Some(""));
+    }
 
     #[test]
     fn distributions_parse_and_sample_in_range() {

@@ -184,9 +184,10 @@ impl Kafka {
         if !tool.exists() {
             bail!("{} is missing: run './iobound build'", tool.display());
         }
-        let data = root
-            .join(".cache")
-            .join(format!("kafka-{}", std::process::id()));
+        let cache = root.join(".cache");
+        crate::util::files::sweep_stale(&cache, "kafka-");
+        let data = cache.join(format!("kafka-{}", std::process::id()));
+        crate::util::interrupt::register_dir(&data);
         let _ = std::fs::remove_dir_all(&data);
         std::fs::create_dir_all(&data)
             .with_context(|| format!("cannot create {}", data.display()))?;

@@ -43,7 +43,19 @@ pub struct Services {
 /// caller looks after that process; only its address is here).
 pub struct Downstream {
     pub addr: SocketAddr,
+    /// The token its control endpoints ask for, made for this run.
+    pub token: String,
     local: Option<Running>,
+}
+
+impl Downstream {
+    /// Its control endpoints, with the run's token.
+    pub fn control(&self) -> downstream::Control {
+        downstream::Control {
+            addr: self.addr,
+            token: self.token.clone(),
+        }
+    }
 }
 
 /// External services given on the command line instead of the embedded ones.
@@ -82,7 +94,8 @@ impl Services {
         } else {
             None
         };
-        let downstream = start_downstream(root, plan, rt, logs)?;
+        let token = crate::util::numbers::random_hex(16)?;
+        let downstream = start_downstream(root, plan, rt, logs, &token)?;
         eprintln!(
             "iobound: corpus {} ({} files of {} KB)",
             corpus.dir.display(),
@@ -93,6 +106,7 @@ impl Services {
             corpus,
             downstream: Downstream {
                 addr: downstream.addr,
+                token,
                 local: Some(downstream),
             },
             downstream_timeout: plan.downstream.timeout,
@@ -105,14 +119,15 @@ impl Services {
     /// what the contender host generates from the same spec, for the checks.
     pub fn elsewhere(
         corpus: Corpus,
-        downstream: SocketAddr,
+        downstream: downstream::Control,
         plan: &Plan,
         database: Option<Database>,
     ) -> Services {
         Services {
             corpus,
             downstream: Downstream {
-                addr: downstream,
+                addr: downstream.addr,
+                token: downstream.token,
                 local: None,
             },
             downstream_timeout: plan.downstream.timeout,
@@ -212,6 +227,7 @@ fn start_downstream(
     plan: &Plan,
     rt: &tokio::runtime::Runtime,
     logs: &Path,
+    token: &str,
 ) -> Result<Running> {
     let exe = std::env::current_exe().context("cannot find the iobound binary")?;
     let port = contender::free_port()?;
@@ -219,7 +235,8 @@ fn start_downstream(
     let mut argv = vec![exe.display().to_string()];
     argv.extend(downstream_args(plan, contender::LOOPBACK, port));
     let log = logs.join("downstream.log");
-    let mut downstream = contender::start(&argv, root, &plan.services_cpus, port, &log, &[])?;
+    let env = [(downstream::TOKEN_ENV.to_string(), token.to_string())];
+    let mut downstream = contender::start(&argv, root, &plan.services_cpus, port, &log, &env)?;
     downstream
         .wait_ready(rt, "/plaintext", Duration::from_secs(10))
         .context("the downstream service did not start")?;

@@ -9,11 +9,11 @@ use super::resample::{
     block_bootstrap, block_len, median_interval, run_unit, seconds_of, seed_of, sparse, Merger,
     Unit,
 };
-use super::runs::scenarios;
+use super::runs::{runs_of, scenarios, unsettled};
 use super::significance::MIN_RUNS;
 use super::Estimate;
 use crate::driver::summary::decode_histogram;
-use crate::run::results::{DownstreamCalls, Results, Run, RunStatus};
+use crate::run::results::{DownstreamCalls, Results, Run};
 use crate::sampler::STEAL_LIMIT_PCT;
 use crate::util::numbers::median;
 use serde::Serialize;
@@ -201,12 +201,6 @@ fn steady_after(r: &Run) -> f64 {
         .map_or(f64::NAN, |w| w.seconds)
 }
 
-/// A run measured before its contender had settled: its warm-up said so, or its measured
-/// window still trended.
-pub fn unsettled(r: &Run) -> bool {
-    r.warmup.as_ref().is_some_and(|w| w.unsettled())
-}
-
 /// Latency estimates of a cell: the value from every run's histogram merged, the interval
 /// from the runs' own values, or from one run's seconds.
 struct LatencyEstimates {
@@ -263,43 +257,6 @@ impl LatencyEstimates {
     }
 }
 
-/// An estimate with its interval: over two runs or more, from the runs' values (order
-/// statistics, see `median_interval`); for one run, a block bootstrap of `within` over its
-/// `seconds` one-second intervals; with neither, no interval.
-/// The runs a cell is made of: its finished runs, or, when none finished, its incomplete
-/// ones (the cell is then partial); with the number that failed. None when there is no run.
-fn runs_of<'a>(
-    results: &'a Results,
-    scenario: &str,
-    contender: &str,
-    keep: fn(&Run) -> bool,
-) -> Option<(Vec<&'a Run>, usize, bool)> {
-    let of_pair: Vec<&Run> = results
-        .runs
-        .iter()
-        .filter(|r| r.scenario == scenario && r.contender == contender && keep(r))
-        .collect();
-    let failed = of_pair
-        .iter()
-        .filter(|r| r.status == RunStatus::Failed)
-        .count();
-    let with = |status: RunStatus| -> Vec<&Run> {
-        of_pair
-            .iter()
-            .copied()
-            .filter(|r| r.status == status)
-            .collect()
-    };
-    let finished = with(RunStatus::Ok);
-    let partial = finished.is_empty();
-    let runs = if partial {
-        with(RunStatus::Incomplete)
-    } else {
-        finished
-    };
-    (!runs.is_empty()).then_some((runs, failed, partial))
-}
-
 /// A figure each run has once (a resource peak, GC, warm-up): the median over runs with the
 /// runs' interval, or the one run's value.
 /// One of the downstream's counts per answered request of a run; NaN without its counts.
@@ -339,6 +296,9 @@ fn sampled_estimate(runs: &[&Run], f: fn(&Run) -> f64) -> Estimate {
     }
 }
 
+/// An estimate with its interval: over two runs or more, from the runs' values (order
+/// statistics, see `median_interval`); for one run, a block bootstrap of `within` over its
+/// `seconds` one-second intervals; with neither, no interval.
 fn estimate(
     value: f64,
     per_run: Vec<f64>,
@@ -522,6 +482,7 @@ mod tests {
     use super::*;
     use crate::driver::record::new_histogram;
     use crate::driver::summary::{encode_histogram, Latency, Summary};
+    use crate::run::results::RunStatus;
     use crate::stats::metrics::{Difference, METRICS};
 
     fn run_with(contender: &str, n: u32, rps: f64, latencies_ms: &[u64]) -> Run {

@@ -168,7 +168,7 @@ impl Merger {
 
 /// The per-second histograms of a run's interval log (measured seconds only).
 pub(super) fn seconds_of(run: &Run, dir: &Path) -> Option<Vec<Unit>> {
-    let bytes = std::fs::read(dir.join(run.histogram_log.as_ref()?)).ok()?;
+    let bytes = run.histogram_log_bytes(dir)?;
     let mut hists: Vec<Histogram<u64>> = Vec::new();
     for entry in hdrhistogram::serialization::interval_log::IntervalLogIterator::new(&bytes) {
         if let Ok(hdrhistogram::serialization::interval_log::LogEntry::Interval(h)) = entry {

@@ -62,3 +62,43 @@ pub fn representative<'a>(
         .copied()
         .or_else(|| all.first().copied())
 }
+
+/// A run measured before its contender had settled: its warm-up said so, or its measured
+/// window still trended.
+pub fn unsettled(r: &Run) -> bool {
+    r.warmup.as_ref().is_some_and(|w| w.unsettled())
+}
+
+/// The runs a cell is made of: its finished runs, or, when none finished, its incomplete
+/// ones (the cell is then partial); with the number that failed. None when there is no run.
+pub(super) fn runs_of<'a>(
+    results: &'a Results,
+    scenario: &str,
+    contender: &str,
+    keep: fn(&Run) -> bool,
+) -> Option<(Vec<&'a Run>, usize, bool)> {
+    let of_pair: Vec<&Run> = results
+        .runs
+        .iter()
+        .filter(|r| r.scenario == scenario && r.contender == contender && keep(r))
+        .collect();
+    let failed = of_pair
+        .iter()
+        .filter(|r| r.status == RunStatus::Failed)
+        .count();
+    let with = |status: RunStatus| -> Vec<&Run> {
+        of_pair
+            .iter()
+            .copied()
+            .filter(|r| r.status == status)
+            .collect()
+    };
+    let finished = with(RunStatus::Ok);
+    let partial = finished.is_empty();
+    let runs = if partial {
+        with(RunStatus::Incomplete)
+    } else {
+        finished
+    };
+    (!runs.is_empty()).then_some((runs, failed, partial))
+}

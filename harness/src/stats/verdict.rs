@@ -5,7 +5,8 @@
 //! after how many runs. Everything else is "undecided" or "not tested", with what would decide
 //! it.
 
-use super::repeats::{settled_cell, unsettled};
+use super::repeats::settled_cell;
+use super::runs::unsettled;
 use super::sequential::{self, Decision, Ratio};
 use super::significance::{ALPHA, MIN_RUNS};
 use super::{scenarios, Cell, Estimate};

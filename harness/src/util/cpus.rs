@@ -17,20 +17,30 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>> {
     Ok(cpus)
 }
 
+/// The highest CPU number a list may name (Linux's own limit, CONFIG_NR_CPUS, is at most
+/// 8,192): a larger one is a typo, and `0-4000000000` would otherwise be four billion entries.
+pub const MAX_CPU: usize = 8191;
+
 /// A CPU list's CPUs, sorted, without checking that they exist here (another host's).
 pub fn parse_cpu_syntax(text: &str) -> Result<Vec<usize>> {
     let mut cpus = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let bad = || anyhow::anyhow!("{text:?} is not a CPU list; write e.g. 0 or 0,1 or 2-3");
+        let cpu = |n: &str| -> Result<usize> {
+            let c: usize = n.trim().parse().map_err(|_| bad())?;
+            if c > MAX_CPU {
+                bail!("{text:?} names CPU {c}; CPU numbers go up to {MAX_CPU} at most");
+            }
+            Ok(c)
+        };
         if let Some((a, b)) = part.split_once('-') {
-            let a: usize = a.trim().parse().map_err(|_| bad())?;
-            let b: usize = b.trim().parse().map_err(|_| bad())?;
+            let (a, b) = (cpu(a)?, cpu(b)?);
             if b < a {
                 return Err(bad());
             }
             cpus.extend(a..=b);
         } else {
-            cpus.push(part.parse().map_err(|_| bad())?);
+            cpus.push(cpu(part)?);
         }
     }
     if cpus.is_empty() {
@@ -100,11 +110,19 @@ mod tests {
             assert_eq!(parse_cpu_list("1,0,0").unwrap(), vec![0, 1]);
             assert_eq!(parse_cpu_list("0-1").unwrap(), vec![0, 1]);
         }
-        assert!(parse_cpu_list("9999")
+        assert!(parse_cpu_list("999")
             .unwrap_err()
             .to_string()
             .contains("does not exist"));
         assert!(parse_cpu_list("1-0").is_err());
         assert!(parse_cpu_list("x").is_err());
+        // These overflowed or allocated gigabytes before the existence check.
+        for huge in ["0-18446744073709551615", "0-4000000000", "9999"] {
+            let e = parse_cpu_syntax(huge).unwrap_err().to_string();
+            assert!(
+                e.contains("CPU numbers go up to 8191 at most"),
+                "{huge}: {e}"
+            );
+        }
     }
 }

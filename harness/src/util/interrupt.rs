@@ -7,6 +7,9 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 static STOP: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
 static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+/// Directories of this run's services (a database's data, a broker's logs) that a second
+/// Ctrl-C, which skips the orderly stop, must still remove.
+static DIRS: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
 
 pub fn stop_flag() -> Arc<AtomicBool> {
     STOP.clone()
@@ -21,6 +24,7 @@ pub fn install() {
         if STOP.swap(true, Ordering::SeqCst) {
             eprintln!("\niobound: second interrupt, killing everything now");
             kill_all(libc::SIGKILL);
+            remove_dirs();
             std::process::exit(130);
         }
         eprintln!("\niobound: interrupted; stopping and keeping what was measured (Ctrl-C again to kill now)");
@@ -46,5 +50,43 @@ pub fn kill_all(signal: i32) {
     for g in GROUPS.lock().unwrap_or_else(|p| p.into_inner()).iter() {
         // SAFETY: kill with a negative pid signals a process group we created.
         unsafe { libc::kill(-g, signal) };
+    }
+}
+
+/// A directory to remove even when the run is killed by a second Ctrl-C.
+pub fn register_dir(dir: &std::path::Path) {
+    DIRS.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(dir.to_path_buf());
+}
+
+pub fn unregister_dir(dir: &std::path::Path) {
+    DIRS.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .retain(|d| d != dir);
+}
+
+/// Removes every registered directory (their processes have been killed).
+pub fn remove_dirs() {
+    for d in DIRS.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registered_directories_are_removed_and_unregistered_ones_kept() {
+        let base = tempfile::tempdir().unwrap();
+        let (a, b) = (base.path().join("pgdata-1"), base.path().join("kafka-1"));
+        for d in [&a, &b] {
+            std::fs::create_dir_all(d.join("sub")).unwrap();
+            register_dir(d);
+        }
+        unregister_dir(&b);
+        remove_dirs();
+        assert!(!a.exists() && b.exists());
     }
 }

@@ -28,3 +28,15 @@ pub fn set_verbose(on: bool) {
 pub fn verbose() -> bool {
     VERBOSE.load(std::sync::atomic::Ordering::Relaxed)
 }
+
+/// Writes `text` and a newline to standard output. A reader that stopped reading
+/// (`iobound table DIR | head -1`) is not an error: what it wanted it has, so the rest is
+/// dropped quietly instead of the panic `println!` gives on a closed pipe.
+pub fn emit(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}

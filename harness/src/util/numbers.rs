@@ -14,6 +14,15 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
+/// `bytes` random bytes from the kernel, as hex: a secret that lives for one run (a
+/// database password, a token). Never from SplitMix64, which is seeded and predictable.
+pub fn random_hex(bytes: usize) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut buf = vec![0u8; bytes];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut buf)?;
+    Ok(buf.iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// SplitMix64: a small, fast, seeded generator. Everything random in iobound (bootstrap
 /// resamples, downstream latencies, corpus bytes) comes from one, so results reproduce.
 pub struct SplitMix64(u64);

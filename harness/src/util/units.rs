@@ -24,8 +24,19 @@ pub fn parse_duration(text: &str) -> Result<Duration> {
         "h" => value * 3600.0,
         _ => bail!("{text:?} has unknown unit {unit:?}; use ms, s, m or h"),
     };
+    if secs > LONGEST_DURATION_S {
+        bail!(
+            "{text:?} is longer than iobound measures anything (at most {} h); write a shorter \
+             duration, e.g. 30s or 15m",
+            LONGEST_DURATION_S / 3600.0
+        );
+    }
     Ok(Duration::from_secs_f64(secs))
 }
+
+/// The longest duration iobound accepts anywhere (a week): longer is a typo, and far longer
+/// does not fit a Duration at all.
+pub const LONGEST_DURATION_S: f64 = 7.0 * 24.0 * 3600.0;
 
 /// A latency for a terminal line: "850 µs", "12.3 ms", "1.52 s".
 pub fn format_latency(d: Duration) -> String {
@@ -83,5 +94,17 @@ mod tests {
             .to_string()
             .contains("unknown unit"));
         assert!(parse_duration("fast").is_err());
+        // Found by feeding the plan reader long numbers: these panicked in Duration.
+        for huge in ["100000000000000000000s", "99999999999999999999999h", "169h"] {
+            let e = parse_duration(huge).unwrap_err().to_string();
+            assert!(
+                e.contains("is longer than iobound measures anything"),
+                "{e}"
+            );
+        }
+        assert_eq!(
+            parse_duration("168h").unwrap(),
+            Duration::from_secs(604_800)
+        );
     }
 }

@@ -184,10 +184,13 @@ fn resolve_groups(groups: BTreeMap<String, Group>) -> Result<RawInventory> {
             bail!("group {g}: its children form a cycle");
         }
         for p in parents.get(g).into_iter().flatten() {
-            ancestors(p, parents, out, depth + 1)?;
-            if !out.contains(p) {
-                out.push(p);
+            // A parent already in the chain came in after its own ancestors: walking them
+            // again would make a diamond of groups cost twice per level.
+            if out.contains(p) {
+                continue;
             }
+            ancestors(p, parents, out, depth + 1)?;
+            out.push(p);
         }
         Ok(())
     }

@@ -190,10 +190,16 @@ impl RawHost {
             "ansible_ssh_private_key_file",
             "iobound_cpus",
         ];
-        for key in self.vars.keys() {
-            if !known.contains(&key.as_str()) && !key.starts_with("ansible_") {
-                bail!("host {name}: unknown field {key:?}; the fields are address, user, port, identity, cpus (or Ansible's ansible_host, ansible_user, ansible_port, ansible_ssh_private_key_file, iobound_cpus)");
+        for (key, value) in &self.vars {
+            if known.contains(&key.as_str()) || harmless_ansible(key, value) {
+                continue;
             }
+            if key.starts_with("ansible_") {
+                // Ignoring it would connect otherwise than the inventory says (a ProxyJump in
+                // ansible_ssh_common_args, a password, become): refused by name instead.
+                bail!("host {name}: {key} is an Ansible setting iobound does not honour (it connects with OpenSSH, keys only, from ansible_host, ansible_user, ansible_port and ansible_ssh_private_key_file); remove it for iobound, or put what it does in ~/.ssh/config");
+            }
+            bail!("host {name}: unknown field {key:?}; the fields are address, user, port, identity, cpus (or Ansible's ansible_host, ansible_user, ansible_port, ansible_ssh_private_key_file, iobound_cpus)");
         }
         let var = |a: &str, b: &str| self.vars.get(a).or_else(|| self.vars.get(b)).cloned();
         // Ansible's host name is its address when ansible_host is not set.
@@ -236,16 +242,39 @@ impl RawHost {
             bail!("host {name} has no role; give it one or more of contender, services, load");
         }
         roles.sort();
+        let user = var("user", "ansible_user");
+        if let Some(u) = user.as_deref().filter(|u| !valid_user(u)) {
+            bail!(
+                "host {name}: user {u:?} is not a user name; use letters, digits, '.', '_' and \
+                 '-' (not first), e.g. user = \"root\""
+            );
+        }
         Ok(Host {
             name: name.clone(),
             address,
-            user: var("user", "ansible_user"),
+            user,
             port,
             identity,
             roles,
             cpus,
         })
     }
+}
+
+/// Ansible settings that change nothing about how iobound reaches a host: the Python Ansible
+/// would run there, and a connection that is ssh anyway.
+fn harmless_ansible(key: &str, value: &str) -> bool {
+    key == "ansible_python_interpreter" || (key == "ansible_connection" && value == "ssh")
+}
+
+/// A login name ssh can be given: what POSIX calls portable, at most 32 characters, never
+/// starting with '-' (which ssh would read as an option).
+fn valid_user(u: &str) -> bool {
+    !u.is_empty()
+        && u.len() <= 32
+        && !u.starts_with('-')
+        && u.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
 fn expand_home(p: &str) -> PathBuf {

@@ -103,7 +103,7 @@ fn ansible_children_and_several_groups_give_several_roles() {
     let ini = "
 [edge]
 lg1 ansible_host=10.0.0.5
-lg2 ansible_host=10.0.0.6 ansible_user='bench user'
+lg2 ansible_host=10.0.0.6 ansible_user='bench_user'
 
 [load:children]
 edge
@@ -121,7 +121,7 @@ ansible_user=ops
         got,
         [
             "lg1 ops@10.0.0.5 22 false [services,load] -",
-            "lg2 bench user@10.0.0.6 22 false [load] -"
+            "lg2 bench_user@10.0.0.6 22 false [load] -"
         ]
     );
 }
@@ -155,4 +155,77 @@ fn quoted_words_stay_whole() {
         ["h", "a=x y", "b=1 2", "c=3"]
     );
     assert!(split_words("h a='x").is_err());
+}
+
+#[test]
+fn a_user_that_could_be_read_as_an_ssh_option_is_refused() {
+    // `user = "-oProxyCommand=..."` was accepted and went to ssh before its `--`.
+    for bad in ["-oProxyCommand=touch /tmp/x", "root@10.0.0.9", "a b", ""] {
+        let text = format!(
+            "[[host]]\nname = \"app\"\naddress = \"10.0.0.2\"\nuser = {bad:?}\nroles = [\"contender\"]\n"
+        );
+        let e = format!("{:#}", load_text("hosts.toml", &text).unwrap_err());
+        assert!(
+            e.contains("host app: user") && e.contains("is not a user name"),
+            "{bad}: {e}"
+        );
+    }
+    let ini = "[contender]\napp ansible_host=10.0.0.2 ansible_user=-oProxyCommand=x\n";
+    let e = format!("{:#}", load_text("hosts", ini).unwrap_err());
+    assert!(e.contains("is not a user name"), "{e}");
+}
+
+#[test]
+fn nested_diamonds_of_groups_are_walked_once() {
+    // 30 levels, each of two groups that are both children of the two groups above: the walk
+    // went through every path, 2^30 of them (a 20-level diamond took 0.37 s, doubling per level).
+    let levels = 30;
+    let mut ini = String::from("[l0a]\napp ansible_host=10.0.0.2\n[l0b]\n");
+    for i in 1..=levels {
+        for side in ["a", "b"] {
+            ini.push_str(&format!(
+                "[l{i}{side}:children]\nl{}a\nl{}b\n",
+                i - 1,
+                i - 1
+            ));
+        }
+    }
+    ini.push_str(&format!("[contender:children]\nl{levels}a\n"));
+    let t0 = std::time::Instant::now();
+    let inv = load_text("hosts", &ini).unwrap();
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(2),
+        "{:?}",
+        t0.elapsed()
+    );
+    assert_eq!(inv.hosts.len(), 1);
+    assert!(inv.hosts[0].has(Role::Contender));
+}
+
+#[test]
+fn ansible_settings_that_would_change_the_connection_are_refused_by_name() {
+    for setting in [
+        "ansible_ssh_common_args='-o ProxyJump=bastion'",
+        "ansible_password=secret",
+        "ansible_become=true",
+        "ansible_connection=local",
+    ] {
+        let ini = format!("[contender]\napp ansible_host=10.0.0.2 {setting}\n");
+        let e = format!("{:#}", load_text("hosts", &ini).unwrap_err());
+        let key = setting.split('=').next().unwrap();
+        assert!(
+            e.contains(&format!(
+                "host app: {key} is an Ansible setting iobound does not honour"
+            )),
+            "{setting}: {e}"
+        );
+    }
+    // Group variables too.
+    let ini =
+        "[contender]\napp ansible_host=10.0.0.2\n[contender:vars]\nansible_ssh_extra_args=-A\n";
+    assert!(
+        format!("{:#}", load_text("hosts", ini).unwrap_err()).contains("ansible_ssh_extra_args")
+    );
+    let ok = "[contender]\napp ansible_host=10.0.0.2 ansible_python_interpreter=/usr/bin/python3 ansible_connection=ssh\n";
+    assert_eq!(load_text("hosts", ok).unwrap().hosts.len(), 1);
 }

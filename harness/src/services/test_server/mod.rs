@@ -94,8 +94,13 @@ impl Stall {
 enum App {
     /// The built-in test server (the whole contract), optionally stalling once.
     Test(Stall, Box<Messages>),
-    /// The downstream service of /enrich and /aggregate, counting its calls.
-    Downstream(crate::services::downstream::Downstream, CallCounts),
+    /// The downstream service of /enrich and /aggregate, counting its calls; its control
+    /// endpoints need the token when it has one.
+    Downstream(
+        crate::services::downstream::Downstream,
+        CallCounts,
+        Option<String>,
+    ),
 }
 
 pub fn serve(cfg: ServeConfig) -> Result<()> {
@@ -132,6 +137,9 @@ pub fn downstream(
         App::Downstream(
             crate::services::downstream::Downstream::new(behaviour, seed),
             CallCounts::default(),
+            std::env::var(crate::services::downstream::TOKEN_ENV)
+                .ok()
+                .filter(|t| !t.is_empty()),
         ),
         "iobound downstream",
     )
@@ -256,7 +264,7 @@ async fn connection(mut sock: TcpStream, app: Rc<App>) {
         let reply = answer(&app, &method, &path, &body, length);
         let (status, content_type, body) = match &*app {
             // A call whose caller goes away before the answer is counted as cancelled.
-            App::Downstream(_, counts) if path.starts_with("/value") => {
+            App::Downstream(_, counts, _) if path.starts_with("/value") => {
                 counts.begin();
                 tokio::select! {
                     r = reply => {
@@ -340,19 +348,49 @@ async fn answer(
                 )
             }
         }
-        App::Downstream(_, counts) if path.starts_with("/_stats") => (
-            "200 OK",
-            "application/json",
-            counts.report(path.split_once('?').map_or("", |(_, q)| q)),
-        ),
-        App::Downstream(d, _) => {
-            let a = d.answer(path);
-            if !a.wait.is_zero() {
-                tokio::time::sleep(a.wait).await;
-            }
-            (a.status, "text/plain", a.body)
+        App::Downstream(d, counts, token) => {
+            downstream_answer(d, counts, token.as_deref(), path).await
         }
     }
+}
+
+/// The downstream's answer: its control endpoints only with the run's token (when it has one),
+/// its calls after their wait.
+async fn downstream_answer(
+    d: &crate::services::downstream::Downstream,
+    counts: &CallCounts,
+    token: Option<&str>,
+    path: &str,
+) -> (&'static str, &'static str, String) {
+    let (endpoint, query) = path.split_once('?').unwrap_or((path, ""));
+    let control = endpoint == "/_control" || endpoint == "/_stats";
+    let query = if control {
+        match crate::services::downstream::authorized(token, query) {
+            Some(q) => q,
+            None => {
+                return (
+                    "403 Forbidden",
+                    "text/plain",
+                    "this run's control token is required".into(),
+                )
+            }
+        }
+    } else {
+        query.to_string()
+    };
+    if endpoint == "/_stats" {
+        return ("200 OK", "application/json", counts.report(&query));
+    }
+    let path = if control {
+        format!("{endpoint}?{query}")
+    } else {
+        path.to_string()
+    };
+    let a = d.answer(&path);
+    if !a.wait.is_zero() {
+        tokio::time::sleep(a.wait).await;
+    }
+    (a.status, "text/plain", a.body)
 }
 
 /// A decimal integer of at most 10 digits, no sign, no more than `max` (the contract's rule).
