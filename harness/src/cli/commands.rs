@@ -430,6 +430,34 @@ pub fn table_cmd(path: &Path, markdown: bool) -> Result<i32> {
     Ok(0)
 }
 
+/// `iobound render`: every marked table and figure of the pages written from its results
+/// (paths in markers are relative to the repository root); 1 when --check finds a difference.
+pub fn render_pages(root: &Path, pages: &[PathBuf], check: bool) -> Result<i32> {
+    let pages = if pages.is_empty() {
+        crate::report::pages::reader_pages(root)?
+    } else {
+        pages.to_vec()
+    };
+    let mut differ = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page)
+            .with_context(|| format!("cannot read {}", page.display()))?;
+        let written = crate::report::pages::render(&text, root)
+            .with_context(|| format!("{}", page.display()))?;
+        if written == text {
+            continue;
+        }
+        differ += 1;
+        if check {
+            println!("{}: differs from what its results print", page.display());
+        } else {
+            crate::util::files::write_atomic(page, written.as_bytes())?;
+            println!("{}: rendered", page.display());
+        }
+    }
+    Ok(i32::from(check && differ > 0))
+}
+
 /// `iobound report`: every output of a results directory, written again from results.json.
 pub fn report_cmd(path: &Path) -> Result<i32> {
     let (dir, res) = results_at(path)?;

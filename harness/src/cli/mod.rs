@@ -1,7 +1,7 @@
 //! The command line: arguments -> plan -> run -> report. The entry of the program; the one
 //! folder that may use every stage.
 //!
-//! Holds: `args` (subcommands and flags), `flags` (flags -> plan), `commands` (the command
+//! Holds: `args` (subcommands and flags), `help` (the longer help texts), `flags` (flags -> plan), `commands` (the command
 //! bodies), `bench` (the driver benchmark against wrk), `verdicts` (verdicts after every round
 //! and when automatic repeats stop).
 
@@ -10,6 +10,7 @@ mod args;
 mod bench;
 mod commands;
 mod flags;
+mod help;
 mod remote_args;
 mod verdicts;
 
@@ -104,6 +105,7 @@ pub fn main() -> Result<i32> {
         Cmd::List => commands::list(&root),
         Cmd::Table { path, markdown } => commands::table_cmd(&path, markdown),
         Cmd::Report { path } => commands::report_cmd(&path),
+        Cmd::Render { pages, check } => commands::render_pages(&root, &pages, check),
         Cmd::Compare {
             a,
             b,

@@ -90,6 +90,25 @@ impl WarmupRecord {
         warmup_unsettled || self.window.as_ref().is_some_and(|w| !w.steady)
     }
 
+    /// The first second (from the warm-up's start) at which its throughput alone had stopped
+    /// drifting over the settling window: when a rule without the compiler signal, judging
+    /// throughput only, would have called it settled at the earliest (the full rule also judges
+    /// latency and CPU per answer, which the record keeps only at the end). None when it never
+    /// did, or the record has no curve.
+    pub fn throughput_flat_at(&self) -> Option<f64> {
+        let seconds: Vec<(f64, f64, f64)> = self
+            .curve
+            .iter()
+            .map(|a| (*a, f64::NAN, f64::NAN))
+            .collect();
+        let band = self.band_pct / 100.0;
+        (SETTLE_WINDOW_S..=seconds.len())
+            .find(|&end| {
+                end as f64 >= self.min_s && steady(&seconds[end - SETTLE_WINDOW_S..end], band)
+            })
+            .map(|end| end as f64)
+    }
+
     /// Why the run is not at steady state, for its warning; None when it is.
     pub fn unsettled_reason(&self) -> Option<String> {
         if let Some(w) = self.window.as_ref().filter(|w| !w.steady) {
@@ -405,6 +424,36 @@ mod tests {
                 (v, 1000.0 / v, 1.0 / v)
             })
             .collect()
+    }
+
+    #[test]
+    fn the_throughput_alone_flattens_on_a_plateau_before_the_compiler_is_done() {
+        // 12 s climbing, 12 s flat at 5,000 (a plateau), a climb, then flat at 9,000.
+        let mut curve: Vec<f64> = (0..12).map(|t| 1000.0 + 330.0 * t as f64).collect();
+        curve.extend([5000.0; 12]);
+        curve.extend((0..8).map(|t| 5000.0 + 500.0 * t as f64));
+        curve.extend([9000.0; 20]);
+        let record = WarmupRecord {
+            seconds: curve.len() as f64,
+            settled: true,
+            min_s: 10.0,
+            max_s: 180.0,
+            band_pct: 5.0,
+            rule: "trend".into(),
+            curve,
+            drift_pct: Vec::new(),
+            window: None,
+            jit_curve: Vec::new(),
+        };
+        // Flat from second 13 on. The Theil-Sen slope ignores a climbing second or two at a
+        // window's start, so the plateau reads flat by seconds 20 to 22, long before 9,000.
+        let at = record.throughput_flat_at().unwrap();
+        assert!((20.0..=24.0).contains(&at), "{at}");
+        let climbing = WarmupRecord {
+            curve: (0..40).map(|t| 1000.0 * (1.0 + 0.05 * t as f64)).collect(),
+            ..record
+        };
+        assert_eq!(climbing.throughput_flat_at(), None);
     }
 
     #[test]

@@ -1,0 +1,323 @@
+//! A figure in prose, read from a results directory: what a marker `<!-- = DIR QUERY -->`
+//! in README or docs stands for (report/pages.rs finds the markers and writes the values).
+//! The queries are few on purpose: each names one thing a results.json holds, so a sentence
+//! quoting it cannot drift from the runs it quotes.
+//!
+//! - `verdict SCENARIO METRIC FIELD [B/A]`: a stored finding (the first pair, or B over A).
+//!   FIELD: `ratio` (B over A, "4.43"), `change` ("-74%"), `lo` and `hi` (the interval of the
+//!   ratio), `p` ("p < 0.001"), `runs` (each side's), `outcome` ("different", "equivalent",
+//!   "undecided").
+//! - `cell SCENARIO CONTENDER METRIC [lo|hi|min|max]`: the median over runs, as the tables
+//!   print it (METRIC is a key of stats::metrics::METRICS: throughput, p99_all, cpu, rss, ...),
+//!   or its interval's bounds, or the lowest or highest single run.
+//! - `settle SCENARIO CONTENDER min|max|median`: seconds from the warm-up's start to settled.
+//! - `flat SCENARIO CONTENDER min|max|median`: the second the warm-up's throughput alone had
+//!   stopped drifting (WarmupRecord::throughput_flat_at), runs where it did.
+//! - `unsettled SCENARIO [CONTENDER]`: runs whose warm-up or measured window did not settle.
+//! - `runs SCENARIO [CONTENDER]`: runs that ended (ok or incomplete).
+//!
+//! SCENARIO `*` stands for every scenario of the plan.
+//! - `minutes`: the plan's runs from start to end, whole minutes.
+//! - `plan PATH`: a setting of the plan as results.json keeps it (`scenarios.NAME.load.users`:
+//!   objects by key, lists by an element's name or by index).
+//! - `ceiling SCENARIO`: Little's law for a closed load on /delay: users / wait, req/s.
+//!
+//! A numeric value may end the query with `.N` to give N decimals instead of the default.
+
+use super::fmt_num;
+use crate::run::results::{Finding, Results, Run, RunStatus};
+use crate::stats::metrics::METRICS;
+use anyhow::{anyhow, bail, Context, Result};
+use std::path::Path;
+
+/// What QUERY (its words) reads from `results`, formatted for prose; `dir` holds the
+/// histogram logs a cell may need.
+pub fn figure(results: &Results, dir: &Path, query: &[&str]) -> Result<String> {
+    let (query, decimals) = split_decimals(query)?;
+    let Some((&kind, args)) = query.split_first() else {
+        bail!("an empty figure marker: give a query, e.g. `verdict SCENARIO throughput ratio`");
+    };
+    let num = |v: f64, default: usize| fmt_num(v, decimals.unwrap_or(default));
+    match (kind, args) {
+        ("verdict", [scenario, metric, field, pair @ ..]) => {
+            let f = finding(results, scenario, metric, pair.first().copied())?;
+            verdict_field(&f, field, decimals)
+        }
+        ("cell", [scenario, contender, metric, which @ ..]) if which.len() <= 1 => {
+            let m = METRICS.iter().find(|m| m.key == *metric).ok_or_else(|| {
+                let keys: Vec<_> = METRICS.iter().map(|m| m.key).collect();
+                anyhow!("unknown metric `{metric}`: one of {}", keys.join(", "))
+            })?;
+            let cell = crate::stats::cell(results, dir, scenario, contender)
+                .ok_or_else(|| anyhow!("no runs of {contender} on {scenario}"))?;
+            let e = (m.get)(&cell);
+            let runs = || e.per_run.iter().copied();
+            let v = match which.first().copied() {
+                None => Some(e.value),
+                Some("lo") => e.lo,
+                Some("hi") => e.hi,
+                Some("min") => runs().reduce(f64::min),
+                Some("max") => runs().reduce(f64::max),
+                Some(other) => bail!("a cell is read as lo, hi, min or max, not `{other}`"),
+            };
+            let v =
+                v.ok_or_else(|| anyhow!("{contender} on {scenario} has no {which:?} of {metric}"))?;
+            Ok(num(v, m.decimals))
+        }
+        ("settle" | "flat", [scenario, contender, which]) => {
+            let s: Vec<f64> = runs_of(results, scenario, Some(contender))
+                .filter_map(|r| r.warmup.as_ref())
+                .filter_map(|w| {
+                    if kind == "flat" {
+                        w.throughput_flat_at()
+                    } else {
+                        Some(w.seconds)
+                    }
+                })
+                .collect();
+            anyhow::ensure!(!s.is_empty(), "no warm-up of {contender} on {scenario}");
+            let v = match *which {
+                "min" => s.iter().copied().fold(f64::MAX, f64::min),
+                "max" => s.iter().copied().fold(f64::MIN, f64::max),
+                "median" => crate::util::numbers::median(s),
+                other => bail!("{kind} takes min, max or median, not `{other}`"),
+            };
+            Ok(num(v, 0))
+        }
+        ("unsettled", [scenario, contender @ ..]) if contender.len() <= 1 => {
+            let n = runs_of(results, scenario, contender.first())
+                .filter(|r| r.warmup.as_ref().is_some_and(|w| w.unsettled()))
+                .count();
+            Ok(n.to_string())
+        }
+        ("runs", [scenario, contender @ ..]) if contender.len() <= 1 => {
+            Ok(runs_of(results, scenario, contender.first())
+                .count()
+                .to_string())
+        }
+        ("minutes", []) => Ok(num(minutes(results)?, 0)),
+        ("plan", [path]) => setting(&results.plan, path),
+        ("ceiling", [scenario]) => Ok(num(ceiling(results, scenario)?, 0)),
+        _ => bail!(
+            "unknown figure query `{}`: one of verdict, cell, settle, unsettled, runs, minutes, \
+             plan, ceiling, with the words report/figures.rs lists",
+            query.join(" ")
+        ),
+    }
+}
+
+/// `[.., ".1"]` -> (the rest, Some(1)).
+fn split_decimals<'a, 'b>(query: &'a [&'b str]) -> Result<(&'a [&'b str], Option<usize>)> {
+    match query.split_last() {
+        Some((last, rest)) if last.starts_with('.') => {
+            let d = last[1..]
+                .parse()
+                .with_context(|| format!("`{last}`: decimals are `.` and a number, e.g. `.1`"))?;
+            Ok((rest, Some(d)))
+        }
+        _ => Ok((query, None)),
+    }
+}
+
+fn finding(results: &Results, scenario: &str, metric: &str, pair: Option<&str>) -> Result<Finding> {
+    let v = results
+        .verdicts
+        .iter()
+        .find(|v| v.scenario == scenario)
+        .ok_or_else(|| anyhow!("no verdict on scenario `{scenario}`"))?;
+    let wanted = |f: &&Finding| match pair.and_then(|p| p.split_once('/')) {
+        Some((b, a)) => f.a == a && f.b == b,
+        None => true,
+    };
+    v.findings
+        .iter()
+        .filter(|f| f.metric == metric)
+        .find(wanted)
+        .cloned()
+        .ok_or_else(|| anyhow!("no finding on {metric} in the verdict on `{scenario}`"))
+}
+
+fn verdict_field(f: &Finding, field: &str, decimals: Option<usize>) -> Result<String> {
+    let need =
+        |v: Option<f64>| v.ok_or_else(|| anyhow!("the finding on {} has no {field}", f.metric));
+    let two = |v: f64| fmt_num(v, decimals.unwrap_or(2));
+    Ok(match field {
+        "ratio" => two(need(f.ratio)?),
+        "lo" => two(need(f.ratio_lo)?),
+        "hi" => two(need(f.ratio_hi)?),
+        "change" => {
+            let pct = (need(f.ratio)? - 1.0) * 100.0;
+            let s = fmt_num(pct, decimals.unwrap_or(0));
+            if s.starts_with('-') {
+                format!("{s}%")
+            } else {
+                format!("+{s}%")
+            }
+        }
+        "p" => match need(f.p)? {
+            p if p < 0.001 => "p < 0.001".to_string(),
+            p => format!("p = {}", fmt_num(p, decimals.unwrap_or(3))),
+        },
+        "runs" => f.runs.to_string(),
+        "outcome" => f.outcome.clone(),
+        other => {
+            bail!("a verdict's field is ratio, change, lo, hi, p, runs or outcome, not `{other}`")
+        }
+    })
+}
+
+fn runs_of<'a>(
+    results: &'a Results,
+    scenario: &'a str,
+    contender: Option<&'a &str>,
+) -> impl Iterator<Item = &'a Run> {
+    results.runs.iter().filter(move |r| {
+        (scenario == "*" || r.scenario == scenario)
+            && contender.is_none_or(|c| r.contender == *c)
+            && r.status != RunStatus::Failed
+    })
+}
+
+/// Minutes from the plan's start to its end, from the times of day results.json keeps.
+fn minutes(results: &Results) -> Result<f64> {
+    let end = results
+        .finished_at
+        .as_deref()
+        .ok_or_else(|| anyhow!("the plan has no end time (interrupted?)"))?;
+    let of_day = |t: &str| -> Result<f64> {
+        let hms = t
+            .get(11..19)
+            .ok_or_else(|| anyhow!("`{t}` is not a time"))?;
+        let p: Vec<f64> = hms.split(':').filter_map(|x| x.parse().ok()).collect();
+        anyhow::ensure!(p.len() == 3, "`{t}` is not a time");
+        Ok(p[0] * 60.0 + p[1] + p[2] / 60.0)
+    };
+    let m = of_day(end)? - of_day(&results.started_at)?;
+    // A plan that ran past midnight ends at a smaller time of day.
+    Ok(if m < 0.0 { m + 24.0 * 60.0 } else { m })
+}
+
+/// A value of the plan by its path; numbers as prose writes them.
+fn setting(plan: &serde_json::Value, path: &str) -> Result<String> {
+    let mut v = plan;
+    for key in path.split('.') {
+        v = match v {
+            serde_json::Value::Array(items) => items
+                .iter()
+                .find(|i| i.get("name").and_then(|n| n.as_str()) == Some(key))
+                .or_else(|| key.parse::<usize>().ok().and_then(|i| items.get(i))),
+            other => other.get(key),
+        }
+        .ok_or_else(|| anyhow!("the plan has no `{path}` (at `{key}`)"))?;
+    }
+    Ok(match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            fmt_num(x, if x.fract() == 0.0 { 0 } else { 2 })
+        }
+        other => other.to_string(),
+    })
+}
+
+/// Users over the wait of a closed load on /delay?ms=N.
+fn ceiling(results: &Results, scenario: &str) -> Result<f64> {
+    let s = results
+        .plan
+        .get("scenarios")
+        .and_then(|s| s.as_array())
+        .and_then(|s| s.iter().find(|x| x["name"] == scenario))
+        .ok_or_else(|| anyhow!("the plan has no scenario `{scenario}`"))?;
+    let users = s["load"]["users"]
+        .as_f64()
+        .filter(|u| *u > 0.0 && s["load"]["model"] == "closed")
+        .ok_or_else(|| anyhow!("`{scenario}` is not a closed load with users"))?;
+    let ms: f64 = s["path"]
+        .as_str()
+        .and_then(|p| p.strip_prefix("/delay?ms="))
+        .and_then(|m| m.parse().ok())
+        .filter(|m| *m > 0.0)
+        .ok_or_else(|| anyhow!("`{scenario}` is not a wait on /delay?ms=N"))?;
+    Ok(users * 1000.0 / ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::results::VerdictRecord;
+
+    fn results() -> Results {
+        let mut r = crate::run::test_support::blank_results(&["mvc", "flux"]);
+        r.started_at = "2026-11-25T23:50:00Z".into();
+        r.finished_at = Some("2026-11-26T00:29:10Z".into());
+        r.plan = serde_json::json!({"budget": "40m", "scenarios": [{"name": "wait",
+            "path": "/delay?ms=100", "load": {"model": "closed", "users": 1000}}]});
+        r.verdicts = vec![VerdictRecord {
+            scenario: "wait".into(),
+            findings: vec![
+                Finding {
+                    metric: "throughput".into(),
+                    a: "mvc".into(),
+                    b: "flux".into(),
+                    outcome: "different".into(),
+                    ratio: Some(4.4321),
+                    ratio_lo: Some(4.1),
+                    ratio_hi: Some(4.9),
+                    p: Some(0.0004),
+                    runs: 8,
+                    ..Finding::default()
+                },
+                Finding {
+                    metric: "p99_all".into(),
+                    a: "mvc".into(),
+                    b: "flux".into(),
+                    ratio: Some(0.2588),
+                    p: Some(0.0123),
+                    ..Finding::default()
+                },
+            ],
+            ..VerdictRecord::default()
+        }];
+        r
+    }
+
+    fn fig(q: &str) -> Result<String> {
+        let words: Vec<&str> = q.split_whitespace().collect();
+        figure(&results(), Path::new("/nonexistent"), &words)
+    }
+
+    #[test]
+    fn verdict_fields_read_the_stored_finding() {
+        assert_eq!(fig("verdict wait throughput ratio").unwrap(), "4.43");
+        assert_eq!(fig("verdict wait throughput ratio .1").unwrap(), "4.4");
+        assert_eq!(fig("verdict wait throughput lo").unwrap(), "4.10");
+        assert_eq!(fig("verdict wait throughput p").unwrap(), "p < 0.001");
+        assert_eq!(fig("verdict wait throughput runs flux/mvc").unwrap(), "8");
+        assert_eq!(fig("verdict wait p99_all change").unwrap(), "-74%");
+        assert_eq!(fig("verdict wait throughput change").unwrap(), "+343%");
+        assert_eq!(fig("verdict wait p99_all p").unwrap(), "p = 0.012");
+    }
+
+    #[test]
+    fn settings_minutes_and_the_ceiling_come_from_the_plan() {
+        assert_eq!(fig("plan budget").unwrap(), "40m");
+        assert_eq!(fig("plan scenarios.wait.load.users").unwrap(), "1,000");
+        assert_eq!(fig("plan scenarios.0.path").unwrap(), "/delay?ms=100");
+        assert_eq!(fig("ceiling wait").unwrap(), "10,000");
+        // 23:50:00 to 00:29:10 the next day.
+        assert_eq!(fig("minutes").unwrap(), "39");
+    }
+
+    #[test]
+    fn a_query_it_cannot_answer_says_what_it_can() {
+        let e = |q: &str| format!("{:#}", fig(q).unwrap_err());
+        assert!(e("verdict nope throughput ratio").contains("no verdict on scenario `nope`"));
+        assert!(e("verdict wait throughput ratio a/b").contains("no finding on throughput"));
+        assert!(e("verdict wait p99_all hi").contains("has no hi"));
+        assert!(e("cell wait mvc speed").contains("unknown metric `speed`: one of throughput"));
+        assert!(e("frobnicate").contains("unknown figure query `frobnicate`"));
+        assert!(e("plan budget.x").contains("the plan has no `budget.x`"));
+        assert!(e("verdict wait throughput ratio .x").contains("decimals are"));
+        assert!(e("").contains("an empty figure marker"));
+    }
+}
