@@ -1,9 +1,13 @@
 //! A server iobound did not build, given by --url, measured like a contender: --cmd starts and
-//! stops it, --pid samples a running one with its children.
+//! stops it, --pid samples a running one with its children; --cpus and --memory hold it in a
+//! cgroup of its own, as a container would.
+//!
+//! The tests that put load on the contender CPU run one at a time: a neighbour's load on the
+//! same CPU would starve the server a quota test wants busy.
 
 mod common;
 
-use common::{exe, free_port, load_results, processes_with, results_dir, run, serve};
+use common::{alone, exe, free_port, load_results, processes_with, results_dir, run, serve};
 use std::time::Duration;
 
 fn peak(results: &serde_json::Value, key: &str) -> f64 {
@@ -12,6 +16,7 @@ fn peak(results: &serde_json::Value, key: &str) -> f64 {
 
 #[test]
 fn a_server_started_with_cmd_is_sampled_and_stopped() {
+    let _alone = alone();
     let out = tempfile::tempdir().unwrap();
     let port = free_port();
     let cmd = format!("{} serve --port {port}", exe());
@@ -59,6 +64,7 @@ fn a_server_started_with_cmd_is_sampled_and_stopped() {
 
 #[test]
 fn a_running_server_given_by_pid_is_sampled() {
+    let _alone = alone();
     let (server, port) = serve(&[]);
     let out = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{port}/plaintext");
@@ -138,6 +144,7 @@ fn a_pid_that_does_not_exist_is_refused_before_anything_starts() {
 
 #[test]
 fn a_plan_runs_its_scenarios_against_a_server_given_by_url() {
+    let _alone = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = dir.path().join("two.toml");
     let two = common::two_scenario_plan(2, "0s", 4, 300, "1s");
@@ -214,4 +221,163 @@ fn a_plan_runs_its_scenarios_against_a_server_given_by_url() {
         "{err}"
     );
     assert!(processes_with(&format!("serve --port {port}")).is_empty());
+}
+
+/// Runs iobound with `args`, returning its process id (to find the cgroups it made) and how
+/// it ended.
+fn run_as_child(args: &[&str]) -> (u32, std::process::Output) {
+    let child = std::process::Command::new(exe())
+        .args(args)
+        .env("IOBOUND_HOME", common::repo_root())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    (pid, child.wait_with_output().unwrap())
+}
+
+fn cgroups_left_by(pid: u32) -> Vec<std::path::PathBuf> {
+    let layout = iobound::util::cgroup::Layout::detect()
+        .expect("limits need the cpu and memory controllers (./iobound test runs as root)");
+    iobound::util::cgroup::made_by(&layout, pid)
+}
+
+/// A busy server (every request burns CPU) under `--cpus 0.5`: its cgroup's own count says it
+/// used at most about half a CPU, throttling is reported, and no cgroup is left.
+#[test]
+fn a_cpu_quota_holds_a_busy_server_to_it_and_its_throttling_is_reported() {
+    let _alone = alone();
+    let out = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cmd = format!("{} serve --port {port} --jit-warmup 600s", exe());
+    let url = format!("http://127.0.0.1:{port}/plaintext");
+    let (pid, o) = run_as_child(&[
+        "run",
+        "--url",
+        &url,
+        "--cmd",
+        &cmd,
+        "--users",
+        "16",
+        "--warmup",
+        "3s",
+        "--duration",
+        "4s",
+        "--cpus",
+        "0.5",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = load_results(&results_dir(out.path()));
+    let run = &r["runs"][0];
+    assert_eq!(run["status"], "ok", "{run}");
+    assert_eq!(r["plan"]["limits"]["all"]["cpus"], 0.5, "{}", r["plan"]);
+    let cg = &run["resources"]["cgroup"];
+    assert!(cg["throttled_periods"].as_u64().unwrap() > 0, "{cg}");
+    assert!(cg["throttled_pct"].as_f64().unwrap() > 10.0, "{cg}");
+    let t: Vec<f64> = run["resources"]["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s.get("cgroup").is_some())
+        .map(|s| s["t"].as_f64().unwrap())
+        .collect();
+    let span = t.last().unwrap() - t.first().unwrap();
+    let share = peak(&r, "cpu_s") / span;
+    assert!(
+        (0.25..=0.55).contains(&share),
+        "{share:.2} of a CPU over {span:.1} s"
+    );
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("in a cgroup of its own: run 1: throttled in"),
+        "{table}"
+    );
+    assert_eq!(cgroups_left_by(pid), Vec::<std::path::PathBuf>::new());
+}
+
+/// A server that leaks under `--memory 64m` is killed by the kernel: the run is a failed run
+/// that says so (not a hang or a connection error), and no cgroup is left.
+#[test]
+fn a_server_past_its_memory_limit_is_a_failed_run_that_says_oom_killed() {
+    let _alone = alone();
+    let out = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cmd = format!("{} serve --port {port} --leak-kb 512", exe());
+    let url = format!("http://127.0.0.1:{port}/plaintext");
+    let (pid, o) = run_as_child(&[
+        "run",
+        "--url",
+        &url,
+        "--cmd",
+        &cmd,
+        "--users",
+        "8",
+        "--warmup",
+        "3s",
+        "--duration",
+        "4s",
+        "--memory",
+        "64m",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    let r = load_results(&results_dir(out.path()));
+    let run = &r["runs"][0];
+    assert_eq!(run["status"], "failed", "{run}");
+    let why = run["failure"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("OOM-killed: its memory reached the limit of 64 MB"),
+        "{why}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(cgroups_left_by(pid), Vec::<std::path::PathBuf>::new());
+}
+
+/// Ctrl-C during a limited run: what was measured is kept, and the cgroup goes with the
+/// contender.
+#[test]
+fn an_interrupted_limited_run_leaves_no_cgroup() {
+    let _alone = alone();
+    let out = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cmd = format!("{} serve --port {port}", exe());
+    let url = format!("http://127.0.0.1:{port}/plaintext");
+    let child = std::process::Command::new(exe())
+        .args([
+            "run",
+            "--url",
+            &url,
+            "--cmd",
+            &cmd,
+            "--users",
+            "4",
+            "--warmup",
+            "2s",
+            "--duration",
+            "60s",
+            "--cpus",
+            "1",
+            "--out",
+            out.path().to_str().unwrap(),
+        ])
+        .env("IOBOUND_HOME", common::repo_root())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let t0 = std::time::Instant::now();
+    while cgroups_left_by(pid).is_empty() {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no cgroup made");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(4));
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(40), "{o:?}");
+    assert_eq!(cgroups_left_by(pid), Vec::<std::path::PathBuf>::new());
 }

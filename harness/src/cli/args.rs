@@ -78,6 +78,10 @@ pub enum Cmd {
     Report {
         #[arg(value_name = "RESULTS_DIR")]
         path: PathBuf,
+        /// Judge the stored runs again by today's verdict rules (settled runs only, a
+        /// saturated driver said, inside the margin "equivalent") and write the verdicts back
+        #[arg(long)]
+        rejudge: bool,
     },
     /// Compare two result sets (e.g. before and after a tuning change): medians, labelled
     /// intervals, and whether each change is significant (Mann-Whitney over runs, >= 4 each)
@@ -270,6 +274,13 @@ pub struct RunArgs {
     /// CPUs the contender is pinned to (taskset -c syntax)
     #[arg(long, value_name = "LIST")]
     pub contender_cpus: Option<String>,
+    /// A CPU quota for every contender, as a container's `cpus` limit: N CPUs of time every
+    /// 100 ms period (CFS), in a cgroup of its own, on top of its pinning, e.g. 0.5
+    #[arg(long, value_name = "N")]
+    pub cpus: Option<f64>,
+    /// A hard memory limit for every contender (swap off; past it the kernel kills), e.g. 512m
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
     /// CPUs the driver (and the rest of the harness) is pinned to
     #[arg(long, value_name = "LIST")]
     pub driver_cpus: Option<String>,
@@ -392,6 +403,9 @@ pub struct ServeArgs {
     /// steady state)
     #[arg(long, value_name = "D", value_parser = duration_arg, conflicts_with = "jit_warmup")]
     pub jit_plateau: Option<String>,
+    /// Keep this many KB per request, never freed (a leak: what a memory limit does to it)
+    #[arg(long, value_name = "KB", value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
+    pub leak_kb: Option<u64>,
 }
 
 fn runs_arg(s: &str) -> std::result::Result<String, String> {

@@ -402,6 +402,7 @@ pub fn serve_cmd(a: &ServeArgs) -> Result<i32> {
         workers: a.workers.map(|n| n as usize),
         jit_warmup: a.jit_warmup.as_deref().map(dur),
         jit_plateau: a.jit_plateau.as_deref().map(dur),
+        leak_kb: a.leak_kb.map(|k| k as usize),
     })?;
     Ok(0)
 }
@@ -459,8 +460,13 @@ pub fn render_pages(root: &Path, pages: &[PathBuf], check: bool) -> Result<i32> 
 }
 
 /// `iobound report`: every output of a results directory, written again from results.json.
-pub fn report_cmd(path: &Path) -> Result<i32> {
-    let (dir, res) = results_at(path)?;
+pub fn report_cmd(path: &Path, rejudge: bool) -> Result<i32> {
+    let (dir, mut res) = results_at(path)?;
+    if rejudge {
+        super::verdicts::rejudge(&mut res, &dir);
+        res.save(&dir)?;
+        eprintln!("iobound: verdicts judged again by today's rules and written to results.json");
+    }
     crate::util::emit(&crate::report::write_outputs(&dir, &res)?)?;
     Ok(0)
 }

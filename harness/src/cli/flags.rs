@@ -271,7 +271,7 @@ fn plan_for_a_server(url: &str, path: &str, a: &RunArgs, file: &PlanFile) -> Res
 }
 
 /// Flags that override the plan file: warm-up, runs, budget, margin, profile, heap, CPUs,
-/// driver threads, tunables.
+/// limits, driver threads, tunables.
 fn apply_overrides(a: &RunArgs, file: &mut PlanFile) -> Result<()> {
     if let Some(w) = &a.warmup {
         file.warmup = Some(w.clone());
@@ -305,6 +305,14 @@ fn apply_overrides(a: &RunArgs, file: &mut PlanFile) -> Result<()> {
         services: a.services_cpus.clone().or(file.cpus.services.take()),
     };
     file.driver_threads = a.driver_threads.map(|n| n as usize).or(file.driver_threads);
+    // --cpus and --memory set the plan-wide limits ([limits.NAME] still sets its contender's).
+    if let Some(c) = a.cpus {
+        file.limits.insert("cpus".into(), toml::Value::Float(c));
+    }
+    if let Some(m) = &a.memory {
+        file.limits
+            .insert("memory".into(), toml::Value::String(m.clone()));
+    }
     for (name, kv) in parse_sets(&a.sets)? {
         file.tunables.entry(name).or_default().extend(kv);
     }

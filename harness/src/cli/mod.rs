@@ -104,7 +104,7 @@ pub fn main() -> Result<i32> {
         ),
         Cmd::List => commands::list(&root),
         Cmd::Table { path, markdown } => commands::table_cmd(&path, markdown),
-        Cmd::Report { path } => commands::report_cmd(&path),
+        Cmd::Report { path, rejudge } => commands::report_cmd(&path, rejudge),
         Cmd::Render { pages, check } => commands::render_pages(&root, &pages, check),
         Cmd::Compare {
             a,

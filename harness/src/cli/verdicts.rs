@@ -133,3 +133,20 @@ fn fmt_minutes(d: Duration) -> String {
         format!("{s} s")
     }
 }
+
+/// The stored runs judged again by today's verdict rules, at the plan's last look (as its last
+/// round would judge them now), why repeating stopped kept; `rejudged_at` says when.
+pub fn rejudge(res: &mut Results, dir: &Path) {
+    let margin = res.plan["sequential"]["margin"].as_f64();
+    let design = match margin {
+        Some(m) => Design::sequential(m),
+        None => Design::fixed(crate::stats::sequential::DEFAULT_MARGIN),
+    };
+    let stopped = res
+        .verdicts
+        .first()
+        .map_or_else(|| "fixed number of runs".to_string(), |v| v.stopped.clone());
+    let findings = verdict::findings(res, dir, design);
+    res.verdicts = verdict::records(&findings, &stopped);
+    res.rejudged_at = Some(crate::util::clock::now());
+}

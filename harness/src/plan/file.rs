@@ -57,6 +57,10 @@ pub struct PlanFile {
     pub thresholds: BTreeMap<String, toml::Value>,
     /// A CPU profile of each contender during every measured HTTP run (as `--profile`).
     pub profile: Option<bool>,
+    /// A CPU quota and a memory limit, as a container gives: `cpus = 1`, `memory = "512m"`,
+    /// and `[limits.NAME]` for one contender (plan/limits.rs).
+    #[serde(default)]
+    pub limits: BTreeMap<String, toml::Value>,
 }
 
 /// `runs = 4` or `runs = "auto"`.

@@ -14,6 +14,7 @@ mod fields;
 pub mod file;
 pub mod hosts;
 pub(crate) mod kinds;
+pub mod limits;
 mod load;
 pub mod thresholds;
 pub(crate) mod validate;
@@ -263,6 +264,14 @@ pub struct Plan {
     /// A CPU profile of each contender during every measured HTTP run (`--profile`).
     #[serde(default)]
     pub profile: bool,
+    /// CPU quotas and memory limits (`[limits]`, `--cpus`, `--memory`): each limited
+    /// contender runs in a cgroup of its own.
+    #[serde(skip_serializing_if = "is_unlimited")]
+    pub limits: limits::PlanLimits,
+}
+
+fn is_unlimited(l: &limits::PlanLimits) -> bool {
+    !l.any()
 }
 
 impl Plan {

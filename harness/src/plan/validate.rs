@@ -92,6 +92,7 @@ impl PlanFile {
             tunables,
             scenarios,
             profile: self.profile.unwrap_or(false),
+            limits: super::limits::checked(&self.limits, &self.contenders)?,
         })
     }
 

@@ -30,6 +30,23 @@ pub fn load_hosts_note(runs: &[&Run]) -> Option<String> {
     ))
 }
 
+/// What the limits did to one contender's `runs`, where it ran in a cgroup of its own (a run
+/// with `--cpus` or `--memory`): throttled periods, the time waited for the next period, peak
+/// memory and OOM kills, per run.
+pub fn limits_note(runs: &[&Run]) -> Option<String> {
+    let per_run: Vec<String> = runs
+        .iter()
+        .filter_map(|r| Some((r.run, r.resources.cgroup.as_ref()?)))
+        .map(|(run, c)| {
+            format!(
+                "run {run}: throttled in {:.0}% of {} CFS periods ({:.1} s waited), peak memory {:.0} MB, {} OOM kill(s)",
+                c.throttled_pct, c.periods, c.throttled_s, c.memory_peak_mb, c.oom_kills
+            )
+        })
+        .collect();
+    (!per_run.is_empty()).then(|| format!("in a cgroup of its own: {}", per_run.join("; ")))
+}
+
 /// Notes under a scenario's table: how intervals were made, noisy cells, failures.
 pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
     let mut out = Vec::new();
@@ -89,6 +106,9 @@ fn contender_notes(view: &ScenarioView, results: &Results) -> Vec<String> {
             .collect();
         if let Some(note) = load_hosts_note(&runs) {
             out.push(format!("Load ({n}): {note}."));
+        }
+        if let Some(note) = limits_note(&runs) {
+            out.push(format!("Limits ({n}): {note}."));
         }
         if let Some(m) = runs
             .iter()

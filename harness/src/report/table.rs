@@ -269,6 +269,9 @@ impl Grid<'_> {
             if let Some(note) = super::scenario_notes::load_hosts_note(&runs) {
                 out.push_str(&format!("  {n}: {note}\n"));
             }
+            if let Some(note) = super::scenario_notes::limits_note(&runs) {
+                out.push_str(&format!("  {n}: {note}\n"));
+            }
             if let Some(m) = runs
                 .iter()
                 .map(|r| &r.resources.memory_measure)

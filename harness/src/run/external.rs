@@ -70,13 +70,16 @@ fn start(ctx: &RunCtx, cmd: &str, addr: SocketAddr, run: u32) -> Result<Running>
     let log = ctx.dir.join("logs").join(format!("external-run{run}.log"));
     let argv = vec!["sh".to_string(), "-c".to_string(), format!("exec {cmd}")];
     let cwd = std::env::current_dir()?;
-    let mut proc = contender::start(
+    // --cpus and --memory hold a --cmd server as they hold a built-in contender.
+    let cgroup = super::launch::limited("external", ctx.plan.limits.of("external"))?;
+    let mut proc = contender::start_in(
         &argv,
         &cwd,
         &ctx.plan.contender_cpus,
-        addr.port(),
+        SocketAddr::new(contender::LOOPBACK, addr.port()),
         &log,
         &[],
+        cgroup,
     )?;
     proc.wait_until(
         "--cmd",

@@ -279,11 +279,10 @@ impl RunCtx<'_> {
             return Some(Box::new(r.sampler(downstream_port)));
         }
         match (proc, self.sample_tree) {
-            (Some(p), _) => Some(Box::new(Sampler::new(
-                p.pid,
-                Instant::now(),
-                downstream_port,
-            ))),
+            (Some(p), _) => Some(Box::new(
+                Sampler::new(p.pid, Instant::now(), downstream_port)
+                    .in_cgroup(p.cgroup().map(crate::util::cgroup::Cgroup::reader)),
+            )),
             (None, Some(pid)) => Some(Box::new(Sampler::of_tree(pid, Instant::now()))),
             (None, None) => None,
         }

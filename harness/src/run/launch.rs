@@ -7,6 +7,7 @@ use crate::plan::Plan;
 use crate::services::contender::{self, Running};
 use crate::services::manifest::{Manifest, StartVars};
 use crate::services::Services;
+use crate::util::cgroup::{self, Cgroup, Layout, Limits};
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
@@ -52,13 +53,20 @@ pub fn launch(
         super::gc::GO_GC_TRACE.1.to_string(),
     ));
     let env = &env[..];
+    let limits = plan.limits.of(&m.name);
+    let cgroup = limited(&m.name, limits)?;
     eprintln!(
-        "[{}] starting on {address}:{port}, CPU {}",
+        "[{}] starting on {address}:{port}, CPU {}{}",
         m.name,
-        crate::util::cpus::format_cpus(&plan.contender_cpus)
+        crate::util::cpus::format_cpus(&plan.contender_cpus),
+        if limits.any() {
+            format!(", {}", limits.describe())
+        } else {
+            String::new()
+        }
     );
     let addr = SocketAddr::new(address, port);
-    let proc = contender::start_at(&argv, &m.dir, &plan.contender_cpus, addr, log, env)?;
+    let proc = contender::start_in(&argv, &m.dir, &plan.contender_cpus, addr, log, env, cgroup)?;
     let startup_timeout =
         crate::util::units::parse_duration(m.startup_timeout.as_deref().unwrap_or("120s"))?;
     Ok(Launched {
@@ -66,6 +74,22 @@ pub fn launch(
         argv,
         startup_timeout,
     })
+}
+
+/// A cgroup of its own for a contender with limits (None without): named after this
+/// harness's pid, so that a later run removes it if this one dies before it can.
+pub(super) fn limited(name: &str, limits: Limits) -> Result<Option<Cgroup>> {
+    if !limits.any() {
+        return Ok(None);
+    }
+    let layout = Layout::detect()?;
+    cgroup::sweep_stale(&layout);
+    let id = format!(
+        "{}-{name}-{}",
+        std::process::id(),
+        crate::util::numbers::random_hex(4)?
+    );
+    Ok(Some(Cgroup::create(&layout, &id, limits)?))
 }
 
 /// Checks a ready contender against the contract: the HTTP cases (plus `fuzz` = (count, seed)

@@ -249,6 +249,7 @@ fn new_results(
         capacity: Vec::new(),
         verdicts: Vec::new(),
         resumed_at: Vec::new(),
+        rejudged_at: None,
     })
 }
 

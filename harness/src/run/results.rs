@@ -45,6 +45,10 @@ pub struct Results {
     /// When the plan was continued in a later sitting (`run --resume`), one time each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed_at: Vec<String>,
+    /// When the verdicts were judged again from the stored runs by a later iobound's rules
+    /// (`iobound report DIR --rejudge`); the runs themselves are as measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejudged_at: Option<String>,
 }
 
 /// A scenario's answer: one sentence, and per headline metric and pair of contenders what the

@@ -116,7 +116,7 @@ impl RunCtx<'_> {
                 proc.exited().map(|status| {
                     format!(
                         "not run: the contender had exited ({})",
-                        describe_exit(status)
+                        proc.why_exited(status)
                     )
                 })
             });

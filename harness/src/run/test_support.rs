@@ -40,5 +40,6 @@ pub fn blank_results(contenders: &[&str]) -> Results {
         capacity: Vec::new(),
         verdicts: Vec::new(),
         resumed_at: Vec::new(),
+        rejudged_at: None,
     }
 }

@@ -9,7 +9,7 @@ use crate::driver::{self, record::Live, DriverConfig, Target};
 use crate::plan::{Event, Load};
 use crate::remote::deploy::Fleet;
 use crate::sampler::{Sample, Sampling};
-use crate::services::contender::{describe_exit, Running};
+use crate::services::contender::Running;
 use crate::util::interrupt;
 use crate::util::progress::Progress;
 use anyhow::Result;
@@ -81,7 +81,7 @@ impl RunCtx<'_> {
     /// the host lost.
     pub(super) fn server_gone(&self, proc: Option<&mut Running>) -> Option<String> {
         match proc {
-            Some(p) => p.exited().map(describe_exit),
+            Some(p) => p.exited().map(|status| p.why_exited(status)),
             None => self.remote.as_ref().and_then(|r| r.exited()),
         }
     }

@@ -4,7 +4,7 @@
 
 pub mod jit;
 mod resources;
-pub use resources::{level_peaks, Resources};
+pub use resources::{level_peaks, CgroupReport, Resources};
 
 use crate::services::contender::{group_pids, stat_fields, tree_pids};
 use serde::{Deserialize, Serialize};
@@ -42,6 +42,10 @@ pub struct Sample {
     /// JVM's; see `jit`): how busy its compiler still is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jit_cpu_s: Option<f64>,
+    /// What the contender's cgroup accounted so far, where it runs in one (a run with limits):
+    /// CPU of every process and thread in it, throttling, memory, OOM kills.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<crate::util::cgroup::Reading>,
 }
 
 /// (steal, total) jiffies of the whole machine from /proc/stat.
@@ -228,6 +232,8 @@ pub struct Sampler {
     census: std::cell::RefCell<Option<Census>>,
     /// The runtime's JIT compiler threads, found at each census.
     compilers: std::cell::RefCell<jit::CompilerThreads>,
+    /// The contender's cgroup, read at every sample, where it runs in one.
+    cgroup: Option<crate::util::cgroup::Reader>,
 }
 
 struct Census {
@@ -284,7 +290,13 @@ impl Sampler {
             cpu_by_pid: Default::default(),
             census: Default::default(),
             compilers: Default::default(),
+            cgroup: None,
         }
+    }
+
+    /// The same sampler, also reading the cgroup the contender runs in (if any).
+    pub fn in_cgroup(self, cgroup: Option<crate::util::cgroup::Reader>) -> Sampler {
+        Sampler { cgroup, ..self }
     }
 
     /// A sampler of process `pid` and every process it forked (nginx's master and workers).
@@ -339,6 +351,7 @@ impl Sampler {
             self.read_between(t)
         };
         s.jit_cpu_s = self.compilers.borrow_mut().cpu_s(self.ticks);
+        s.cgroup = self.cgroup.as_ref().and_then(|r| r.read().ok());
         self.own_cpu
             .set(self.own_cpu.get() + crate::util::cpus::thread_cpu_time().saturating_sub(cpu0));
         s.sampler_cpu_s = self.own_cpu.get().as_secs_f64();

@@ -3,6 +3,7 @@
 
 use super::Sample;
 use crate::driver::summary::Level;
+use crate::util::cgroup::Reading;
 use serde::{Deserialize, Serialize};
 
 /// What the contender cost over a run: peaks, and CPU and context switches over the phase.
@@ -28,6 +29,72 @@ pub struct Resources {
     /// (several processes share pages, counted once by their proportional set size).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub memory_measure: String,
+    /// What the contender's cgroup accounted over the phase, where it ran in one (a run with
+    /// limits); its CPU is then `cpu_s`, exact (every process and thread, nothing missed
+    /// between samples).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cgroup: Option<CgroupReport>,
+}
+
+/// A cgroup's accounting over a run's phase.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CgroupReport {
+    /// CFS periods in which it ran, and in how many of them its quota ran out (%).
+    pub periods: u64,
+    pub throttled_periods: u64,
+    pub throttled_pct: f64,
+    /// Time its processes waited for the next period (seconds).
+    pub throttled_s: f64,
+    /// The most memory it used (MB), where the kernel keeps a peak; else the most sampled.
+    pub memory_peak_mb: f64,
+    /// Processes the OOM killer killed in it, from its start.
+    pub oom_kills: u64,
+    /// Throttled periods per second of the phase (%), beside the latency per second.
+    pub throttled_pct_per_s: Vec<f64>,
+}
+
+impl CgroupReport {
+    /// From the phase's first and last readings and every reading between.
+    pub fn over(readings: &[(f64, Reading)]) -> Option<CgroupReport> {
+        let ((_, first), (_, last)) = (readings.first()?, readings.last()?);
+        let periods = last.periods.saturating_sub(first.periods);
+        let throttled = last
+            .throttled_periods
+            .saturating_sub(first.throttled_periods);
+        let pct = |t: u64, p: u64| {
+            if p > 0 {
+                t as f64 * 100.0 / p as f64
+            } else {
+                0.0
+            }
+        };
+        let per_s = readings
+            .windows(2)
+            .map(|w| {
+                let (a, b) = (&w[0].1, &w[1].1);
+                pct(
+                    b.throttled_periods.saturating_sub(a.throttled_periods),
+                    b.periods.saturating_sub(a.periods),
+                )
+            })
+            .collect();
+        let sampled_peak = readings
+            .iter()
+            .map(|(_, r)| r.memory_mb)
+            .fold(0.0, f64::max);
+        Some(CgroupReport {
+            periods,
+            throttled_periods: throttled,
+            throttled_pct: pct(throttled, periods),
+            throttled_s: (last.throttled_s - first.throttled_s).max(0.0),
+            memory_peak_mb: last
+                .memory_peak_mb
+                .unwrap_or(sampled_peak)
+                .max(sampled_peak),
+            oom_kills: last.oom_kills,
+            throttled_pct_per_s: per_s,
+        })
+    }
 }
 
 /// Fills each level's resource peaks from the samples taken during it.
@@ -50,8 +117,16 @@ impl Resources {
             samples.first().cloned().unwrap_or_default(),
             samples.last().cloned().unwrap_or_default(),
         );
-        let cpu_s =
-            (last.cpu_user_s + last.cpu_sys_s - first.cpu_user_s - first.cpu_sys_s).max(0.0);
+        let readings: Vec<(f64, Reading)> = samples
+            .iter()
+            .filter_map(|s| Some((s.t, s.cgroup?)))
+            .collect();
+        let cgroup = CgroupReport::over(&readings);
+        // The cgroup's own count where there is one: every process and thread, exactly.
+        let cpu_s = match (readings.first(), readings.last()) {
+            (Some((_, a)), Some((_, b))) if readings.len() > 1 => (b.usage_s - a.usage_s).max(0.0),
+            _ => (last.cpu_user_s + last.cpu_sys_s - first.cpu_user_s - first.cpu_sys_s).max(0.0),
+        };
         Resources {
             peak_threads: peak(|s| s.threads as f64) as u64,
             peak_rss_mb: peak(|s| s.rss_mb),
@@ -86,6 +161,7 @@ impl Resources {
                 Some(n) if n > 1 => format!("PSS of {n} processes"),
                 _ => String::new(),
             },
+            cgroup,
             samples,
         }
     }

@@ -2,6 +2,7 @@
 //! process it forked), pinned to the contender CPUs, killed if the harness dies, file limit
 //! raised for C10K runs, output captured to a log file.
 
+use crate::util::cgroup::Cgroup;
 use crate::util::interrupt;
 use anyhow::{bail, Context, Result};
 use std::fs::{self, File};
@@ -19,6 +20,8 @@ pub struct Running {
     /// When it was started: runtimes time their log lines from about then.
     pub started: Instant,
     exited: Option<ExitStatus>,
+    /// The cgroup it runs in, with its limits: removed once it has stopped.
+    cgroup: Option<Cgroup>,
 }
 
 /// Where a contender on this machine listens unless told otherwise.
@@ -73,6 +76,27 @@ pub fn start_at(
     log: &Path,
     env: &[(String, String)],
 ) -> Result<Running> {
+    start_in(argv, dir, cpus, addr, log, env, None)
+}
+
+/// As `start_at`, inside `cgroup` (with every process it forks): the process joins it before
+/// it execs, and the cgroup is removed when the contender stops.
+pub fn start_in(
+    argv: &[String],
+    dir: &Path,
+    cpus: &[usize],
+    addr: SocketAddr,
+    log: &Path,
+    env: &[(String, String)],
+    cgroup: Option<Cgroup>,
+) -> Result<Running> {
+    // Made before the fork: between fork and exec only async-signal-safe calls may run.
+    let join: Vec<std::ffi::CString> = cgroup
+        .iter()
+        .flat_map(|c| c.procs_files())
+        .map(|f| std::ffi::CString::new(f.into_os_string().into_encoded_bytes()))
+        .collect::<Result<_, _>>()
+        .context("a cgroup path holds a NUL byte")?;
     let out = File::create(log).with_context(|| format!("cannot create log {}", log.display()))?;
     let err = out.try_clone()?;
     let cpus = cpus.to_vec();
@@ -102,6 +126,9 @@ pub fn start_at(
                 return Err(std::io::Error::last_os_error());
             }
             raise_nofile();
+            for procs in &join {
+                join_cgroup(procs)?;
+            }
             Ok(())
         });
     }
@@ -110,6 +137,10 @@ pub fn start_at(
         .with_context(|| format!("cannot start {:?} in {}", argv[0], dir.display()))?;
     let pid = child.id() as i32;
     interrupt::register(pid);
+    // A second Ctrl-C, which skips the orderly stop, still removes the cgroup.
+    if let Some(cg) = &cgroup {
+        interrupt::register_cgroup(cg.dirs());
+    }
     Ok(Running {
         child,
         pid,
@@ -117,7 +148,27 @@ pub fn start_at(
         log: log.to_path_buf(),
         started: Instant::now(),
         exited: None,
+        cgroup,
     })
+}
+
+/// Moves the calling process into the cgroup whose cgroup.procs is `procs` ("0" is the
+/// writer). Only open, write and close: it runs between fork and exec.
+fn join_cgroup(procs: &std::ffi::CStr) -> std::io::Result<()> {
+    // SAFETY: async-signal-safe calls on a path made before the fork.
+    unsafe {
+        let fd = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let written = libc::write(fd, b"0".as_ptr().cast(), 1);
+        let err = std::io::Error::last_os_error();
+        libc::close(fd);
+        if written != 1 {
+            return Err(err);
+        }
+    }
+    Ok(())
 }
 
 /// Raises the soft open-files limit to the hard limit (C10K needs more than the usual 1024).
@@ -214,8 +265,42 @@ impl Running {
         }
     }
 
-    /// SIGTERM to the whole group, SIGKILL after `grace`; waits until the leader is reaped.
+    /// What its cgroup accounted (None when it runs without one).
+    pub fn cgroup(&self) -> Option<&Cgroup> {
+        self.cgroup.as_ref()
+    }
+
+    /// Why it ended, in words: "OOM-killed: ..." where its cgroup's OOM killer killed in it
+    /// (a memory limit reached is the reason, not a crash), else how it exited.
+    pub fn why_exited(&self, status: ExitStatus) -> String {
+        let cg = self.cgroup.as_ref();
+        let kills = cg
+            .and_then(|c| c.reader().read().ok())
+            .map_or(0, |r| r.oom_kills);
+        match cg.and_then(|c| c.limits.memory_bytes) {
+            Some(limit) if kills > 0 => format!(
+                "OOM-killed: its memory reached the limit of {} MB and the kernel killed {kills}                  process(es) in it ({})",
+                limit >> 20,
+                describe_exit(status)
+            ),
+            _ => describe_exit(status),
+        }
+    }
+
+    /// SIGTERM to the whole group, SIGKILL after `grace`; waits until the leader is reaped,
+    /// then removes its cgroup (killing anything left in it, in or out of the group).
     pub fn stop(&mut self, grace: Duration) -> ExitStatus {
+        let status = self.stop_group(grace);
+        if let Some(mut cg) = self.cgroup.take() {
+            interrupt::unregister_cgroup(cg.dirs());
+            if let Err(e) = cg.remove() {
+                eprintln!("iobound: warning: {e:#}");
+            }
+        }
+        status
+    }
+
+    fn stop_group(&mut self, grace: Duration) -> ExitStatus {
         if let Some(s) = self.exited() {
             self.kill_group(libc::SIGKILL);
             interrupt::unregister(self.pid);

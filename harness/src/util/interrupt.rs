@@ -10,6 +10,9 @@ static GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 /// Directories of this run's services (a database's data, a broker's logs) that a second
 /// Ctrl-C, which skips the orderly stop, must still remove.
 static DIRS: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+/// Directories of the contenders' cgroups, removed (what is left in them killed) on a second
+/// Ctrl-C as well.
+static CGROUPS: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
 
 pub fn stop_flag() -> Arc<AtomicBool> {
     STOP.clone()
@@ -25,6 +28,12 @@ pub fn install() {
             eprintln!("\niobound: second interrupt, killing everything now");
             kill_all(libc::SIGKILL);
             remove_dirs();
+            let cgroups: Vec<_> = CGROUPS
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .drain(..)
+                .collect();
+            let _ = super::cgroup::remove_dirs(&cgroups);
             std::process::exit(130);
         }
         eprintln!("\niobound: interrupted; stopping and keeping what was measured (Ctrl-C again to kill now)");
@@ -64,6 +73,21 @@ pub fn unregister_dir(dir: &std::path::Path) {
     DIRS.lock()
         .unwrap_or_else(|p| p.into_inner())
         .retain(|d| d != dir);
+}
+
+/// A cgroup's directories, removed even when the run is killed by a second Ctrl-C.
+pub fn register_cgroup(dirs: &[std::path::PathBuf]) {
+    CGROUPS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .extend(dirs.iter().cloned());
+}
+
+pub fn unregister_cgroup(dirs: &[std::path::PathBuf]) {
+    CGROUPS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .retain(|d| !dirs.contains(d));
 }
 
 /// Removes every registered directory (their processes have been killed).

@@ -1,12 +1,14 @@
 //! Shared utilities, usable by every stage, one concern per file: `units` (durations,
 //! latencies, counts), `cpus` (CPU lists, pinning, thread CPU time), `clock` (timestamps),
 //! `numbers` (the one median, the seeded generator), `trend` (the Mann-Kendall test of a
-//! series of seconds), `files` (atomic writes); and the
+//! series of seconds), `files` (atomic writes), `cgroup` (a contender's limits and what they
+//! did); and the
 //! process-wide pieces every stage touches: Ctrl-C (`interrupt`), the small HTTP/1.1 client and
 //! request builder (`http1`), terminal progress bars (`progress`), words for a remote shell
 //! (`shell`) and `--verbose` (here).
 //! Uses no stage.
 
+pub mod cgroup;
 pub mod clock;
 pub mod cpus;
 pub mod files;

@@ -34,6 +34,8 @@ pub struct ServeConfig {
     /// PLATEAU_COST over PLATEAU_FIRST_FALL, stays there this long, then falls to nothing over
     /// PLATEAU_SECOND_FALL (a warm-up can take the flat stretch for steady state).
     pub jit_plateau: Option<Duration>,
+    /// Keep this many KB per request, touched, never freed: a leak, for memory limits.
+    pub leak_kb: Option<usize>,
 }
 
 /// The CPU a request costs at the first request under `jit_warmup` or `jit_plateau`.
@@ -64,6 +66,8 @@ struct Stall {
     cfg: ServeConfig,
     /// The `workers` bound, when there is one.
     workers: Option<tokio::sync::Semaphore>,
+    /// What `leak_kb` has kept so far.
+    leaked: std::cell::RefCell<Vec<Vec<u8>>>,
 }
 
 impl Stall {
@@ -117,6 +121,7 @@ pub fn serve(cfg: ServeConfig) -> Result<()> {
                 first: Cell::new(None),
                 cfg,
                 workers,
+                leaked: Default::default(),
             },
             Box::default(),
         ),
@@ -307,6 +312,10 @@ async fn answer(
         App::Test(stall, messages) => {
             if let Some(until) = stall.hold_until() {
                 tokio::time::sleep_until(until.into()).await;
+            }
+            if let Some(kb) = stall.cfg.leak_kb {
+                // Written, so that the pages are really taken, not only promised.
+                stall.leaked.borrow_mut().push(vec![1u8; kb * 1024]);
             }
             let burn = stall.jit_cost();
             if !burn.is_zero() {
