@@ -589,6 +589,37 @@ fn an_inventory_problem_is_reported_before_anything_connects() {
     );
 }
 
+/// Limits are set by this machine's cgroups; a contender host's agent does not set them yet,
+/// so a run across hosts that asks for them is refused before anything connects, not run
+/// without them.
+#[test]
+fn limits_across_hosts_are_refused_before_anything_connects() {
+    let dir = tempfile::tempdir().unwrap();
+    let inv = dir.path().join("hosts");
+    std::fs::write(
+        &inv,
+        "[contender]\napp ansible_host=10.231.250.10\n[load]\nlg1 ansible_host=10.231.250.11\n",
+    )
+    .unwrap();
+    let out = Command::new(exe())
+        .args(["run", "--hosts", &inv.display().to_string()])
+        .args([
+            "--url",
+            "http://10.231.250.10:8080/plaintext",
+            "--users",
+            "1",
+        ])
+        .args(["--duration", "1s", "--cpus", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("--cpus, --memory and [limits] hold contenders on this machine only"),
+        "{err}"
+    );
+}
+
 #[test]
 #[ignore = "needs root, iproute2 and openssh-server; run by ./iobound test"]
 fn a_plan_and_a_capacity_search_run_across_namespace_hosts() {

@@ -45,6 +45,11 @@ fn run_with(
     external: Option<crate::run::External>,
 ) -> Result<i32> {
     let hosts = flags::hosts_for_run(a, external.as_ref())?;
+    if hosts.is_some() && plan.limits.any() {
+        anyhow::bail!(
+            "--cpus, --memory and [limits] hold contenders on this machine only: with --hosts              the contender host's agent does not set them yet; run without them, or without              --hosts"
+        );
+    }
     let services = ServiceChoice {
         url: a.db_url.clone(),
         allow_remote: a.load.allow_remote,
