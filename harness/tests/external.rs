@@ -225,7 +225,7 @@ fn a_plan_runs_its_scenarios_against_a_server_given_by_url() {
 
 /// Runs iobound with `args`, returning its process id (to find the cgroups it made) and how
 /// it ended.
-fn run_as_child(args: &[&str]) -> (u32, std::process::Output) {
+fn run_as_child(args: &[String]) -> (u32, std::process::Output) {
     let child = std::process::Command::new(exe())
         .args(args)
         .env("IOBOUND_HOME", common::repo_root())
@@ -235,6 +235,38 @@ fn run_as_child(args: &[&str]) -> (u32, std::process::Output) {
         .unwrap();
     let pid = child.id();
     (pid, child.wait_with_output().unwrap())
+}
+
+/// `run` against `iobound serve SERVE`, started by --cmd on a free port: `users` on
+/// /plaintext, a `warmup`, then `duration`, held by `limit` (e.g. `["--cpus", "0.5"]`), results
+/// under `out`.
+fn limited_run_args(
+    serve: &str,
+    users: &str,
+    warmup: &str,
+    duration: &str,
+    limit: [&str; 2],
+    out: &std::path::Path,
+) -> Vec<String> {
+    let port = free_port();
+    let words = [
+        "run",
+        "--url",
+        &format!("http://127.0.0.1:{port}/plaintext"),
+        "--cmd",
+        &format!("{} serve --port {port} {serve}", exe()),
+        "--users",
+        users,
+        "--warmup",
+        warmup,
+        "--duration",
+        duration,
+        limit[0],
+        limit[1],
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    words.iter().map(|w| w.to_string()).collect()
 }
 
 fn cgroups_left_by(pid: u32) -> Vec<std::path::PathBuf> {
@@ -249,26 +281,14 @@ fn cgroups_left_by(pid: u32) -> Vec<std::path::PathBuf> {
 fn a_cpu_quota_holds_a_busy_server_to_it_and_its_throttling_is_reported() {
     let _alone = alone();
     let out = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let cmd = format!("{} serve --port {port} --jit-warmup 600s", exe());
-    let url = format!("http://127.0.0.1:{port}/plaintext");
-    let (pid, o) = run_as_child(&[
-        "run",
-        "--url",
-        &url,
-        "--cmd",
-        &cmd,
-        "--users",
+    let (pid, o) = run_as_child(&limited_run_args(
+        "--jit-warmup 600s",
         "16",
-        "--warmup",
         "3s",
-        "--duration",
         "4s",
-        "--cpus",
-        "0.5",
-        "--out",
-        out.path().to_str().unwrap(),
-    ]);
+        ["--cpus", "0.5"],
+        out.path(),
+    ));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = load_results(&results_dir(out.path()));
     let run = &r["runs"][0];
@@ -304,26 +324,14 @@ fn a_cpu_quota_holds_a_busy_server_to_it_and_its_throttling_is_reported() {
 fn a_server_past_its_memory_limit_is_a_failed_run_that_says_oom_killed() {
     let _alone = alone();
     let out = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let cmd = format!("{} serve --port {port} --leak-kb 512", exe());
-    let url = format!("http://127.0.0.1:{port}/plaintext");
-    let (pid, o) = run_as_child(&[
-        "run",
-        "--url",
-        &url,
-        "--cmd",
-        &cmd,
-        "--users",
+    let (pid, o) = run_as_child(&limited_run_args(
+        "--leak-kb 512",
         "8",
-        "--warmup",
         "3s",
-        "--duration",
         "4s",
-        "--memory",
-        "64m",
-        "--out",
-        out.path().to_str().unwrap(),
-    ]);
+        ["--memory", "64m"],
+        out.path(),
+    ));
     let r = load_results(&results_dir(out.path()));
     let run = &r["runs"][0];
     assert_eq!(run["status"], "failed", "{run}");
@@ -342,27 +350,15 @@ fn a_server_past_its_memory_limit_is_a_failed_run_that_says_oom_killed() {
 fn an_interrupted_limited_run_leaves_no_cgroup() {
     let _alone = alone();
     let out = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let cmd = format!("{} serve --port {port}", exe());
-    let url = format!("http://127.0.0.1:{port}/plaintext");
     let child = std::process::Command::new(exe())
-        .args([
-            "run",
-            "--url",
-            &url,
-            "--cmd",
-            &cmd,
-            "--users",
+        .args(limited_run_args(
+            "",
             "4",
-            "--warmup",
             "2s",
-            "--duration",
             "60s",
-            "--cpus",
-            "1",
-            "--out",
-            out.path().to_str().unwrap(),
-        ])
+            ["--cpus", "1"],
+            out.path(),
+        ))
         .env("IOBOUND_HOME", common::repo_root())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

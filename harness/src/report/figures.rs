@@ -179,7 +179,7 @@ fn runs_of<'a>(
 }
 
 /// Minutes from the plan's start to its end, from the times of day results.json keeps.
-fn minutes(results: &Results) -> Result<f64> {
+pub fn minutes(results: &Results) -> Result<f64> {
     let end = results
         .finished_at
         .as_deref()

@@ -222,19 +222,10 @@ pub fn missing_prerequisite(what: &str) {
     eprintln!("SKIPPED: missing prerequisite: {what}");
 }
 
-/// Minutes from a results file's start to its end (both on the same day).
+/// Minutes from a results file's start to its end (report::figures::minutes, which the
+/// rendered `minutes` figure uses).
 pub fn minutes_of_runs(r: &iobound::run::results::Results) -> f64 {
-    let minutes = |t: &str| -> f64 {
-        let p: Vec<f64> = t[11..19].split(':').map(|x| x.parse().unwrap()).collect();
-        p[0] * 60.0 + p[1] + p[2] / 60.0
-    };
-    // Runs that went past midnight end at a smaller time of day.
-    let m = minutes(r.finished_at.as_deref().unwrap()) - minutes(&r.started_at);
-    if m < 0.0 {
-        m + 24.0 * 60.0
-    } else {
-        m
-    }
+    iobound::report::figures::minutes(r).expect("the plan has a start and an end")
 }
 
 /// A plan of two scenarios for a server of one's own (`run --plan FILE --url`): a closed
