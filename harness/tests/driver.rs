@@ -123,6 +123,37 @@ fn closed_model_obeys_littles_law() {
     assert!(v["latency_ms"]["p50"].as_f64().unwrap() >= 50.0);
 }
 
+#[test]
+#[ignore = "timing test; run by ./iobound test"]
+fn users_leave_after_their_stay() {
+    let (_server, port) = serve(&[]);
+    let url = format!("http://127.0.0.1:{port}/delay?ms=100");
+    // Three waves of 4 users, one per second, each staying 1 s: 4 users at any time for 3 s,
+    // about 4 / 0.1 s x 3 s = 120 requests. Users who never left would send twice as many.
+    let v = json(&run(&[
+        "load",
+        "--url",
+        &url,
+        "--users",
+        "4",
+        "--step-users",
+        "4",
+        "--steps",
+        "2",
+        "--step-duration",
+        "1s",
+        "--stay",
+        "1s",
+    ]));
+    assert_eq!(v["duration_s"].as_f64(), Some(3.0));
+    let due = v["due"].as_u64().unwrap();
+    assert!(
+        (100..=125).contains(&due),
+        "{due} requests due, 4 users x 3 s say 120"
+    );
+    assert_eq!(v["accounted"].as_u64(), Some(due));
+}
+
 /// Requests per second wrk reports ("Requests/sec: 1234.56").
 fn wrk_rps(out: &str) -> f64 {
     out.lines()

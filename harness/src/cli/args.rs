@@ -188,6 +188,10 @@ pub struct LoadArgs {
     /// Closed model: how long each level lasts; the run lasts (steps + 1) x this
     #[arg(long, value_name = "D", value_parser = duration_arg, conflicts_with = "duration")]
     pub step_duration: Option<String>,
+    /// Closed model with steps: each user leaves this long after joining, so waves of users
+    /// overlap instead of piling up; the run lasts steps x step_duration + this
+    #[arg(long, value_name = "D", value_parser = duration_arg, requires = "steps")]
+    pub stay: Option<String>,
     /// Closed model: pause between a user's response and its next request
     #[arg(long, value_name = "D", value_parser = duration_arg, conflicts_with = "rate")]
     pub think_time: Option<String>,

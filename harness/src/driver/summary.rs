@@ -306,6 +306,7 @@ mod tests {
             steps: 0,
             level: Duration::from_secs(2),
             think: Duration::ZERO,
+            stay: Duration::ZERO,
         };
         let (s, rows) = summarize(&rec, Duration::from_secs(2), &profile);
         assert_eq!(s.ok, 200);

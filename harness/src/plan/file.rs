@@ -208,6 +208,8 @@ pub struct LoadFile {
     pub steps: Option<i64>,
     pub step_duration: Option<String>,
     pub think_time: Option<String>,
+    /// How long each user of a stepped closed load stays after joining.
+    pub stay: Option<String>,
     pub rate: Option<f64>,
     pub ramp_to: Option<f64>,
     pub max_connections: Option<i64>,

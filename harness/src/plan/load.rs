@@ -5,6 +5,7 @@ use super::fields::{field_duration, positive_u32};
 use super::file::LoadFile;
 use super::{Load, Profile, DEFAULT_TIMEOUT};
 use anyhow::{bail, Context, Result};
+use std::time::Duration;
 
 impl LoadFile {
     pub fn validate(&self, at: &str) -> Result<Load> {
@@ -75,12 +76,21 @@ impl LoadFile {
             &format!("{at}.think_time"),
             self.think_time.as_deref().unwrap_or("0s"),
         )?;
+        let stay = match &self.stay {
+            None => Duration::ZERO,
+            Some(_) if steps == 0 || step_users == 0 => bail!("{at}.stay applies to users joining in steps (steps and step_users); for one level of users set duration and remove stay"),
+            Some(d) => field_duration(&format!("{at}.stay"), d)?,
+        };
+        if self.stay.is_some() && stay.is_zero() {
+            bail!("{at}.stay must be above zero; e.g. stay = \"20s\" (leave stay out and users stay to the end)");
+        }
         Ok(Profile::Closed {
             users,
             step_users,
             steps,
             level,
             think,
+            stay,
         })
     }
 
@@ -90,6 +100,7 @@ impl LoadFile {
             (self.step_users.is_some(), "step_users"),
             (self.steps.is_some(), "steps"),
             (self.think_time.is_some(), "think_time"),
+            (self.stay.is_some(), "stay"),
         ] {
             if set {
                 bail!("{at}.{name} applies to the closed model only; remove it or set model = \"closed\"");

@@ -115,7 +115,9 @@ pub struct Overload {
 #[serde(tag = "model", rename_all = "lowercase")]
 pub enum Profile {
     /// `users` concurrent users, plus `step_users` more at each of `steps` further levels;
-    /// every level lasts `level` (Gatling's incrementConcurrentUsers).
+    /// every level lasts `level` (Gatling's incrementConcurrentUsers). With a `stay`, each
+    /// user leaves that long after joining, so waves overlap instead of piling up (zero: every
+    /// user stays to the end).
     Closed {
         users: u32,
         step_users: u32,
@@ -124,6 +126,8 @@ pub enum Profile {
         level: Duration,
         #[serde(with = "secs")]
         think: Duration,
+        #[serde(with = "secs", default, skip_serializing_if = "Duration::is_zero")]
+        stay: Duration,
     },
     /// Arrivals per second rising linearly from `rate` to `ramp_to` (constant when equal);
     /// latency counts from each request's intended send time.
@@ -322,6 +326,9 @@ impl Profile {
     /// Length of the measured phase.
     pub fn duration(&self) -> Duration {
         match self {
+            Profile::Closed {
+                steps, level, stay, ..
+            } if !stay.is_zero() => *level * *steps + *stay,
             Profile::Closed { steps, level, .. } => *level * (steps + 1),
             Profile::Open { duration, .. } => *duration,
         }
@@ -335,10 +342,18 @@ impl Profile {
                 step_users,
                 steps,
                 level,
+                stay,
                 ..
             } => {
-                let k = ((t.as_secs_f64() / level.as_secs_f64()) as u32).min(*steps);
-                f64::from(users + k * step_users)
+                if stay.is_zero() {
+                    let k = ((t.as_secs_f64() / level.as_secs_f64()) as u32).min(*steps);
+                    return f64::from(users + k * step_users);
+                }
+                // The waves still in: the first joined at 0, wave k at k levels.
+                let present = |joined: Duration| joined <= t && t < joined + *stay;
+                let first = if present(Duration::ZERO) { *users } else { 0 };
+                let later = (1..=*steps).filter(|k| present(*level * *k)).count() as u32;
+                f64::from(first + later * step_users)
             }
             Profile::Open {
                 rate,
@@ -360,8 +375,15 @@ impl Profile {
                 steps,
                 level,
                 think,
+                stay,
             } => {
-                let mut s = if *steps == 0 {
+                let mut s = if !stay.is_zero() {
+                    format!(
+                        "closed, {users} users, then {step_users} more every {}s ({steps} times), each staying {}s",
+                        level.as_secs_f64(),
+                        stay.as_secs_f64()
+                    )
+                } else if *steps == 0 {
                     format!("closed, {users} users for {}s", level.as_secs_f64())
                 } else {
                     format!(

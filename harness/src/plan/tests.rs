@@ -34,6 +34,33 @@ fn closed_steps_define_duration_and_levels() {
 }
 
 #[test]
+fn users_who_stay_a_while_overlap_in_waves() {
+    // 256 users join every 10 s, 8 times, each for 20 s: 256, then 512 while two waves
+    // overlap, and 256 again while the last wave finishes its 20 s.
+    let p = plan(&GOOD.replace("steps = 3", "steps = 7\nstay = \"20s\"")).unwrap();
+    let prof = &p.scenarios[0].load.profile;
+    assert_eq!(prof.duration(), Duration::from_secs(90));
+    let at = |s: u64| prof.target_at(Duration::from_secs(s));
+    assert_eq!(
+        (at(0), at(9), at(10), at(45), at(79)),
+        (256.0, 256.0, 512.0, 512.0, 512.0)
+    );
+    assert_eq!((at(80), at(89), at(90)), (256.0, 256.0, 0.0));
+    assert!(
+        prof.describe().contains("each staying 20s"),
+        "{}",
+        prof.describe()
+    );
+    let e = err(&GOOD.replace("steps = 3", "steps = 0\nstay = \"20s\""));
+    assert!(
+        e.contains("load.stay applies to users joining in steps"),
+        "{e}"
+    );
+    let e = err(&GOOD.replace("steps = 3", "steps = 3\nstay = \"0s\""));
+    assert!(e.contains("load.stay must be above zero"), "{e}");
+}
+
+#[test]
 fn corpus_and_downstream_are_checked() {
     let p = plan(GOOD).unwrap();
     assert_eq!(

@@ -448,6 +448,7 @@ pub(super) fn warmup_load(load: &Load, length: Duration) -> Load {
                 steps: 0,
                 level: length,
                 think,
+                stay: Duration::ZERO,
             }
         }
         Profile::Open {
@@ -489,6 +490,7 @@ mod tests {
                 steps: 1,
                 level: Duration::from_secs(12),
                 think: Duration::ZERO,
+                stay: Duration::ZERO,
             },
             timeout: Duration::from_secs(20),
             connection_close: false,
@@ -501,7 +503,8 @@ mod tests {
                 step_users: 0,
                 steps: 0,
                 level: Duration::from_secs(2),
-                think: Duration::ZERO
+                think: Duration::ZERO,
+                stay: Duration::ZERO,
             }
         );
         let ramp = Load {

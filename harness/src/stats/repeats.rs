@@ -684,6 +684,7 @@ mod tests {
             steps: 0,
             level: std::time::Duration::from_secs(6),
             think: std::time::Duration::ZERO,
+            stay: std::time::Duration::ZERO,
         };
         let (summary, intervals) =
             crate::driver::summary::summarize(&rec, std::time::Duration::from_secs(6), &profile);
@@ -715,6 +716,7 @@ mod tests {
             steps: 1,
             level: std::time::Duration::from_secs(3),
             think: std::time::Duration::ZERO,
+            stay: std::time::Duration::ZERO,
         };
         let (summary, intervals) =
             crate::driver::summary::summarize(&rec, std::time::Duration::from_secs(6), &stepped);

@@ -193,6 +193,7 @@ mod tests {
                     steps: 0,
                     level: Duration::from_secs(30),
                     think: Duration::from_millis(5),
+                    stay: Duration::ZERO,
                 },
                 timeout: Duration::from_secs(5),
                 connection_close: false,

@@ -93,12 +93,14 @@ pub fn share(load: &Load, i: usize, n: usize) -> Load {
             steps,
             level,
             think,
+            stay,
         } => Profile::Closed {
             users: part(users),
             step_users: part(step_users),
             steps,
             level,
             think,
+            stay,
         },
         Profile::Open {
             rate,

@@ -16,6 +16,7 @@ fn closed(users: u32, step_users: u32) -> Load {
             steps: 1,
             level: Duration::from_secs(5),
             think: Duration::ZERO,
+            stay: Duration::ZERO,
         },
         timeout: Duration::from_secs(10),
         connection_close: false,
