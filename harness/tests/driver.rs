@@ -123,28 +123,35 @@ fn closed_model_obeys_littles_law() {
     assert!(v["latency_ms"]["p50"].as_f64().unwrap() >= 50.0);
 }
 
+/// `iobound load` on the test server's `path` with `flags`, its JSON summary.
+fn load_test_server(path: &str, flags: &[&str]) -> serde_json::Value {
+    let (_server, port) = serve(&[]);
+    let url = format!("http://127.0.0.1:{port}{path}");
+    let mut args = vec!["load", "--url", &url];
+    args.extend_from_slice(flags);
+    json(&run(&args))
+}
+
 #[test]
 #[ignore = "timing test; run by ./iobound test"]
 fn users_leave_after_their_stay() {
-    let (_server, port) = serve(&[]);
-    let url = format!("http://127.0.0.1:{port}/delay?ms=100");
     // Three waves of 4 users, one per second, each staying 1 s: 4 users at any time for 3 s,
     // about 4 / 0.1 s x 3 s = 120 requests. Users who never left would send twice as many.
-    let v = json(&run(&[
-        "load",
-        "--url",
-        &url,
-        "--users",
-        "4",
-        "--step-users",
-        "4",
-        "--steps",
-        "2",
-        "--step-duration",
-        "1s",
-        "--stay",
-        "1s",
-    ]));
+    let v = load_test_server(
+        "/delay?ms=100",
+        &[
+            "--users",
+            "4",
+            "--step-users",
+            "4",
+            "--steps",
+            "2",
+            "--step-duration",
+            "1s",
+            "--stay",
+            "1s",
+        ],
+    );
     assert_eq!(v["duration_s"].as_f64(), Some(3.0));
     let due = v["due"].as_u64().unwrap();
     assert!(
@@ -152,6 +159,31 @@ fn users_leave_after_their_stay() {
         "{due} requests due, 4 users x 3 s say 120"
     );
     assert_eq!(v["accounted"].as_u64(), Some(due));
+}
+
+#[test]
+#[ignore = "timing test; run by ./iobound test"]
+fn users_spread_over_their_join_span() {
+    // 4 users joining 0.5 s apart over 2 s, each request 1.5 s: the first user sends twice
+    // before the end, the others once (5 due); joining at once, each would send twice (8).
+    let v = load_test_server(
+        "/delay?ms=1500",
+        &[
+            "--users",
+            "4",
+            "--spread",
+            "2s",
+            "--duration",
+            "2s",
+            "--timeout",
+            "5s",
+        ],
+    );
+    let due = v["due"].as_u64().unwrap();
+    assert!(
+        (5..=6).contains(&due),
+        "{due} requests due, users joining 0.5 s apart say 5"
+    );
 }
 
 /// Requests per second wrk reports ("Requests/sec: 1234.56").

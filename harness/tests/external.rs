@@ -249,20 +249,30 @@ fn limited_run_args(
     out: &std::path::Path,
 ) -> Vec<String> {
     let port = free_port();
+    let cmd = format!("{} serve --port {port} {serve}", exe());
+    let mut words = cmd_run_args(&cmd, port, users, duration, out);
+    words.extend(["--warmup", warmup, limit[0], limit[1]].map(String::from));
+    words
+}
+
+/// `run` against the server `cmd` starts on `port`: `users` on /plaintext for `duration`.
+fn cmd_run_args(
+    cmd: &str,
+    port: u16,
+    users: &str,
+    duration: &str,
+    out: &std::path::Path,
+) -> Vec<String> {
     let words = [
         "run",
         "--url",
         &format!("http://127.0.0.1:{port}/plaintext"),
         "--cmd",
-        &format!("{} serve --port {port} {serve}", exe()),
+        cmd,
         "--users",
         users,
-        "--warmup",
-        warmup,
         "--duration",
         duration,
-        limit[0],
-        limit[1],
         "--out",
         out.to_str().unwrap(),
     ];
@@ -313,6 +323,18 @@ fn a_cpu_quota_holds_a_busy_server_to_it_and_its_throttling_is_reported() {
     let table = String::from_utf8_lossy(&o.stdout);
     assert!(
         table.contains("in a cgroup of its own: run 1: throttled in"),
+        "{table}"
+    );
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("throttled (% of periods)"))
+        .unwrap_or_else(|| panic!("no throttled row: {table}"));
+    let pct: f64 = row.split_whitespace().last().unwrap().parse().unwrap();
+    assert!(pct > 10.0, "{row}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("OOM kills") && l.split_whitespace().last() == Some("0")),
         "{table}"
     );
     assert_eq!(cgroups_left_by(pid), Vec::<std::path::PathBuf>::new());
@@ -375,5 +397,36 @@ fn an_interrupted_limited_run_leaves_no_cgroup() {
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     let o = child.wait_with_output().unwrap();
     assert!(t0.elapsed() < Duration::from_secs(40), "{o:?}");
+    assert_eq!(cgroups_left_by(pid), Vec::<std::path::PathBuf>::new());
+}
+
+/// Without limits the contender still runs in a cgroup of its own where one can be made: its
+/// CPU is the cgroup's exact count, no limits note is printed, and a process it forked into a
+/// session of its own (out of reach of a process-group kill) is gone when the run ends.
+#[test]
+fn an_unlimited_server_runs_in_a_cgroup_that_takes_its_forks_with_it() {
+    let _alone = alone();
+    let out = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let marker = format!("sleep 86{port}");
+    let cmd = format!("setsid {marker} & exec {} serve --port {port}", exe());
+    let args = cmd_run_args(&cmd, port, "4", "2s", out.path());
+    let (pid, o) = run_as_child(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = load_results(&results_dir(out.path()));
+    let run = &r["runs"][0];
+    assert_eq!(run["status"], "ok", "{run}");
+    let cg = &run["resources"]["cgroup"];
+    assert_eq!(cg["limits"], serde_json::json!({}), "{cg}");
+    assert_eq!(cg["throttled_periods"], 0, "{cg}");
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(!table.contains("in a cgroup of its own"), "{table}");
+    assert!(!table.contains("throttled (% of periods)"), "{table}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        processes_with(&marker),
+        Vec::<i32>::new(),
+        "the forked {marker} was left"
+    );
     assert_eq!(cgroups_left_by(pid), Vec::<std::path::PathBuf>::new());
 }

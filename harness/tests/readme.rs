@@ -940,3 +940,32 @@ fn the_pipelines_across_hosts_figures_match_their_results() {
     assert!(page.contains(&cost), "{cost}");
     assert!(page.contains("Three runs are too few to test a difference"));
 }
+
+/// `iobound plans` lists every plan with its last committed measurement, the machine time it
+/// took and the pages quoting it: what a sitting of re-measurement needs to be planned.
+#[test]
+fn every_plan_is_listed_with_its_last_measurement_and_its_pages() {
+    let out = common::run(&["plans"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let plans = std::fs::read_dir(root.join("plans")).unwrap().count();
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("plans/")).collect();
+    assert_eq!(lines.len(), plans, "{text}");
+    // C10K: measured in two sittings on 2026-11-25, quoted by its page and all-models.md.
+    let c10k = lines
+        .iter()
+        .find(|l| l.starts_with("plans/c10k.toml "))
+        .unwrap();
+    let words: Vec<&str> = c10k.split_whitespace().collect();
+    assert_eq!(&words[1..2], ["2026-11-25"], "{c10k}");
+    let minutes: f64 = words[2].parse().unwrap();
+    // 64 minutes from first start to end, a pause of about 17 between the sittings.
+    assert!((40.0..=55.0).contains(&minutes), "{c10k}");
+    assert_eq!(words[3], "2", "{c10k}");
+    assert!(
+        c10k.contains("docs/results/c10k-2026-11-25: ") && c10k.contains("docs/findings/c10k.md"),
+        "{c10k}"
+    );
+    assert!(text.contains("minutes: machine time"), "{text}");
+}

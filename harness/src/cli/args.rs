@@ -57,6 +57,9 @@ pub enum Cmd {
     },
     /// List the contenders with their model, framework and tunables
     List,
+    /// List the plans with their last committed measurement under docs/results: the machine
+    /// time it took, its sittings and runs, and the pages that quote it
+    Plans,
     /// Print the comparison table of an existing results directory or results.json
     Table {
         #[arg(value_name = "RESULTS")]
@@ -192,6 +195,10 @@ pub struct LoadArgs {
     /// overlap instead of piling up; the run lasts steps x step_duration + this
     #[arg(long, value_name = "D", value_parser = duration_arg, requires = "steps")]
     pub stay: Option<String>,
+    /// Closed model: each level's users join evenly over this span instead of all at once, so
+    /// that a fixed wait does not keep them in step (at most --step-duration)
+    #[arg(long, value_name = "D", value_parser = duration_arg, conflicts_with = "rate")]
+    pub spread: Option<String>,
     /// Closed model: pause between a user's response and its next request
     #[arg(long, value_name = "D", value_parser = duration_arg, conflicts_with = "rate")]
     pub think_time: Option<String>,

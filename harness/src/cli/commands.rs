@@ -54,11 +54,10 @@ pub fn run(
         watch.after_round(res, dir, round)
     })?;
     watch.finish(&mut res, &dir);
-    res.save(&dir)?;
     if plan.has_thresholds() {
         res.thresholds = crate::stats::gates::check_thresholds(&plan.scenarios, &res, &dir);
-        res.save(&dir)?;
     }
+    res.save_last(&dir)?;
     let text = crate::report::write_outputs(&dir, &res)?;
     crate::util::emit(&text)?;
     if let Some(path) = junit {

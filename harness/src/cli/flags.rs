@@ -59,6 +59,7 @@ pub fn load_file(a: &LoadArgs) -> LoadFile {
         step_duration: a.step_duration.clone(),
         think_time: a.think_time.clone(),
         stay: a.stay.clone(),
+        spread: a.spread.clone(),
         rate: a.rate,
         ramp_to: a.ramp_to,
         max_connections: a.max_connections.map(i64::from),

@@ -108,6 +108,11 @@ pub fn main() -> Result<i32> {
             },
         ),
         Cmd::List => commands::list(&root),
+        Cmd::Plans => {
+            let times = crate::report::plan_times::plan_times(&root)?;
+            print!("{}", crate::report::plan_times::format(&times));
+            Ok(0)
+        }
         Cmd::Table { path, markdown } => commands::table_cmd(&path, markdown),
         Cmd::Report { path, rejudge } => commands::report_cmd(&path, rejudge),
         Cmd::Render { pages, check } => commands::render_pages(&root, &pages, check),

@@ -137,11 +137,7 @@ fn fmt_minutes(d: Duration) -> String {
 /// The stored runs judged again by today's verdict rules, at the plan's last look (as its last
 /// round would judge them now), why repeating stopped kept; `rejudged_at` says when.
 pub fn rejudge(res: &mut Results, dir: &Path) {
-    let margin = res.plan["sequential"]["margin"].as_f64();
-    let design = match margin {
-        Some(m) => Design::sequential(m),
-        None => Design::fixed(crate::stats::sequential::DEFAULT_MARGIN),
-    };
+    let design = verdict::design_of(&res.plan);
     let stopped = res
         .verdicts
         .first()

@@ -8,15 +8,22 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 use tokio::time::Instant as TokioInstant;
 
-/// When user `j` joins: the first `users` at once, then `step_users` per further level.
-pub(crate) fn user_start(j: u32, users: u32, step_users: u32, level: Duration) -> Option<Duration> {
-    if j < users {
-        Some(Duration::ZERO)
+/// When user `j` joins: the first `users` at the start, then `step_users` per further level;
+/// each level's users evenly over `spread` from the level's start (all at once when zero).
+pub(crate) fn user_start(
+    j: u32,
+    users: u32,
+    step_users: u32,
+    level: Duration,
+    spread: Duration,
+) -> Option<Duration> {
+    let (at, i, n) = if j < users {
+        (Duration::ZERO, j, users)
     } else {
-        (j - users)
-            .checked_div(step_users)
-            .map(|wave| level * (wave + 1))
-    }
+        let wave = (j - users).checked_div(step_users)?;
+        (level * (wave + 1), (j - users) % step_users, step_users)
+    };
+    Some(at + spread.mul_f64(f64::from(i) / f64::from(n)))
 }
 
 pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
@@ -27,6 +34,7 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
         level,
         think,
         stay,
+        spread,
     } = ctx.load.profile
     else {
         unreachable!("closed::drive is only called for closed profiles")
@@ -34,7 +42,7 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
     let total = users + step_users * steps;
     let mut tasks = Vec::new();
     for j in (index as u32..total).step_by(threads) {
-        let Some(offset) = user_start(j, users, step_users, level) else {
+        let Some(offset) = user_start(j, users, step_users, level, spread) else {
             continue;
         };
         let ctx = ctx.clone();
@@ -73,12 +81,18 @@ mod tests {
     #[test]
     fn users_join_by_level() {
         let l = Duration::from_secs(10);
-        assert_eq!(user_start(0, 256, 256, l), Some(Duration::ZERO));
-        assert_eq!(user_start(255, 256, 256, l), Some(Duration::ZERO));
-        assert_eq!(user_start(256, 256, 256, l), Some(l));
-        assert_eq!(user_start(511, 256, 256, l), Some(l));
-        assert_eq!(user_start(512, 256, 256, l), Some(l * 2));
-        assert_eq!(user_start(5, 0, 4, l), Some(l * 2));
-        assert_eq!(user_start(3, 2, 0, l), None);
+        assert_eq!(
+            user_start(0, 256, 256, l, Duration::ZERO),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            user_start(255, 256, 256, l, Duration::ZERO),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(user_start(256, 256, 256, l, Duration::ZERO), Some(l));
+        assert_eq!(user_start(511, 256, 256, l, Duration::ZERO), Some(l));
+        assert_eq!(user_start(512, 256, 256, l, Duration::ZERO), Some(l * 2));
+        assert_eq!(user_start(5, 0, 4, l, Duration::ZERO), Some(l * 2));
+        assert_eq!(user_start(3, 2, 0, l, Duration::ZERO), None);
     }
 }

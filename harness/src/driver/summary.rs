@@ -307,6 +307,7 @@ mod tests {
             level: Duration::from_secs(2),
             think: Duration::ZERO,
             stay: Duration::ZERO,
+            spread: Duration::ZERO,
         };
         let (s, rows) = summarize(&rec, Duration::from_secs(2), &profile);
         assert_eq!(s.ok, 200);

@@ -210,6 +210,8 @@ pub struct LoadFile {
     pub think_time: Option<String>,
     /// How long each user of a stepped closed load stays after joining.
     pub stay: Option<String>,
+    /// How long each level's users take to join, evenly (closed model).
+    pub spread: Option<String>,
     pub rate: Option<f64>,
     pub ramp_to: Option<f64>,
     pub max_connections: Option<i64>,

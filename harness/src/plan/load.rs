@@ -84,6 +84,13 @@ impl LoadFile {
         if self.stay.is_some() && stay.is_zero() {
             bail!("{at}.stay must be above zero; e.g. stay = \"20s\" (leave stay out and users stay to the end)");
         }
+        let spread = field_duration(
+            &format!("{at}.spread"),
+            self.spread.as_deref().unwrap_or("0s"),
+        )?;
+        if spread > level {
+            bail!("{at}.spread is longer than a level ({} s): users would still be joining when the next level starts; make spread at most the level's length", level.as_secs_f64());
+        }
         Ok(Profile::Closed {
             users,
             step_users,
@@ -91,6 +98,7 @@ impl LoadFile {
             level,
             think,
             stay,
+            spread,
         })
     }
 
@@ -101,6 +109,7 @@ impl LoadFile {
             (self.steps.is_some(), "steps"),
             (self.think_time.is_some(), "think_time"),
             (self.stay.is_some(), "stay"),
+            (self.spread.is_some(), "spread"),
         ] {
             if set {
                 bail!("{at}.{name} applies to the closed model only; remove it or set model = \"closed\"");

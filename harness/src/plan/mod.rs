@@ -128,6 +128,10 @@ pub enum Profile {
         think: Duration,
         #[serde(with = "secs", default, skip_serializing_if = "Duration::is_zero")]
         stay: Duration,
+        /// Each level's users join evenly over this span instead of all at once, so that a
+        /// fixed wait does not keep them in step (zero: at once).
+        #[serde(with = "secs", default, skip_serializing_if = "Duration::is_zero")]
+        spread: Duration,
     },
     /// Arrivals per second rising linearly from `rate` to `ramp_to` (constant when equal);
     /// latency counts from each request's intended send time.
@@ -376,6 +380,7 @@ impl Profile {
                 level,
                 think,
                 stay,
+                spread,
             } => {
                 let mut s = if !stay.is_zero() {
                     format!(
@@ -392,6 +397,9 @@ impl Profile {
                         level.as_secs_f64()
                     )
                 };
+                if !spread.is_zero() {
+                    s.push_str(&format!(", joining over {}s", spread.as_secs_f64()));
+                }
                 if !think.is_zero() {
                     s.push_str(&format!(", think {}ms", think.as_millis()));
                 }

@@ -58,6 +58,15 @@ fn users_who_stay_a_while_overlap_in_waves() {
     );
     let e = err(&GOOD.replace("steps = 3", "steps = 3\nstay = \"0s\""));
     assert!(e.contains("load.stay must be above zero"), "{e}");
+    let p = plan(&GOOD.replace("steps = 3", "steps = 3\nspread = \"5s\"")).unwrap();
+    let prof = &p.scenarios[0].load.profile;
+    assert!(
+        prof.describe().ends_with("joining over 5s"),
+        "{}",
+        prof.describe()
+    );
+    let e = err(&GOOD.replace("steps = 3", "steps = 3\nspread = \"11s\""));
+    assert!(e.contains("load.spread is longer than a level"), "{e}");
 }
 
 #[test]
@@ -82,6 +91,15 @@ fn corpus_and_downstream_are_checked() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("corpus.files = 0"), "{e}");
+    // The contract reads files 0 to 2: a smaller corpus stopped a run after its start.
+    let e = plan(&format!("{GOOD}\n[corpus]\nfiles = 2"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("corpus.files = 2 is out of range; use 3..=1000000")
+            && e.contains("files 0, 1 and 2"),
+        "{e}"
+    );
     let e = plan(&format!("{GOOD}\n[downstream]\nerror_rate = 1.5"))
         .unwrap_err()
         .to_string();

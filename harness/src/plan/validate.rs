@@ -211,9 +211,10 @@ impl PlanFile {
     fn corpus_and_pool(&self) -> Result<(CorpusSpec, usize)> {
         let c = &self.corpus;
         let files = c.files.unwrap_or(i64::from(CorpusSpec::DEFAULT_FILES));
-        if !(1..=1_000_000).contains(&files) {
+        if !(3..=1_000_000).contains(&files) {
             bail!(
-                "corpus.files = {files} is out of range; use 1..=1000000 (default {})",
+                "corpus.files = {files} is out of range; use 3..=1000000 (default {}): the \
+                 contract checks /hash on files 0, 1 and 2 before anything is measured",
                 CorpusSpec::DEFAULT_FILES
             );
         }

@@ -7,6 +7,9 @@
 //!   FIELD: `ratio` (B over A, "4.43"), `change` ("-74%"), `lo` and `hi` (the interval of the
 //!   ratio), `p` ("p < 0.001"), `runs` (each side's), `outcome` ("different", "equivalent",
 //!   "undecided").
+//! - `tested SCENARIO METRIC B/A FIELD`: B against A on any METRIC (peak threads, peak RSS,
+//!   ...), judged from their settled runs at render time by the test the plan's verdicts use;
+//!   FIELD as for `verdict`.
 //! - `cell SCENARIO CONTENDER METRIC [lo|hi|min|max]`: the median over runs, as the tables
 //!   print it (METRIC is a key of stats::metrics::METRICS: throughput, p99_all, cpu, rss, ...),
 //!   or its interval's bounds, or the lowest or highest single run.
@@ -18,6 +21,8 @@
 //!
 //! SCENARIO `*` stands for every scenario of the plan.
 //! - `minutes`: the plan's runs from start to end, whole minutes.
+//! - `machine`: the machine time of its sittings, pauses between them left out
+//!   (figures::machine_minutes), whole minutes.
 //! - `plan PATH`: a setting of the plan as results.json keeps it (`scenarios.NAME.load.users`:
 //!   objects by key, lists by an element's name or by index).
 //! - `ceiling SCENARIO`: Little's law for a closed load on /delay: users / wait, req/s.
@@ -27,6 +32,7 @@
 use super::fmt_num;
 use crate::run::results::{Finding, Results, Run, RunStatus};
 use crate::stats::metrics::METRICS;
+use crate::util::clock::parse_rfc3339;
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::Path;
 
@@ -43,11 +49,12 @@ pub fn figure(results: &Results, dir: &Path, query: &[&str]) -> Result<String> {
             let f = finding(results, scenario, metric, pair.first().copied())?;
             verdict_field(&f, field, decimals)
         }
+        ("tested", [scenario, metric, pair, field]) => {
+            let f = tested(results, dir, scenario, metric, pair)?;
+            verdict_field(&f, field, decimals)
+        }
         ("cell", [scenario, contender, metric, which @ ..]) if which.len() <= 1 => {
-            let m = METRICS.iter().find(|m| m.key == *metric).ok_or_else(|| {
-                let keys: Vec<_> = METRICS.iter().map(|m| m.key).collect();
-                anyhow!("unknown metric `{metric}`: one of {}", keys.join(", "))
-            })?;
+            let m = metric_of(metric)?;
             let cell = crate::stats::cell(results, dir, scenario, contender)
                 .ok_or_else(|| anyhow!("no runs of {contender} on {scenario}"))?;
             let e = (m.get)(&cell);
@@ -96,14 +103,41 @@ pub fn figure(results: &Results, dir: &Path, query: &[&str]) -> Result<String> {
                 .to_string())
         }
         ("minutes", []) => Ok(num(minutes(results)?, 0)),
+        ("machine", []) => Ok(num(
+            machine_minutes(results).ok_or_else(|| anyhow!("no run has a readable start time"))?,
+            0,
+        )),
         ("plan", [path]) => setting(&results.plan, path),
         ("ceiling", [scenario]) => Ok(num(ceiling(results, scenario)?, 0)),
         _ => bail!(
-            "unknown figure query `{}`: one of verdict, cell, settle, unsettled, runs, minutes, \
-             plan, ceiling, with the words report/figures.rs lists",
+            "unknown figure query `{}`: one of verdict, tested, cell, settle, unsettled, runs, \
+             minutes, machine, plan, ceiling, with the words report/figures.rs lists",
             query.join(" ")
         ),
     }
+}
+
+/// B against A (`pair` = "B/A") on any metric, judged now from their settled runs.
+fn tested(
+    results: &Results,
+    dir: &Path,
+    scenario: &str,
+    metric: &str,
+    pair: &str,
+) -> Result<Finding> {
+    let m = metric_of(metric)?;
+    let (b, a) = pair
+        .split_once('/')
+        .ok_or_else(|| anyhow!("`{pair}`: name the pair as B/A, e.g. node/jetty"))?;
+    crate::stats::verdict::finding_on(results, dir, scenario, m, (b, a))
+        .ok_or_else(|| anyhow!("no settled runs of {a} and {b} on {scenario}"))
+}
+
+fn metric_of(key: &str) -> Result<&'static crate::stats::Metric> {
+    METRICS.iter().find(|m| m.key == key).ok_or_else(|| {
+        let keys: Vec<_> = METRICS.iter().map(|m| m.key).collect();
+        anyhow!("unknown metric `{key}`: one of {}", keys.join(", "))
+    })
 }
 
 /// `[.., ".1"]` -> (the rest, Some(1)).
@@ -195,6 +229,42 @@ pub fn minutes(results: &Results) -> Result<f64> {
     let m = of_day(end)? - of_day(&results.started_at)?;
     // A plan that ran past midnight ends at a smaller time of day.
     Ok(if m < 0.0 { m + 24.0 * 60.0 } else { m })
+}
+
+/// Minutes the plan's sittings kept the machine busy: each sitting from its start (the first
+/// start, then each `--resume`) to the measured end of its last run (its start, warm-up and
+/// measured phase), the last sitting to the plan's end where it has one. Pauses between
+/// sittings are not counted.
+pub fn machine_minutes(r: &Results) -> Option<f64> {
+    let mut starts: Vec<i64> = std::iter::once(&r.started_at)
+        .chain(&r.resumed_at)
+        .filter_map(|t| parse_rfc3339(t))
+        .collect();
+    starts.sort_unstable();
+    let mut ends: Vec<Option<f64>> = vec![None; starts.len()];
+    for run in &r.runs {
+        let Some(t0) = parse_rfc3339(&run.started_at) else {
+            continue;
+        };
+        let Some(k) = starts.iter().rposition(|s| *s <= t0) else {
+            continue;
+        };
+        let warm = run.warmup.as_ref().map_or(0.0, |w| w.seconds);
+        let end = t0 as f64 + warm + run.summary.duration_s;
+        ends[k] = Some(ends[k].map_or(end, |e: f64| e.max(end)));
+    }
+    if let (Some(end), Some(last)) = (
+        r.finished_at.as_deref().and_then(parse_rfc3339),
+        ends.last_mut(),
+    ) {
+        *last = Some(last.map_or(end as f64, |e| e.max(end as f64)));
+    }
+    let seconds: f64 = starts
+        .iter()
+        .zip(&ends)
+        .filter_map(|(s, e)| e.map(|e| (e - *s as f64).max(0.0)))
+        .sum();
+    (seconds > 0.0).then_some(seconds / 60.0)
 }
 
 /// A value of the plan by its path; numbers as prose writes them.
@@ -296,6 +366,40 @@ mod tests {
         assert_eq!(fig("verdict wait p99_all change").unwrap(), "-74%");
         assert_eq!(fig("verdict wait throughput change").unwrap(), "+343%");
         assert_eq!(fig("verdict wait p99_all p").unwrap(), "p = 0.012");
+    }
+
+    #[test]
+    fn any_metric_is_tested_between_two_contenders_by_the_plans_design() {
+        use crate::run::results::RunStatus;
+        let mut r = results();
+        for (name, threads) in [("mvc", [212, 214, 211, 213]), ("flux", [21, 22, 21, 21])] {
+            for (i, t) in threads.into_iter().enumerate() {
+                let mut run = crate::run::test_support::blank_run(name, "wait", i as u32 + 1);
+                run.status = RunStatus::Ok;
+                (run.summary.ok, run.summary.rps) = (1000, 100.0);
+                run.resources.peak_threads = t;
+                r.runs.push(run);
+            }
+        }
+        let q = |q: &str| {
+            let words: Vec<&str> = q.split_whitespace().collect();
+            figure(&r, Path::new("/nonexistent"), &words)
+        };
+        // Four runs a side, one look: the smallest two-sided p of the rank test is 2/70.
+        assert_eq!(
+            q("tested wait threads flux/mvc outcome").unwrap(),
+            "different"
+        );
+        assert_eq!(q("tested wait threads flux/mvc p").unwrap(), "p = 0.029");
+        assert_eq!(q("tested wait threads flux/mvc runs").unwrap(), "4");
+        assert_eq!(
+            q("tested wait threads mvc/flux outcome").unwrap(),
+            "different"
+        );
+        let e = format!("{:#}", q("tested wait threads flux outcome").unwrap_err());
+        assert!(e.contains("name the pair as B/A"), "{e}");
+        let e = format!("{:#}", q("tested wait threads go/mvc outcome").unwrap_err());
+        assert!(e.contains("no settled runs of mvc and go"), "{e}");
     }
 
     #[test]

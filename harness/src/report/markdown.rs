@@ -310,17 +310,9 @@ fn level_table(picked: &[(&ContenderInfo, Option<&Run>)]) -> String {
 /// A scenario measured several times: per contender the median over runs of each figure
 /// (percentiles from the merged histograms), throughput with its interval, the runs counted
 /// (failed ones too), and the flags the terminal table shows.
-fn repeats_table(results: &Results, scenario: &str, cells: &[(&ContenderInfo, Cell)]) -> String {
-    let Some(first) = results.runs.iter().find(|r| r.scenario == scenario) else {
-        return String::new();
-    };
-    let mut out = format!(
-        "\n**{}** `{}`: {}\n\n",
-        first.scenario,
-        first.path,
-        counted(&first.path, &first.load_description)
-    );
-    let header = [
+/// The columns of `repeats_table`, counted as the scenario counts (requests or records).
+fn repeats_header(path: &str, limited: bool) -> Vec<String> {
+    let mut header: Vec<String> = [
         "contender",
         "model",
         "runs",
@@ -333,10 +325,33 @@ fn repeats_table(results: &Results, scenario: &str, cells: &[(&ContenderInfo, Ce
         "peak threads",
         "peak RSS MB",
         "CPU ms / 1k req",
-        "steady after s",
-        "flags",
     ]
-    .map(|label| counted(&first.path, label));
+    .iter()
+    .map(|label| counted(path, label))
+    .collect();
+    if limited {
+        header.extend(["throttled %".to_string(), "OOM kills".to_string()]);
+    }
+    header.extend(["steady after s", "flags"].iter().map(|l| counted(path, l)));
+    header
+}
+
+fn repeats_table(results: &Results, scenario: &str, cells: &[(&ContenderInfo, Cell)]) -> String {
+    let Some(first) = results.runs.iter().find(|r| r.scenario == scenario) else {
+        return String::new();
+    };
+    let mut out = format!(
+        "\n**{}** `{}`: {}\n\n",
+        first.scenario,
+        first.path,
+        counted(&first.path, &first.load_description)
+    );
+    // Under a CPU quota or a memory limit, what it did: two more columns.
+    let limited = ["throttled", "oom_kills"]
+        .iter()
+        .filter_map(|k| stats::Metric::by_key(k))
+        .any(|m| m.shown(cells.iter().map(|(_, c)| c)));
+    let header = repeats_header(&first.path, limited);
     let interval = |e: &Estimate| match (e.lo, e.hi) {
         (Some(lo), Some(hi)) => format!("{}..{}", fmt_num(lo, 0), fmt_num(hi, 0)),
         _ => "-".into(),
@@ -360,7 +375,7 @@ fn repeats_table(results: &Results, scenario: &str, cells: &[(&ContenderInfo, Ce
                     .map(|m| super::fmt_metric(m, c))
                     .expect("a metric of stats::METRICS")
             };
-            vec![
+            let mut row = vec![
                 info.name.clone(),
                 info.model.clone(),
                 super::runs_label(c),
@@ -373,9 +388,12 @@ fn repeats_table(results: &Results, scenario: &str, cells: &[(&ContenderInfo, Ce
                 fig("threads"),
                 fig("rss"),
                 fig("cpu"),
-                fig("steady_s"),
-                flags.join(", "),
-            ]
+            ];
+            if limited {
+                row.extend([fig("throttled"), fig("oom_kills")]);
+            }
+            row.extend([fig("steady_s"), flags.join(", ")]);
+            row
         })
         .collect();
     out.push_str(&table(&header, 2, &rows));

@@ -16,6 +16,7 @@
 pub mod capacity;
 pub mod chart;
 pub mod compare;
+pub mod contender_table;
 mod csv;
 mod details;
 pub mod figures;
@@ -25,6 +26,7 @@ mod html;
 pub mod markdown;
 mod md_table;
 pub mod pages;
+pub mod plan_times;
 mod runtime;
 mod scenario_charts;
 mod scenario_notes;

@@ -2,7 +2,9 @@
 //! - `<!-- iobound table DIR -->` then a fenced code block: what `iobound table DIR` prints;
 //! - `<!-- iobound table --markdown DIR -->` ... `<!-- /iobound table -->`: what
 //!   `iobound table --markdown DIR` prints;
-//! - `<!-- = DIR QUERY -->VALUE<!-- /= -->`: one figure in prose (report/figures.rs).
+//! - `<!-- = DIR QUERY -->VALUE<!-- /= -->`: one figure in prose (report/figures.rs);
+//! - `<!-- iobound contenders -->` ... `<!-- /iobound contenders -->`: the contenders' table,
+//!   from their manifests (report/contender_table.rs).
 //!
 //! `iobound render` writes what they print; `./iobound test` renders every page and fails on
 //! any difference, and finds measured figures written outside a marker (`unmarked_figures`).
@@ -17,6 +19,8 @@ const TABLE: &str = "<!-- iobound table ";
 const TABLE_END: &str = "<!-- /iobound table -->";
 const FIGURE: &str = "<!-- = ";
 const FIGURE_END: &str = "<!-- /= -->";
+const CONTENDERS: &str = "<!-- iobound contenders -->";
+const CONTENDERS_END: &str = "<!-- /iobound contenders -->";
 
 /// The pages a reader meets: README.md, CONTRIBUTING.md and every page under docs/ (results
 /// directories excepted), sorted.
@@ -66,7 +70,7 @@ pub fn render(page: &str, root: &Path) -> Result<String> {
     let mut out = String::with_capacity(page.len());
     let mut rest = page;
     loop {
-        let next = [TABLE, FIGURE]
+        let next = [TABLE, FIGURE, CONTENDERS]
             .iter()
             .filter_map(|m| rest.find(m).map(|at| (at, *m)))
             .min();
@@ -82,10 +86,10 @@ pub fn render(page: &str, root: &Path) -> Result<String> {
         }
         let line = page[..page.len() - rest.len() + at].matches('\n').count() + 1;
         out.push_str(&rest[..at]);
-        let (written, after) = if marker == TABLE {
-            table(&rest[at..], &mut loaded)
-        } else {
-            prose_figure(&rest[at..], &mut loaded)
+        let (written, after) = match marker {
+            TABLE => table(&rest[at..], &mut loaded),
+            CONTENDERS => contenders(&rest[at..], root),
+            _ => prose_figure(&rest[at..], &mut loaded),
         }
         .with_context(|| format!("the marker on line {line}"))?;
         out.push_str(&written);
@@ -129,6 +133,22 @@ fn table<'p>(from: &'p str, loaded: &mut Loaded) -> Result<(String, &'p str)> {
     let head = &from[..TABLE.len() + args_len(from) + start];
     let written = format!("{head}{lead}{}{trail}", printed.trim_matches('\n'));
     Ok((written, &body[start + len..]))
+}
+
+/// The contenders' block, written again from the manifests; returns it and what follows.
+fn contenders<'p>(from: &'p str, root: &Path) -> Result<(String, &'p str)> {
+    let body = &from[CONTENDERS.len()..];
+    let end = body
+        .find(CONTENDERS_END)
+        .ok_or_else(|| anyhow!("the contenders' block has no end `{CONTENDERS_END}`"))?;
+    let table = super::contender_table::markdown(root)?;
+    Ok((
+        format!(
+            "{CONTENDERS}
+{table}{CONTENDERS_END}"
+        ),
+        &body[end + CONTENDERS_END.len()..],
+    ))
 }
 
 /// Length from the end of `<!-- iobound table ` to the end of its ` -->`.

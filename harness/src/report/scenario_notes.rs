@@ -37,6 +37,7 @@ pub fn limits_note(runs: &[&Run]) -> Option<String> {
     let per_run: Vec<String> = runs
         .iter()
         .filter_map(|r| Some((r.run, r.resources.cgroup.as_ref()?)))
+        .filter(|(_, c)| c.limited())
         .map(|(run, c)| {
             format!(
                 "run {run}: throttled in {:.0}% of {} CFS periods ({:.1} s waited), peak memory {:.0} MB, {} OOM kill(s)",

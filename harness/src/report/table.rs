@@ -27,6 +27,8 @@ const SHOWN: &[&str] = &[
     "downstream cancelled / req",
     "ctx switches / req",
     "time to steady state (s)",
+    "throttled (% of periods)",
+    "OOM kills",
 ];
 
 /// The comparison for the terminal: per scenario, each metric's median over runs (latency

@@ -158,7 +158,7 @@ impl RunCtx<'_> {
         let result = self.capacity_result(&st, repeat);
         eprintln!("[{name}] capacity: {}", result.verdict);
         self.res.capacity.push(result);
-        let _ = self.res.save(self.dir);
+        self.res.checkpoint(self.dir);
     }
 
     /// One probe at `rate`: a measured open-model run of the scenario's duration, judged
@@ -215,7 +215,7 @@ impl RunCtx<'_> {
         let failed_run = run.status == RunStatus::Failed;
         run.details.set(Detail::Probe(probe));
         st.probes.push(before);
-        let _ = self.res.save(self.dir);
+        self.res.checkpoint(self.dir);
         if interrupt::stopped() || failed_run {
             return None;
         }

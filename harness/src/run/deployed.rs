@@ -57,7 +57,8 @@ impl RunCtx<'_> {
             Err(_) if interrupt::stopped() => {
                 // Cut short by the user, not a failure of the contender: nothing to record.
                 eprintln!("[{}] interrupted during start-up", m.name);
-                return self.res.save(self.dir);
+                self.res.checkpoint(self.dir);
+                return Ok(());
             }
             Err(e) => {
                 let why = format!("start-up failed: {e:#}");
@@ -91,10 +92,11 @@ impl RunCtx<'_> {
             }
             self.remote = Some(current.remote.clone());
             self.scenario(&m.name, None, current.addr, s, run);
-            self.res.save(self.dir)?;
+            self.res.checkpoint(self.dir);
         }
         self.stop_deployed(&current, &host.ssh.host.name);
-        self.res.save(self.dir)
+        self.res.checkpoint(self.dir);
+        Ok(())
     }
 
     /// Whether the contender can take the next scenario: not if it has exited; restarted first

@@ -71,7 +71,7 @@ fn start(ctx: &RunCtx, cmd: &str, addr: SocketAddr, run: u32) -> Result<Running>
     let argv = vec!["sh".to_string(), "-c".to_string(), format!("exec {cmd}")];
     let cwd = std::env::current_dir()?;
     // --cpus and --memory hold a --cmd server as they hold a built-in contender.
-    let cgroup = super::launch::limited("external", ctx.plan.limits.of("external"))?;
+    let cgroup = super::launch::own_cgroup("external", ctx.plan.limits.of("external"))?;
     let mut proc = contender::start_in(
         &argv,
         &cwd,
@@ -108,7 +108,8 @@ impl RunCtx<'_> {
                 for s in &self.plan.scenarios {
                     self.res.runs.push(failed_run("external", s, run, &why));
                 }
-                return self.res.save(self.dir);
+                self.res.checkpoint(self.dir);
+                return Ok(());
             }
         };
         self.sample_tree = match (&ext.process, &self.remote) {

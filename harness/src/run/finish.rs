@@ -31,6 +31,10 @@ pub(super) fn finish(mut r: Run, e: Ended, proc: Option<&Running>) -> Run {
     }
     sampler::level_peaks(&mut r.summary.levels, &e.samples);
     r.resources = Resources::from_samples(e.samples, e.requests);
+    if let (Some(report), Some(cg)) = (r.resources.cgroup.as_mut(), proc.and_then(Running::cgroup))
+    {
+        report.limits = Some(cg.limits);
+    }
     r.status = if e.crash.is_some() || r.failure.is_some() {
         RunStatus::Failed
     } else if e.cancelled {

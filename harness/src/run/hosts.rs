@@ -79,7 +79,7 @@ pub(super) fn connect_hosts(
         fleet.contender_address,
         crate::util::cpus::format_cpus(&plan.driver_cpus)
     );
-    res.save(dir)?;
+    res.checkpoint(dir);
     eprintln!("iobound: {}", res.environment.pinning);
     Ok((fleet, record_load))
 }
@@ -101,10 +101,10 @@ pub(super) fn start_services_on_host(
     let started = ServicesHost::start(h, &opts.root, plan, rt, &dir.join("logs"), needs);
     let (host, s) = started.inspect_err(|e| {
         res.incomplete_reason = Some(format!("services did not start: {e:#}"));
-        let _ = res.save(dir);
+        res.checkpoint(dir);
     })?;
     super::record_services(&s, res);
-    res.save(dir)?;
+    res.checkpoint(dir);
     Ok((host, s))
 }
 

@@ -439,6 +439,7 @@ pub(super) fn warmup_load(load: &Load, length: Duration) -> Load {
             users,
             step_users,
             think,
+            spread,
             ..
         } => {
             let first = if users > 0 { users } else { step_users.max(1) };
@@ -449,6 +450,7 @@ pub(super) fn warmup_load(load: &Load, length: Duration) -> Load {
                 level: length,
                 think,
                 stay: Duration::ZERO,
+                spread,
             }
         }
         Profile::Open {
@@ -491,6 +493,7 @@ mod tests {
                 level: Duration::from_secs(12),
                 think: Duration::ZERO,
                 stay: Duration::ZERO,
+                spread: Duration::ZERO,
             },
             timeout: Duration::from_secs(20),
             connection_close: false,
@@ -505,6 +508,7 @@ mod tests {
                 level: Duration::from_secs(2),
                 think: Duration::ZERO,
                 stay: Duration::ZERO,
+                spread: Duration::ZERO,
             }
         );
         let ramp = Load {

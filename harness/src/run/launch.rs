@@ -54,7 +54,7 @@ pub fn launch(
     ));
     let env = &env[..];
     let limits = plan.limits.of(&m.name);
-    let cgroup = limited(&m.name, limits)?;
+    let cgroup = own_cgroup(&m.name, limits)?;
     eprintln!(
         "[{}] starting on {address}:{port}, CPU {}{}",
         m.name,
@@ -76,20 +76,27 @@ pub fn launch(
     })
 }
 
-/// A cgroup of its own for a contender with limits (None without): named after this
-/// harness's pid, so that a later run removes it if this one dies before it can.
-pub(super) fn limited(name: &str, limits: Limits) -> Result<Option<Cgroup>> {
-    if !limits.any() {
-        return Ok(None);
+/// A cgroup of its own for a contender, named after this harness's pid so that a later run
+/// removes it if this one dies before it can. With limits it is required (an error where none
+/// can be made). Without, it is made where it can be: it counts the contender's CPU exactly,
+/// every process it forks included, and stopping it kills them all; where none can be made
+/// (not root, no cpu and memory controllers) the process group does that job and /proc counts.
+pub(super) fn own_cgroup(name: &str, limits: Limits) -> Result<Option<Cgroup>> {
+    let make = || -> Result<Cgroup> {
+        let layout = Layout::detect()?;
+        cgroup::sweep_stale(&layout);
+        let id = format!(
+            "{}-{name}-{}",
+            std::process::id(),
+            crate::util::numbers::random_hex(4)?
+        );
+        Cgroup::create(&layout, &id, limits)
+    };
+    if limits.any() {
+        make().map(Some)
+    } else {
+        Ok(make().ok())
     }
-    let layout = Layout::detect()?;
-    cgroup::sweep_stale(&layout);
-    let id = format!(
-        "{}-{name}-{}",
-        std::process::id(),
-        crate::util::numbers::random_hex(4)?
-    );
-    Ok(Some(Cgroup::create(&layout, &id, limits)?))
 }
 
 /// Checks a ready contender against the contract: the HTTP cases (plus `fuzz` = (count, seed)

@@ -287,7 +287,7 @@ fn start_services(
     ) {
         Ok(s) => {
             record_services(&s, res);
-            res.save(dir)?;
+            res.checkpoint(dir);
             Ok(Some(s))
         }
         Err(e) if interrupt::stopped() => {
@@ -295,12 +295,12 @@ fn start_services(
                 "interrupted by the user while the services started ({e:#}); nothing was measured"
             ));
             res.finished_at = Some(crate::util::clock::now());
-            res.save(dir)?;
+            res.checkpoint(dir);
             Ok(None)
         }
         Err(e) => {
             res.incomplete_reason = Some(format!("services did not start: {e:#}"));
-            res.save(dir)?;
+            res.checkpoint(dir);
             Err(e)
         }
     }
@@ -383,7 +383,7 @@ pub fn run_plan(
     res.incomplete_reason =
         interrupted.then(|| "interrupted by the user; runs measured so far are kept".to_string());
     res.finished_at = Some(crate::util::clock::now());
-    res.save(&dir)?;
+    res.checkpoint(&dir);
     Ok((dir, res))
 }
 
@@ -490,7 +490,7 @@ fn run_rounds(
         if after(&mut *ctx.res, dir, run) {
             break;
         }
-        ctx.res.save(dir)?;
+        ctx.res.checkpoint(dir);
     }
     Ok(())
 }

@@ -248,10 +248,65 @@ impl Run {
     }
 }
 
+/// Waits before each further try of a write that failed (a full disk may be freed meanwhile).
+const SAVE_RETRIES: [std::time::Duration; 2] = [
+    std::time::Duration::from_secs(1),
+    std::time::Duration::from_secs(3),
+];
+
 impl Results {
+    /// Writes `dir`/results.json, trying again after a failed write; the error names the file.
     pub fn save(&self, dir: &Path) -> Result<()> {
         let json = serde_json::to_vec_pretty(self)?;
-        write_atomic(&dir.join("results.json"), &json)
+        let path = dir.join("results.json");
+        let mut outcome = write_atomic(&path, &json);
+        for wait in SAVE_RETRIES {
+            if outcome.is_ok() {
+                break;
+            }
+            std::thread::sleep(wait);
+            outcome = write_atomic(&path, &json);
+        }
+        outcome.with_context(|| format!("{} tries failed", SAVE_RETRIES.len() + 1))
+    }
+
+    /// A save between runs: a failed write (after its retries) is a warning, not the end of the
+    /// plan; the runs go on, and what was measured stays in memory for the next save.
+    pub fn checkpoint(&self, dir: &Path) {
+        if let Err(e) = self.save(dir) {
+            eprintln!(
+                "  warning: {e:#}; the runs go on, and what was measured stays in memory until a \
+                 later write succeeds (free some space)"
+            );
+        }
+    }
+
+    /// The last save of a plan: where results.json cannot be written even after the retries,
+    /// what was measured goes to a file of its own under the system's temporary directory, and
+    /// the error names both files.
+    pub fn save_last(&self, dir: &Path) -> Result<()> {
+        let Err(e) = self.save(dir) else {
+            return Ok(());
+        };
+        let kept = tempfile::Builder::new()
+            .prefix("iobound-results-")
+            .suffix(".json")
+            .tempfile()
+            .and_then(|mut f| {
+                serde_json::to_writer_pretty(&mut f, self)?;
+                f.keep().map_err(|k| k.error)
+            });
+        match kept {
+            Ok((_, at)) => Err(e.context(format!(
+                "what was measured is in {} instead: move it to {}/results.json once there is \
+                 room (iobound table and report read it there)",
+                at.display(),
+                dir.display()
+            ))),
+            Err(k) => Err(e.context(format!(
+                "nor could it be kept under the temporary directory ({k}): what was measured is lost"
+            ))),
+        }
     }
 
     pub fn load(path: &Path) -> Result<Results> {
@@ -352,7 +407,39 @@ pub struct DownstreamCalls {
 
 #[cfg(test)]
 mod tests {
-    use crate::run::test_support::blank_run;
+    use crate::run::test_support::{blank_results, blank_run};
+    use crate::util::files::tests::TinyDisk;
+
+    #[test]
+    fn results_that_cannot_be_written_are_kept_elsewhere_and_both_files_named() {
+        let disk = TinyDisk::new(64);
+        let dir = disk.0.path();
+        let mut res = blank_results(&["a"]);
+        res.save(dir).unwrap();
+        disk.fill(0);
+        res.runs = (1..=20).map(|i| blank_run("a", "s", i)).collect();
+        let e = format!("{:#}", res.save_last(dir).unwrap_err());
+        let path = dir.join("results.json");
+        assert!(
+            e.contains(&format!("cannot write {}", path.display())),
+            "{e}"
+        );
+        assert!(
+            e.contains("3 tries failed") && e.contains("No space left"),
+            "{e}"
+        );
+        let kept = e
+            .split_whitespace()
+            .find(|w| w.contains("iobound-results-"))
+            .expect(&e);
+        let back = super::Results::load(std::path::Path::new(kept)).unwrap();
+        assert_eq!(back.runs.len(), 20);
+        std::fs::remove_file(kept).unwrap();
+        // Room again: the next save writes where it should.
+        std::fs::remove_file(dir.join("filler")).unwrap();
+        res.save_last(dir).unwrap();
+        assert_eq!(super::Results::load(&path).unwrap().runs.len(), 20);
+    }
 
     #[test]
     fn a_histogram_log_is_read_only_from_inside_the_results_directory() {

@@ -66,7 +66,8 @@ impl RunCtx<'_> {
         for s in &self.plan.scenarios {
             self.res.runs.push(failed_run(name, s, run, why));
         }
-        self.res.save(self.dir)
+        self.res.checkpoint(self.dir);
+        Ok(())
     }
 
     /// One contender, one repeat: start, verify, every scenario, stop.
@@ -129,14 +130,15 @@ impl RunCtx<'_> {
             // A restarted contender listens on a port of its own.
             let addr = proc.addr;
             self.scenario(&m.name, Some(&mut proc), addr, s, run);
-            self.res.save(self.dir)?;
+            self.res.checkpoint(self.dir);
         }
         let status = proc.stop(STOP_GRACE);
         eprintln!("[{}] stopped ({})", m.name, describe_exit(status));
         if let Some(p) = &self.profiler {
             p.clean_up();
         }
-        self.res.save(self.dir)
+        self.res.checkpoint(self.dir);
+        Ok(())
     }
 
     /// Starts the contender and checks it against the contract. None when the round ends
@@ -165,13 +167,13 @@ impl RunCtx<'_> {
             Ok(t) => {
                 eprintln!("[{}] ready in {:.1}s", m.name, t.as_secs_f64());
                 self.res.contenders[index].startup_s = Some(t.as_secs_f64());
-                self.res.save(self.dir)?;
+                self.res.checkpoint(self.dir);
             }
             Err(_) if interrupt::stopped() => {
                 // Cut short by the user, not a failure of the contender: nothing to record.
                 eprintln!("[{}] interrupted during start-up", m.name);
                 proc.stop(STOP_GRACE);
-                self.res.save(self.dir)?;
+                self.res.checkpoint(self.dir);
                 return Ok(None);
             }
             Err(e) => {
@@ -219,11 +221,11 @@ impl RunCtx<'_> {
         crate::conformance::print(&m.name, &v);
         let passed = v.passed;
         self.res.contenders[index].verification = Some(v);
-        self.res.save(self.dir)?;
+        self.res.checkpoint(self.dir);
         if interrupt::stopped() {
             // Checks cut short by the user fail without the contender failing: nothing to record.
             stop();
-            self.res.save(self.dir)?;
+            self.res.checkpoint(self.dir);
             return Ok(false);
         }
         if !passed {

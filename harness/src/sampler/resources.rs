@@ -51,6 +51,18 @@ pub struct CgroupReport {
     pub oom_kills: u64,
     /// Throttled periods per second of the phase (%), beside the latency per second.
     pub throttled_pct_per_s: Vec<f64>,
+    /// The limits the cgroup held (none: a cgroup only to count and to clean up). Results
+    /// written before unlimited cgroups were made held limits, so a missing field reads as
+    /// "limited" for the notes (see `limited`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<crate::util::cgroup::Limits>,
+}
+
+impl CgroupReport {
+    /// Whether a limit applied (a quota or a memory limit), so that its effect is worth a note.
+    pub fn limited(&self) -> bool {
+        self.limits.as_ref().is_none_or(|l| l.any())
+    }
 }
 
 impl CgroupReport {
@@ -93,6 +105,8 @@ impl CgroupReport {
                 .max(sampled_peak),
             oom_kills: last.oom_kills,
             throttled_pct_per_s: per_s,
+            // Set by the run, which knows the cgroup it made (run/finish.rs).
+            limits: None,
         })
     }
 }

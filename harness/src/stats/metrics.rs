@@ -185,6 +185,20 @@ pub const METRICS: &[Metric] = &[
         higher_is_better: false,
         get: |c| &c.steady_s,
     },
+    Metric {
+        key: "throttled",
+        label: "throttled (% of periods)",
+        decimals: 1,
+        higher_is_better: false,
+        get: |c| &c.throttled_pct,
+    },
+    Metric {
+        key: "oom_kills",
+        label: "OOM kills",
+        decimals: 0,
+        higher_is_better: false,
+        get: |c| &c.oom_kills,
+    },
 ];
 
 /// How `b` differs from baseline `a` on one metric.

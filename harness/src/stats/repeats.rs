@@ -68,6 +68,11 @@ pub struct Cell {
     /// How long each run's warm-up took to reach steady state (its maximum where it did not):
     /// NaN for results written before the trend rule.
     pub steady_s: Estimate,
+    /// Where the contender ran under a CPU quota or a memory limit: the share of CFS periods
+    /// in which the quota ran out (%), and the processes the OOM killer killed (NaN without a
+    /// limit).
+    pub throttled_pct: Estimate,
+    pub oom_kills: Estimate,
     /// Runs measured before the contender had settled ("not at steady state").
     pub unsettled_runs: usize,
     /// Runs whose driver CPUs (or a CPU they share) were saturated: their throughput and
@@ -163,6 +168,8 @@ fn cell_of(
         gc_pause_total: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_total_ms)),
         gc_pause_max: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_max_ms)),
         steady_s: resource(steady_after),
+        throttled_pct: resource(|r| limited(r).map_or(f64::NAN, |c| c.throttled_pct)),
+        oom_kills: resource(|r| limited(r).map_or(f64::NAN, |c| c.oom_kills as f64)),
         unsettled_runs: runs.iter().filter(|r| unsettled(r)).count(),
         saturated_runs: runs.iter().filter(|r| r.driver.saturated).count(),
         noisy: noise(&runs, rps_cv),
@@ -191,6 +198,11 @@ fn ctx_per_answer(r: &Run) -> f64 {
     } else {
         0.0
     }
+}
+
+/// The run's cgroup where it held a limit (a cgroup that only counted is not one).
+fn limited(r: &Run) -> Option<&crate::sampler::CgroupReport> {
+    r.resources.cgroup.as_ref().filter(|c| c.limited())
 }
 
 /// Seconds of warm-up until the contender settled (NaN where the warm-up was fixed).
@@ -685,6 +697,7 @@ mod tests {
             level: std::time::Duration::from_secs(6),
             think: std::time::Duration::ZERO,
             stay: std::time::Duration::ZERO,
+            spread: std::time::Duration::ZERO,
         };
         let (summary, intervals) =
             crate::driver::summary::summarize(&rec, std::time::Duration::from_secs(6), &profile);
@@ -717,6 +730,7 @@ mod tests {
             level: std::time::Duration::from_secs(3),
             think: std::time::Duration::ZERO,
             stay: std::time::Duration::ZERO,
+            spread: std::time::Duration::ZERO,
         };
         let (summary, intervals) =
             crate::driver::summary::summarize(&rec, std::time::Duration::from_secs(6), &stepped);

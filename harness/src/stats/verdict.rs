@@ -120,6 +120,37 @@ pub fn findings(results: &Results, dir: &Path, design: Design) -> Vec<ScenarioFi
         .collect()
 }
 
+/// The design a stored plan was judged with: sequential where it repeated until decided
+/// (`runs = "auto"` keeps its margin), a single look after a fixed number of runs otherwise.
+pub fn design_of(plan: &serde_json::Value) -> Design {
+    match plan["sequential"]["margin"].as_f64() {
+        Some(m) => Design::sequential(m),
+        None => Design::fixed(sequential::DEFAULT_MARGIN),
+    }
+}
+
+/// B against A on any metric of METRICS (peak threads, peak RSS, ...), judged from their
+/// settled runs as the headlines are, by the plan's design: for prose that quotes a tested
+/// difference the stored verdicts do not hold. None when either has no settled run.
+pub fn finding_on(
+    results: &Results,
+    dir: &Path,
+    scenario: &str,
+    metric: &super::Metric,
+    (b, a): (&str, &str),
+) -> Option<Finding> {
+    let ca = settled_cell(results, dir, scenario, a)?;
+    let cb = settled_cell(results, dir, scenario, b)?;
+    let h = Headline {
+        key: metric.key,
+        words: metric.label,
+        get: metric.get,
+        // Only the contender's own CPU per request cannot be bounded by a saturated driver.
+        load_bound: metric.key != "cpu",
+    };
+    finding(&h, &ca, &cb, design_of(&results.plan))
+}
+
 fn finding(h: &Headline, a: &Cell, b: &Cell, design: Design) -> Option<Finding> {
     let (va, vb) = ((h.get)(a), (h.get)(b));
     if !va.value.is_finite() || !vb.value.is_finite() {

@@ -177,10 +177,16 @@ fn v1_limits_and_accounting_are_written_and_read_in_its_formats() {
 }
 
 /// A process started in a cgroup of this machine (as root, as `./iobound test` runs).
-fn started_in(cg: Cgroup, argv: &[&str]) -> crate::services::contender::Running {
+/// `argv` started in `cg`, with the directory it runs in (its log is there): hold it as long
+/// as the process runs. A directory removed under a starting process made Python fail at
+/// start (its working directory gone), one run in three.
+fn started_in(
+    cg: Cgroup,
+    argv: &[&str],
+) -> (crate::services::contender::Running, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
-    crate::services::contender::start_in(
+    let p = crate::services::contender::start_in(
         &argv,
         dir.path(),
         &[],
@@ -189,7 +195,8 @@ fn started_in(cg: Cgroup, argv: &[&str]) -> crate::services::contender::Running 
         &[],
         Some(cg),
     )
-    .unwrap()
+    .unwrap();
+    (p, dir)
 }
 
 fn unique(name: &str) -> String {
@@ -209,7 +216,7 @@ fn a_quota_of_half_a_cpu_holds_a_busy_process_to_half_a_cpu_and_says_it_throttle
     };
     let cg = Cgroup::create(&layout, &unique("busy"), limits).unwrap();
     let dirs = cg.dirs.clone();
-    let mut p = started_in(cg, &["sh", "-c", "while :; do :; done"]);
+    let (mut p, _dir) = started_in(cg, &["sh", "-c", "while :; do :; done"]);
     let reader = p.cgroup().unwrap().reader();
     let t0 = Instant::now();
     let start = reader.read().unwrap();
@@ -236,7 +243,7 @@ fn a_process_past_its_memory_limit_is_oom_killed_and_the_kill_is_counted() {
     };
     let cg = Cgroup::create(&layout, &unique("leak"), limits).unwrap();
     // Allocates and touches 1 MB at a time, without end.
-    let mut p = started_in(
+    let (mut p, _dir) = started_in(
         cg,
         &[
             "python3",

@@ -4,20 +4,24 @@ use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::Path;
 
-/// Writes `bytes` to `path` via a temporary file in the same directory and a rename.
+/// Writes `bytes` to `path` via a temporary file in the same directory and a rename. A write
+/// that fails (a full disk) names the file and leaves neither a partial file nor the temporary
+/// one; `path` keeps what it held.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp = path.with_extension(format!(
         "{}.tmp",
         path.extension().and_then(|e| e.to_str()).unwrap_or("")
     ));
-    {
-        let mut f = std::fs::File::create(&tmp)
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
+    let written = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+    written.with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// A new directory under the system's temporary directory, with a random name after
@@ -70,8 +74,63 @@ pub fn sweep_stale(dir: &Path, prefix: &str) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A tmpfs of `kb` KB mounted on a new directory, unmounted when dropped (needs root, as
+    /// `./iobound test` runs).
+    pub(crate) struct TinyDisk(pub tempfile::TempDir);
+
+    impl TinyDisk {
+        pub(crate) fn new(kb: u32) -> TinyDisk {
+            let dir = tempfile::tempdir().unwrap();
+            let ok = std::process::Command::new("mount")
+                .args(["-t", "tmpfs", "-o", &format!("size={kb}k"), "tmpfs"])
+                .arg(dir.path())
+                .status()
+                .unwrap()
+                .success();
+            assert!(
+                ok,
+                "mounting a tmpfs needs root (./iobound test runs as root)"
+            );
+            TinyDisk(dir)
+        }
+
+        /// Fills it, leaving about `left` bytes.
+        pub(crate) fn fill(&self, left: u64) {
+            // SAFETY: statvfs only writes into the struct given.
+            let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+            let c = std::ffi::CString::new(self.0.path().to_str().unwrap()).unwrap();
+            assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+            let free = st.f_bavail as u64 * st.f_frsize as u64;
+            let filler = vec![0u8; free.saturating_sub(left) as usize];
+            let _ = std::fs::write(self.0.path().join("filler"), filler);
+        }
+    }
+
+    impl Drop for TinyDisk {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount")
+                .arg(self.0.path())
+                .status();
+        }
+    }
+
+    #[test]
+    fn a_write_to_a_full_disk_names_the_file_and_leaves_the_old_one_whole() {
+        let disk = TinyDisk::new(64);
+        let path = disk.0.path().join("results.json");
+        write_atomic(&path, b"{\"old\": true}").unwrap();
+        disk.fill(0);
+        let e = format!("{:#}", write_atomic(&path, &[b'x'; 32 * 1024]).unwrap_err());
+        assert!(
+            e.contains(&format!("cannot write {}", path.display())) && e.contains("No space left"),
+            "{e}"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"{\"old\": true}");
+        assert!(!path.with_extension("json.tmp").exists());
+    }
 
     #[test]
     fn what_a_killed_run_left_is_swept_and_a_live_ones_kept() {

@@ -194,6 +194,7 @@ mod tests {
                     level: Duration::from_secs(30),
                     think: Duration::from_millis(5),
                     stay: Duration::ZERO,
+                    spread: Duration::ZERO,
                 },
                 timeout: Duration::from_secs(5),
                 connection_close: false,

@@ -94,6 +94,7 @@ pub fn share(load: &Load, i: usize, n: usize) -> Load {
             level,
             think,
             stay,
+            spread,
         } => Profile::Closed {
             users: part(users),
             step_users: part(step_users),
@@ -101,6 +102,7 @@ pub fn share(load: &Load, i: usize, n: usize) -> Load {
             level,
             think,
             stay,
+            spread,
         },
         Profile::Open {
             rate,

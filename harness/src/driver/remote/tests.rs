@@ -17,6 +17,7 @@ fn closed(users: u32, step_users: u32) -> Load {
             level: Duration::from_secs(5),
             think: Duration::ZERO,
             stay: Duration::ZERO,
+            spread: Duration::ZERO,
         },
         timeout: Duration::from_secs(10),
         connection_close: false,
