@@ -48,13 +48,16 @@ pub(crate) async fn drive(ctx: Rc<Ctx>, index: usize, threads: usize) {
         let ctx = ctx.clone();
         tasks.push(tokio::task::spawn_local(async move {
             tokio::time::sleep_until(TokioInstant::from_std(ctx.start + offset)).await;
-            let leaves = if stay.is_zero() {
-                ctx.end()
-            } else {
-                ctx.end().min(ctx.start + offset + stay)
+            // Read at every turn: a window opened inside a warm-up's load moves its end.
+            let leaves = || {
+                if stay.is_zero() {
+                    ctx.end()
+                } else {
+                    ctx.end().min(ctx.start + offset + stay)
+                }
             };
             let mut conn = None;
-            while Instant::now() < leaves && !ctx.live.finishing() {
+            while Instant::now() < leaves() && !ctx.live.finishing() {
                 let since = Instant::now();
                 let had_conn = conn.is_some();
                 ctx.due.set(ctx.due.get() + 1);
