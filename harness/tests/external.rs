@@ -20,20 +20,9 @@ fn a_server_started_with_cmd_is_sampled_and_stopped() {
     let out = tempfile::tempdir().unwrap();
     let port = free_port();
     let cmd = format!("{} serve --port {port}", exe());
-    let url = format!("http://127.0.0.1:{port}/plaintext");
-    let o = run(&[
-        "run",
-        "--url",
-        &url,
-        "--cmd",
-        &cmd,
-        "--users",
-        "4",
-        "--duration",
-        "2s",
-        "--out",
-        out.path().to_str().unwrap(),
-    ]);
+    let args = cmd_run_args(&cmd, port, "4", "2s", out.path());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let o = run(&args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = load_results(&results_dir(out.path()));
     assert_eq!(r["runs"][0]["status"], "ok", "{}", r["runs"][0]);

@@ -134,7 +134,7 @@ fn tested(
 }
 
 fn metric_of(key: &str) -> Result<&'static crate::stats::Metric> {
-    METRICS.iter().find(|m| m.key == key).ok_or_else(|| {
+    crate::stats::Metric::by_key(key).ok_or_else(|| {
         let keys: Vec<_> = METRICS.iter().map(|m| m.key).collect();
         anyhow!("unknown metric `{key}`: one of {}", keys.join(", "))
     })
@@ -218,17 +218,8 @@ pub fn minutes(results: &Results) -> Result<f64> {
         .finished_at
         .as_deref()
         .ok_or_else(|| anyhow!("the plan has no end time (interrupted?)"))?;
-    let of_day = |t: &str| -> Result<f64> {
-        let hms = t
-            .get(11..19)
-            .ok_or_else(|| anyhow!("`{t}` is not a time"))?;
-        let p: Vec<f64> = hms.split(':').filter_map(|x| x.parse().ok()).collect();
-        anyhow::ensure!(p.len() == 3, "`{t}` is not a time");
-        Ok(p[0] * 60.0 + p[1] + p[2] / 60.0)
-    };
-    let m = of_day(end)? - of_day(&results.started_at)?;
-    // A plan that ran past midnight ends at a smaller time of day.
-    Ok(if m < 0.0 { m + 24.0 * 60.0 } else { m })
+    let at = |t: &str| parse_rfc3339(t).ok_or_else(|| anyhow!("`{t}` is not a time"));
+    Ok((at(end)? - at(&results.started_at)?) as f64 / 60.0)
 }
 
 /// Minutes the plan's sittings kept the machine busy: each sitting from its start (the first

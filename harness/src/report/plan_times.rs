@@ -88,13 +88,12 @@ pub fn plan_times(root: &Path) -> Result<Vec<PlanTime>> {
 fn committed_results(root: &Path) -> Result<Vec<(String, Results)>> {
     let base = root.join("docs/results");
     let mut out = Vec::new();
-    let mut dirs = subdirs(&base)?;
-    dirs.extend(
-        subdirs(&base)?
-            .iter()
-            .flat_map(|d| subdirs(d).unwrap_or_default()),
-    );
-    for dir in dirs {
+    let top = subdirs(&base)?;
+    let below: Vec<_> = top
+        .iter()
+        .flat_map(|d| subdirs(d).unwrap_or_default())
+        .collect();
+    for dir in top.into_iter().chain(below) {
         let file = dir.join("results.json");
         if file.is_file() {
             let name = dir.strip_prefix(&base)?.display().to_string();
