@@ -62,7 +62,22 @@ pub struct WindowCheck {
     /// Drift of answers per second, mean latency and CPU per answer over them (%); null where
     /// a figure could not be judged.
     pub drift_pct: Vec<Option<f64>>,
+    /// Which of the three figures trended (drifted beyond the band in order): the reason the
+    /// window is not steady, beside `silent_s`. Empty in results written before it was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trending: Vec<bool>,
+    /// The longest stretch of seconds without any answer (0: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub silent_s: usize,
+    /// Whether that silence was longer than the window's answers wait (see `stalled`): a reason
+    /// the window is not steady.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stalled: bool,
     pub steady: bool,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn band_rule() -> String {
@@ -112,14 +127,7 @@ impl WarmupRecord {
     /// Why the run is not at steady state, for its warning; None when it is.
     pub fn unsettled_reason(&self) -> Option<String> {
         if let Some(w) = self.window.as_ref().filter(|w| !w.steady) {
-            return Some(format!(
-                "not at steady state: the measured window itself still trended ({} over its \
-                 {} s, more than {:.0}%): a plateau of the warm-up passed for steady state; \
-                 this run is shown but enters no verdict",
-                drift_words(&w.drift_pct),
-                w.seconds,
-                self.band_pct
-            ));
+            return Some(window_reason(w, self.band_pct));
         }
         (!self.settled && (self.watched() || self.rule == RULE_AT_END)).then(|| {
             format!(
@@ -130,6 +138,40 @@ impl WarmupRecord {
             )
         })
     }
+}
+
+/// Why a measured window is not steady: the figures that trended, or a silence longer than
+/// its answers wait, or both.
+fn window_reason(w: &WindowCheck, band_pct: f64) -> String {
+    let mut why = Vec::new();
+    // Results written before `trending` was kept: every judged drift, as they were shown.
+    let trended: Vec<Option<f64>> = if w.trending.is_empty() {
+        w.drift_pct.clone()
+    } else {
+        w.drift_pct
+            .iter()
+            .zip(&w.trending)
+            .map(|(d, t)| d.filter(|_| *t))
+            .collect()
+    };
+    if trended.iter().any(Option::is_some) {
+        why.push(format!(
+            "the measured window itself still trended ({} over its {} s, more than {band_pct:.0}%)",
+            drift_words(&trended),
+            w.seconds
+        ));
+    }
+    if w.stalled {
+        why.push(format!(
+            "the measured window had no answer for {} s in a row, longer than its answers wait",
+            w.silent_s
+        ));
+    }
+    format!(
+        "not at steady state: {}: a plateau of the warm-up or a stall passed for steady state; \
+         this run is shown but enters no verdict",
+        why.join("; ")
+    )
 }
 
 /// "throughput drifted 42.0%, CPU per request 12.5%": the judged figures' drifts, in words.
@@ -173,13 +215,18 @@ pub fn judge_window(seconds: &[(f64, f64, f64)], band: f64) -> Option<WindowChec
     };
     let judged = [figure(|s| s.0), figure(|s| s.1), figure(|s| s.2)];
     let drifts: Vec<Option<f64>> = judged.iter().map(|j| j.0).collect();
-    let silent = seconds.iter().any(|s| s.0 <= 0.0);
-    let trends = judged
+    let trending: Vec<bool> = judged
         .iter()
-        .any(|(d, ordered)| *ordered && d.is_some_and(|d| d > band));
-    let steady = !silent && !trends;
+        .map(|(d, ordered)| *ordered && d.is_some_and(|d| d > band))
+        .collect();
+    let silent_s = longest_silence(seconds);
+    let stalled = stalled(seconds);
+    let steady = !stalled && !trending.iter().any(|t| *t);
     Some(WindowCheck {
         seconds: seconds.len(),
+        trending,
+        silent_s,
+        stalled,
         drift_pct: drifts
             .iter()
             .map(|d| {
@@ -228,14 +275,47 @@ pub fn relative_drift(values: &[f64]) -> Option<f64> {
     Some((slope * (v.len() - 1) as f64 / level).abs())
 }
 
+/// The longest run of seconds without any answer in `seconds`.
+fn longest_silence(seconds: &[(f64, f64, f64)]) -> usize {
+    let mut longest = 0;
+    let mut run = 0;
+    for s in seconds {
+        run = if s.0 <= 0.0 { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    longest
+}
+
+/// Whether `seconds` fell silent for longer than their answers wait: a stretch without any
+/// answer at least as long as the median of the seconds' mean latencies, and at least a second.
+/// A service answering in milliseconds that is silent for a second has stalled; a pool whose
+/// requests wait 5 s answers in waves as its threads free up, and a silent second between
+/// two waves is its rhythm, not a stall.
+fn stalled(seconds: &[(f64, f64, f64)]) -> bool {
+    let silence = longest_silence(seconds);
+    if silence == 0 {
+        return false;
+    }
+    let waits_ms: Vec<f64> = seconds
+        .iter()
+        .map(|s| s.1)
+        .filter(|m| m.is_finite())
+        .collect();
+    if waits_ms.is_empty() {
+        return true;
+    }
+    let wait_s = crate::util::numbers::median(waits_ms) / 1000.0;
+    silence as f64 >= wait_s.max(1.0)
+}
+
 /// Whether none of the three figures of `window` (throughput, mean latency, CPU per request;
 /// NaN figures are left out) drifts by more than `drift` (0.05 = 5%) over the window.
 pub fn steady(window: &[(f64, f64, f64)], drift: f64) -> bool {
     if window.len() < SETTLE_WINDOW_S {
         return false;
     }
-    if window.iter().any(|s| s.0 <= 0.0) {
-        return false; // a second without answers is not a steady state
+    if stalled(window) {
+        return false; // a silence longer than the answers wait is not a steady state
     }
     let flat = |f: &dyn Fn(&(f64, f64, f64)) -> f64| {
         let v: Vec<f64> = window.iter().map(f).collect();
@@ -662,7 +742,70 @@ mod tests {
         // A second without any answer (a measured load restarted cold at a 1 s wait).
         let mut silent = vec![(1000.0, 5.0, 0.001); 10];
         silent[0].0 = 0.0;
-        assert!(!judge_window(&silent, 0.05).unwrap().steady);
+        let check = judge_window(&silent, 0.05).unwrap();
+        assert!(!check.steady);
+        assert_eq!(check.silent_s, 1);
+        let why = unsettled_window(check).unsettled_reason().unwrap();
+        assert!(
+            why.contains("no answer for 1 s in a row") && !why.contains("drifted"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn waves_of_a_pool_that_waits_seconds_are_steady_and_a_longer_silence_is_not() {
+        // Jetty's 200 threads under 250 users that each wait 5 s (classics-waiting): answers
+        // come in four busy seconds and one silent one, every 5 s, at a median of 6.6 s. The
+        // silent second is the pool's rhythm, not a stall.
+        let waves: Vec<(f64, f64, f64)> = (0..15)
+            .map(|t| match t % 5 {
+                1 => (0.0, f64::NAN, f64::NAN),
+                _ => (50.0, 6_640.0, f64::NAN),
+            })
+            .collect();
+        let check = judge_window(&waves, 0.05).unwrap();
+        assert!(check.steady, "{check:?}");
+        assert_eq!(check.silent_s, 1);
+        // The same service falling silent for 7 s, longer than its answers wait.
+        let mut stall = waves.clone();
+        for s in &mut stall[3..10] {
+            *s = (0.0, f64::NAN, f64::NAN);
+        }
+        let check = judge_window(&stall, 0.05).unwrap();
+        assert!(!check.steady, "{check:?}");
+        assert_eq!(check.silent_s, 7);
+    }
+
+    #[test]
+    fn the_reason_names_only_the_figures_that_trended() {
+        // Throughput climbs steadily by 30%; latency wanders 8% without order.
+        let seconds: Vec<(f64, f64, f64)> = (0..12)
+            .map(|t| {
+                let wander = [1.04, 0.96, 1.0, 1.04, 0.96, 1.0][t % 6];
+                (1000.0 + 25.0 * t as f64, 5.0 * wander, f64::NAN)
+            })
+            .collect();
+        let check = judge_window(&seconds, 0.05).unwrap();
+        assert!(!check.steady);
+        let why = unsettled_window(check).unsettled_reason().unwrap();
+        assert!(why.contains("throughput drifted"), "{why}");
+        assert!(!why.contains("mean latency"), "{why}");
+    }
+
+    /// A settled warm-up whose measured window failed `check`.
+    fn unsettled_window(check: WindowCheck) -> WarmupRecord {
+        WarmupRecord {
+            seconds: 20.0,
+            settled: true,
+            min_s: 10.0,
+            max_s: 120.0,
+            band_pct: 5.0,
+            rule: "trend".into(),
+            curve: Vec::new(),
+            drift_pct: Vec::new(),
+            window: Some(check),
+            jit_curve: Vec::new(),
+        }
     }
 
     #[test]

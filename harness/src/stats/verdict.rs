@@ -437,6 +437,9 @@ mod tests {
             window: Some(crate::run::warmup::WindowCheck {
                 seconds: 8,
                 drift_pct: vec![Some(55.0), None, None],
+                trending: vec![true, false, false],
+                silent_s: 0,
+                stalled: false,
                 steady: false,
             }),
             jit_curve: Vec::new(),
