@@ -584,7 +584,7 @@ fn an_inventory_problem_is_reported_before_anything_connects() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
-        err.contains("host lg1: address \"load-1.example\" is not an IP address"),
+        err.contains("host lg1: ansible_host \"load-1.example\" is not an IP address"),
         "{err}"
     );
 }

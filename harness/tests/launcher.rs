@@ -172,3 +172,57 @@ fn a_fetched_file_whose_digest_changed_is_refused_by_name() {
         "{err}"
     );
 }
+
+/// requirements.lock answers for requirements.txt: every pin there is in the lock at the same
+/// version, and every package of the lock carries a SHA-256 (pip --require-hashes refuses a
+/// file whose digest differs, and a lock with a package without one). A pin changed without
+/// running scripts/lock-python again fails here.
+#[test]
+fn the_python_packages_are_installed_from_a_lock_of_digests_that_answers_for_the_pins() {
+    let dir = repo_root().join("contenders/python");
+    let pins = std::fs::read_to_string(dir.join("requirements.txt")).unwrap();
+    let lock = std::fs::read_to_string(dir.join("requirements.lock")).unwrap();
+    let normal = |name: &str| name.to_lowercase().replace(['_', '.'], "-");
+    // One line per package once its continuation lines are joined.
+    let entries: Vec<(String, String, usize)> = lock
+        .replace(" \\\n", " ")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (req, rest) = l.split_once(' ').unwrap_or((l, ""));
+            let (name, version) = req.split_once("==").expect("NAME==VERSION");
+            let digests = rest
+                .split_whitespace()
+                .filter(|h| {
+                    h.strip_prefix("--hash=sha256:")
+                        .is_some_and(|d| d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()))
+                })
+                .count();
+            (normal(name), version.to_string(), digests)
+        })
+        .collect();
+    assert!(entries.len() >= 20, "{entries:?}");
+    for (name, version, digests) in &entries {
+        assert!(
+            *digests > 0,
+            "{name}=={version} has no sha256 in requirements.lock"
+        );
+    }
+    for pin in pins
+        .lines()
+        .filter(|l| l.contains("==") && !l.starts_with('#'))
+    {
+        let (name, version) = pin.split_once("==").unwrap();
+        let name = normal(name.split('[').next().unwrap());
+        assert!(
+            entries.iter().any(|(n, v, _)| *n == name && v == version.trim()),
+            "{pin} is pinned in requirements.txt but not locked at that version: run scripts/lock-python"
+        );
+    }
+    let launcher = std::fs::read_to_string(repo_root().join("iobound")).unwrap();
+    assert!(
+        launcher.contains("--require-hashes -r \"$req\"")
+            && launcher.contains("req=\"$ROOT/contenders/python/requirements.lock\""),
+        "the launcher installs from the lock with --require-hashes"
+    );
+}

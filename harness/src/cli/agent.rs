@@ -41,10 +41,17 @@ fn drive() -> Result<i32> {
     Ok(0)
 }
 
-/// `iobound agent contender`: the supervisor and sampler of a process on its host.
+/// `iobound agent contender`: the supervisor and sampler of a process on its host. Left by a
+/// silent controller, it also removes the per-run directory it was copied into.
 fn contender() -> Result<i32> {
+    use crate::remote::supervisor::{agent, remove_run_dir_of, Ended, SILENCE_LIMIT};
     let stdin = std::io::BufReader::new(std::io::stdin());
-    crate::remote::supervisor::agent(stdin, &mut std::io::stdout().lock())?;
+    let ended = agent(stdin, &mut std::io::stdout().lock(), SILENCE_LIMIT)?;
+    if ended == Ended::Silent {
+        if let Ok(exe) = std::env::current_exe() {
+            remove_run_dir_of(&exe);
+        }
+    }
     Ok(0)
 }
 

@@ -308,6 +308,11 @@ pub struct RunArgs {
     /// Parent directory of the timestamped results directory
     #[arg(long, default_value = "results", value_name = "DIR")]
     pub out: PathBuf,
+    /// Check the plan and flags and say what would run (contenders, scenarios and their load,
+    /// runs, and the longest the measurements could take), then stop: nothing is built,
+    /// started or written
+    #[arg(long)]
+    pub dry_run: bool,
     /// Continue the plan whose results are in DIR (interrupted, or stopped by its budget)
     /// instead of starting anew: rounds it finished are kept, a round cut short is measured
     /// again, and `runs = "auto"` goes on deciding from every run kept. Give the same plan and

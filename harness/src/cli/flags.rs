@@ -301,6 +301,16 @@ fn apply_overrides(a: &RunArgs, file: &mut PlanFile) -> Result<()> {
             flags: file.jvm.flags.clone(),
         };
     }
+    // Checked here so that a bad list is named by its flag, not by the plan field it fills.
+    for (flag, list) in [
+        ("--contender-cpus", &a.contender_cpus),
+        ("--driver-cpus", &a.driver_cpus),
+        ("--services-cpus", &a.services_cpus),
+    ] {
+        if let Some(list) = list {
+            util::cpus::parse_cpu_syntax(list).with_context(|| format!("{flag} {list:?}"))?;
+        }
+    }
     file.cpus = CpusFile {
         contender: a.contender_cpus.clone().or(file.cpus.contender.take()),
         driver: a.driver_cpus.clone().or(file.cpus.driver.take()),

@@ -10,6 +10,8 @@ mod args;
 mod bench;
 mod commands;
 mod flags;
+#[cfg(test)]
+mod generated_inputs;
 mod help;
 mod remote_args;
 mod verdicts;
@@ -70,6 +72,12 @@ fn run_with(
     )
 }
 
+/// `--dry-run`: the plan as it would run, checked, and nothing started.
+fn dry_run(plan: &crate::plan::Plan) -> Result<i32> {
+    print!("{}", crate::plan::describe::dry_run(plan));
+    Ok(0)
+}
+
 pub fn main() -> Result<i32> {
     let cli = Cli::parse();
     crate::util::set_verbose(cli.verbose);
@@ -77,10 +85,16 @@ pub fn main() -> Result<i32> {
     match cli.cmd {
         Cmd::Run(a) => {
             let (plan, external) = flags::build_plan(&a, &root)?;
+            if a.dry_run {
+                return dry_run(&plan);
+            }
             run_with(&plan, &root, &a, external)
         }
         Cmd::Capacity(c) => {
             let (plan, external) = flags::build_capacity_plan(&c, &root)?;
+            if c.run.dry_run {
+                return dry_run(&plan);
+            }
             run_with(&plan, &root, &c.run, external)
         }
         Cmd::Demo { out } => {

@@ -70,7 +70,12 @@ impl LoadFile {
             (_, None, None) => bail!("{at}.step_duration is missing; e.g. step_duration = \"10s\""),
         };
         if level.is_zero() {
-            bail!("{at}: each level must last more than 0 s");
+            let field = if steps == 0 {
+                "duration"
+            } else {
+                "step_duration"
+            };
+            bail!("{at}.{field} is 0: a load must last more than 0 s, e.g. {field} = \"30s\"");
         }
         let think = field_duration(
             &format!("{at}.think_time"),

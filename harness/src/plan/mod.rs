@@ -5,10 +5,12 @@
 //! Holds: `file` (the TOML shapes), `validate` and `load` (the checks, per section), `kinds`
 //! (faults, overload and capacity settings), `fields` (one field: durations, counts,
 //! percentages), `workload` (requests of a scenario: paths, `{seq}` templates, mixes),
-//! `downstream` (the downstream service's behaviour), `thresholds`, `hosts` (inventories) and,
+//! `downstream` (the downstream service's behaviour), `thresholds`, `hosts` (inventories),
+//! `describe` (a plan in words, for --dry-run) and,
 //! here, the validated model every later stage reads.
 //! Uses: util only.
 
+pub mod describe;
 pub mod downstream;
 mod fields;
 pub mod file;

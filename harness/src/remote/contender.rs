@@ -17,6 +17,12 @@ use std::time::{Duration, Instant};
 /// How long one command may wait for its reply before the host counts as lost.
 const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How often the controller asks for the server's status when it asks nothing else.
+pub const HEARTBEAT: Duration = Duration::from_secs(5);
+
+/// How long the agent waits for a line before taking the controller for lost: six heartbeats.
+pub const SILENCE_LIMIT: Duration = Duration::from_secs(30);
+
 /// What the agent on the contender host is asked to look after.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ContenderJob {
@@ -136,7 +142,7 @@ impl RemoteContender {
             close(&mut channel);
             bail!("contender host {}: {why}", job.host);
         };
-        Ok(Arc::new(RemoteContender {
+        let contender = Arc::new(RemoteContender {
             host: job.host.clone(),
             pid,
             net_namespace,
@@ -146,7 +152,9 @@ impl RemoteContender {
             log: job.log.clone(),
             ssh: ssh.clone(),
             channel: Mutex::new(channel),
-        }))
+        });
+        heartbeat(Arc::downgrade(&contender));
+        Ok(contender)
     }
 
     /// Sends one command and returns its reply; None once the server is gone.
@@ -264,6 +272,21 @@ impl Drop for RemoteContender {
         let ch = self.channel.get_mut().unwrap_or_else(|e| e.into_inner());
         close(ch);
     }
+}
+
+/// Asks the agent for the server's status every HEARTBEAT while the contender is held, so that
+/// an agent hearing nothing for its SILENCE_LIMIT knows this side is lost, not just quiet
+/// (between runs nothing else is asked for minutes). Ends with the contender or its channel.
+fn heartbeat(contender: std::sync::Weak<RemoteContender>) {
+    std::thread::spawn(move || loop {
+        std::thread::sleep(HEARTBEAT);
+        let Some(c) = contender.upgrade() else {
+            return;
+        };
+        if c.ask("status").is_none() {
+            return;
+        }
+    });
 }
 
 /// The next line that is a reply (a login banner is skipped); None, with the reason kept,

@@ -19,6 +19,8 @@ pub struct HostReady {
     pub cpus: Vec<usize>,
     /// How far its clock is ahead of ours (s).
     pub clock_offset_s: f64,
+    /// The removal of `dir` registered for a second Ctrl-C (util::interrupt::register_remote).
+    cleanup: u64,
 }
 
 pub struct Fleet {
@@ -105,10 +107,15 @@ impl Fleet {
             Some(c) => crate::util::cpus::parse_cpu_syntax(c)?,
             None => Vec::new(),
         };
+        // A second Ctrl-C skips the orderly end: it runs this instead.
+        let cleanup = crate::util::interrupt::register_remote(
+            &ssh.shell(&format!("rm -rf -- {}", crate::util::shell::quoted(&dir))),
+        );
         let ready = HostReady {
             binary: format!("{dir}/iobound"),
             ssh,
             dir,
+            cleanup,
             cpus,
             clock_offset_s: offset_s,
         };
@@ -142,8 +149,12 @@ impl HostReady {
     /// Removes the per-run directory and closes the connection.
     fn remove(&self) {
         if self.dir.starts_with("/tmp/iobound-run.") {
-            let _ = self.ssh.run(&format!("rm -rf -- '{}'", self.dir));
+            let _ = self.ssh.run(&format!(
+                "rm -rf -- {}",
+                crate::util::shell::quoted(&self.dir)
+            ));
         }
+        crate::util::interrupt::unregister_remote(self.cleanup);
         self.ssh.close();
     }
 }

@@ -1,8 +1,11 @@
 //! The contender host's side: `iobound agent contender`. It starts the server there (its own
 //! process group, pinned to the host's CPUs) or adopts one already running (`--pid`), samples
-//! it from that host's /proc when asked, and stops it when asked or when its input ends: the
-//! SSH channel closing, for whatever reason, stops the server with it.
+//! it from that host's /proc when asked, and stops it when asked, when its input ends (the SSH
+//! channel closing, for whatever reason) or when the controller falls silent for SILENCE_LIMIT:
+//! a controller frozen or cut off by a partition leaves a channel sshd may keep open for hours,
+//! so the controller says `status` every HEARTBEAT and the agent takes silence for loss.
 
+pub use super::contender::SILENCE_LIMIT;
 use super::contender::{ContenderJob, Reply};
 use crate::sampler::Sampler;
 use crate::services::contender::{self, Running};
@@ -10,10 +13,22 @@ use anyhow::{bail, Result};
 use std::io::{BufRead, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// How long the server gets between SIGTERM and SIGKILL when the controller goes away.
 const GRACE_ON_EOF: Duration = Duration::from_secs(3);
+
+/// How the agent's work ended.
+#[derive(Debug, PartialEq)]
+pub enum Ended {
+    /// The controller asked it to stop the server.
+    Asked,
+    /// Its input ended: the channel closed.
+    InputEnded,
+    /// Nothing came for the silence limit: the controller is frozen or cut off.
+    Silent,
+}
 
 /// What the agent looks after: a process it started, or one it was given to sample.
 struct Watched {
@@ -40,8 +55,13 @@ impl Watched {
 
 /// Reads the job from the first line of `input`, then one command per line: `begin [PORT]`
 /// (a fresh sampler, counting connections to PORT), `sample`, `full`, `status`,
-/// `stop GRACE_MS`. Every command gets one line of reply on `out`.
-pub fn agent(mut input: impl BufRead, out: &mut impl Write) -> Result<()> {
+/// `stop GRACE_MS`. Every command gets one line of reply on `out`. The server is stopped when
+/// asked, when `input` ends, or when no line comes for `silence`.
+pub fn agent(
+    mut input: impl BufRead + Send + 'static,
+    out: &mut impl Write,
+    silence: Duration,
+) -> Result<Ended> {
     let mut first = String::new();
     input.read_line(&mut first)?;
     let job: ContenderJob = match serde_json::from_str(&first) {
@@ -73,39 +93,87 @@ pub fn agent(mut input: impl BufRead, out: &mut impl Write) -> Result<()> {
         },
     )?;
     let mut sampler = watched.sampler(None);
-    let mut line = String::new();
-    while input.read_line(&mut line)? > 0 {
-        let mut words = line.split_whitespace();
-        let answer = match (words.next(), words.next()) {
-            (Some("begin"), port) => {
-                sampler = watched.sampler(port.and_then(|p| p.parse().ok()));
-                Reply::Status {
-                    exited: watched.exited(),
-                }
+    let lines = read_lines(input);
+    loop {
+        let line = match lines.recv_timeout(silence) {
+            Ok(line) => line,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                eprintln!(
+                    "iobound agent: nothing from the controller for {} s; stopping the server",
+                    silence.as_secs()
+                );
+                stop(&mut watched, GRACE_ON_EOF);
+                return Ok(Ended::Silent);
             }
-            (Some(kind @ ("sample" | "full")), _) => Reply::Sample {
-                sample: if kind == "full" {
-                    sampler.sample_full()
-                } else {
-                    sampler.sample()
-                },
-                exited: watched.exited(),
-            },
-            (Some("stop"), grace) => {
-                let ms = grace.and_then(|g| g.parse().ok()).unwrap_or(3000);
-                let status = stop(&mut watched, Duration::from_millis(ms));
-                return reply(out, &Reply::Stopped { status });
-            }
-            _ => Reply::Status {
-                exited: watched.exited(),
-            },
         };
+        let (answer, stopped) = answer(&line, &mut watched, &mut sampler);
         reply(out, &answer)?;
-        line.clear();
+        if stopped {
+            return Ok(Ended::Asked);
+        }
     }
     // The controller, or the connection to it, is gone: nothing of the run stays.
     stop(&mut watched, GRACE_ON_EOF);
-    Ok(())
+    Ok(Ended::InputEnded)
+}
+
+/// The reply to one command line, and whether it stopped the server.
+fn answer(line: &str, watched: &mut Watched, sampler: &mut Sampler) -> (Reply, bool) {
+    let mut words = line.split_whitespace();
+    let reply = match (words.next(), words.next()) {
+        (Some("begin"), port) => {
+            *sampler = watched.sampler(port.and_then(|p| p.parse().ok()));
+            Reply::Status {
+                exited: watched.exited(),
+            }
+        }
+        (Some(kind @ ("sample" | "full")), _) => Reply::Sample {
+            sample: if kind == "full" {
+                sampler.sample_full()
+            } else {
+                sampler.sample()
+            },
+            exited: watched.exited(),
+        },
+        (Some("stop"), grace) => {
+            let ms = grace.and_then(|g| g.parse().ok()).unwrap_or(3000);
+            let status = stop(watched, Duration::from_millis(ms));
+            return (Reply::Stopped { status }, true);
+        }
+        _ => Reply::Status {
+            exited: watched.exited(),
+        },
+    };
+    (reply, false)
+}
+
+/// The lines of `input`, read on a thread of their own so that the agent can wait for one
+/// with a time limit; the channel closes when the input ends or fails.
+fn read_lines(mut input: impl BufRead + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        while input.read_line(&mut line).is_ok_and(|n| n > 0) {
+            if tx.send(std::mem::take(&mut line)).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// Removes the per-run directory the agent's binary `exe` lives in, when it is one
+/// (/tmp/iobound-run.*): what a lost controller would have removed. True when removed.
+pub fn remove_run_dir_of(exe: &Path) -> bool {
+    let Some(dir) = exe.parent() else {
+        return false;
+    };
+    let ours = dir.parent() == Some(Path::new("/tmp"))
+        && dir
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("iobound-run."));
+    ours && std::fs::remove_dir_all(dir).is_ok()
 }
 
 /// Starts the job's command, or checks that its process exists.
@@ -155,7 +223,7 @@ fn reply(out: &mut impl Write, r: &Reply) -> Result<()> {
     Ok(())
 }
 
-fn refuse(out: &mut impl Write, error: String) -> Result<()> {
+fn refuse(out: &mut impl Write, error: String) -> Result<Ended> {
     reply(
         out,
         &Reply::Failed {
@@ -204,7 +272,8 @@ mod tests {
         let rest = Delayed(Some(b"sample\nstatus\nstop 500\n"));
         let input = std::io::Read::chain(std::io::Cursor::new(first), rest);
         let mut out = Vec::new();
-        agent(std::io::BufReader::new(input), &mut out).unwrap();
+        let ended = agent(std::io::BufReader::new(input), &mut out, SILENCE_LIMIT).unwrap();
+        assert_eq!(ended, Ended::Asked);
         let r = replies(&out);
         let Reply::Started {
             pid, net_namespace, ..
@@ -234,7 +303,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let input = format!("{}\nsample\n", job(&["sleep", "30"], dir.path()));
         let mut out = Vec::new();
-        agent(input.as_bytes(), &mut out).unwrap();
+        let ended = agent(std::io::Cursor::new(input), &mut out, SILENCE_LIMIT).unwrap();
+        assert_eq!(ended, Ended::InputEnded);
         let Reply::Started { pid, .. } = replies(&out)[0] else {
             panic!()
         };
@@ -248,12 +318,55 @@ mod tests {
         // The status is asked after the process has had time to exit.
         let input = std::io::Read::chain(std::io::Cursor::new(first), Delayed(Some(b"status\n")));
         let mut out = Vec::new();
-        agent(std::io::BufReader::new(input), &mut out).unwrap();
+        agent(std::io::BufReader::new(input), &mut out, SILENCE_LIMIT).unwrap();
         let r = replies(&out);
         assert!(
             matches!(r[1], Reply::Status { exited: Some(s) } if ExitStatus::from_raw(s).code() == Some(7)),
             "{r:?}"
         );
+    }
+
+    #[test]
+    fn a_controller_that_falls_silent_is_taken_for_lost_and_the_server_stopped() {
+        // A frozen controller: the channel stays open and nothing comes (before the limit, the
+        // agent waited for a line for as long as the pipe stayed open).
+        let dir = tempfile::tempdir().unwrap();
+        let (mut controller, agent_side) = std::os::unix::net::UnixStream::pair().unwrap();
+        writeln!(controller, "{}\nbegin", job(&["sleep", "60"], dir.path())).unwrap();
+        let (done_tx, done) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let input = std::io::BufReader::new(agent_side);
+            let ended = agent(input, &mut out, Duration::from_secs(1));
+            let _ = done_tx.send((ended.map_err(|e| e.to_string()), out));
+        });
+        let (ended, out) = done
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the agent gave up on a silent controller");
+        assert_eq!(ended, Ok(Ended::Silent));
+        let Reply::Started { pid, .. } = replies(&out)[0] else {
+            panic!()
+        };
+        assert!(!alive(pid), "the server outlived the controller's silence");
+        drop(controller);
+    }
+
+    #[test]
+    fn a_lost_agent_removes_its_run_directory_and_no_other() {
+        let run = tempfile::Builder::new()
+            .prefix("iobound-run.")
+            .tempdir_in("/tmp")
+            .unwrap()
+            .keep();
+        std::fs::write(run.join("iobound"), b"binary").unwrap();
+        assert!(remove_run_dir_of(&run.join("iobound")));
+        assert!(!run.exists());
+        let other = tempfile::Builder::new()
+            .prefix("keep.")
+            .tempdir_in("/tmp")
+            .unwrap();
+        assert!(!remove_run_dir_of(&other.path().join("iobound")));
+        assert!(other.path().exists());
     }
 
     /// Input that yields its bytes only after 300 ms.
@@ -279,13 +392,15 @@ mod tests {
             ..ContenderJob::default()
         })
         .unwrap();
-        let err = agent(format!("{job}\n").as_bytes(), &mut out).unwrap_err();
+        let input = std::io::Cursor::new(format!("{job}\n"));
+        let err = agent(input, &mut out, SILENCE_LIMIT).unwrap_err();
         assert!(
             err.to_string().contains("no such process on host app"),
             "{err}"
         );
         assert!(matches!(&replies(&out)[0], Reply::Failed { error } if error.contains("--pid")));
-        let err = agent("{not json\n".as_bytes(), &mut Vec::new()).unwrap_err();
+        let input = std::io::Cursor::new("{not json\n");
+        let err = agent(input, &mut Vec::new(), SILENCE_LIMIT).unwrap_err();
         assert!(err.to_string().contains("same iobound version"), "{err}");
     }
 }

@@ -12,6 +12,8 @@ pub mod cgroup;
 pub mod clock;
 pub mod cpus;
 pub mod files;
+#[cfg(test)]
+pub mod generate;
 pub mod http1;
 pub mod interrupt;
 pub mod numbers;

@@ -159,7 +159,7 @@ impl RawInventory {
         if let Some(k) = &known_hosts {
             if !k.exists() {
                 bail!(
-                    "known_hosts = {:?}: no such file; give the file of host keys to check, or remove the field to use ~/.ssh/known_hosts",
+                    "known_hosts (iobound_known_hosts in an Ansible inventory) = {:?}: no such file; give the file of host keys to check, or remove the field to use ~/.ssh/known_hosts",
                     k.display()
                 );
             }
@@ -201,33 +201,43 @@ impl RawHost {
             }
             bail!("host {name}: unknown field {key:?}; the fields are address, user, port, identity, cpus (or Ansible's ansible_host, ansible_user, ansible_port, ansible_ssh_private_key_file, iobound_cpus)");
         }
-        let var = |a: &str, b: &str| self.vars.get(a).or_else(|| self.vars.get(b)).cloned();
+        // A field as the inventory spells it (iobound's name or Ansible's), with its value:
+        // messages name the one the user wrote.
+        let var = |a: &'static str, b: &'static str| {
+            self.vars
+                .get(a)
+                .map(|v| (a, v.clone()))
+                .or_else(|| self.vars.get(b).map(|v| (b, v.clone())))
+        };
         // Ansible's host name is its address when ansible_host is not set.
-        let address_text = var("address", "ansible_host").unwrap_or_else(|| name.clone());
+        let (address_key, address_text) =
+            var("address", "ansible_host").unwrap_or(("address (the host's name)", name.clone()));
         let address: IpAddr = address_text.parse().map_err(|_| {
-            anyhow::anyhow!("host {name}: address {address_text:?} is not an IP address; give the address traffic should go to (e.g. address = \"10.0.0.2\"): a name is not resolved, so that load only goes where the inventory says")
+            anyhow::anyhow!("host {name}: {address_key} {address_text:?} is not an IP address; give the address traffic should go to (e.g. address = \"10.0.0.2\"): a name is not resolved, so that load only goes where the inventory says")
         })?;
         let port = match var("port", "ansible_port") {
             None => 22,
-            Some(p) => p.parse::<u16>().ok().filter(|p| *p > 0).with_context(|| {
-                format!("host {name}: port {p:?} is not a TCP port; give 1-65535 (22 is ssh's)")
+            Some((key, p)) => p.parse::<u16>().ok().filter(|p| *p > 0).with_context(|| {
+                format!("host {name}: {key} {p:?} is not a TCP port; give 1-65535 (22 is ssh's)")
             })?,
         };
-        let identity = var("identity", "ansible_ssh_private_key_file").map(|p| resolve(&p));
-        if let Some(id) = &identity {
-            if !id.exists() {
+        let identity = var("identity", "ansible_ssh_private_key_file");
+        if let Some((key, p)) = &identity {
+            if !resolve(p).exists() {
                 bail!(
-                    "host {name}: identity {:?}: no such file; give the private key ssh should use, or remove it to use the agent",
-                    id.display()
+                    "host {name}: {key} {:?}: no such file; give the private key ssh should use, or remove it to use the agent",
+                    resolve(p).display()
                 );
             }
         }
+        let identity = identity.map(|(_, p)| resolve(&p));
         let cpus = var("cpus", "iobound_cpus");
-        if let Some(c) = &cpus {
+        if let Some((key, c)) = &cpus {
             crate::util::cpus::parse_cpu_syntax(c).with_context(|| {
-                format!("host {name}: cpus {c:?}; use taskset -c syntax, e.g. \"0-3\" or \"0,2\"")
+                format!("host {name}: {key} {c:?}; use taskset -c syntax, e.g. \"0-3\" or \"0,2\"")
             })?;
         }
+        let cpus = cpus.map(|(_, c)| c);
         let mut roles = Vec::new();
         for r in &self.roles {
             match Role::parse(r) {
@@ -239,16 +249,17 @@ impl RawHost {
             }
         }
         if roles.is_empty() {
-            bail!("host {name} has no role; give it one or more of contender, services, load");
+            bail!("host {name} has no role: give it roles, one or more of contender, services, load (in Ansible, groups of those names)");
         }
         roles.sort();
         let user = var("user", "ansible_user");
-        if let Some(u) = user.as_deref().filter(|u| !valid_user(u)) {
+        if let Some((key, u)) = user.as_ref().filter(|(_, u)| !valid_user(u)) {
             bail!(
-                "host {name}: user {u:?} is not a user name; use letters, digits, '.', '_' and \
+                "host {name}: {key} {u:?} is not a user name; use letters, digits, '.', '_' and \
                  '-' (not first), e.g. user = \"root\""
             );
         }
+        let user = user.map(|(_, u)| u);
         Ok(Host {
             name: name.clone(),
             address,

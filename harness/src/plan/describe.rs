@@ -1,0 +1,116 @@
+//! A validated plan in words, for `iobound run --dry-run`: what would run, where, under which
+//! load, and the longest its measurements could take, before anything is built or started.
+
+use super::Plan;
+use std::time::Duration;
+
+/// The plan as `--dry-run` prints it.
+pub fn dry_run(plan: &Plan) -> String {
+    let contenders = plan.contenders.len();
+    let scenarios = plan.scenarios.len();
+    let runs = match plan.sequential {
+        Some(_) => format!(
+            "up to {} runs each (auto: until every difference is decided)",
+            plan.runs
+        ),
+        None => format!("{} run(s) each", plan.runs),
+    };
+    let mut out = format!(
+        "plan {:?}: {contenders} contender(s) x {scenarios} scenario(s), {runs}\n",
+        plan.name
+    );
+    out.push_str(&format!("  contenders: {}\n", plan.contenders.join(", ")));
+    out.push_str(&format!(
+        "  contender on CPU(s) {}, driver on CPU(s) {} ({} thread(s)), services on CPU(s) {}\n",
+        cpu_list(&plan.contender_cpus),
+        cpu_list(&plan.driver_cpus),
+        plan.driver_threads,
+        cpu_list(&plan.services_cpus)
+    ));
+    for s in &plan.scenarios {
+        out.push_str(&format!(
+            "  scenario {}: {}, {}, timeout {}s; warm-up up to {}s\n",
+            s.name,
+            s.path,
+            s.load.profile.describe(),
+            s.load.timeout.as_secs_f64(),
+            s.warmup.as_secs_f64()
+        ));
+    }
+    let per_round: Duration = plan
+        .scenarios
+        .iter()
+        .map(|s| s.warmup + s.load.profile.duration())
+        .sum();
+    let longest = per_round * plan.runs * contenders as u32;
+    out.push_str(&format!(
+        "  longest the measurements could take: {} (every warm-up to its maximum), plus each \
+         contender's start and contract check{}\n",
+        hours_minutes(longest),
+        if plan.scenarios.iter().any(|s| s.capacity.is_some()) {
+            " and the capacity searches' steps"
+        } else {
+            ""
+        }
+    ));
+    out.push_str("  nothing was built, started or written (--dry-run)\n");
+    out
+}
+
+fn cpu_list(cpus: &[usize]) -> String {
+    let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
+    list.join(",")
+}
+
+/// "1 h 05 min", "12 min", "40 s".
+fn hours_minutes(d: Duration) -> String {
+    let s = d.as_secs();
+    match (s / 3600, s % 3600 / 60) {
+        (0, 0) => format!("{s} s"),
+        (0, m) => format!("{m} min"),
+        (h, m) => format!("{h} h {m:02} min"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::PlanFile;
+
+    #[test]
+    fn a_dry_run_says_what_would_run_and_how_long_it_could_take() {
+        let toml = r#"
+name = "two"
+contenders = ["go-goroutines", "node"]
+runs = 4
+warmup = "45s"
+[cpus]
+contender = "0"
+driver = "1"
+[[scenario]]
+name = "wait"
+path = "/delay?ms=100"
+[scenario.load]
+model = "closed"
+users = 64
+duration = "15s"
+"#;
+        let plan: PlanFile = toml::from_str(toml).unwrap();
+        let text = dry_run(&plan.validate().unwrap());
+        assert!(
+            text.contains("2 contender(s) x 1 scenario(s), 4 run(s) each"),
+            "{text}"
+        );
+        assert!(text.contains("closed, 64 users for 15s"), "{text}");
+        // 2 contenders x 4 runs x (45 s + 15 s) = 8 minutes.
+        assert!(text.contains("could take: 8 min"), "{text}");
+        assert!(text.contains("nothing was built"), "{text}");
+    }
+
+    #[test]
+    fn durations_read_in_hours_and_minutes() {
+        assert_eq!(hours_minutes(Duration::from_secs(40)), "40 s");
+        assert_eq!(hours_minutes(Duration::from_secs(720)), "12 min");
+        assert_eq!(hours_minutes(Duration::from_secs(3900)), "1 h 05 min");
+    }
+}
