@@ -2,6 +2,7 @@
 //! load, and the longest its measurements could take, before anything is built or started.
 
 use super::Plan;
+use crate::util::cpus::format_cpus;
 use std::time::Duration;
 
 /// The plan as `--dry-run` prints it.
@@ -22,10 +23,10 @@ pub fn dry_run(plan: &Plan) -> String {
     out.push_str(&format!("  contenders: {}\n", plan.contenders.join(", ")));
     out.push_str(&format!(
         "  contender on CPU(s) {}, driver on CPU(s) {} ({} thread(s)), services on CPU(s) {}\n",
-        cpu_list(&plan.contender_cpus),
-        cpu_list(&plan.driver_cpus),
+        format_cpus(&plan.contender_cpus),
+        format_cpus(&plan.driver_cpus),
         plan.driver_threads,
-        cpu_list(&plan.services_cpus)
+        format_cpus(&plan.services_cpus)
     ));
     for s in &plan.scenarios {
         out.push_str(&format!(
@@ -55,11 +56,6 @@ pub fn dry_run(plan: &Plan) -> String {
     ));
     out.push_str("  nothing was built, started or written (--dry-run)\n");
     out
-}
-
-fn cpu_list(cpus: &[usize]) -> String {
-    let list: Vec<String> = cpus.iter().map(usize::to_string).collect();
-    list.join(",")
 }
 
 /// "1 h 05 min", "12 min", "40 s".

@@ -108,9 +108,7 @@ impl Fleet {
             None => Vec::new(),
         };
         // A second Ctrl-C skips the orderly end: it runs this instead.
-        let cleanup = crate::util::interrupt::register_remote(
-            &ssh.shell(&format!("rm -rf -- {}", crate::util::shell::quoted(&dir))),
-        );
+        let cleanup = crate::util::interrupt::register_remote(&ssh.shell(&removal(&dir)));
         let ready = HostReady {
             binary: format!("{dir}/iobound"),
             ssh,
@@ -133,6 +131,12 @@ impl Fleet {
     }
 }
 
+/// The command that removes a per-run directory on its host: the orderly end runs it, and a
+/// second Ctrl-C runs it too (registered at deploy).
+fn removal(dir: &str) -> String {
+    format!("rm -rf -- {}", crate::util::shell::quoted(dir))
+}
+
 impl HostReady {
     /// How what iobound starts there is pinned, for messages and the results.
     pub fn pinning(&self) -> String {
@@ -149,10 +153,7 @@ impl HostReady {
     /// Removes the per-run directory and closes the connection.
     fn remove(&self) {
         if self.dir.starts_with("/tmp/iobound-run.") {
-            let _ = self.ssh.run(&format!(
-                "rm -rf -- {}",
-                crate::util::shell::quoted(&self.dir)
-            ));
+            let _ = self.ssh.run(&removal(&self.dir));
         }
         crate::util::interrupt::unregister_remote(self.cleanup);
         self.ssh.close();

@@ -220,7 +220,7 @@ pub fn judge_window(seconds: &[(f64, f64, f64)], band: f64) -> Option<WindowChec
         .map(|(d, ordered)| *ordered && d.is_some_and(|d| d > band))
         .collect();
     let silent_s = longest_silence(seconds);
-    let stalled = stalled(seconds);
+    let stalled = stalled(seconds, silent_s);
     let steady = !stalled && !trending.iter().any(|t| *t);
     Some(WindowCheck {
         seconds: seconds.len(),
@@ -286,13 +286,13 @@ fn longest_silence(seconds: &[(f64, f64, f64)]) -> usize {
     longest
 }
 
-/// Whether `seconds` fell silent for longer than their answers wait: a stretch without any
-/// answer at least as long as the median of the seconds' mean latencies, and at least a second.
+/// Whether `seconds`, whose longest stretch without any answer lasts `silence` seconds
+/// (`longest_silence`), fell silent for longer than their answers wait: at least as long as the
+/// median of the seconds' mean latencies, and at least a second.
 /// A service answering in milliseconds that is silent for a second has stalled; a pool whose
 /// requests wait 5 s answers in waves as its threads free up, and a silent second between
 /// two waves is its rhythm, not a stall.
-fn stalled(seconds: &[(f64, f64, f64)]) -> bool {
-    let silence = longest_silence(seconds);
+fn stalled(seconds: &[(f64, f64, f64)], silence: usize) -> bool {
     if silence == 0 {
         return false;
     }
@@ -314,7 +314,7 @@ pub fn steady(window: &[(f64, f64, f64)], drift: f64) -> bool {
     if window.len() < SETTLE_WINDOW_S {
         return false;
     }
-    if stalled(window) {
+    if stalled(window, longest_silence(window)) {
         return false; // a silence longer than the answers wait is not a steady state
     }
     let flat = |f: &dyn Fn(&(f64, f64, f64)) -> f64| {
