@@ -182,6 +182,7 @@ func main() {
 		log.Fatalf("listen: %v", err)
 	}
 	log.Printf("go %s net/http on %s, GOMAXPROCS=%d", runtime.Version(), ln.Addr(), runtime.GOMAXPROCS(0))
+	fmt.Println(runtimeLine())
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Fatal(err)

@@ -6,6 +6,7 @@
 const http = require("node:http");
 const os = require("node:os");
 const cluster = require("node:cluster");
+const { runtimeLine } = require("./runtime_report");
 const { profileOnSignal, reportLoopDelay } = require("./profile.js");
 const crypto = require("node:crypto");
 const fs = require("node:fs/promises");
@@ -271,6 +272,11 @@ if (workers !== "off" && cluster.isPrimary) {
     cluster.fork({ IOBOUND_DB_POOL_SHARE: String(n) });
   profileOnSignal(() => cluster.workers);
   console.log(`node cluster: ${n} worker(s) on ${address}:${port}`);
+  console.log(
+    runtimeLine(n, "worker processes, an event loop each (node:cluster)", {
+      processes_forked: n,
+    }),
+  );
 } else {
   profileOnSignal(null);
   reportLoopDelay();
@@ -280,5 +286,9 @@ if (workers !== "off" && cluster.isPrimary) {
     console.log(
       `node ${process.version} pid ${process.pid} listening on ${address}:${port}`,
     );
+    // A cluster's primary speaks for its workers.
+    if (!cluster.isWorker) {
+      console.log(runtimeLine(1, "event loop (one process)"));
+    }
   });
 }

@@ -16,6 +16,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse, Response
 
 import contract as c
+from runtime_report import processes, runtime_line
 
 
 def text(status, body):
@@ -31,6 +32,14 @@ def json_response(value, status=200):
 
 @asynccontextmanager
 async def lifespan(app):
+    print(
+        runtime_line(
+            processes(),
+            "event loops, one per uvicorn worker process (uvloop)",
+            processes=processes(),
+        ),
+        flush=True,
+    )
     db = c.db_settings()
     # Connections open on first use (min_size=0): the server starts without a database.
     app.state.db = await asyncpg.create_pool(

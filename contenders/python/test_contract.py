@@ -1,5 +1,6 @@
 """Unit tests of the contract's input rules (python -m unittest, in contenders/python)."""
 
+import json
 import os
 import unittest
 
@@ -137,6 +138,20 @@ class ContractTest(unittest.TestCase):
         self.assertTrue(c.clean_path("/messages/1") and c.clean_path("/"))
         for bad in ["/a/../b", "//x", "/a/./b", "/a/"]:
             self.assertFalse(c.clean_path(bad), bad)
+
+
+class RuntimeLineTest(unittest.TestCase):
+    def test_the_line_is_json_after_its_prefix(self):
+        from runtime_report import runtime_line
+
+        line = runtime_line(192, "gthread threads", processes=1)
+        prefix = "iobound-runtime "
+        self.assertTrue(line.startswith(prefix))
+        report = json.loads(line[len(prefix) :])
+        self.assertEqual(report["cpus"], len(os.sched_getaffinity(0)))
+        self.assertEqual(report["workers"], 192)
+        self.assertEqual(report["workers_of"], "gthread threads")
+        self.assertEqual(report["processes"], 1)
 
 
 if __name__ == "__main__":

@@ -19,8 +19,19 @@ import requests
 from flask import Flask, Response, g, request
 
 import contract as c
+from runtime_report import processes, runtime_line
 
 app = Flask(__name__)
+# gunicorn imports the app in each worker process it forks (no --preload).
+_threads = int(os.environ.get("IOBOUND_THREADS") or 1)
+print(
+    runtime_line(
+        processes() * _threads,
+        f"gthread threads ({processes()} worker process(es) x {_threads} threads)",
+        processes=processes(),
+    ),
+    flush=True,
+)
 _local = threading.local()
 _pool = None
 _pool_lock = threading.Lock()

@@ -135,3 +135,43 @@ fn verify_writes_its_logs_where_no_one_else_could_have_put_a_link() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn verify_fails_a_contender_that_does_not_say_what_its_runtime_detected() {
+    let home = tempfile::tempdir().unwrap();
+    let serve = format!(r#""{}", "serve", "--port", "{{port}}""#, exe());
+    add_fake_contender(home.path(), "says", &serve, "test server");
+    // The same server, its start-up line filtered out of what reaches its log.
+    let quiet = format!(
+        r#""sh", "-c", "\"$1\" serve --port \"$0\" | grep --line-buffered -v '^iobound-runtime'", "{{port}}", "{}""#,
+        exe()
+    );
+    add_fake_contender(
+        home.path(),
+        "quiet",
+        &quiet,
+        "test server, start-up line removed",
+    );
+    let o = Command::new(exe())
+        .args(["verify", "says", "quiet"])
+        .env("IOBOUND_HOME", home.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    let line = |name: &str| {
+        err.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name}: ")))
+            .unwrap_or_else(|| panic!("no summary line for {name}:\n{err}"))
+            .to_string()
+    };
+    assert!(line("says").contains("contract cases pass"), "{err}");
+    assert!(
+        line("quiet").contains("1 of ") && line("quiet").contains("FAIL"),
+        "{err}"
+    );
+    assert!(
+        err.contains("no line starting with `iobound-runtime {json}`"),
+        "the failure says what the contract asks: {err}"
+    );
+}

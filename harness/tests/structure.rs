@@ -1,6 +1,6 @@
-//! The harness's shape, checked over its sources: no import circle between files, no file over
-//! 500 lines of code and no function over 80 lines (rustfmt-formatted; unit-test modules not
-//! counted). A folder's mod.rs is that folder's interface: its files may use it and it uses
+//! The harness's shape, checked over its sources: no import circle between files, each folder
+//! using only the folders its mod.rs lists and no loop between folders, no file over 500 lines
+//! of code and no function over 80 lines (rustfmt-formatted; unit-test modules not counted). A folder's mod.rs is that folder's interface: its files may use it and it uses
 //! them, so arrows between a file and its own folder's mod.rs are not circles.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -269,6 +269,124 @@ fn no_import_circle_between_files_of_the_harness() {
     assert!(
         found.is_empty(),
         "import circles (each group reaches itself): {found:?}"
+    );
+}
+
+/// The folder (stage) a module belongs to: its first segment ("run" for "run::round"); lib.rs
+/// and main.rs belong to none.
+fn folder_of(module: &str) -> &str {
+    module.split("::").next().unwrap_or("")
+}
+
+/// Files compiled for unit tests only (a `tests` module, or a `*_tests.rs` file included under
+/// #[cfg(test)]): they may use any stage, as a test of util may start a process.
+fn test_only(module: &str) -> bool {
+    let last = module.rsplit("::").next().unwrap_or("");
+    last == "tests" || last.ends_with("_tests")
+}
+
+/// Arrows between folders: folder -> the other folders its files use, each with one file
+/// that does (for the message).
+fn folder_arrows(known: &BTreeMap<String, PathBuf>) -> BTreeMap<String, BTreeMap<String, String>> {
+    let mut out: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for (from, targets) in arrows(known) {
+        if test_only(&from) {
+            continue;
+        }
+        for to in targets {
+            let (a, b) = (folder_of(&from), folder_of(&to));
+            if !a.is_empty() && !b.is_empty() && a != b && known.contains_key(a) {
+                out.entry(a.to_string())
+                    .or_default()
+                    .entry(b.to_string())
+                    .or_insert_with(|| from.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The folders a folder's mod.rs says it uses: the folder names on its `//! Uses` line.
+fn declared_uses(known: &BTreeMap<String, PathBuf>, folder: &str) -> Option<BTreeSet<String>> {
+    let text = std::fs::read_to_string(&known[folder]).unwrap();
+    let mut lines = text.lines().skip_while(|l| !l.starts_with("//! Uses"));
+    let first = lines.next()?;
+    // The line may go on over the comment lines after it, up to the end of the doc comment.
+    let mut words = first.to_string();
+    for l in lines.take_while(|l| l.starts_with("//!") && !l.trim_end().ends_with("//!")) {
+        words.push(' ');
+        words.push_str(l);
+    }
+    let folders: BTreeSet<String> = words
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| !w.is_empty() && *w != folder && known.contains_key(*w) && !w.contains("::"))
+        .filter(|w| known[*w].ends_with("mod.rs"))
+        .map(str::to_string)
+        .collect();
+    Some(folders)
+}
+
+/// Each folder's mod.rs names the folders its files use (`//! Uses: ...`), every file keeps to
+/// them, and no folder reaches back to itself through others: the stages form one order.
+#[test]
+fn every_folder_uses_only_what_its_mod_rs_lists_and_no_folder_loops() {
+    let known = modules();
+    let used = folder_arrows(&known);
+    assert!(
+        used.values().map(BTreeMap::len).sum::<usize>() > 10,
+        "the reader found too few arrows between folders to mean anything: {used:?}"
+    );
+    let mut wrong = Vec::new();
+    for folder in known
+        .iter()
+        .filter(|(m, p)| !m.contains("::") && p.ends_with("mod.rs"))
+        .map(|(m, _)| m.as_str())
+    {
+        let Some(declared) = declared_uses(&known, folder) else {
+            wrong.push(format!("{folder}/mod.rs has no `//! Uses:` line"));
+            continue;
+        };
+        for (to, by) in used.get(folder).into_iter().flatten() {
+            if !declared.contains(to) {
+                wrong.push(format!(
+                    "{by} uses {to}, which {folder}/mod.rs does not list on its Uses line"
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    let arrows: BTreeMap<String, BTreeSet<String>> = used
+        .iter()
+        .map(|(f, to)| (f.clone(), to.keys().cloned().collect()))
+        .collect();
+    let loops = circles(&arrows);
+    assert!(
+        loops.is_empty(),
+        "folders that reach each other (a loop in the stages' order): {loops:?}"
+    );
+}
+
+#[test]
+fn a_folder_loop_and_an_unlisted_use_are_found() {
+    let arrows: BTreeMap<String, BTreeSet<String>> = [
+        ("driver", &["util", "remote"][..]),
+        ("remote", &["driver", "util"][..]),
+        ("util", &[][..]),
+    ]
+    .iter()
+    .map(|(f, to)| (f.to_string(), to.iter().map(|t| t.to_string()).collect()))
+    .collect();
+    let mut found = circles(&arrows);
+    found.iter_mut().for_each(|g| g.sort());
+    assert_eq!(found, [vec!["driver".to_string(), "remote".to_string()]]);
+    assert_eq!(folder_of("run::round"), "run");
+    assert!(test_only("util::cgroup_tests") && test_only("driver::remote::tests"));
+    assert!(!test_only("run::test_support"));
+    let known = modules();
+    let run = declared_uses(&known, "run").expect("run/mod.rs has a Uses line");
+    assert!(
+        run.contains("services") && !run.contains("report"),
+        "{run:?}"
     );
 }
 

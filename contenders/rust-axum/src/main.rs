@@ -6,6 +6,7 @@
 
 mod aggregate;
 mod contract;
+mod runtime_report;
 
 use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
@@ -306,6 +307,10 @@ async fn serve(address: std::net::Ipv4Addr, port: u16) {
     println!(
         "rust-axum on {address}:{port}, {} tokio worker(s)",
         tokio::runtime::Handle::current().metrics().num_workers()
+    );
+    println!(
+        "{}",
+        runtime_report::runtime_line(tokio::runtime::Handle::current().metrics().num_workers())
     );
     axum::serve(listener, router.into_make_service())
         .await

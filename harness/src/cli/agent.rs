@@ -33,11 +33,25 @@ pub fn run(what: AgentCmd) -> Result<i32> {
     }
 }
 
+/// What `iobound agent drive` exits with when its controller stopped reading.
+const EXIT_STUCK: i32 = 3;
+
 /// `iobound agent drive`: a load host's driver, taking its share on stdin and streaming its
-/// intervals on stdout.
+/// intervals on stdout. Still running OVERRUN_GRACE after its load's end (its controller froze
+/// or was cut off without the channel closing), it removes its per-run directory and exits.
 fn drive() -> Result<i32> {
+    use crate::driver::remote::{agent, OVERRUN_GRACE};
     let stdin = std::io::BufReader::new(std::io::stdin());
-    crate::driver::remote::agent(stdin, &mut std::io::stdout().lock())?;
+    agent(stdin, &mut std::io::stdout().lock(), OVERRUN_GRACE, || {
+        eprintln!(
+            "iobound agent drive: still running {} s after its load's end: the controller stopped reading; exiting",
+            OVERRUN_GRACE.as_secs()
+        );
+        if let Ok(exe) = std::env::current_exe() {
+            crate::remote::supervisor::remove_run_dir_of(&exe);
+        }
+        std::process::exit(EXIT_STUCK)
+    })?;
     Ok(0)
 }
 

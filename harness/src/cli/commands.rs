@@ -251,6 +251,7 @@ impl Verifier<'_> {
                 self.services,
                 &self.plan.driver_cpus,
                 self.logs,
+                Some(log.as_path()),
                 Some(self.fuzz),
             )
             .map(|v| {

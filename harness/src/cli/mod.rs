@@ -1,5 +1,6 @@
 //! The command line: arguments -> plan -> run -> report. The entry of the program; the one
 //! folder that may use every stage.
+//! Uses: util, plan, driver, services, sampler, conformance, remote, run, stats, report.
 //!
 //! Holds: `args` (subcommands and flags), `help` (the longer help texts), `flags` (flags -> plan), `commands` (the command
 //! bodies), `bench` (the driver benchmark against wrk), `verdicts` (verdicts after every round

@@ -6,14 +6,17 @@
 //! (`iobound agent contender` there: start or adopt it, sample it from that host's /proc, stop
 //! it), `ship` (a built-in contender's files and PostgreSQL's binaries copied to a host),
 //! `services_host` (the downstream service, PostgreSQL and Kafka started on the services host)
+//! `load_hosts` (the HTTP driver's agents on the load hosts, driven and their seconds merged)
 //! and `record_load` (the pipelines' Kafka load tool run from the load hosts). No
 //! daemon of ours stays on any host: every remote process is a child of an `iobound agent`
 //! whose input is the SSH channel, and ends when that channel closes.
-//! Uses: util, plan, sampler, services (starting a process, on the contender host).
+//! Uses: util, plan, driver (a load host's job, share and seconds), services (starting a
+//! process, on the contender host), sampler.
 
 pub mod check;
 pub mod contender;
 pub mod deploy;
+pub mod load_hosts;
 pub mod record_load;
 pub mod services_host;
 pub mod ship;

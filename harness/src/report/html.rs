@@ -127,7 +127,7 @@ fn contenders(h: &mut String, results: &Results) {
     for section in sections_at(Place::Tail) {
         h.push_str(&section.html(results));
     }
-    h.push_str("<h2 id=\"contenders\">Contenders</h2><table><tr><th>contender</th><th>model</th><th>language</th><th>framework</th><th>runtime</th><th>configuration</th><th>tunables</th><th>start-up</th><th>contract</th><th>command</th></tr>");
+    h.push_str("<h2 id=\"contenders\">Contenders</h2><table><tr><th>contender</th><th>model</th><th>language</th><th>framework</th><th>runtime</th><th>runtime detected</th><th>configuration</th><th>tunables</th><th>start-up</th><th>contract</th><th>command</th></tr>");
     for c in &results.contenders {
         let t: Vec<String> = c.tunables.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let contract = match &c.verification {
@@ -137,12 +137,13 @@ fn contenders(h: &mut String, results: &Results) {
         };
         let _ = write!(
             h,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td><code>{}</code></td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td><code>{}</code></td></tr>",
             esc(&c.name),
             esc(&c.model),
             esc(&c.language),
             esc(&c.framework),
             esc(c.runtime.as_deref().unwrap_or("-")),
+            esc(&c.detected.as_ref().map_or_else(|| "-".into(), |d| d.describe())),
             esc(&c.config),
             esc(&t.join(", ")),
             c.startup_s.map(|s| format!("{s:.1} s")).unwrap_or_else(|| "-".into()),

@@ -110,6 +110,9 @@ fn contenders_table(results: &Results) -> String {
                 c.model.clone(),
                 c.framework.clone(),
                 c.runtime.clone().unwrap_or_else(|| "-".into()),
+                c.detected
+                    .as_ref()
+                    .map_or_else(|| "-".into(), |d| d.describe()),
                 c.config.replace('\n', " "),
                 t.join(", "),
             ]
@@ -121,11 +124,12 @@ fn contenders_table(results: &Results) -> String {
             "model",
             "framework",
             "runtime",
+            "runtime detected",
             "configuration",
             "tunables",
         ]
         .map(String::from),
-        6,
+        7,
         &rows,
     ));
     let _ = writeln!(
@@ -330,7 +334,11 @@ fn repeats_header(path: &str, limited: bool) -> Vec<String> {
     .map(|label| counted(path, label))
     .collect();
     if limited {
-        header.extend(["throttled %".to_string(), "OOM kills".to_string()]);
+        header.extend([
+            "CPUs seen / workers".to_string(),
+            "throttled %".to_string(),
+            "OOM kills".to_string(),
+        ]);
     }
     header.extend(["steady after s", "flags"].iter().map(|l| counted(path, l)));
     header
@@ -390,7 +398,12 @@ fn repeats_table(results: &Results, scenario: &str, cells: &[(&ContenderInfo, Ce
                 fig("cpu"),
             ];
             if limited {
-                row.extend([fig("throttled"), fig("oom_kills")]);
+                // What the runtime believed it had, beside what the limit did to it.
+                let seen = info
+                    .detected
+                    .as_ref()
+                    .map_or_else(|| "-".into(), |d| format!("{} / {}", d.cpus, d.workers));
+                row.extend([seen, fig("throttled"), fig("oom_kills")]);
             }
             row.extend([fig("steady_s"), flags.join(", ")]);
             row
@@ -436,6 +449,39 @@ mod tests {
         assert!(
             terminal.contains("900..1,100") && terminal.contains("1,900..2,100"),
             "{terminal}"
+        );
+    }
+
+    #[test]
+    fn what_the_runtime_detected_stands_beside_the_limit_and_in_the_contenders() {
+        use crate::run::test_support::{blank_results, blank_run};
+        let mut r = blank_results(&["a"]);
+        r.contenders[0].detected = Some(
+            serde_json::from_str(
+                r#"{"cpus":2,"workers":200,"workers_of":"Tomcat worker threads (max)","heap_max_mb":1024}"#,
+            )
+            .unwrap(),
+        );
+        for i in 1..=2 {
+            let mut run = blank_run("a", "s", i);
+            run.status = RunStatus::Ok;
+            run.summary.rps = 1000.0;
+            run.resources.cgroup = Some(crate::sampler::CgroupReport {
+                throttled_pct: 40.0,
+                ..Default::default()
+            });
+            r.runs.push(run);
+        }
+        let md = render_markdown(&r);
+        assert!(
+            md.contains("| CPUs seen / workers | throttled % | OOM kills |"),
+            "{md}"
+        );
+        assert!(md.contains("| 2 / 200 | 40.0 | 0 |"), "{md}");
+        let contenders = contenders_table(&r);
+        assert!(
+            contenders.contains("| 2 CPUs; 200 Tomcat worker threads (max); heap 1024 MB |"),
+            "{contenders}"
         );
     }
 

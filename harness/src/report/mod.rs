@@ -11,7 +11,8 @@
 //! `details` (the sections of faults, overload, delivery and write checks), `scenario_charts`
 //! and `scenario_notes` (the charts and the notes of one scenario, every format), `md_table`
 //! (the one Markdown table writer).
-//! Uses: util, driver (summaries), sampler (samples), run (the results model), stats.
+//! Uses: util, plan (a plan's settings quoted), driver (summaries), services (the contenders'
+//! manifests), sampler (samples), run (the results model), stats.
 
 pub mod capacity;
 pub mod chart;

@@ -71,7 +71,8 @@ impl RunCtx<'_> {
         self.res.contenders[index].command = started.argv.clone();
         self.res.contenders[index].startup_s = Some(started.startup_s);
         let (remote, log) = (started.remote.clone(), started.log.clone());
-        if !self.contract_gate(index, m, started.addr, run, || {
+        // Its log is on its host: what its runtime detected is not read from there yet.
+        if !self.contract_gate(index, m, started.addr, None, run, || {
             remote.stop(STOP_GRACE, &log);
         })? {
             return Ok(());

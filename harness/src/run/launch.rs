@@ -2,9 +2,10 @@
 //! launch on a free port (of loopback, or the address given), pinned, with the plan's JVM flags -> ready -> the contract
 //! (HTTP cases and optional fuzzing, or the pipeline's delivery check).
 
-use crate::conformance::{self, Verification};
+use crate::conformance::{self, CaseResult, Verification};
 use crate::plan::Plan;
 use crate::services::contender::{self, Running};
+use crate::services::detected;
 use crate::services::manifest::{Manifest, StartVars};
 use crate::services::Services;
 use crate::util::cgroup::{self, Cgroup, Layout, Limits};
@@ -100,9 +101,50 @@ pub(super) fn own_cgroup(name: &str, limits: Limits) -> Result<Option<Cgroup>> {
 }
 
 /// Checks a ready contender against the contract: the HTTP cases (plus `fuzz` = (count, seed)
-/// generated hostile inputs), or for a pipeline the delivery check through Kafka. A check that
-/// fails is a Verification that did not pass; an error means the check itself could not run.
+/// generated hostile inputs), or for a pipeline the delivery check through Kafka, and, when its
+/// `log` is on this machine, its start-up line (what its runtime detected). A check that fails
+/// is a Verification that did not pass; an error means the check itself could not run.
+#[allow(clippy::too_many_arguments)]
 pub fn verify_contender(
+    rt: &tokio::runtime::Runtime,
+    addr: SocketAddr,
+    m: &Manifest,
+    services: &Services,
+    cpus: &[usize],
+    logs: &Path,
+    log: Option<&Path>,
+    fuzz: Option<(usize, u64)>,
+) -> Result<Verification> {
+    let mut v = contract_cases(rt, addr, m, services, cpus, logs, fuzz)?;
+    match log {
+        Some(log) => {
+            let case = detected_case(log);
+            v.passed &= case.passed;
+            v.cases.push(case);
+        }
+        None => v.not_checked.push(format!(
+            "the `{}{{json}}` start-up line (the contender's log is on its host)",
+            detected::PREFIX
+        )),
+    }
+    Ok(v)
+}
+
+/// The contract's start-up line as a case: passed with what the runtime detected, or failed
+/// with what is missing.
+fn detected_case(log: &Path) -> CaseResult {
+    let (passed, detail) = match detected::read(log) {
+        Ok(d) => (true, d.describe()),
+        Err(why) => (false, why),
+    };
+    CaseResult {
+        name: "start-up line: what the runtime detected".into(),
+        passed,
+        detail,
+    }
+}
+
+fn contract_cases(
     rt: &tokio::runtime::Runtime,
     addr: SocketAddr,
     m: &Manifest,

@@ -16,7 +16,8 @@
 //! `gc` (garbage collection during a run, from the runtimes' own logs), `warmup` (when a
 //! contender has settled), `profile` (a CPU profile of the measured run, on request) and `stacks` (its folded stacks), `event_loop`
 //! (Node's event-loop delay during a run).
-//! Uses: util, plan, services, conformance, driver, sampler.
+//! Uses: util, plan, services, conformance, driver, sampler, remote (contenders and load on
+//! other hosts).
 
 pub mod capacity;
 mod deployed;

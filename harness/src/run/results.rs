@@ -128,6 +128,10 @@ pub struct ContenderInfo {
     pub command: Vec<String>,
     pub startup_s: Option<f64>,
     pub verification: Option<Verification>,
+    /// What its runtime detected at start and how the server sized itself (the contract's
+    /// start-up line), when it ran on this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detected: Option<crate::services::detected::Detected>,
     /// Why the contender was not measured, when it was not.
     pub failure: Option<String>,
 }

@@ -186,7 +186,8 @@ impl RunCtx<'_> {
             }
         }
         let addr = proc.addr;
-        if !self.contract_gate(index, m, addr, run, || {
+        let log = proc.log.clone();
+        if !self.contract_gate(index, m, addr, Some(log.as_path()), run, || {
             proc.stop(STOP_GRACE);
         })? {
             return Ok(None);
@@ -194,14 +195,16 @@ impl RunCtx<'_> {
         Ok(Some(proc))
     }
 
-    /// Checks a started contender (on `addr`) against the contract and records the result;
-    /// true when it may be measured. When it may not (it failed the contract, or Ctrl-C),
-    /// `stop` stops it, and a failed contract fails the round's runs with the reason.
+    /// Checks a started contender (on `addr`, writing `log` when it runs on this machine)
+    /// against the contract and records the result, with what its runtime detected; true when
+    /// it may be measured. When it may not (it failed the contract, or Ctrl-C), `stop` stops
+    /// it, and a failed contract fails the round's runs with the reason.
     pub(super) fn contract_gate(
         &mut self,
         index: usize,
         m: &Manifest,
         addr: SocketAddr,
+        log: Option<&Path>,
         run: u32,
         stop: impl FnOnce(),
     ) -> Result<bool> {
@@ -216,11 +219,14 @@ impl RunCtx<'_> {
             services,
             &self.plan.driver_cpus,
             &self.dir.join("logs"),
+            log,
             None,
         )?;
         crate::conformance::print(&m.name, &v);
         let passed = v.passed;
         self.res.contenders[index].verification = Some(v);
+        self.res.contenders[index].detected =
+            log.and_then(|l| crate::services::detected::read(l).ok());
         self.res.checkpoint(self.dir);
         if interrupt::stopped() {
             // Checks cut short by the user fail without the contender failing: nothing to record.

@@ -4,10 +4,11 @@
 
 use super::faults::EventRecord;
 use super::round::RunCtx;
-use crate::driver::remote::{HostShare, Job, LoadHost};
+use crate::driver::remote::{HostShare, Job};
 use crate::driver::{self, record::Live, DriverConfig, Target};
 use crate::plan::{Event, Load};
 use crate::remote::deploy::Fleet;
+use crate::remote::load_hosts::{self, LoadHost};
 use crate::sampler::{Sample, Sampling};
 use crate::services::contender::Running;
 use crate::util::interrupt;
@@ -299,5 +300,5 @@ fn drive_from_hosts(
         cpus: Vec::new(),
         start_unix: 0.0,
     };
-    driver::remote::run(&hosts, &job, live, cancel)
+    load_hosts::run(&hosts, &job, live, cancel)
 }

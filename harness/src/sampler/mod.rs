@@ -1,6 +1,7 @@
 //! Reads what a contender costs from /proc, for every process in its group and every thread:
 //! threads, RSS, CPU user+sys, context switches, open fds and sockets. `resources` sums a
 //! run's samples up.
+//! Uses: util, driver (a run's load levels), services (a contender's processes).
 
 pub mod jit;
 mod resources;

@@ -2,6 +2,7 @@
 //! process it forked), pinned to the contender CPUs, killed if the harness dies, file limit
 //! raised for C10K runs, output captured to a log file.
 
+use super::private_tmp::{self, PrivateTmp};
 use crate::util::cgroup::Cgroup;
 use crate::util::interrupt;
 use anyhow::{bail, Context, Result};
@@ -22,6 +23,8 @@ pub struct Running {
     exited: Option<ExitStatus>,
     /// The cgroup it runs in, with its limits: removed once it has stopped.
     cgroup: Option<Cgroup>,
+    /// Its temporary directory (TMPDIR, java.io.tmpdir): removed once it has stopped.
+    tmp: Option<PrivateTmp>,
 }
 
 /// Where a contender on this machine listens unless told otherwise.
@@ -100,12 +103,15 @@ pub fn start_in(
     let out = File::create(log).with_context(|| format!("cannot create log {}", log.display()))?;
     let err = out.try_clone()?;
     let cpus = cpus.to_vec();
+    let tmp = PrivateTmp::create()?;
+    let argv = private_tmp::with_tmpdir(argv, tmp.path());
     let mut cmd = Command::new(&argv[0]);
     cmd.args(&argv[1..])
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err);
+    cmd.env("TMPDIR", tmp.path());
     cmd.envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
@@ -149,6 +155,7 @@ pub fn start_in(
         started: Instant::now(),
         exited: None,
         cgroup,
+        tmp: Some(tmp),
     })
 }
 
@@ -297,6 +304,7 @@ impl Running {
                 eprintln!("iobound: warning: {e:#}");
             }
         }
+        self.tmp.take();
         status
     }
 
@@ -439,6 +447,32 @@ mod tests {
         std::thread::sleep(Duration::from_millis(100));
         assert_eq!(group_pids(r.pid).len(), 0);
         assert!(log_tail(&log, 5).contains("started"));
+    }
+
+    #[test]
+    fn a_process_writes_its_temporary_files_in_a_directory_removed_when_it_stops() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("log");
+        let seen = dir.path().join("seen");
+        // As Tomcat does at every start: a directory of its own in $TMPDIR, never removed.
+        let script = format!(
+            "mkdir -p \"$TMPDIR/tomcat.8080.1/work\" && echo \"$TMPDIR\" > {}.part && mv {0}.part {0}; exec sleep 300",
+            seen.display()
+        );
+        let argv: Vec<String> = ["sh", "-c", &script].map(String::from).into();
+        let mut r = start(&argv, dir.path(), &[0], 1, &log, &[]).unwrap();
+        let t0 = Instant::now();
+        while !seen.exists() && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let tmp = PathBuf::from(fs::read_to_string(&seen).unwrap().trim());
+        assert!(
+            tmp.starts_with(std::env::temp_dir()) && tmp != std::env::temp_dir(),
+            "TMPDIR was {tmp:?}"
+        );
+        assert!(tmp.join("tomcat.8080.1/work").is_dir());
+        r.stop(Duration::from_secs(2));
+        assert!(!tmp.exists(), "{tmp:?} is left after the stop");
     }
 
     #[test]

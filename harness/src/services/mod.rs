@@ -5,7 +5,9 @@
 //!
 //! Holds: `corpus`, `downstream`, `database`, `kafka` (the broker and the Kafka load tool),
 //! `kafka_report` (what the load tool reports, several hosts' reports added), `jdk`,
-//! `contender` (starting, supervising and stopping processes), `manifest` (contender.toml),
+//! `contender` (starting, supervising and stopping processes), `detected` (what a contender
+//! said its runtime detected at start), `private_tmp` (each process's
+//! temporary directory), `manifest` (contender.toml),
 //! `test_server` (the built-in server used by tests and benchmarks), `write_check` (judging a
 //! run's acknowledged writes against the rows found).
 //! Uses: util, plan, driver (kafka_report: histograms, a load host's share).
@@ -13,11 +15,13 @@
 pub mod contender;
 pub mod corpus;
 pub mod database;
+pub mod detected;
 pub mod downstream;
 pub mod jdk;
 pub mod kafka;
 pub mod kafka_report;
 pub mod manifest;
+pub mod private_tmp;
 pub mod test_server;
 pub mod write_check;
 

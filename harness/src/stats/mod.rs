@@ -9,7 +9,8 @@
 //! `verdict` (findings in words), `repeats` (one cell per contender x scenario: every metric
 //! with its interval; noise), `runs` (which runs stand for what: scenarios, merged histograms,
 //! the representative run).
-//! Uses: util, driver (summaries, histogram codec), sampler, run (the results model).
+//! Uses: util, plan (metric names of thresholds), driver (summaries, histogram codec),
+//! sampler, run (the results model).
 
 pub mod gates;
 pub mod metrics;

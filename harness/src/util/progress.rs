@@ -1,5 +1,6 @@
 //! Progress bars for runs: elapsed against planned time, live throughput, load level, errors.
-//! Hidden automatically when stderr is not a terminal.
+//! Where stderr is not a terminal (a log file, CI) the bar hides itself and the same line is
+//! printed every ten seconds instead, so that a long warm-up in a log still shows it is alive.
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::cell::Cell;
@@ -7,10 +8,16 @@ use std::time::Duration;
 
 pub struct Progress {
     bar: ProgressBar,
+    prefix: String,
     total: Duration,
     last: Cell<(u64, f64)>,
     rate: Cell<f64>,
+    /// When the last plain line was printed (seconds since the start).
+    plain_at: Cell<f64>,
 }
+
+/// Seconds between plain lines where the bar is hidden.
+const PLAIN_EVERY_S: f64 = 10.0;
 
 impl Progress {
     pub fn new(prefix: &str, total: Duration) -> Progress {
@@ -23,9 +30,11 @@ impl Progress {
         bar.set_prefix(prefix.to_string());
         Progress {
             bar,
+            prefix: prefix.to_string(),
             total,
             last: Cell::new((0, 0.0)),
             rate: Cell::new(0.0),
+            plain_at: Cell::new(0.0),
         }
     }
 
@@ -59,7 +68,7 @@ impl Progress {
         let threads = threads
             .map(|n| format!("  {n} threads"))
             .unwrap_or_default();
-        self.bar.set_message(format!(
+        let message = format!(
             "{:>5.1}s/{:.0}s  {:>8.0} req/s{p99}  load {:>6.0}  {} ok  {} err{threads}{extra}",
             t.min(self.total.as_secs_f64()),
             self.total.as_secs_f64(),
@@ -67,7 +76,22 @@ impl Progress {
             target,
             ok,
             errors
-        ));
+        );
+        if self.bar.is_hidden() {
+            if let Some(line) = self.plain_line(t, &message) {
+                eprintln!("{line}");
+            }
+        }
+        self.bar.set_message(message);
+    }
+
+    /// The line to print in place of the hidden bar at `t` s, once every PLAIN_EVERY_S.
+    fn plain_line(&self, t: f64, message: &str) -> Option<String> {
+        if t - self.plain_at.get() < PLAIN_EVERY_S {
+            return None;
+        }
+        self.plain_at.set(t);
+        Some(format!("{} {}", self.prefix, message.trim_start()))
     }
 
     pub fn finish(&self) {
@@ -85,4 +109,24 @@ pub fn counter(prefix: &str, total: u64) -> ProgressBar {
     );
     bar.set_prefix(prefix.to_string());
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_terminal_the_line_is_printed_every_ten_seconds() {
+        let p = Progress::new("[go] warm-up", Duration::from_secs(60));
+        let printed: Vec<f64> = (0..=250)
+            .map(|i| f64::from(i) * 0.25)
+            .filter(|t| p.plain_line(*t, "  1.0s/60s").is_some())
+            .collect();
+        assert_eq!(printed, [10.0, 20.0, 30.0, 40.0, 50.0, 60.0]);
+        let p = Progress::new("[go] warm-up", Duration::from_secs(60));
+        assert_eq!(
+            p.plain_line(12.0, "  12.0s/60s  100 req/s").as_deref(),
+            Some("[go] warm-up 12.0s/60s  100 req/s")
+        );
+    }
 }

@@ -10,11 +10,24 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// How long past the end of its load (its length, and the request timeout that drains it) the
+/// agent may still be running before it takes itself for stuck. A controller that froze, or a
+/// network that dropped without closing the connection, stops reading: the agent's next write
+/// then blocks for ever, and neither "stop" nor the end of input ever comes.
+pub const OVERRUN_GRACE: Duration = Duration::from_secs(30);
+
 /// The agent: reads a job from the first line of `input`, drives it, and writes lines to
 /// `out` until the load ends. Later input: "finish" ends the load early as a settled warm-up
 /// does (nothing more is sent, what is in flight is waited for); "stop", or the end of input
-/// when the connection to the controller goes, stops it: nothing of it outlives the controller.
-pub fn agent(mut input: impl BufRead + Send + 'static, out: &mut impl Write) -> Result<()> {
+/// when the connection to the controller goes, stops it; and should neither come while it
+/// cannot write, `overran` is called `grace` (OVERRUN_GRACE) after the load's end, for the
+/// process to clean up and exit: nothing of it outlives the controller.
+pub fn agent(
+    mut input: impl BufRead + Send + 'static,
+    out: &mut impl Write,
+    grace: Duration,
+    overran: impl FnOnce() + Send + 'static,
+) -> Result<()> {
     let mut first = String::new();
     input.read_line(&mut first)?;
     const SAME_VERSION: &str = "controller and agent must be the same iobound version";
@@ -33,6 +46,10 @@ pub fn agent(mut input: impl BufRead + Send + 'static, out: &mut impl Write) -> 
         );
     }
     let start = Instant::now() + Duration::from_secs_f64(wait);
+    let _watch = Watchdog::start(
+        start + job.load.profile.duration() + job.load.timeout + grace,
+        overran,
+    );
     let target = if job.mix.is_empty() {
         Target::new(job.addr, &job.path, job.close)
     } else {
@@ -68,6 +85,36 @@ pub fn agent(mut input: impl BufRead + Send + 'static, out: &mut impl Write) -> 
     write_line(out, &live_line(&live))?;
     write_line(out, &end_line(&o)?)?;
     Ok(())
+}
+
+/// Calls its action at a deadline unless dropped first (the agent returned).
+struct Watchdog {
+    done: Arc<AtomicBool>,
+}
+
+impl Watchdog {
+    fn start(deadline: Instant, action: impl FnOnce() + Send + 'static) -> Watchdog {
+        let done = Arc::new(AtomicBool::new(false));
+        let seen = done.clone();
+        std::thread::spawn(move || {
+            while Instant::now() < deadline {
+                if seen.load(Ordering::SeqCst) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            if !seen.load(Ordering::SeqCst) {
+                action();
+            }
+        });
+        Watchdog { done }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::SeqCst);
+    }
 }
 
 /// Finishes the load early on "finish"; sets `cancel` on "stop", or at the end of input (the
@@ -208,7 +255,13 @@ mod tests {
         let t0 = Instant::now();
         let ran = std::thread::spawn(move || {
             let mut out = Vec::new();
-            agent(std::io::BufReader::new(reader), &mut out).map(|_| out)
+            agent(
+                std::io::BufReader::new(reader),
+                &mut out,
+                OVERRUN_GRACE,
+                || panic!("overran"),
+            )
+            .map(|_| out)
         });
         std::thread::sleep(Duration::from_millis(1500));
         writeln!(writer, "finish").unwrap();
@@ -222,6 +275,79 @@ mod tests {
         };
         // Finished, not cancelled: what was sent was answered and counted.
         assert!(due > 10 && !cancelled, "{end}");
+        drop(writer);
+    }
+
+    /// A controller that stopped reading without closing: every write blocks until released.
+    struct Unread(Arc<AtomicBool>);
+
+    impl Write for Unread {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            while !self.0.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(std::io::Error::other(format!(
+                "released ({} bytes unwritten)",
+                buf.len()
+            )))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn an_agent_whose_controller_stopped_reading_gives_up_after_its_load_and_grace() {
+        let job = Job {
+            host: "here".into(),
+            addr: answering_server(),
+            path: "/".into(),
+            mix: Vec::new(),
+            close: false,
+            tag: String::new(),
+            load: Load {
+                profile: Profile::Closed {
+                    users: 1,
+                    step_users: 0,
+                    steps: 0,
+                    level: Duration::from_secs(1),
+                    think: Duration::from_millis(5),
+                    stay: Duration::ZERO,
+                    spread: Duration::ZERO,
+                },
+                timeout: Duration::from_secs(1),
+                connection_close: false,
+            },
+            threads: 1,
+            cpus: Vec::new(),
+            start_unix: unix_now() + 0.2,
+        };
+        // Its input stays open, as the SSH channel of a frozen controller does.
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        writeln!(writer, "{}", serde_json::to_string(&job).unwrap()).unwrap();
+        let release = Arc::new(AtomicBool::new(false));
+        let (overran, told) = std::sync::mpsc::channel();
+        let t0 = Instant::now();
+        let out = release.clone();
+        let ran = std::thread::spawn(move || {
+            agent(
+                std::io::BufReader::new(reader),
+                &mut Unread(out),
+                Duration::from_secs(1),
+                move || overran.send(Instant::now()).unwrap(),
+            )
+        });
+        // Due 0.2 s (start) + 1 s (load) + 1 s (timeout) + 1 s (grace) after the job.
+        let at = told
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the agent noticed it was stuck");
+        let after = at.duration_since(t0);
+        assert!(
+            after >= Duration::from_millis(3200) && after < Duration::from_secs(10),
+            "{after:?}"
+        );
+        release.store(true, Ordering::SeqCst);
+        assert!(ran.join().unwrap().is_err());
         drop(writer);
     }
 }

@@ -1,17 +1,16 @@
 //! Load from several hosts: each load host runs iobound's own driver (`iobound agent drive`,
 //! started over SSH) with its share of the load, from a start time common to all hosts. Every
-//! second it streams the second's records (HdrHistograms, errors) back; the controller adds
-//! them second by second into one recorder, so percentiles and counts are those of the whole
+//! second it streams the second's records (HdrHistograms, errors) back; the controller
+//! (remote::load_hosts, which reaches the hosts over SSH) adds them second by second into one
+//! recorder, so percentiles and counts are those of the whole
 //! load, never averages of the hosts'. A host lost mid-run keeps what it streamed; the
 //! requests it had due whose outcome never arrived are counted as cut, and the host's share
 //! says when and why it was lost.
 mod agent;
-mod controller;
 #[cfg(test)]
 mod tests;
 
-pub use agent::agent;
-pub use controller::{run, LoadHost};
+pub use agent::{agent, OVERRUN_GRACE};
 
 use super::record::{Errors, Interval};
 use super::summary::encode_histogram;
@@ -122,7 +121,7 @@ pub fn share(load: &Load, i: usize, n: usize) -> Load {
     }
 }
 
-pub(super) fn unix_now() -> f64 {
+pub fn unix_now() -> f64 {
     crate::util::clock::unix_seconds()
 }
 

@@ -1,11 +1,9 @@
 //! Shares, the merge of streamed seconds, and a lost host's accounting.
 
-use super::controller::{finish, HostState};
 use super::*;
 use crate::driver::record::ErrorKind;
 use crate::driver::record::{Live, Recorder};
 use crate::driver::summary::decode_histogram;
-use crate::remote::ssh::Ssh;
 use std::time::{Duration, Instant};
 
 fn closed(users: u32, step_users: u32) -> Load {
@@ -120,72 +118,6 @@ fn streamed_seconds_merge_into_the_sum_of_both_hosts() {
     assert_eq!(errors.unanswered, 2);
     let requests: u64 = merged.intervals.iter().map(Interval::requests).sum();
     assert_eq!(requests, expected_requests);
-}
-
-#[test]
-fn a_lost_host_keeps_what_it_streamed_and_its_missing_requests_are_cut() {
-    let start = Instant::now();
-    let mut merged = Recorder::new(start);
-    let live = Live::mirrored(start);
-    let mut own = Recorder::new(start);
-    for k in 0..10u64 {
-        own.ok(
-            start + Duration::from_millis(k),
-            Duration::from_millis(1),
-            &live,
-        );
-    }
-    for (i, iv) in live.take_seconds(usize::MAX) {
-        merged.add_second(i, &iv);
-    }
-    let ssh = Ssh::new(
-        &crate::plan::hosts::Host {
-            name: "lg1".into(),
-            address: "10.0.0.9".parse().unwrap(),
-            user: None,
-            port: 22,
-            identity: None,
-            roles: vec![crate::plan::hosts::Role::Load],
-            cpus: None,
-        },
-        None,
-        std::path::Path::new("/tmp"),
-    );
-    let host = LoadHost {
-        ssh: &ssh,
-        binary: "iobound".into(),
-        cpus: vec![],
-        threads: 1,
-        clock_offset_s: 0.0,
-    };
-    let st = HostState {
-        live: (12, 0, 12_000, 15, vec![]),
-        streamed: 10,
-        ok: 10,
-        lost: Some((1.5, "connection reset".into())),
-        ..HostState::default()
-    };
-    let (o, shares) = finish(
-        &[host],
-        vec![st],
-        vec!["4 users".into()],
-        merged,
-        start,
-        false,
-    );
-    let (ok, errors) = o.recorder.overall();
-    assert_eq!((ok.len(), errors.cut, o.due), (10, 5, 15));
-    assert!(
-        !o.cancelled,
-        "the other hosts go on: the run is not stopped"
-    );
-    assert_eq!(shares[0].lost.as_deref(), Some("connection reset"));
-    assert_eq!(shares[0].lost_at_s, Some(1.5));
-    assert_eq!(
-        ok.len() + errors.total() + errors.cut,
-        o.due,
-        "ok + errors + cut = due"
-    );
 }
 
 #[test]

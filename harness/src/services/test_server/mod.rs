@@ -112,6 +112,17 @@ pub fn serve(cfg: ServeConfig) -> Result<()> {
         cfg.port,
         cfg.address.unwrap_or(std::net::Ipv4Addr::LOCALHOST),
     );
+    // The contract's start-up line: one event loop, or as many request slots as --workers.
+    let (slots, of) = match cfg.workers {
+        Some(n) => (n, "request slots (--workers: a pool of threads, simulated)"),
+        None => (1, "event loop (a current-thread tokio runtime)"),
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "{}{}",
+        super::detected::PREFIX,
+        serde_json::json!({"language": "rust", "cpus": cpus, "workers": slots, "workers_of": of})
+    );
     let workers = cfg.workers.map(tokio::sync::Semaphore::new);
     run(
         address,

@@ -9,6 +9,7 @@ import dev.iobound.common.Corpus;
 import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
 import dev.iobound.common.FanOut;
+import dev.iobound.common.RuntimeReport;
 import io.helidon.http.HeaderNames;
 import io.helidon.webclient.api.HttpClientResponse;
 import io.helidon.webclient.api.WebClient;
@@ -301,5 +302,9 @@ public final class HelidonApp {
             .build()
             .start();
     System.out.println("helidon listening on " + args.address() + ":" + server.port());
+    new RuntimeReport(
+            "carrier threads of the virtual-thread scheduler (a virtual thread per request)",
+            RuntimeReport.virtualThreadParallelism())
+        .print();
   }
 }

@@ -9,6 +9,7 @@ import dev.iobound.common.Corpus;
 import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
 import dev.iobound.common.FanOut;
+import dev.iobound.common.RuntimeReport;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -332,6 +333,13 @@ public final class JettyApp extends Handler.Abstract {
     server.setHandler(
         new JettyApp(Database.fromEnvironment(), virtual, args.getInt("fanout-threads", 64)));
     server.start();
+    RuntimeReport report =
+        virtual
+            ? new RuntimeReport(
+                "carrier threads of the virtual-thread scheduler (a virtual thread per request)",
+                RuntimeReport.virtualThreadParallelism())
+            : new RuntimeReport("QueuedThreadPool threads (max)", pool.getMaxThreads());
+    report.with("pool_threads_max", pool.getMaxThreads()).print();
     server.join();
   }
 }

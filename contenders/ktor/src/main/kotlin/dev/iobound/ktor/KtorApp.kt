@@ -6,6 +6,7 @@ import dev.iobound.common.Contract
 import dev.iobound.common.Corpus
 import dev.iobound.common.Database
 import dev.iobound.common.Downstream
+import dev.iobound.common.RuntimeReport
 import io.ktor.client.HttpClient
 import io.ktor.client.engine.cio.CIO
 import io.ktor.client.network.sockets.ConnectTimeoutException
@@ -303,6 +304,15 @@ fun main(argv: Array<String>) {
                 shareWorkGroup = args.get("share-work-group", "false").toBoolean()
                 // The listen backlog every other contender uses.
                 configureBootstrap = { option(ChannelOption.SO_BACKLOG, 4096) }
+                // Ktor sizes its groups from the CPUs the JVM sees when the engine is configured.
+                RuntimeReport(
+                        "Netty call group threads (run the handlers' coroutines)",
+                        callGroupSize,
+                    )
+                    .with("connection_group", connectionGroupSize)
+                    .with("worker_group", workerGroupSize)
+                    .with("share_work_group", shareWorkGroup.toString())
+                    .print()
             },
         ) {
             with(app) { module() }

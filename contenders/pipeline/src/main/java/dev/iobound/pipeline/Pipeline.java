@@ -5,7 +5,9 @@ import dev.iobound.common.Args;
 import dev.iobound.common.Contract;
 import dev.iobound.common.Downstream;
 import dev.iobound.common.KafkaPipeline;
+import dev.iobound.common.RuntimeReport;
 import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
 import io.vertx.core.http.PoolOptions;
 import io.vertx.ext.web.client.WebClient;
 import io.vertx.ext.web.client.WebClientOptions;
@@ -202,6 +204,20 @@ public final class Pipeline {
     }
   }
 
+  /** The contract's start-up line: the CPUs the JVM saw and what makes the downstream calls. */
+  static RuntimeReport report(String mode, int poolSize) {
+    return switch (mode) {
+      case "threadpool" -> new RuntimeReport("pool threads making the downstream calls", poolSize);
+      case "virtual" ->
+          new RuntimeReport(
+              "carrier threads of the virtual-thread scheduler (a virtual thread per record)",
+              RuntimeReport.virtualThreadParallelism());
+      default ->
+          new RuntimeReport("event loop making the downstream calls (one Vert.x context)", 1)
+              .with("event_loops_made", VertxOptions.DEFAULT_EVENT_LOOP_POOL_SIZE);
+    };
+  }
+
   public static void main(String[] argv) throws Exception {
     Args args = new Args(argv);
     String bootstrap = System.getenv().getOrDefault("IOBOUND_KAFKA_BOOTSTRAP", "127.0.0.1:9092");
@@ -224,6 +240,7 @@ public final class Pipeline {
           ex.close();
         });
     health.start();
+    report(args.get("mode", "threadpool"), poolSize).print();
     p.run(bootstrap, maxPoll);
   }
 }

@@ -6,6 +6,7 @@ import dev.iobound.common.Corpus;
 import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
 import dev.iobound.common.FanOut;
+import dev.iobound.common.RuntimeReport;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpTimeoutException;
@@ -16,6 +17,9 @@ import java.util.concurrent.Executors;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.event.EventListener;
+import org.springframework.core.env.Environment;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.MediaTypeFactory;
@@ -84,6 +88,21 @@ public class MvcApplication {
 
   public static void main(String[] args) {
     SpringApplication.run(MvcApplication.class, args);
+  }
+
+  /** The contract's start-up line: the CPUs the JVM saw and what serves the requests. */
+  @EventListener(ApplicationReadyEvent.class)
+  public void reportRuntime(ApplicationReadyEvent ready) {
+    Environment env = ready.getApplicationContext().getEnvironment();
+    // Spring Boot's default for server.tomcat.threads.max.
+    int poolMax = env.getProperty("server.tomcat.threads.max", Integer.class, 200);
+    RuntimeReport report =
+        env.getProperty("spring.threads.virtual.enabled", Boolean.class, false)
+            ? new RuntimeReport(
+                "carrier threads of the virtual-thread scheduler (a virtual thread per request)",
+                RuntimeReport.virtualThreadParallelism())
+            : new RuntimeReport("Tomcat worker threads (max)", poolMax);
+    report.print();
   }
 
   @GetMapping(value = "/plaintext", produces = MediaType.TEXT_PLAIN_VALUE)

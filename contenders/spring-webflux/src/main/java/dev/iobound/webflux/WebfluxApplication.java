@@ -5,6 +5,7 @@ import dev.iobound.common.Contract;
 import dev.iobound.common.Corpus;
 import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
+import dev.iobound.common.RuntimeReport;
 import io.r2dbc.spi.Readable;
 import java.time.Duration;
 import java.util.Arrays;
@@ -13,6 +14,8 @@ import java.util.Map;
 import java.util.concurrent.TimeoutException;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.event.EventListener;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -32,6 +35,7 @@ import org.springframework.web.reactive.function.client.WebClientResponseExcepti
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.netty.http.client.HttpClient;
+import reactor.netty.resources.LoopResources;
 
 /**
  * Event loop: a few Netty threads serve every connection; waiting is a timer, the downstream call
@@ -63,6 +67,15 @@ public class WebfluxApplication {
 
   public static void main(String[] args) {
     SpringApplication.run(WebfluxApplication.class, args);
+  }
+
+  /** The contract's start-up line: the CPUs the JVM saw and the loops and pools it made. */
+  @EventListener(ApplicationReadyEvent.class)
+  public void reportRuntime() {
+    new RuntimeReport("Reactor Netty event loops", LoopResources.DEFAULT_IO_WORKER_COUNT)
+        .with("parallel_scheduler", Schedulers.DEFAULT_POOL_SIZE)
+        .with("bounded_elastic_max", Schedulers.DEFAULT_BOUNDED_ELASTIC_SIZE)
+        .print();
   }
 
   @GetMapping(value = "/plaintext", produces = MediaType.TEXT_PLAIN_VALUE)

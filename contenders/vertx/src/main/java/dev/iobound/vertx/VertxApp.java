@@ -6,6 +6,7 @@ import dev.iobound.common.Contract;
 import dev.iobound.common.Corpus;
 import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
+import dev.iobound.common.RuntimeReport;
 import io.vertx.core.DeploymentOptions;
 import io.vertx.core.Future;
 import io.vertx.core.VerticleBase;
@@ -337,5 +338,8 @@ public final class VertxApp extends VerticleBase {
         .get();
     System.out.println(
         "Vert.x started on " + args.address() + ":" + port + " with " + loops + " event loop(s)");
+    new RuntimeReport("event loops (Vert.x, a verticle instance on each)", loops)
+        .with("worker_pool", VertxOptions.DEFAULT_WORKER_POOL_SIZE)
+        .print();
   }
 }

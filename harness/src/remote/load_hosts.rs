@@ -1,8 +1,9 @@
-//! The controller's side: one agent per load host over SSH, their seconds added into one
-//! recorder, their counts summed, a lost host accounted for.
+//! Load from other hosts, the controller's side: one load agent (driver::remote) per load host
+//! over SSH, their seconds added into one recorder, their counts summed, a lost host accounted
+//! for.
 
-use super::{host_tag, share, unix_now, HostShare, Job, Line};
 use crate::driver::record::{Interval, Live, Recorder};
+use crate::driver::remote::{host_tag, share, unix_now, HostShare, Job, Line};
 use crate::driver::summary::decode_histogram;
 use crate::driver::{EntryCount, Outcome};
 use crate::plan::{Load, Profile};
@@ -30,7 +31,7 @@ pub struct LoadHost<'a> {
 
 /// What the controller knows of one host while the load runs.
 #[derive(Default)]
-pub(super) struct HostState {
+struct HostState {
     /// Its last live counters: ok, errors, latency sum (µs), due, latency buckets.
     pub live: (u64, u64, u64, u64, Vec<u64>),
     /// Requests accounted for by the seconds received.
@@ -301,7 +302,7 @@ fn publish(live: &Live, state: &[HostState]) {
 
 /// The merged outcome: sums of counts, the busiest driver CPU anywhere per second, and a
 /// lost host's unaccounted requests cut at the second it was lost.
-pub(super) fn finish(
+fn finish(
     hosts: &[LoadHost<'_>],
     state: Vec<HostState>,
     shares: Vec<String>,
@@ -390,5 +391,76 @@ fn add_end(o: &mut Outcome, share: &mut HostShare, end: Line) {
     for (sum, (sent, ok)) in o.entries.iter_mut().zip(entries) {
         sum.sent += sent;
         sum.ok += ok;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lost_host_keeps_what_it_streamed_and_its_missing_requests_are_cut() {
+        let start = Instant::now();
+        let mut merged = Recorder::new(start);
+        let live = Live::mirrored(start);
+        let mut own = Recorder::new(start);
+        for k in 0..10u64 {
+            own.ok(
+                start + Duration::from_millis(k),
+                Duration::from_millis(1),
+                &live,
+            );
+        }
+        for (i, iv) in live.take_seconds(usize::MAX) {
+            merged.add_second(i, &iv);
+        }
+        let ssh = Ssh::new(
+            &crate::plan::hosts::Host {
+                name: "lg1".into(),
+                address: "10.0.0.9".parse().unwrap(),
+                user: None,
+                port: 22,
+                identity: None,
+                roles: vec![crate::plan::hosts::Role::Load],
+                cpus: None,
+            },
+            None,
+            std::path::Path::new("/tmp"),
+        );
+        let host = LoadHost {
+            ssh: &ssh,
+            binary: "iobound".into(),
+            cpus: vec![],
+            threads: 1,
+            clock_offset_s: 0.0,
+        };
+        let st = HostState {
+            live: (12, 0, 12_000, 15, vec![]),
+            streamed: 10,
+            ok: 10,
+            lost: Some((1.5, "connection reset".into())),
+            ..HostState::default()
+        };
+        let (o, shares) = finish(
+            &[host],
+            vec![st],
+            vec!["4 users".into()],
+            merged,
+            start,
+            false,
+        );
+        let (ok, errors) = o.recorder.overall();
+        assert_eq!((ok.len(), errors.cut, o.due), (10, 5, 15));
+        assert!(
+            !o.cancelled,
+            "the other hosts go on: the run is not stopped"
+        );
+        assert_eq!(shares[0].lost.as_deref(), Some("connection reset"));
+        assert_eq!(shares[0].lost_at_s, Some(1.5));
+        assert_eq!(
+            ok.len() + errors.total() + errors.cut,
+            o.due,
+            "ok + errors + cut = due"
+        );
     }
 }
