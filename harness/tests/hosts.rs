@@ -528,6 +528,54 @@ fn a_server_started_on_the_contender_host_is_sampled_there_and_stopped() {
     assert_eq!(load_results(&results_dir(out.path()))["complete"], false);
 }
 
+/// A controller that freezes (SIGSTOP: its SSH channels stay open, but nothing more is said
+/// or read) leaves nothing on its hosts: the contender host's agent, asked nothing for 30 s,
+/// stops the server and removes its directory; the load host's driver, its load over and its
+/// input never closed, gives up 30 s after the load's end and removes its own.
+#[test]
+#[ignore = "needs root, iproute2 and openssh-server; run by ./iobound test"]
+fn a_frozen_controller_leaves_nothing_on_its_hosts() {
+    let _alone = alone();
+    let Some(lab) = Lab::with_options(vec!["app", "lg1"], "--contender-cpus 0 --load-cpus 1")
+    else {
+        return;
+    };
+    let before = remote_dirs();
+    let out = tempfile::tempdir().unwrap();
+    let mut child = cmd_run(&lab, out.path(), "3s").spawn().unwrap();
+    wait_for_process(&lab, "app", " serve --address");
+    wait_for_process(&lab, "lg1", "agent drive");
+    std::thread::sleep(Duration::from_secs(1));
+    // SAFETY: signals the controller this test started, and nothing else.
+    unsafe { libc::kill(child.id() as i32, libc::SIGSTOP) };
+    let frozen = Instant::now();
+    let left = || -> Vec<String> {
+        let mut left: Vec<String> = ["app", "lg1"].iter().flat_map(|n| lab.strays(n)).collect();
+        if remote_dirs() != before {
+            left.push(format!("per-run directories {:?}", remote_dirs()));
+        }
+        left
+    };
+    while !left().is_empty() {
+        assert!(
+            frozen.elapsed() < Duration::from_secs(90),
+            "still on the hosts {:?} after the controller froze: {:?}",
+            frozen.elapsed(),
+            left()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    // Not the run's own end: the controller never got to say anything.
+    assert!(
+        frozen.elapsed() >= Duration::from_secs(25),
+        "gone {:?} after the freeze, before any silence limit",
+        frozen.elapsed()
+    );
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let _ = child.wait();
+}
+
 #[test]
 #[ignore = "needs root; run by ./iobound test"]
 fn a_lab_directory_that_is_not_roots_alone_is_refused() {

@@ -242,7 +242,9 @@ pub fn run(
             Err(mpsc::RecvTimeoutError::Timeout) => continue,
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         };
-        if let Event::Closed(i, _) = &event {
+        // Its end is in, or it is gone: its input closes, which lets a finished agent exit
+        // (it waits for that, so that one whose controller froze cleans up after itself).
+        if let Event::Closed(i, _) | Event::Line(i, Line::End { .. }) = &event {
             agents.inputs[*i] = None;
         }
         m.take(event, start, &live)?;

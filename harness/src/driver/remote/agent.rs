@@ -17,11 +17,12 @@ use std::time::{Duration, Instant};
 pub const OVERRUN_GRACE: Duration = Duration::from_secs(30);
 
 /// The agent: reads a job from the first line of `input`, drives it, and writes lines to
-/// `out` until the load ends. Later input: "finish" ends the load early as a settled warm-up
-/// does (nothing more is sent, what is in flight is waited for); "stop", or the end of input
-/// when the connection to the controller goes, stops it; and should neither come while it
-/// cannot write, `overran` is called `grace` (OVERRUN_GRACE) after the load's end, for the
-/// process to clean up and exit: nothing of it outlives the controller.
+/// `out` until the load ends, then waits for the controller to close `input`. Later input:
+/// "finish" ends the load early as a settled warm-up does (nothing more is sent, what is in
+/// flight is waited for); "stop", or the end of input when the connection to the controller
+/// goes, stops it; and should neither come (a controller frozen, or one it cannot write to),
+/// `overran` is called `grace` (OVERRUN_GRACE) after the load's end, for the process to clean
+/// up and exit: nothing of it outlives the controller.
 pub fn agent(
     mut input: impl BufRead + Send + 'static,
     out: &mut impl Write,
@@ -84,6 +85,12 @@ pub fn agent(
     }
     write_line(out, &live_line(&live))?;
     write_line(out, &end_line(&o)?)?;
+    // The controller closes the input once it has the end. Until it does, the per-run
+    // directory is still in use; a controller that never does (frozen, or cut off without the
+    // channel closing) is left to the watchdog, which cleans up.
+    while !cancel.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     Ok(())
 }
 
@@ -224,9 +231,9 @@ mod tests {
         addr
     }
 
-    #[test]
-    fn finish_ends_a_hosts_load_early_and_keeps_what_it_measured() {
-        let job = Job {
+    /// A closed load of `users` for `length` on a local server, starting 0.2 s from now.
+    fn closed_job(users: u32, length: Duration, timeout: Duration) -> Job {
+        Job {
             host: "here".into(),
             addr: answering_server(),
             path: "/".into(),
@@ -235,39 +242,70 @@ mod tests {
             tag: String::new(),
             load: Load {
                 profile: Profile::Closed {
-                    users: 2,
+                    users,
                     step_users: 0,
                     steps: 0,
-                    level: Duration::from_secs(30),
+                    level: length,
                     think: Duration::from_millis(5),
                     stay: Duration::ZERO,
                     spread: Duration::ZERO,
                 },
-                timeout: Duration::from_secs(5),
+                timeout,
                 connection_close: false,
             },
             threads: 1,
             cpus: Vec::new(),
             start_unix: unix_now() + 0.2,
-        };
+        }
+    }
+
+    /// The controller's side of a test channel: keeps what the agent writes, and closes the
+    /// agent's input once the end line is in, as the controller does.
+    struct Controller {
+        seen: Vec<u8>,
+        input: Arc<std::sync::Mutex<Option<std::io::PipeWriter>>>,
+    }
+
+    impl Write for Controller {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.seen.extend_from_slice(buf);
+            if self.seen.windows(7).any(|w| w == b"{\"end\":") {
+                self.input.lock().unwrap().take();
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn finish_ends_a_hosts_load_early_and_keeps_what_it_measured() {
+        let job = closed_job(2, Duration::from_secs(30), Duration::from_secs(5));
         let (reader, mut writer) = std::io::pipe().unwrap();
         writeln!(writer, "{}", serde_json::to_string(&job).unwrap()).unwrap();
+        let input = Arc::new(std::sync::Mutex::new(Some(writer)));
+        let mut out = Controller {
+            seen: Vec::new(),
+            input: input.clone(),
+        };
         let t0 = Instant::now();
         let ran = std::thread::spawn(move || {
-            let mut out = Vec::new();
             agent(
                 std::io::BufReader::new(reader),
                 &mut out,
                 OVERRUN_GRACE,
                 || panic!("overran"),
             )
-            .map(|_| out)
+            .map(|_| out.seen)
         });
         std::thread::sleep(Duration::from_millis(1500));
-        writeln!(writer, "finish").unwrap();
+        writeln!(input.lock().unwrap().as_mut().unwrap(), "finish").unwrap();
         let out = ran.join().unwrap().unwrap();
-        // A 30 s load that ends within seconds of "finish", with its input still open.
+        // A 30 s load that ends within seconds of "finish", its input closed only once its
+        // end was in.
         assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+        assert!(input.lock().unwrap().is_none());
         let text = String::from_utf8(out).unwrap();
         let end = text.lines().last().unwrap();
         let Line::End { due, cancelled, .. } = serde_json::from_str::<Line>(end).unwrap() else {
@@ -275,6 +313,34 @@ mod tests {
         };
         // Finished, not cancelled: what was sent was answered and counted.
         assert!(due > 10 && !cancelled, "{end}");
+    }
+
+    #[test]
+    fn a_finished_agent_whose_controller_froze_gives_up_after_its_grace() {
+        // The end is written (the controller's pipe takes it) but the input never closes.
+        let job = closed_job(1, Duration::from_secs(1), Duration::from_secs(1));
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        writeln!(writer, "{}", serde_json::to_string(&job).unwrap()).unwrap();
+        let (overran, told) = std::sync::mpsc::channel();
+        let t0 = Instant::now();
+        std::thread::spawn(move || {
+            let mut out = Vec::new();
+            agent(
+                std::io::BufReader::new(reader),
+                &mut out,
+                Duration::from_secs(1),
+                move || overran.send(Instant::now()).unwrap(),
+            )
+        });
+        let at = told
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the agent gave up waiting for its controller");
+        let after = at.duration_since(t0);
+        assert!(
+            after >= Duration::from_millis(3200) && after < Duration::from_secs(10),
+            "{after:?}"
+        );
+        // The channel closes late: the agent, told it may go, returns.
         drop(writer);
     }
 
@@ -298,30 +364,7 @@ mod tests {
 
     #[test]
     fn an_agent_whose_controller_stopped_reading_gives_up_after_its_load_and_grace() {
-        let job = Job {
-            host: "here".into(),
-            addr: answering_server(),
-            path: "/".into(),
-            mix: Vec::new(),
-            close: false,
-            tag: String::new(),
-            load: Load {
-                profile: Profile::Closed {
-                    users: 1,
-                    step_users: 0,
-                    steps: 0,
-                    level: Duration::from_secs(1),
-                    think: Duration::from_millis(5),
-                    stay: Duration::ZERO,
-                    spread: Duration::ZERO,
-                },
-                timeout: Duration::from_secs(1),
-                connection_close: false,
-            },
-            threads: 1,
-            cpus: Vec::new(),
-            start_unix: unix_now() + 0.2,
-        };
+        let job = closed_job(1, Duration::from_secs(1), Duration::from_secs(1));
         // Its input stays open, as the SSH channel of a frozen controller does.
         let (reader, mut writer) = std::io::pipe().unwrap();
         writeln!(writer, "{}", serde_json::to_string(&job).unwrap()).unwrap();
