@@ -174,4 +174,10 @@ fn verify_fails_a_contender_that_does_not_say_what_its_runtime_detected() {
         err.contains("no line starting with `iobound-runtime {json}`"),
         "the failure says what the contract asks: {err}"
     );
+    // verify keeps the logs of what failed, for the reader; this test is its own reader.
+    let kept = err
+        .lines()
+        .find_map(|l| l.strip_prefix("verify: logs in "))
+        .expect("verify says where the logs are");
+    std::fs::remove_dir_all(kept.trim()).unwrap();
 }

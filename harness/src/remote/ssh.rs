@@ -265,10 +265,14 @@ pub mod tempfile_dir {
     pub struct Dir(PathBuf);
 
     impl Dir {
+        /// A new directory `{prefix}-{pid}.{n}`, after removing those of harnesses that no
+        /// longer run (a killed one cannot remove its own).
         pub fn new(prefix: &str) -> Result<Dir> {
+            let base = std::env::temp_dir();
+            crate::util::files::sweep_stale(&base, &format!("{prefix}-"));
             // Short: a socket path must stay under ~100 bytes.
-            let path = std::env::temp_dir().join(format!(
-                "{prefix}-{}-{}",
+            let path = base.join(format!(
+                "{prefix}-{}.{}",
                 std::process::id(),
                 crate::util::clock::unix_seconds() as u64 % 100_000
             ));
@@ -295,6 +299,28 @@ pub mod tempfile_dir {
 mod tests {
     use super::*;
     use crate::plan::hosts::Role;
+
+    #[test]
+    fn a_killed_harness_s_control_directory_goes_at_the_next_start() {
+        // A pid above Linux's largest (2^22) never runs: its harness is gone.
+        let dead = std::env::temp_dir().join("iobound-ssh-sweeptest-2147483000.1");
+        std::fs::create_dir_all(&dead).unwrap();
+        let own = tempfile_dir::Dir::new("iobound-ssh-sweeptest").unwrap();
+        assert!(!dead.exists());
+        let name = own
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        assert!(
+            name.starts_with(&format!("iobound-ssh-sweeptest-{}.", std::process::id())),
+            "{name}"
+        );
+        let path = own.path().to_path_buf();
+        drop(own);
+        assert!(!path.exists());
+    }
 
     fn host(user: Option<&str>) -> Host {
         Host {

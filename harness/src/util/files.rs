@@ -29,8 +29,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// kept with `keep`). Never a predictable path: under /tmp another user could have put a link
 /// or a directory of theirs there first.
 pub fn private_temp_dir(prefix: &str) -> Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt;
+    // tempfile makes directories with the default mode (0755 under the usual umask).
     tempfile::Builder::new()
         .prefix(prefix)
+        .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir()
         .with_context(|| {
             format!(
@@ -130,6 +133,14 @@ pub(crate) mod tests {
         );
         assert_eq!(std::fs::read(&path).unwrap(), b"{\"old\": true}");
         assert!(!path.with_extension("json.tmp").exists());
+    }
+
+    #[test]
+    fn a_private_directory_is_its_owners_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = private_temp_dir("iobound-mode-").unwrap();
+        let mode = std::fs::metadata(dir.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "mode {mode:o}");
     }
 
     #[test]
