@@ -254,7 +254,7 @@ impl Verifier<'_> {
                 Some(log.as_path()),
                 Some(self.fuzz),
             )
-            .map(|v| {
+            .map(|(v, _)| {
                 conformance::print(name, &v);
                 v.passed
             })?,

@@ -143,7 +143,7 @@ fn contenders(h: &mut String, results: &Results) {
             esc(&c.language),
             esc(&c.framework),
             esc(c.runtime.as_deref().unwrap_or("-")),
-            esc(&c.detected.as_ref().map_or_else(|| "-".into(), |d| d.describe())),
+            esc(&c.detected_words()),
             esc(&c.config),
             esc(&t.join(", ")),
             c.startup_s.map(|s| format!("{s:.1} s")).unwrap_or_else(|| "-".into()),

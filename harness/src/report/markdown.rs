@@ -110,9 +110,7 @@ fn contenders_table(results: &Results) -> String {
                 c.model.clone(),
                 c.framework.clone(),
                 c.runtime.clone().unwrap_or_else(|| "-".into()),
-                c.detected
-                    .as_ref()
-                    .map_or_else(|| "-".into(), |d| d.describe()),
+                c.detected_words(),
                 c.config.replace('\n', " "),
                 t.join(", "),
             ]

@@ -5,7 +5,7 @@
 use crate::conformance::{self, CaseResult, Verification};
 use crate::plan::Plan;
 use crate::services::contender::{self, Running};
-use crate::services::detected;
+use crate::services::detected::{self, Detected};
 use crate::services::manifest::{Manifest, StartVars};
 use crate::services::Services;
 use crate::util::cgroup::{self, Cgroup, Layout, Limits};
@@ -102,8 +102,9 @@ pub(super) fn own_cgroup(name: &str, limits: Limits) -> Result<Option<Cgroup>> {
 
 /// Checks a ready contender against the contract: the HTTP cases (plus `fuzz` = (count, seed)
 /// generated hostile inputs), or for a pipeline the delivery check through Kafka, and, when its
-/// `log` is on this machine, its start-up line (what its runtime detected). A check that fails
-/// is a Verification that did not pass; an error means the check itself could not run.
+/// `log` is on this machine, its start-up line (what its runtime detected, returned beside the
+/// verification when the line holds). A check that fails is a Verification that did not pass;
+/// an error means the check itself could not run.
 #[allow(clippy::too_many_arguments)]
 pub fn verify_contender(
     rt: &tokio::runtime::Runtime,
@@ -114,34 +115,37 @@ pub fn verify_contender(
     logs: &Path,
     log: Option<&Path>,
     fuzz: Option<(usize, u64)>,
-) -> Result<Verification> {
+) -> Result<(Verification, Option<Detected>)> {
     let mut v = contract_cases(rt, addr, m, services, cpus, logs, fuzz)?;
+    let mut seen = None;
     match log {
         Some(log) => {
-            let case = detected_case(log);
+            let (case, d) = detected_case(log);
             v.passed &= case.passed;
             v.cases.push(case);
+            seen = d;
         }
         None => v.not_checked.push(format!(
             "the `{}{{json}}` start-up line (the contender's log is on its host)",
             detected::PREFIX
         )),
     }
-    Ok(v)
+    Ok((v, seen))
 }
 
 /// The contract's start-up line as a case: passed with what the runtime detected, or failed
-/// with what is missing.
-fn detected_case(log: &Path) -> CaseResult {
-    let (passed, detail) = match detected::read(log) {
-        Ok(d) => (true, d.describe()),
-        Err(why) => (false, why),
+/// with what is missing; and the line itself when it holds.
+fn detected_case(log: &Path) -> (CaseResult, Option<Detected>) {
+    let (passed, detail, seen) = match detected::read(log) {
+        Ok(d) => (true, d.describe(), Some(d)),
+        Err(why) => (false, why, None),
     };
-    CaseResult {
+    let case = CaseResult {
         name: "start-up line: what the runtime detected".into(),
         passed,
         detail,
-    }
+    };
+    (case, seen)
 }
 
 fn contract_cases(

@@ -329,6 +329,13 @@ impl Results {
 }
 
 impl ContenderInfo {
+    /// What its runtime detected, in words, for the contenders tables ("-" when unknown).
+    pub fn detected_words(&self) -> String {
+        self.detected
+            .as_ref()
+            .map_or_else(|| "-".into(), |d| d.describe())
+    }
+
     /// A contender of the plan, before it has started.
     pub fn of(
         m: &Manifest,

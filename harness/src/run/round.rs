@@ -212,7 +212,7 @@ impl RunCtx<'_> {
         let services = self
             .services
             .context("contenders need the harness's services")?;
-        let v = verify_contender(
+        let (v, detected) = verify_contender(
             self.rt,
             addr,
             m,
@@ -225,8 +225,7 @@ impl RunCtx<'_> {
         crate::conformance::print(&m.name, &v);
         let passed = v.passed;
         self.res.contenders[index].verification = Some(v);
-        self.res.contenders[index].detected =
-            log.and_then(|l| crate::services::detected::read(l).ok());
+        self.res.contenders[index].detected = detected;
         self.res.checkpoint(self.dir);
         if interrupt::stopped() {
             // Checks cut short by the user fail without the contender failing: nothing to record.

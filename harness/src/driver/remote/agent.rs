@@ -315,16 +315,23 @@ mod tests {
         assert!(due > 10 && !cancelled, "{end}");
     }
 
-    #[test]
-    fn a_finished_agent_whose_controller_froze_gives_up_after_its_grace() {
-        // The end is written (the controller's pipe takes it) but the input never closes.
+    /// Runs a 1 s job (1 s timeout, 1 s grace) writing to `out` with its input held open, as a
+    /// frozen controller's channel is; returns how long after the job `overran` was called
+    /// (due 0.2 s to the start + 1 s of load + 1 s of timeout + 1 s of grace), the input, and
+    /// the agent's thread.
+    fn overrun_after(
+        mut out: impl Write + Send + 'static,
+    ) -> (
+        Duration,
+        std::io::PipeWriter,
+        std::thread::JoinHandle<Result<()>>,
+    ) {
         let job = closed_job(1, Duration::from_secs(1), Duration::from_secs(1));
         let (reader, mut writer) = std::io::pipe().unwrap();
         writeln!(writer, "{}", serde_json::to_string(&job).unwrap()).unwrap();
         let (overran, told) = std::sync::mpsc::channel();
         let t0 = Instant::now();
-        std::thread::spawn(move || {
-            let mut out = Vec::new();
+        let ran = std::thread::spawn(move || {
             agent(
                 std::io::BufReader::new(reader),
                 &mut out,
@@ -334,14 +341,21 @@ mod tests {
         });
         let at = told
             .recv_timeout(Duration::from_secs(20))
-            .expect("the agent gave up waiting for its controller");
-        let after = at.duration_since(t0);
+            .expect("the agent gave up on its controller");
+        (at.duration_since(t0), writer, ran)
+    }
+
+    #[test]
+    fn a_finished_agent_whose_controller_froze_gives_up_after_its_grace() {
+        // The end is written (the controller's pipe takes it) but the input never closes.
+        let (after, writer, ran) = overrun_after(Vec::new());
         assert!(
             after >= Duration::from_millis(3200) && after < Duration::from_secs(10),
             "{after:?}"
         );
         // The channel closes late: the agent, told it may go, returns.
         drop(writer);
+        assert!(ran.join().unwrap().is_ok());
     }
 
     /// A controller that stopped reading without closing: every write blocks until released.
@@ -364,27 +378,8 @@ mod tests {
 
     #[test]
     fn an_agent_whose_controller_stopped_reading_gives_up_after_its_load_and_grace() {
-        let job = closed_job(1, Duration::from_secs(1), Duration::from_secs(1));
-        // Its input stays open, as the SSH channel of a frozen controller does.
-        let (reader, mut writer) = std::io::pipe().unwrap();
-        writeln!(writer, "{}", serde_json::to_string(&job).unwrap()).unwrap();
         let release = Arc::new(AtomicBool::new(false));
-        let (overran, told) = std::sync::mpsc::channel();
-        let t0 = Instant::now();
-        let out = release.clone();
-        let ran = std::thread::spawn(move || {
-            agent(
-                std::io::BufReader::new(reader),
-                &mut Unread(out),
-                Duration::from_secs(1),
-                move || overran.send(Instant::now()).unwrap(),
-            )
-        });
-        // Due 0.2 s (start) + 1 s (load) + 1 s (timeout) + 1 s (grace) after the job.
-        let at = told
-            .recv_timeout(Duration::from_secs(20))
-            .expect("the agent noticed it was stuck");
-        let after = at.duration_since(t0);
+        let (after, writer, ran) = overrun_after(Unread(release.clone()));
         assert!(
             after >= Duration::from_millis(3200) && after < Duration::from_secs(10),
             "{after:?}"
