@@ -73,6 +73,17 @@ fn short_comparison_writes_real_results() {
             "{name}: 20 client connections"
         );
         assert!(run["driver"]["cpu_s"].as_f64().unwrap() > 0.0);
+        // Its start, timed from exec: the port opens before the first 200, the contract is
+        // checked after it.
+        let start = &run["cold_start"];
+        let (port, first) = (
+            start["port_s"].as_f64().unwrap(),
+            start["first_200_s"].as_f64().unwrap(),
+        );
+        assert!(
+            port > 0.0 && port <= first && start["checked_s"].as_f64().unwrap() >= first,
+            "{name}: {start}"
+        );
         let hlog = dir.join(run["histogram_log"].as_str().unwrap());
         assert!(
             std::fs::metadata(&hlog).unwrap().len() > 100,
@@ -94,4 +105,55 @@ fn short_comparison_writes_real_results() {
     // The table can be rebuilt from results.json alone.
     let t = run(&["table", dir.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&t.stdout).contains("latency p99 (ms)"));
+}
+
+/// A JVM contender asked to start from the JDK's AOT cache gets a training start first, which
+/// writes the cache as it exits; the measured start then reads it strictly (`-XX:AOTMode=on`:
+/// a cache it could not use would have failed the start, not slowed it).
+#[test]
+#[ignore = "needs built contenders and a JDK 25; run by ./iobound test"]
+fn a_jvm_asked_for_its_aot_cache_is_trained_first_and_starts_from_it() {
+    let out = tempfile::tempdir().unwrap();
+    let cache = repo_root().join("contenders/jetty/target/jetty.aot");
+    let _ = std::fs::remove_file(&cache);
+    let o = run(&[
+        "run",
+        "-c",
+        "jetty",
+        "--set",
+        "jetty.jvm_start=aot",
+        "--path",
+        "/plaintext",
+        "--users",
+        "4",
+        "--duration",
+        "2s",
+        "--warmup",
+        "1s",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("[jetty] training start"), "{err}");
+    let meta = std::fs::metadata(&cache).expect("the training start wrote the AOT cache");
+    assert!(meta.len() > 1 << 20, "{} bytes", meta.len());
+    let r = load_results(&results_dir(out.path()));
+    let c = &r["contenders"][0];
+    assert_eq!(c["tunables"]["jvm_start"], "aot");
+    let argv: Vec<&str> = c["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert!(
+        argv.contains(&format!("-XX:AOTCache={}", cache.display()).as_str())
+            && argv.contains(&"-XX:AOTMode=on"),
+        "{argv:?}"
+    );
+    let run = &r["runs"][0];
+    assert_eq!(run["status"], "ok", "{}", run["failure"]);
+    assert!(run["cold_start"]["first_200_s"].as_f64().unwrap() > 0.0);
+    std::fs::remove_file(&cache).unwrap();
 }

@@ -40,9 +40,9 @@ const EXIT_STUCK: i32 = 3;
 /// intervals on stdout. Still running OVERRUN_GRACE after its load's end (its controller froze
 /// or was cut off without the channel closing), it removes its per-run directory and exits.
 fn drive() -> Result<i32> {
-    use crate::driver::remote::{agent, OVERRUN_GRACE};
+    use crate::driver::remote::{agent, Ending, OVERRUN_GRACE};
     let stdin = std::io::BufReader::new(std::io::stdin());
-    agent(stdin, &mut std::io::stdout().lock(), OVERRUN_GRACE, || {
+    let ending = agent(stdin, &mut std::io::stdout().lock(), OVERRUN_GRACE, || {
         eprintln!(
             "iobound agent drive: still running {} s after its load's end: the controller stopped reading; exiting",
             OVERRUN_GRACE.as_secs()
@@ -52,16 +52,25 @@ fn drive() -> Result<i32> {
         }
         std::process::exit(EXIT_STUCK)
     })?;
+    if ending == Ending::ControllerLost {
+        eprintln!(
+            "iobound agent drive: the controller went away mid-load; removing the run's directory"
+        );
+        if let Ok(exe) = std::env::current_exe() {
+            crate::remote::supervisor::remove_run_dir_of(&exe);
+        }
+    }
     Ok(0)
 }
 
-/// `iobound agent contender`: the supervisor and sampler of a process on its host. Left by a
-/// silent controller, it also removes the per-run directory it was copied into.
+/// `iobound agent contender`: the supervisor and sampler of a process on its host. Left by its
+/// controller without being asked to stop (silent, killed, or cut off), it also removes the
+/// per-run directory it was copied into: the controller always says "stop" before it lets go.
 fn contender() -> Result<i32> {
     use crate::remote::supervisor::{agent, remove_run_dir_of, Ended, SILENCE_LIMIT};
     let stdin = std::io::BufReader::new(std::io::stdin());
     let ended = agent(stdin, &mut std::io::stdout().lock(), SILENCE_LIMIT)?;
-    if ended == Ended::Silent {
+    if ended != Ended::Asked {
         if let Ok(exe) = std::env::current_exe() {
             remove_run_dir_of(&exe);
         }

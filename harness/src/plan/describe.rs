@@ -28,6 +28,19 @@ pub fn dry_run(plan: &Plan) -> String {
         plan.driver_threads,
         format_cpus(&plan.services_cpus)
     ));
+    let limited: Vec<String> = plan
+        .contenders
+        .iter()
+        .map(|c| (c, plan.limits.of(c)))
+        .filter(|(_, l)| l.any())
+        .map(|(c, l)| format!("{c} {}", l.describe()))
+        .collect();
+    if !limited.is_empty() {
+        out.push_str(&format!(
+            "  limits, each in a cgroup of its own: {}\n",
+            limited.join("; ")
+        ));
+    }
     for s in &plan.scenarios {
         out.push_str(&format!(
             "  scenario {}: {}, {}, timeout {}s; warm-up up to {}s\n",
@@ -101,6 +114,14 @@ duration = "15s"
         // 2 contenders x 4 runs x (45 s + 15 s) = 8 minutes.
         assert!(text.contains("could take: 8 min"), "{text}");
         assert!(text.contains("nothing was built"), "{text}");
+        assert!(!text.contains("limits"), "no limits, none said: {text}");
+        let limited = format!("{toml}[limits]\ncpus = 0.5\n[limits.node]\nmemory = \"512m\"\n");
+        let plan: PlanFile = toml::from_str(&limited).unwrap();
+        let text = dry_run(&plan.validate().unwrap());
+        assert!(
+            text.contains("limits, each in a cgroup of its own: go-goroutines quota 0.5 CPU; node quota 0.5 CPU, memory 512 MB"),
+            "{text}"
+        );
     }
 
     #[test]

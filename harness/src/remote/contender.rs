@@ -268,11 +268,20 @@ impl RemoteContender {
 }
 
 impl Drop for RemoteContender {
+    /// Let go without `stop` (an error path): the agent is still told to stop, so that it
+    /// knows this side is alive and leaves the run's directory to it. Only an agent whose
+    /// input ends without a word (a killed controller, a dropped connection) removes it.
     fn drop(&mut self) {
         let ch = self.channel.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(stdin) = ch.stdin.as_mut() {
+            let _ = writeln!(stdin, "stop {}", DROP_GRACE.as_millis()).and_then(|_| stdin.flush());
+        }
         close(ch);
     }
 }
+
+/// The grace a contender let go of without `stop` gets between SIGTERM and SIGKILL.
+const DROP_GRACE: Duration = Duration::from_secs(3);
 
 /// Asks the agent for the server's status every HEARTBEAT while the contender is held, so that
 /// an agent hearing nothing for its SILENCE_LIMIT knows this side is lost, not just quiet

@@ -16,6 +16,14 @@
 //! - `settle SCENARIO CONTENDER min|max|median`: seconds from the warm-up's start to settled.
 //! - `flat SCENARIO CONTENDER min|max|median`: the second the warm-up's throughput alone had
 //!   stopped drifting (WarmupRecord::throughput_flat_at), runs where it did.
+//! - `start SCENARIO CONTENDER port|first_200|checked|steady min|max|median`: seconds from the
+//!   contender's exec to its port accepting, its first 200, its contract checked, its first
+//!   warm-up settled (run::cold_start), over the starts before SCENARIO.
+//! - `versus OTHER SCENARIO CONTENDER METRIC FIELD`: the contender here against itself in the
+//!   results directory OTHER (relative to DIR, e.g. `../pinned`), judged from the settled runs
+//!   of both by this plan's test; FIELD as for `verdict`, the ratio here over OTHER.
+//! - `detected CONTENDER`: what its runtime detected at start, in words ("1 CPU; 200 Tomcat
+//!   worker threads (max); heap 256 MB"), from the contract's start-up line.
 //! - `unsettled SCENARIO [CONTENDER]`: runs whose warm-up or measured window did not settle.
 //! - `runs SCENARIO [CONTENDER]`: runs that ended (ok or incomplete).
 //!
@@ -54,22 +62,8 @@ pub fn figure(results: &Results, dir: &Path, query: &[&str]) -> Result<String> {
             verdict_field(&f, field, decimals)
         }
         ("cell", [scenario, contender, metric, which @ ..]) if which.len() <= 1 => {
-            let m = metric_of(metric)?;
-            let cell = crate::stats::cell(results, dir, scenario, contender)
-                .ok_or_else(|| anyhow!("no runs of {contender} on {scenario}"))?;
-            let e = (m.get)(&cell);
-            let runs = || e.per_run.iter().copied();
-            let v = match which.first().copied() {
-                None => Some(e.value),
-                Some("lo") => e.lo,
-                Some("hi") => e.hi,
-                Some("min") => runs().reduce(f64::min),
-                Some("max") => runs().reduce(f64::max),
-                Some(other) => bail!("a cell is read as lo, hi, min or max, not `{other}`"),
-            };
-            let v =
-                v.ok_or_else(|| anyhow!("{contender} on {scenario} has no {which:?} of {metric}"))?;
-            Ok(num(v, m.decimals))
+            let (v, decimals) = cell_value(results, dir, scenario, contender, metric, which)?;
+            Ok(num(v, decimals))
         }
         ("settle" | "flat", [scenario, contender, which]) => {
             let s: Vec<f64> = runs_of(results, scenario, Some(contender))
@@ -83,13 +77,16 @@ pub fn figure(results: &Results, dir: &Path, query: &[&str]) -> Result<String> {
                 })
                 .collect();
             anyhow::ensure!(!s.is_empty(), "no warm-up of {contender} on {scenario}");
-            let v = match *which {
-                "min" => s.iter().copied().fold(f64::MAX, f64::min),
-                "max" => s.iter().copied().fold(f64::MIN, f64::max),
-                "median" => crate::util::numbers::median(s),
-                other => bail!("{kind} takes min, max or median, not `{other}`"),
-            };
-            Ok(num(v, 0))
+            Ok(num(pick(&s, which)?, 0))
+        }
+        ("start", [scenario, contender, moment, which]) => Ok(num(
+            pick(&start_moments(results, scenario, contender, moment)?, which)?,
+            1,
+        )),
+        ("detected", [contender]) => detected(results, contender),
+        ("versus", [other, scenario, contender, metric, field]) => {
+            let f = versus(results, dir, other, scenario, contender, metric)?;
+            verdict_field(&f, field, decimals)
         }
         ("unsettled", [scenario, contender @ ..]) if contender.len() <= 1 => {
             let n = runs_of(results, scenario, contender.first())
@@ -110,11 +107,116 @@ pub fn figure(results: &Results, dir: &Path, query: &[&str]) -> Result<String> {
         ("plan", [path]) => setting(&results.plan, path),
         ("ceiling", [scenario]) => Ok(num(ceiling(results, scenario)?, 0)),
         _ => bail!(
-            "unknown figure query `{}`: one of verdict, tested, cell, settle, unsettled, runs, \
-             minutes, machine, plan, ceiling, with the words report/figures.rs lists",
+            "unknown figure query `{}`: one of verdict, tested, cell, settle, flat, start, versus, \
+             detected, unsettled, runs, minutes, machine, plan, ceiling, with the words report/figures.rs lists",
             query.join(" ")
         ),
     }
+}
+
+/// Seconds from exec to `moment` (port, first_200, checked, steady) of each start of
+/// `contender` before `scenario` that reached it.
+fn start_moments(
+    results: &Results,
+    scenario: &str,
+    contender: &str,
+    moment: &str,
+) -> Result<Vec<f64>> {
+    anyhow::ensure!(
+        ["port", "first_200", "checked", "steady"].contains(&moment),
+        "a start is read at port, first_200, checked or steady, not `{moment}`"
+    );
+    let s: Vec<f64> = runs_of(results, scenario, Some(&contender))
+        .filter_map(|r| r.cold_start.as_ref())
+        .filter_map(|c| match moment {
+            "port" => Some(c.port_s),
+            "first_200" => Some(c.first_200_s),
+            "checked" => c.checked_s,
+            _ => c.steady_s,
+        })
+        .collect();
+    anyhow::ensure!(
+        !s.is_empty(),
+        "no start of {contender} before {scenario} reached {moment}"
+    );
+    Ok(s)
+}
+
+/// What `contender`'s runtime detected at start, in words.
+fn detected(results: &Results, contender: &str) -> Result<String> {
+    results
+        .contenders
+        .iter()
+        .find(|c| c.name == contender)
+        .and_then(|c| c.detected.as_ref())
+        .map(|d| d.describe())
+        .ok_or_else(|| anyhow!("{contender} said nothing of what its runtime detected here"))
+}
+
+/// A cell's median over runs, an interval bound or a single run's extreme (`which`), with the
+/// metric's usual decimals.
+fn cell_value(
+    results: &Results,
+    dir: &Path,
+    scenario: &str,
+    contender: &str,
+    metric: &str,
+    which: &[&str],
+) -> Result<(f64, usize)> {
+    let m = metric_of(metric)?;
+    let cell = crate::stats::cell(results, dir, scenario, contender)
+        .ok_or_else(|| anyhow!("no runs of {contender} on {scenario}"))?;
+    let e = (m.get)(&cell);
+    let runs = || e.per_run.iter().copied();
+    let v = match which.first().copied() {
+        None => Some(e.value),
+        Some("lo") => e.lo,
+        Some("hi") => e.hi,
+        Some("min") => runs().reduce(f64::min),
+        Some("max") => runs().reduce(f64::max),
+        Some(other) => bail!("a cell is read as lo, hi, min or max, not `{other}`"),
+    };
+    let v = v.ok_or_else(|| anyhow!("{contender} on {scenario} has no {which:?} of {metric}"))?;
+    Ok((v, m.decimals))
+}
+
+/// The lowest, highest or median of `values`.
+fn pick(values: &[f64], which: &str) -> Result<f64> {
+    match which {
+        "min" => Ok(values.iter().copied().fold(f64::MAX, f64::min)),
+        "max" => Ok(values.iter().copied().fold(f64::MIN, f64::max)),
+        "median" => Ok(crate::util::numbers::median(values.to_vec())),
+        other => bail!("take min, max or median, not `{other}`"),
+    }
+}
+
+/// One contender here against itself in `other` (a results directory beside this one, e.g.
+/// `../pinned`), on any metric, judged now from the settled runs of both: "B/A" is this
+/// directory over `other`.
+fn versus(
+    results: &Results,
+    dir: &Path,
+    other: &str,
+    scenario: &str,
+    contender: &str,
+    metric: &str,
+) -> Result<Finding> {
+    let m = metric_of(metric)?;
+    let other_dir = dir.join(other);
+    let base = Results::load(&other_dir.join("results.json")).with_context(|| {
+        format!(
+            "`versus {other}`: no results there (relative to {})",
+            dir.display()
+        )
+    })?;
+    crate::stats::verdict::finding_between(
+        (&base, &other_dir),
+        (results, dir),
+        scenario,
+        contender,
+        m,
+    )
+    .ok_or_else(|| anyhow!("no settled runs of {contender} on {scenario} on both sides"))
 }
 
 /// B against A (`pair` = "B/A") on any metric, judged now from their settled runs.
@@ -391,6 +493,115 @@ mod tests {
         assert!(e.contains("name the pair as B/A"), "{e}");
         let e = format!("{:#}", q("tested wait threads go/mvc outcome").unwrap_err());
         assert!(e.contains("no settled runs of mvc and go"), "{e}");
+    }
+
+    /// Four ok runs of `name` on "wait" with these peak threads, and a start before each.
+    fn four_runs(r: &mut Results, name: &str, threads: [u64; 4]) {
+        use crate::run::results::RunStatus;
+        for (i, t) in threads.into_iter().enumerate() {
+            let mut run = crate::run::test_support::blank_run(name, "wait", i as u32 + 1);
+            run.status = RunStatus::Ok;
+            (run.summary.ok, run.summary.rps) = (1000, 100.0);
+            run.resources.peak_threads = t;
+            run.cold_start = Some(crate::run::cold_start::ColdStart {
+                port_s: 1.0 + i as f64,
+                first_200_s: 2.0 + i as f64,
+                checked_s: None,
+                steady_s: (i != 3).then_some(40.0 + i as f64),
+            });
+            r.runs.push(run);
+        }
+    }
+
+    #[test]
+    fn a_contender_is_tested_against_itself_in_a_results_directory_beside() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (pinned, quota) = (tmp.path().join("pinned"), tmp.path().join("quota"));
+        for d in [&pinned, &quota] {
+            std::fs::create_dir(d).unwrap();
+        }
+        let mut before = results();
+        four_runs(&mut before, "mvc", [212, 214, 211, 213]);
+        before.save(&pinned).unwrap();
+        let mut after = results();
+        four_runs(&mut after, "mvc", [21, 22, 21, 21]);
+        after.save(&quota).unwrap();
+        let q = |q: &str| {
+            let words: Vec<&str> = q.split_whitespace().collect();
+            figure(&after, &quota, &words)
+        };
+        assert_eq!(
+            q("versus ../pinned wait mvc threads outcome").unwrap(),
+            "different"
+        );
+        assert_eq!(
+            q("versus ../pinned wait mvc threads change").unwrap(),
+            "-90%"
+        );
+        assert_eq!(q("versus ../pinned wait mvc threads runs").unwrap(), "4");
+        let e = format!(
+            "{:#}",
+            q("versus ../pinned wait flux threads outcome").unwrap_err()
+        );
+        assert!(
+            e.contains("no settled runs of flux on wait on both sides"),
+            "{e}"
+        );
+        let e = format!(
+            "{:#}",
+            q("versus ../elsewhere wait mvc threads outcome").unwrap_err()
+        );
+        assert!(e.contains("`versus ../elsewhere`: no results there"), "{e}");
+    }
+
+    #[test]
+    fn what_a_runtime_detected_is_quoted_in_its_own_words() {
+        let mut r = results();
+        r.contenders[0].detected = Some(crate::services::detected::Detected {
+            cpus: 1,
+            workers: 200,
+            workers_of: "Tomcat worker threads (max)".into(),
+            heap_max_mb: Some(256),
+            more: Default::default(),
+        });
+        let q = |q: &str| {
+            let words: Vec<&str> = q.split_whitespace().collect();
+            figure(&r, Path::new("/nonexistent"), &words)
+        };
+        assert_eq!(
+            q("detected mvc").unwrap(),
+            "1 CPU; 200 Tomcat worker threads (max); heap 256 MB"
+        );
+        let e = format!("{:#}", q("detected flux").unwrap_err());
+        assert!(
+            e.contains("flux said nothing of what its runtime detected"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_start_is_read_from_exec_over_the_starts_before_a_scenario() {
+        let mut r = results();
+        four_runs(&mut r, "mvc", [1, 1, 1, 1]);
+        let q = |q: &str| {
+            let words: Vec<&str> = q.split_whitespace().collect();
+            figure(&r, Path::new("/nonexistent"), &words)
+        };
+        assert_eq!(q("start wait mvc port min").unwrap(), "1.0");
+        assert_eq!(q("start wait mvc first_200 median").unwrap(), "3.5");
+        assert_eq!(q("start wait mvc steady max .0").unwrap(), "42");
+        let e = format!("{:#}", q("start wait mvc checked median").unwrap_err());
+        assert!(
+            e.contains("no start of mvc before wait reached checked"),
+            "{e}"
+        );
+        let e = format!("{:#}", q("start wait mvc boot median").unwrap_err());
+        assert!(
+            e.contains("port, first_200, checked or steady, not `boot`"),
+            "{e}"
+        );
+        let e = format!("{:#}", q("start wait mvc port mean").unwrap_err());
+        assert!(e.contains("min, max or median, not `mean`"), "{e}");
     }
 
     #[test]

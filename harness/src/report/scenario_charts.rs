@@ -30,6 +30,7 @@ pub fn charts(results: &Results, scenario: &str) -> Vec<Chart> {
     out.extend(runtime::runs_chart(results, scenario, id("runs")));
     out.extend(runtime::warmup_chart(results, scenario, id("warmup")));
     out.push(latency_chart(&reps, id("latency")));
+    out.extend(throttled_chart(&reps, id("throttled")));
     out.extend(spectrum(results, scenario, &reps, id("percentiles")));
     let open = reps.first().is_some_and(|(_, _, r)| is_open(r));
     if let Some((_, _, r)) = reps.first() {
@@ -119,6 +120,38 @@ fn latency_chart(reps: &[(usize, &str, &Run)], id: String) -> Chart {
         }
     }
     lat
+}
+
+/// Under a CPU quota: the share of each second's CFS periods in which the quota ran out, to
+/// read beside the latency over time (a quota spent early in each period shows as tail
+/// latency, not as lower throughput). None where no contender ran with a quota.
+fn throttled_chart(reps: &[(usize, &str, &Run)], id: String) -> Option<Chart> {
+    let chart = Chart {
+        id,
+        title: "Throttled: CFS periods in which the quota ran out, per second".into(),
+        x_label: "seconds into the measured run".into(),
+        y_label: "% of periods".into(),
+        series: reps
+            .iter()
+            .filter_map(|(i, n, r)| {
+                let c = r.resources.cgroup.as_ref()?;
+                let quota = c.limits.as_ref().is_none_or(|l| l.cpus.is_some());
+                quota.then(|| Series {
+                    name: n.to_string(),
+                    color: color(*i),
+                    dashed: false,
+                    points: c
+                        .throttled_pct_per_s
+                        .iter()
+                        .enumerate()
+                        .map(|(t, pct)| (t as f64 + 0.5, *pct))
+                        .collect(),
+                })
+            })
+            .collect(),
+        ..Chart::default()
+    };
+    chart.has_data().then_some(chart)
 }
 
 /// The load offered each second: users (closed model) or arrival rate (open).
@@ -333,4 +366,51 @@ fn scaling(reps: &[(usize, &str, &Run)], open: bool, id: String) -> Option<Chart
         x_ticks: None,
         markers: true,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::test_support::blank_run;
+    use crate::sampler::CgroupReport;
+    use crate::util::cgroup::Limits;
+
+    fn in_cgroup(name: &str, limits: Limits, per_s: &[f64]) -> Run {
+        let mut r = blank_run(name, "wait", 1);
+        r.resources.cgroup = Some(CgroupReport {
+            throttled_pct_per_s: per_s.to_vec(),
+            limits: Some(limits),
+            ..CgroupReport::default()
+        });
+        r
+    }
+
+    #[test]
+    fn throttling_is_charted_per_second_for_the_contenders_under_a_quota_only() {
+        let quota = Limits {
+            cpus: Some(0.5),
+            memory_bytes: None,
+        };
+        let memory = Limits {
+            cpus: None,
+            memory_bytes: Some(512 << 20),
+        };
+        let (a, b, c) = (
+            in_cgroup("mvc", quota, &[10.0, 50.0, 40.0]),
+            in_cgroup("go", memory, &[0.0, 0.0]),
+            blank_run("node", "wait", 1),
+        );
+        let reps = vec![(0, "mvc", &a), (1, "go", &b), (2, "node", &c)];
+        let chart = throttled_chart(&reps, "wait-throttled".into()).expect("a chart");
+        assert_eq!(chart.series.len(), 1, "only the contender with a quota");
+        assert_eq!(chart.series[0].name, "mvc");
+        assert_eq!(
+            chart.series[0].points,
+            [(0.5, 10.0), (1.5, 50.0), (2.5, 40.0)]
+        );
+        assert!(
+            throttled_chart(&reps[1..], "x".into()).is_none(),
+            "no quota, no chart"
+        );
+    }
 }

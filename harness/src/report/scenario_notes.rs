@@ -48,10 +48,52 @@ pub fn limits_note(runs: &[&Run]) -> Option<String> {
     (!per_run.is_empty()).then(|| format!("in a cgroup of its own: {}", per_run.join("; ")))
 }
 
+/// What each contender's starts before this scenario cost, from exec (the medians over its
+/// starts): its port accepting, its first 200, its first warm-up settled.
+pub fn cold_start_note(results: &Results, scenario: &str) -> Option<String> {
+    let mut parts = Vec::new();
+    for c in &results.contenders {
+        let starts: Vec<&crate::run::cold_start::ColdStart> = results
+            .runs
+            .iter()
+            .filter(|r| r.scenario == scenario && r.contender == c.name)
+            .filter_map(|r| r.cold_start.as_ref())
+            .collect();
+        if starts.is_empty() {
+            continue;
+        }
+        let median = |v: Vec<f64>| crate::util::numbers::median(v);
+        let port = median(starts.iter().map(|s| s.port_s).collect());
+        let first = median(starts.iter().map(|s| s.first_200_s).collect());
+        let steady: Vec<f64> = starts.iter().filter_map(|s| s.steady_s).collect();
+        let steady = match steady.len() {
+            0 => "not steady in its warm-up".to_string(),
+            n if n == starts.len() => format!("steady {:.0} s", median(steady)),
+            n => format!(
+                "steady {:.0} s ({n} of {} starts settled)",
+                median(steady),
+                starts.len()
+            ),
+        };
+        parts.push(format!(
+            "{} port {port:.2} s, first 200 {first:.2} s, {steady} ({} start(s))",
+            c.name,
+            starts.len()
+        ));
+    }
+    (!parts.is_empty()).then(|| {
+        format!(
+            "Cold start, from exec, medians over starts: {}. Steady counts the contract check and the warm-up to its settling.",
+            parts.join("; ")
+        )
+    })
+}
+
 /// Notes under a scenario's table: how intervals were made, noisy cells, failures.
 pub fn notes(view: &ScenarioView, results: &Results) -> Vec<String> {
     let mut out = Vec::new();
     out.extend(runtime::warmup_note(results, &view.name));
+    out.extend(cold_start_note(results, &view.name));
     out.extend(runtime::event_loop_note(results, &view.name));
     out.extend(method_notes(view));
     out.extend(contender_notes(view, results));
@@ -153,4 +195,53 @@ fn failure_notes(view: &ScenarioView, results: &Results) -> Vec<String> {
             format!("{} run {} {what}: {why}", r.contender, r.run)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::cold_start::ColdStart;
+    use crate::run::test_support::{blank_results, blank_run};
+
+    fn started(contender: &str, run: u32, first_200_s: f64, steady_s: Option<f64>) -> Run {
+        let mut r = blank_run(contender, "wait", run);
+        r.cold_start = Some(ColdStart {
+            port_s: first_200_s / 2.0,
+            first_200_s,
+            checked_s: Some(first_200_s + 2.0),
+            steady_s,
+        });
+        r
+    }
+
+    #[test]
+    fn the_cold_start_note_gives_medians_and_says_which_starts_never_settled() {
+        let mut res = blank_results(&["slow", "quick", "never"]);
+        res.runs = vec![
+            started("slow", 1, 10.0, Some(50.0)),
+            started("slow", 2, 12.0, Some(60.0)),
+            started("slow", 3, 11.0, None),
+            started("quick", 1, 0.02, Some(12.0)),
+            started("never", 1, 3.0, None),
+            blank_run("quick", "wait", 2),
+        ];
+        let note = cold_start_note(&res, "wait").expect("a note");
+        assert!(
+            note.contains("slow port 5.50 s, first 200 11.00 s, steady 55 s (2 of 3 starts settled) (3 start(s))"),
+            "{note}"
+        );
+        assert!(
+            note.contains("quick port 0.01 s, first 200 0.02 s, steady 12 s (1 start(s))"),
+            "{note}"
+        );
+        assert!(
+            note.contains("never port 1.50 s, first 200 3.00 s, not steady in its warm-up"),
+            "{note}"
+        );
+        assert_eq!(
+            cold_start_note(&res, "other"),
+            None,
+            "no starts before another scenario"
+        );
+    }
 }

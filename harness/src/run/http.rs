@@ -106,6 +106,7 @@ impl RunCtx<'_> {
             .flatten();
         let mut samples = Vec::new();
         let t0 = Instant::now();
+        self.warm_started.set(Some(t0));
         let outcome = self.drive(
             &target,
             &warm,

@@ -6,6 +6,7 @@ use crate::conformance::{self, CaseResult, Verification};
 use crate::plan::Plan;
 use crate::services::contender::{self, Running};
 use crate::services::detected::{self, Detected};
+use crate::services::jvm_start::JvmStart;
 use crate::services::manifest::{Manifest, StartVars};
 use crate::services::Services;
 use crate::util::cgroup::{self, Cgroup, Layout, Limits};
@@ -38,7 +39,10 @@ pub fn launch(
     env: &[(String, String)],
 ) -> Result<Launched> {
     let port = contender::free_port_on(address)?;
-    let flags = plan.jvm_flags();
+    let mut flags = plan.jvm_flags();
+    if m.is_jvm() {
+        flags.extend(JvmStart::of(&m.name, tunables)?.flags(m));
+    }
     let argv = m.command(
         &StartVars {
             java,

@@ -73,6 +73,9 @@ impl RunCtx<'_> {
         let sampler = self.sampler(proc.as_deref(), downstream_port);
         let mut samples = Vec::new();
         let wall_at_start = SystemTime::now();
+        // The load's clock starts 20 ms after the drive is called (RunCtx::drive).
+        self.warm_started
+            .set(Some(std::time::Instant::now() + Duration::from_millis(20)));
         let outcome = self.drive(
             &target,
             &load,

@@ -20,6 +20,7 @@
 //! other hosts).
 
 pub mod capacity;
+pub mod cold_start;
 mod deployed;
 pub mod details;
 pub mod environment;
@@ -30,6 +31,7 @@ mod finish;
 pub mod gc;
 mod hosts;
 mod http;
+mod jvm_train;
 pub mod launch;
 mod lead_in;
 mod overload;
@@ -102,6 +104,7 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
     for name in &plan.contenders {
         let m = manifest::find(&all, name)?;
         let tunables = m.resolve_tunables(plan.tunables.get(name))?;
+        crate::services::jvm_start::JvmStart::of(name, &tunables)?;
         for s in &plan.scenarios {
             if s.pipeline != m.is_pipeline() {
                 let (what, fits) = if m.is_pipeline() {
@@ -451,6 +454,9 @@ fn run_rounds(
         record_load,
         remote: None,
         host_shares: Default::default(),
+        pending_start: None,
+        warm_started: Default::default(),
+        trained: Default::default(),
     };
     // Rounds an earlier sitting finished (`--resume`) are not run again; the stop rule is
     // asked first, as it was after them.

@@ -187,6 +187,9 @@ pub struct Run {
     /// The warm-up before this run: how long, and whether the contender had settled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<WarmupRecord>,
+    /// On the first run after the contender was (re)started: what the start cost, from exec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold_start: Option<super::cold_start::ColdStart>,
     /// Scenarios that call the downstream service (/enrich, /aggregate): its own counts of the
     /// calls made during the measured phase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -399,6 +402,7 @@ impl Run {
             details: Details::default(),
             gc: None,
             warmup: None,
+            cold_start: None,
             profile: None,
             event_loop: None,
             downstream_calls: None,

@@ -1,6 +1,7 @@
 //! One contender, one repeat: start, verify, every scenario, stop; and what every kind of
 //! scenario shares: the context it runs in and the runs it appends.
 
+use super::cold_start::PendingStart;
 use super::launch::{launch, verify_contender, Launched, STOP_GRACE};
 use super::results::{Results, Run};
 use crate::plan::{Plan, Scenario};
@@ -40,6 +41,12 @@ pub(super) struct RunCtx<'a> {
     pub remote: Option<std::sync::Arc<crate::remote::contender::RemoteContender>>,
     /// What each load host did in the last load driven (empty for local load).
     pub host_shares: std::cell::RefCell<Vec<crate::driver::remote::HostShare>>,
+    /// The contender's last (re)start, until the first run after it takes its record.
+    pub pending_start: Option<PendingStart>,
+    /// When the last warm-up began (steady state is timed from exec through it).
+    pub warm_started: std::cell::Cell<Option<std::time::Instant>>,
+    /// JVM contenders whose CDS or AOT archive was trained in this harness run.
+    pub trained: std::collections::BTreeSet<String>,
 }
 
 /// A run of scenario `s` with nothing measured yet (see Run::new).
@@ -98,6 +105,12 @@ impl RunCtx<'_> {
                 crate::services::contender::free_port()?,
             )?);
         }
+        if let Err(e) = self.train_jvm_start(m, tunables, java) {
+            let why = format!("no JVM archive to start from: {e:#}");
+            eprintln!("[{}] {why}", m.name);
+            self.res.contenders[index].failure = Some(why.clone());
+            return self.fail_all(&m.name, run, &why);
+        }
         let Some(mut proc) = self.start_and_verify(index, m, tunables, java, run)? else {
             return Ok(());
         };
@@ -129,7 +142,9 @@ impl RunCtx<'_> {
             }
             // A restarted contender listens on a port of its own.
             let addr = proc.addr;
+            self.warm_started.set(None);
             self.scenario(&m.name, Some(&mut proc), addr, s, run);
+            self.attach_cold_start(&m.name, &s.name, run);
             self.res.checkpoint(self.dir);
         }
         let status = proc.stop(STOP_GRACE);
@@ -165,8 +180,14 @@ impl RunCtx<'_> {
         self.res.contenders[index].command = argv;
         match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
             Ok(t) => {
-                eprintln!("[{}] ready in {:.1}s", m.name, t.as_secs_f64());
-                self.res.contenders[index].startup_s = Some(t.as_secs_f64());
+                eprintln!(
+                    "[{}] ready in {:.1}s (port open after {:.2}s)",
+                    m.name,
+                    t.first_200.as_secs_f64(),
+                    t.port.as_secs_f64()
+                );
+                self.res.contenders[index].startup_s = Some(t.first_200.as_secs_f64());
+                self.pending_start = Some(PendingStart::new(proc.started, t));
                 self.res.checkpoint(self.dir);
             }
             Err(_) if interrupt::stopped() => {
@@ -192,7 +213,30 @@ impl RunCtx<'_> {
         })? {
             return Ok(None);
         }
+        if let Some(p) = self.pending_start.as_mut() {
+            p.checked();
+        }
         Ok(Some(proc))
+    }
+
+    /// Gives the run just measured of `contender` on `scenario` the record of the start
+    /// before it, if that start has not been recorded yet.
+    fn attach_cold_start(&mut self, contender: &str, scenario: &str, run: u32) {
+        let Some(last) = self.res.runs.last_mut() else {
+            return;
+        };
+        if last.contender != contender || last.scenario != scenario || last.run != run {
+            return;
+        }
+        let Some(pending) = self.pending_start.take() else {
+            return;
+        };
+        let settled = last
+            .warmup
+            .as_ref()
+            .filter(|w| w.settled)
+            .map(|w| w.seconds);
+        last.cold_start = Some(pending.finish(self.warm_started.get(), settled));
     }
 
     /// Checks a started contender (on `addr`, writing `log` when it runs on this machine)
@@ -284,7 +328,12 @@ impl RunCtx<'_> {
             .map_err(|e| format!("restart failed: {e:#}"))?;
         match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
             Ok(t) => {
-                eprintln!("[{}] ready again in {:.1}s", m.name, t.as_secs_f64());
+                eprintln!(
+                    "[{}] ready again in {:.1}s",
+                    m.name,
+                    t.first_200.as_secs_f64()
+                );
+                self.pending_start = Some(PendingStart::new(proc.started, t));
                 Ok(proc)
             }
             Err(e) => {

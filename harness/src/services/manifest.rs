@@ -138,6 +138,13 @@ impl Manifest {
                 m.ready
             );
         }
+        // How the JVM starts is the harness's to arrange (flags, a training start), so every
+        // JVM contender has the tunable without its manifest saying so.
+        if m.is_jvm() {
+            m.tunables
+                .entry(super::jvm_start::TUNABLE.to_string())
+                .or_insert_with(super::jvm_start::tunable);
+        }
         Ok(m)
     }
 
@@ -372,13 +379,25 @@ help = "worker threads"
     }
 
     #[test]
+    fn a_jvm_contender_has_the_jvm_start_tunable_without_its_manifest_saying_so() {
+        let m = manifest("").unwrap();
+        assert_eq!(m.resolve_tunables(None).unwrap()["jvm_start"], "default");
+        let mut not_jvm = manifest("").unwrap();
+        not_jvm.runtime = None;
+        not_jvm.tunables.remove("jvm_start");
+        let over = BTreeMap::from([("jvm_start".to_string(), "aot".to_string())]);
+        let e = not_jvm.resolve_tunables(Some(&over)).unwrap_err().to_string();
+        assert!(e.contains("tunables.x.jvm_start is not a tunable"), "{e}");
+    }
+
+    #[test]
     fn rejects_unknown_tunables_and_models() {
         let m = manifest("").unwrap();
         let mut over = BTreeMap::new();
         over.insert("thread".to_string(), "5".to_string());
         let e = m.resolve_tunables(Some(&over)).unwrap_err().to_string();
         assert!(
-            e.contains("tunables.x.thread is not a tunable") && e.contains("known: threads"),
+            e.contains("tunables.x.thread is not a tunable") && e.contains("known: jvm_start, threads"),
             "{e}"
         );
         let e = manifest("").map(|mut m| {

@@ -18,6 +18,7 @@ pub mod database;
 pub mod detected;
 pub mod downstream;
 pub mod jdk;
+pub mod jvm_start;
 pub mod kafka;
 pub mod kafka_report;
 pub mod manifest;

@@ -186,6 +186,13 @@ pub const METRICS: &[Metric] = &[
         get: |c| &c.steady_s,
     },
     Metric {
+        key: "first_200_s",
+        label: "start to first 200 (s)",
+        decimals: 2,
+        higher_is_better: false,
+        get: |c| &c.first_200_s,
+    },
+    Metric {
         key: "throttled",
         label: "throttled (% of periods)",
         decimals: 1,

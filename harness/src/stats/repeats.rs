@@ -68,6 +68,9 @@ pub struct Cell {
     /// How long each run's warm-up took to reach steady state (its maximum where it did not):
     /// NaN for results written before the trend rule.
     pub steady_s: Estimate,
+    /// Seconds from the contender's exec to its first 200, on the runs that followed a start
+    /// (NaN on the scenarios after the first, which a started contender reaches warm).
+    pub first_200_s: Estimate,
     /// Where the contender ran under a CPU quota or a memory limit: the share of CFS periods
     /// in which the quota ran out (%), and the processes the OOM killer killed (NaN without a
     /// limit).
@@ -168,6 +171,7 @@ fn cell_of(
         gc_pause_total: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_total_ms)),
         gc_pause_max: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_max_ms)),
         steady_s: resource(steady_after),
+        first_200_s: resource(|r| r.cold_start.as_ref().map_or(f64::NAN, |c| c.first_200_s)),
         throttled_pct: resource(|r| limited(r).map_or(f64::NAN, |c| c.throttled_pct)),
         oom_kills: resource(|r| limited(r).map_or(f64::NAN, |c| c.oom_kills as f64)),
         unsettled_runs: runs.iter().filter(|r| unsettled(r)).count(),

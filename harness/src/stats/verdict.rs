@@ -141,14 +141,32 @@ pub fn finding_on(
 ) -> Option<Finding> {
     let ca = settled_cell(results, dir, scenario, a)?;
     let cb = settled_cell(results, dir, scenario, b)?;
-    let h = Headline {
+    finding(&headline(metric), &ca, &cb, design_of(&results.plan))
+}
+
+/// A metric of METRICS judged as a headline is.
+fn headline(metric: &super::Metric) -> Headline {
+    Headline {
         key: metric.key,
         words: metric.label,
         get: metric.get,
         // Only the contender's own CPU per request cannot be bounded by a saturated driver.
         load_bound: metric.key != "cpu",
-    };
-    finding(&h, &ca, &cb, design_of(&results.plan))
+    }
+}
+
+/// One contender against itself in two result sets (`before` = A, `after` = B: a limit, a
+/// tuning, a release), judged from the settled runs of each by `after`'s plan's design.
+pub fn finding_between(
+    before: (&Results, &Path),
+    after: (&Results, &Path),
+    scenario: &str,
+    contender: &str,
+    metric: &super::Metric,
+) -> Option<Finding> {
+    let ca = settled_cell(before.0, before.1, scenario, contender)?;
+    let cb = settled_cell(after.0, after.1, scenario, contender)?;
+    finding(&headline(metric), &ca, &cb, design_of(&after.0.plan))
 }
 
 fn finding(h: &Headline, a: &Cell, b: &Cell, design: Design) -> Option<Finding> {

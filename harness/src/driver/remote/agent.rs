@@ -16,6 +16,16 @@ use std::time::{Duration, Instant};
 /// then blocks for ever, and neither "stop" nor the end of input ever comes.
 pub const OVERRUN_GRACE: Duration = Duration::from_secs(30);
 
+/// How the agent's work ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The controller had the end line, or asked it to stop: the controller cleans up.
+    Closed,
+    /// Its input ended before the end line was written, without a "stop": the controller was
+    /// killed or its connection dropped, and nobody else will remove what the run left here.
+    ControllerLost,
+}
+
 /// The agent: reads a job from the first line of `input`, drives it, and writes lines to
 /// `out` until the load ends, then waits for the controller to close `input`. Later input:
 /// "finish" ends the load early as a settled warm-up does (nothing more is sent, what is in
@@ -28,7 +38,7 @@ pub fn agent(
     out: &mut impl Write,
     grace: Duration,
     overran: impl FnOnce() + Send + 'static,
-) -> Result<()> {
+) -> Result<Ending> {
     let mut first = String::new();
     input.read_line(&mut first)?;
     const SAME_VERSION: &str = "controller and agent must be the same iobound version";
@@ -58,7 +68,8 @@ pub fn agent(
     };
     let live = Arc::new(Live::mirrored(start));
     let cancel = Arc::new(AtomicBool::new(false));
-    stop_on_request(input, cancel.clone(), live.clone());
+    let input_ended = Arc::new(AtomicBool::new(false));
+    stop_on_request(input, cancel.clone(), input_ended.clone(), live.clone());
     let cfg = DriverConfig {
         threads: job.threads.max(1),
         cpus: job.cpus.clone(),
@@ -80,6 +91,11 @@ pub fn agent(
     let o = driver
         .join()
         .map_err(|_| anyhow!("the driver thread panicked"))??;
+    // Read before the end line goes out: an input that ended after it is the orderly close.
+    let lost = input_ended.load(Ordering::SeqCst);
+    if lost {
+        return Ok(Ending::ControllerLost);
+    }
     for (i, iv) in live.take_seconds(usize::MAX) {
         write_line(out, &second_line(i, &iv)?)?;
     }
@@ -91,7 +107,7 @@ pub fn agent(
     while !cancel.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    Ok(())
+    Ok(Ending::Closed)
 }
 
 /// Calls its action at a deadline unless dropped first (the agent returned).
@@ -125,22 +141,27 @@ impl Drop for Watchdog {
 }
 
 /// Finishes the load early on "finish"; sets `cancel` on "stop", or at the end of input (the
-/// controller or its connection went away).
+/// controller or its connection went away), and then also `ended`.
 fn stop_on_request(
     mut input: impl BufRead + Send + 'static,
     cancel: Arc<AtomicBool>,
+    ended: Arc<AtomicBool>,
     live: Arc<Live>,
 ) {
     std::thread::spawn(move || {
         let mut line = String::new();
-        while input.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+        let asked = loop {
+            if !input.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+                break false;
+            }
             match line.trim() {
-                "stop" => break,
+                "stop" => break true,
                 "finish" => live.finish_early(),
                 _ => {}
             }
             line.clear();
-        }
+        };
+        ended.store(!asked, Ordering::SeqCst);
         cancel.store(true, Ordering::SeqCst);
     });
 }
@@ -174,7 +195,7 @@ fn end_line(o: &crate::driver::Outcome) -> Result<Line> {
 }
 
 /// Tells the controller why the job cannot run, and fails with the same reason.
-fn refuse(out: &mut impl Write, error: String) -> Result<()> {
+fn refuse(out: &mut impl Write, error: String) -> Result<Ending> {
     write_line(
         out,
         &Line::Failed {
@@ -297,11 +318,12 @@ mod tests {
                 OVERRUN_GRACE,
                 || panic!("overran"),
             )
-            .map(|_| out.seen)
+            .map(|ending| (ending, out.seen))
         });
         std::thread::sleep(Duration::from_millis(1500));
         writeln!(input.lock().unwrap().as_mut().unwrap(), "finish").unwrap();
-        let out = ran.join().unwrap().unwrap();
+        let (ending, out) = ran.join().unwrap().unwrap();
+        assert_eq!(ending, Ending::Closed, "the controller had the end");
         // A 30 s load that ends within seconds of "finish", its input closed only once its
         // end was in.
         assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
@@ -315,6 +337,34 @@ mod tests {
         assert!(due > 10 && !cancelled, "{end}");
     }
 
+    #[test]
+    fn an_input_that_ends_mid_load_is_a_lost_controller() {
+        // A killed controller's channel closes without a word: the load stops at once, no end
+        // is written (nobody reads it), and the agent says its controller is gone so that what
+        // the run left on its host is removed.
+        let job = closed_job(2, Duration::from_secs(30), Duration::from_secs(5));
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        writeln!(writer, "{}", serde_json::to_string(&job).unwrap()).unwrap();
+        let t0 = Instant::now();
+        let ran = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            agent(
+                std::io::BufReader::new(reader),
+                &mut seen,
+                OVERRUN_GRACE,
+                || panic!("overran"),
+            )
+            .map(|ending| (ending, seen))
+        });
+        std::thread::sleep(Duration::from_millis(1500));
+        drop(writer);
+        let (ending, seen) = ran.join().unwrap().unwrap();
+        assert_eq!(ending, Ending::ControllerLost);
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+        let text = String::from_utf8(seen).unwrap();
+        assert!(!text.contains("{\"end\":"), "{text}");
+    }
+
     /// Runs a 1 s job (1 s timeout, 1 s grace) writing to `out` with its input held open, as a
     /// frozen controller's channel is; returns how long after the job `overran` was called
     /// (due 0.2 s to the start + 1 s of load + 1 s of timeout + 1 s of grace), the input, and
@@ -324,7 +374,7 @@ mod tests {
     ) -> (
         Duration,
         std::io::PipeWriter,
-        std::thread::JoinHandle<Result<()>>,
+        std::thread::JoinHandle<Result<Ending>>,
     ) {
         let job = closed_job(1, Duration::from_secs(1), Duration::from_secs(1));
         let (reader, mut writer) = std::io::pipe().unwrap();

@@ -10,7 +10,7 @@ mod agent;
 #[cfg(test)]
 mod tests;
 
-pub use agent::{agent, OVERRUN_GRACE};
+pub use agent::{agent, Ending, OVERRUN_GRACE};
 
 use super::record::{Errors, Interval};
 use super::summary::encode_histogram;
