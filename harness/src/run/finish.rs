@@ -30,7 +30,8 @@ pub(super) fn finish(mut r: Run, e: Ended, proc: Option<&Running>) -> Run {
         r.driver.warnings.push(format!("the hypervisor stole {:.1}% of this machine's CPU time during the run: figures may be low", r.driver.cpu_steal_pct));
     }
     sampler::level_peaks(&mut r.summary.levels, &e.samples);
-    r.resources = Resources::from_samples(e.samples, e.requests);
+    let window = Some(r.summary.duration_s).filter(|d| *d > 0.0);
+    r.resources = Resources::from_samples(e.samples, e.requests, window);
     if let (Some(report), Some(cg)) = (r.resources.cgroup.as_mut(), proc.and_then(Running::cgroup))
     {
         report.limits = Some(cg.limits);

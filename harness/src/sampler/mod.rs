@@ -562,6 +562,7 @@ mod tests {
                 s(0.5, 210, 170.0, 3.0),
             ],
             1000,
+            None,
         );
         assert_eq!(r.peak_threads, 220);
         assert_eq!(r.peak_rss_mb, 180.0);

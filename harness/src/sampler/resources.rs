@@ -49,7 +49,8 @@ pub struct CgroupReport {
     pub memory_peak_mb: f64,
     /// Processes the OOM killer killed in it, from its start.
     pub oom_kills: u64,
-    /// Throttled periods per second of the phase (%), beside the latency per second.
+    /// Throttled periods per second of the measured window (%), beside the latency per second
+    /// (results written before 2026-11-26 hold one figure per 250 ms sample, drain included).
     pub throttled_pct_per_s: Vec<f64>,
     /// The limits the cgroup held (none: a cgroup only to count and to clean up). Results
     /// written before unlimited cgroups were made held limits, so a missing field reads as
@@ -66,30 +67,21 @@ impl CgroupReport {
 }
 
 impl CgroupReport {
-    /// From the phase's first and last readings and every reading between.
-    pub fn over(readings: &[(f64, Reading)]) -> Option<CgroupReport> {
-        let ((_, first), (_, last)) = (readings.first()?, readings.last()?);
+    /// From the phase's readings (`t`: seconds into the measured phase). CFS periods and
+    /// throttling count the measured window only, `window_s` long where given (the drain of
+    /// requests still in flight after it can last a whole request timeout, a minute of an
+    /// idle server that would dilute the window's throttling); memory and OOM kills count
+    /// every reading, so that a kill while draining is not missed.
+    pub fn over(readings: &[(f64, Reading)], window_s: Option<f64>) -> Option<CgroupReport> {
+        let last_of_all = &readings.last()?.1;
+        // A sample is taken every 250 ms: the one nearest the window's end closes it.
+        let end = window_s.map_or(f64::INFINITY, |w| w + 0.125);
+        let window: Vec<&(f64, Reading)> = readings.iter().filter(|(t, _)| *t <= end).collect();
+        let ((_, first), (_, last)) = (window.first()?, window.last()?);
         let periods = last.periods.saturating_sub(first.periods);
         let throttled = last
             .throttled_periods
             .saturating_sub(first.throttled_periods);
-        let pct = |t: u64, p: u64| {
-            if p > 0 {
-                t as f64 * 100.0 / p as f64
-            } else {
-                0.0
-            }
-        };
-        let per_s = readings
-            .windows(2)
-            .map(|w| {
-                let (a, b) = (&w[0].1, &w[1].1);
-                pct(
-                    b.throttled_periods.saturating_sub(a.throttled_periods),
-                    b.periods.saturating_sub(a.periods),
-                )
-            })
-            .collect();
         let sampled_peak = readings
             .iter()
             .map(|(_, r)| r.memory_mb)
@@ -97,18 +89,52 @@ impl CgroupReport {
         Some(CgroupReport {
             periods,
             throttled_periods: throttled,
-            throttled_pct: pct(throttled, periods),
+            throttled_pct: share(throttled, periods),
             throttled_s: (last.throttled_s - first.throttled_s).max(0.0),
-            memory_peak_mb: last
+            memory_peak_mb: last_of_all
                 .memory_peak_mb
                 .unwrap_or(sampled_peak)
                 .max(sampled_peak),
-            oom_kills: last.oom_kills,
-            throttled_pct_per_s: per_s,
+            oom_kills: readings.iter().map(|(_, r)| r.oom_kills).max().unwrap_or(0),
+            throttled_pct_per_s: per_second(&window),
             // Set by the run, which knows the cgroup it made (run/finish.rs).
             limits: None,
         })
     }
+}
+
+/// `part` of `whole` in per cent (0 of nothing).
+fn share(part: u64, whole: u64) -> f64 {
+    if whole > 0 {
+        part as f64 * 100.0 / whole as f64
+    } else {
+        0.0
+    }
+}
+
+/// The throttled share of each whole second of the window: from the last reading at or before
+/// the second's start to the last at or before its end (readings come every 250 ms).
+fn per_second(window: &[&(f64, Reading)]) -> Vec<f64> {
+    let Some((end, _)) = window.last() else {
+        return Vec::new();
+    };
+    let at = |t: f64| {
+        window
+            .iter()
+            .take_while(|(ts, _)| *ts <= t + 1e-9)
+            .last()
+            .or(window.first())
+            .map(|(_, r)| r)
+    };
+    (0..end.floor() as usize)
+        .filter_map(|k| {
+            let (a, b) = (at(k as f64)?, at(k as f64 + 1.0)?);
+            Some(share(
+                b.throttled_periods.saturating_sub(a.throttled_periods),
+                b.periods.saturating_sub(a.periods),
+            ))
+        })
+        .collect()
 }
 
 /// Fills each level's resource peaks from the samples taken during it.
@@ -125,7 +151,9 @@ pub fn level_peaks(levels: &mut [Level], samples: &[Sample]) {
 }
 
 impl Resources {
-    pub fn from_samples(samples: Vec<Sample>, requests: u64) -> Resources {
+    /// The phase's figures from its samples; `window_s`: the measured window's length, which
+    /// the cgroup's throttling is counted over (see CgroupReport::over).
+    pub fn from_samples(samples: Vec<Sample>, requests: u64, window_s: Option<f64>) -> Resources {
         let peak = |f: fn(&Sample) -> f64| samples.iter().map(f).fold(0.0, f64::max);
         let (first, last) = (
             samples.first().cloned().unwrap_or_default(),
@@ -135,7 +163,7 @@ impl Resources {
             .iter()
             .filter_map(|s| Some((s.t, s.cgroup?)))
             .collect();
-        let cgroup = CgroupReport::over(&readings);
+        let cgroup = CgroupReport::over(&readings, window_s);
         // The cgroup's own count where there is one: every process and thread, exactly.
         let cpu_s = match (readings.first(), readings.last()) {
             (Some((_, a)), Some((_, b))) if readings.len() > 1 => (b.usage_s - a.usage_s).max(0.0),
@@ -178,5 +206,69 @@ impl Resources {
             cgroup,
             samples,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Readings every 250 ms for `secs` seconds: 25 periods a second (a 40 ms period for
+    /// round figures), the quota running out in `throttled(second)` of each second's periods.
+    fn readings(secs: usize, throttled: impl Fn(usize) -> u64) -> Vec<(f64, Reading)> {
+        let (mut periods, mut out) = (0u64, Vec::new());
+        let mut thr = 0u64;
+        for i in 0..=secs * 4 {
+            let t = i as f64 * 0.25;
+            if i > 0 {
+                periods += 25 / 4 + u64::from(i % 4 == 0);
+                if i % 4 == 0 {
+                    thr += throttled(i / 4 - 1);
+                }
+            }
+            out.push((
+                t,
+                Reading {
+                    periods,
+                    throttled_periods: thr,
+                    memory_mb: 100.0,
+                    ..Reading::default()
+                },
+            ));
+        }
+        out
+    }
+
+    #[test]
+    fn throttling_is_counted_per_whole_second_of_the_measured_window_only() {
+        // 10 s measured, throttled in 20 of 25 periods a second, then a 50 s drain of an
+        // idle server, never throttled.
+        let r = readings(60, |s| if s < 10 { 20 } else { 0 });
+        let c = CgroupReport::over(&r, Some(10.0)).unwrap();
+        assert_eq!(
+            c.throttled_pct_per_s.len(),
+            10,
+            "{:?}",
+            c.throttled_pct_per_s
+        );
+        assert!(c
+            .throttled_pct_per_s
+            .iter()
+            .all(|p| (*p - 80.0).abs() < 1e-9));
+        assert!((c.throttled_pct - 80.0).abs() < 1e-9, "{}", c.throttled_pct);
+        assert_eq!(c.periods, 250);
+        // Without a window: the drain dilutes it.
+        let all = CgroupReport::over(&r, None).unwrap();
+        assert!(all.throttled_pct < 20.0, "{}", all.throttled_pct);
+    }
+
+    #[test]
+    fn an_oom_kill_while_draining_is_not_missed() {
+        let mut r = readings(20, |_| 0);
+        r.last_mut().unwrap().1.oom_kills = 1;
+        r.last_mut().unwrap().1.memory_mb = 512.0;
+        let c = CgroupReport::over(&r, Some(10.0)).unwrap();
+        assert_eq!(c.oom_kills, 1);
+        assert_eq!(c.memory_peak_mb, 512.0);
     }
 }

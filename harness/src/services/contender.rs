@@ -303,7 +303,8 @@ impl Running {
     }
 
     /// Why it ended, in words: "OOM-killed: ..." where its cgroup's OOM killer killed in it
-    /// (a memory limit reached is the reason, not a crash), else how it exited.
+    /// (a memory limit reached is the reason, not a crash); else how it exited, with the line
+    /// of its log where its runtime said it ran out of memory itself (a JVM's heap, V8's, Go's).
     pub fn why_exited(&self, status: ExitStatus) -> String {
         let cg = self.cgroup.as_ref();
         let kills = cg
@@ -311,11 +312,15 @@ impl Running {
             .map_or(0, |r| r.oom_kills);
         match cg.and_then(|c| c.limits.memory_bytes) {
             Some(limit) if kills > 0 => format!(
-                "OOM-killed: its memory reached the limit of {} MB and the kernel killed {kills}                  process(es) in it ({})",
+                "OOM-killed: its memory reached the limit of {} MB and the kernel killed {kills} \
+                 process(es) in it ({})",
                 limit >> 20,
                 describe_exit(status)
             ),
-            _ => describe_exit(status),
+            _ => match runtime_out_of_memory(&log_tail(&self.log, 40)) {
+                Some(line) => format!("{}: {line}", describe_exit(status)),
+                None => describe_exit(status),
+            },
         }
     }
 
@@ -393,6 +398,20 @@ pub fn log_tail(path: &Path, n: usize) -> String {
         .join("\n")
 }
 
+/// What a runtime prints when it runs out of memory of its own accord (its heap limit, not the
+/// kernel's), as it appears in `tail`: the last such line.
+pub fn runtime_out_of_memory(tail: &str) -> Option<String> {
+    const SAID: [&str; 3] = [
+        "java.lang.OutOfMemoryError",
+        "JavaScript heap out of memory",
+        "runtime: out of memory",
+    ];
+    tail.lines()
+        .rev()
+        .find(|l| SAID.iter().any(|s| l.contains(s)))
+        .map(|l| l.trim().trim_start_matches('|').trim().to_string())
+}
+
 /// Live members of process group `pgid`, found by scanning /proc (zombies excluded: they
 /// hold no resources and wait only to be reaped).
 pub fn group_pids(pgid: i32) -> Vec<i32> {
@@ -452,6 +471,24 @@ pub fn stat_fields(pid: i32) -> Option<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_runtime_that_ran_out_of_its_own_memory_is_named_from_its_log() {
+        let jvm = "[41.2s][info][gc] GC(88) Pause Full 255M->255M(256M) 812.4ms\n\
+                   Terminating due to java.lang.OutOfMemoryError: Java heap space\n";
+        assert_eq!(
+            runtime_out_of_memory(jvm).as_deref(),
+            Some("Terminating due to java.lang.OutOfMemoryError: Java heap space")
+        );
+        let node = "<--- Last few GCs --->\nFATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory\n";
+        assert!(runtime_out_of_memory(node).is_some_and(|l| l.starts_with("FATAL ERROR")));
+        assert_eq!(runtime_out_of_memory("listening on 127.0.0.1:8080\n"), None);
+        // As log_tail quotes a log.
+        assert_eq!(
+            runtime_out_of_memory("  | fatal error: runtime: out of memory").as_deref(),
+            Some("fatal error: runtime: out of memory")
+        );
+    }
 
     #[test]
     fn stop_kills_the_whole_group() {

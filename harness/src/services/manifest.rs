@@ -386,7 +386,10 @@ help = "worker threads"
         not_jvm.runtime = None;
         not_jvm.tunables.remove("jvm_start");
         let over = BTreeMap::from([("jvm_start".to_string(), "aot".to_string())]);
-        let e = not_jvm.resolve_tunables(Some(&over)).unwrap_err().to_string();
+        let e = not_jvm
+            .resolve_tunables(Some(&over))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("tunables.x.jvm_start is not a tunable"), "{e}");
     }
 
@@ -397,7 +400,8 @@ help = "worker threads"
         over.insert("thread".to_string(), "5".to_string());
         let e = m.resolve_tunables(Some(&over)).unwrap_err().to_string();
         assert!(
-            e.contains("tunables.x.thread is not a tunable") && e.contains("known: jvm_start, threads"),
+            e.contains("tunables.x.thread is not a tunable")
+                && e.contains("known: jvm_start, threads"),
             "{e}"
         );
         let e = manifest("").map(|mut m| {
