@@ -444,9 +444,14 @@ mod tests {
         r
     }
 
-    fn fig(q: &str) -> Result<String> {
+    /// The figure a marker with query `q` stands for.
+    fn ask(r: &Results, dir: &Path, q: &str) -> Result<String> {
         let words: Vec<&str> = q.split_whitespace().collect();
-        figure(&results(), Path::new("/nonexistent"), &words)
+        figure(r, dir, &words)
+    }
+
+    fn fig(q: &str) -> Result<String> {
+        ask(&results(), Path::new("/nonexistent"), q)
     }
 
     #[test]
@@ -474,10 +479,7 @@ mod tests {
                 r.runs.push(run);
             }
         }
-        let q = |q: &str| {
-            let words: Vec<&str> = q.split_whitespace().collect();
-            figure(&r, Path::new("/nonexistent"), &words)
-        };
+        let q = |q: &str| ask(&r, Path::new("/nonexistent"), q);
         // Four runs a side, one look: the smallest two-sided p of the rank test is 2/70.
         assert_eq!(
             q("tested wait threads flux/mvc outcome").unwrap(),
@@ -526,10 +528,7 @@ mod tests {
         let mut after = results();
         four_runs(&mut after, "mvc", [21, 22, 21, 21]);
         after.save(&quota).unwrap();
-        let q = |q: &str| {
-            let words: Vec<&str> = q.split_whitespace().collect();
-            figure(&after, &quota, &words)
-        };
+        let q = |q: &str| ask(&after, &quota, q);
         assert_eq!(
             q("versus ../pinned wait mvc threads outcome").unwrap(),
             "different"
@@ -564,10 +563,7 @@ mod tests {
             heap_max_mb: Some(256),
             more: Default::default(),
         });
-        let q = |q: &str| {
-            let words: Vec<&str> = q.split_whitespace().collect();
-            figure(&r, Path::new("/nonexistent"), &words)
-        };
+        let q = |q: &str| ask(&r, Path::new("/nonexistent"), q);
         assert_eq!(
             q("detected mvc").unwrap(),
             "1 CPU; 200 Tomcat worker threads (max); heap 256 MB"
@@ -583,10 +579,7 @@ mod tests {
     fn a_start_is_read_from_exec_over_the_starts_before_a_scenario() {
         let mut r = results();
         four_runs(&mut r, "mvc", [1, 1, 1, 1]);
-        let q = |q: &str| {
-            let words: Vec<&str> = q.split_whitespace().collect();
-            figure(&r, Path::new("/nonexistent"), &words)
-        };
+        let q = |q: &str| ask(&r, Path::new("/nonexistent"), q);
         assert_eq!(q("start wait mvc port min").unwrap(), "1.0");
         assert_eq!(q("start wait mvc first_200 median").unwrap(), "3.5");
         assert_eq!(q("start wait mvc steady max .0").unwrap(), "42");
