@@ -6,6 +6,16 @@ mod common;
 use common::repo_root;
 use std::path::Path;
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+/// These tests write scripts and copies of the launcher and then run them. A process another
+/// test forks while a file is open for writing keeps that descriptor until its own exec, and an
+/// exec of the file meanwhile fails with "Text file busy" (ETXTBSY): one test at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn alone() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A PATH holding only the basic tools the launcher needs, none of the toolchains.
 fn bare_path(dir: &Path) -> String {
@@ -28,6 +38,7 @@ fn bare_path(dir: &Path) -> String {
 
 #[test]
 fn a_missing_jdk_is_named_with_where_it_was_looked_for_and_how_to_install_one() {
+    let _alone = alone();
     let tmp = tempfile::tempdir().unwrap();
     let o = Command::new(repo_root().join("iobound"))
         .arg("build")
@@ -49,6 +60,7 @@ fn a_missing_jdk_is_named_with_where_it_was_looked_for_and_how_to_install_one() 
 
 #[test]
 fn a_missing_rust_toolchain_is_named_with_how_to_install_it() {
+    let _alone = alone();
     // A copy of the launcher in an empty project: the harness is not built, cargo is not on PATH.
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("project");
@@ -82,6 +94,7 @@ fn a_missing_rust_toolchain_is_named_with_how_to_install_it() {
 
 #[test]
 fn missing_test_tools_are_named_with_the_command_to_install_them_before_anything_is_built() {
+    let _alone = alone();
     // A copy of the launcher in an empty project; the toolchains are stand-ins (nothing may run
     // them before the check), wrk and Chromium are absent, the user is not root and has no sudo.
     let tmp = tempfile::tempdir().unwrap();
@@ -127,6 +140,7 @@ fn missing_test_tools_are_named_with_the_command_to_install_them_before_anything
 
 #[test]
 fn a_fetched_file_whose_digest_changed_is_refused_by_name() {
+    let _alone = alone();
     // A copy of the launcher and its digests in an empty project, with Kafka's jar in .cache.
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("project");
@@ -183,6 +197,7 @@ fn a_fetched_file_whose_digest_changed_is_refused_by_name() {
 /// running scripts/lock-python again fails here.
 #[test]
 fn the_python_packages_are_installed_from_a_lock_of_digests_that_answers_for_the_pins() {
+    let _alone = alone();
     let dir = repo_root().join("contenders/python");
     let pins = std::fs::read_to_string(dir.join("requirements.txt")).unwrap();
     let lock = std::fs::read_to_string(dir.join("requirements.lock")).unwrap();
