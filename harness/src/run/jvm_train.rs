@@ -32,7 +32,7 @@ impl RunCtx<'_> {
         if self.trained.contains(&m.name) {
             return Ok(());
         }
-        let file = archive.path(m);
+        let file = archive.path(&m.dir, &m.name);
         // An archive from an earlier build or JDK would fail the strict start, or worse, fit.
         let _ = std::fs::remove_file(&file);
         let mut training = tunables.clone();

@@ -41,7 +41,7 @@ pub fn launch(
     let port = contender::free_port_on(address)?;
     let mut flags = plan.jvm_flags();
     if m.is_jvm() {
-        flags.extend(JvmStart::of(&m.name, tunables)?.flags(m));
+        flags.extend(JvmStart::of(&m.name, tunables)?.flags(&m.dir, &m.name));
     }
     let argv = m.command(
         &StartVars {

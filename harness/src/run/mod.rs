@@ -3,19 +3,13 @@
 //! Results are saved after every run; Ctrl-C or a crashing contender leaves partial results
 //! marked as such, and every process started here is stopped.
 //!
-//! Holds: `results` (the results model, results.json) and `details` (what each kind of run adds
-//! to it), `environment` (where a run happened),
+//! Holds: `results` (the results model), `details` (what each kind of run adds), `environment`,
 //! `launch` (start a contender and check it), `round` (one contender's round), `http`,
-//! `pipeline`, `overload` and `capacity` (measuring each kind of scenario), `lead_in` (the measured
-//! window: a flat load's warm-up leading into it, and its check after the run), `resume`
-//! (a plan continued in a later sitting), `window_check` (the measured window judged again
-//! after the run), `watch` (the loop beside the
-//! driver: sampling, events, crashes, Ctrl-C), `finish` (the one way every run ends), `faults`
-//! (recovery after a mid-run fault, overload verdicts), `slo` (judging a capacity probe),
-//! `warnings` (what a run's own figures warn of), `writes` (the database write check),
-//! `gc` (garbage collection during a run, from the runtimes' own logs), `warmup` (when a
-//! contender has settled), `profile` (a CPU profile of the measured run, on request) and `stacks` (its folded stacks), `event_loop`
-//! (Node's event-loop delay during a run).
+//! `pipeline`, `overload`, `capacity` (each kind of scenario), `lead_in` (a warm-up leading
+//! into the measured window), `resume`, `window_check`, `watch` (sampling, events, crashes,
+//! Ctrl-C beside the driver), `finish`, `faults`, `slo`, `warnings`, `writes`, `gc`, `warmup`,
+//! `cold_start` (what a start cost), `jvm_train` (a JVM's training start), `profile`, `stacks`
+//! and `event_loop`.
 //! Uses: util, plan, services, conformance, driver, sampler, remote (contenders and load on
 //! other hosts).
 
@@ -104,7 +98,6 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
     for name in &plan.contenders {
         let m = manifest::find(&all, name)?;
         let tunables = m.resolve_tunables(plan.tunables.get(name))?;
-        crate::services::jvm_start::JvmStart::of(name, &tunables)?;
         for s in &plan.scenarios {
             if s.pipeline != m.is_pipeline() {
                 let (what, fits) = if m.is_pipeline() {

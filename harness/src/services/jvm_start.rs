@@ -5,10 +5,9 @@
 //! The harness makes the archive with a training start of its own before the contender's first
 //! measured start (run/jvm_train.rs); this file says which flags each start gets.
 
-use super::manifest::{Manifest, Tunable};
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The tunable's name.
 pub const TUNABLE: &str = "jvm_start";
@@ -34,13 +33,14 @@ pub enum JvmStart {
 }
 
 impl Archive {
-    /// The archive file, beside the contender's build output (rebuilt, it is trained again).
-    pub fn path(self, m: &Manifest) -> PathBuf {
+    /// The archive file of contender `name` (its folder `dir`), beside its build output
+    /// (rebuilt, it is trained again).
+    pub fn path(self, dir: &Path, name: &str) -> PathBuf {
         let ext = match self {
             Archive::Cds => "jsa",
             Archive::Aot => "aot",
         };
-        m.dir.join("target").join(format!("{}.{ext}", m.name))
+        dir.join("target").join(format!("{name}.{ext}"))
     }
 
     /// The tunable's value for this archive's training start.
@@ -75,11 +75,12 @@ impl JvmStart {
         }
     }
 
-    /// The JVM flags of this start of `m`. A start from an archive is strict
+    /// The JVM flags of this start of contender `name` (its folder `dir`). A start from an
+    /// archive is strict
     /// (`-Xshare:on`, `-XX:AOTMode=on`): a JVM that cannot map it fails to start instead of
     /// starting cold and being measured as if it had not.
-    pub fn flags(self, m: &Manifest) -> Vec<String> {
-        let at = |a: Archive| a.path(m).display().to_string();
+    pub fn flags(self, dir: &Path, name: &str) -> Vec<String> {
+        let at = |a: Archive| a.path(dir, name).display().to_string();
         match self {
             JvmStart::Default => Vec::new(),
             JvmStart::From(a @ Archive::Cds) => {
@@ -101,40 +102,19 @@ impl JvmStart {
     }
 }
 
-/// The tunable as every JVM manifest gets it.
-pub fn tunable() -> Tunable {
-    Tunable {
-        default: "default".into(),
-        help: "how the JVM starts: default; cds (a dynamic CDS archive of the classes a training \
-               start loaded); aot (the JDK 25 AOT cache: classes loaded and linked, and method \
-               profiles, from a training start). iobound makes the archive with a training start \
-               (start-up and the contract's requests) before the first measured start"
-            .into(),
-    }
-}
+/// What the tunable says in `iobound list` (services/manifest.rs adds it to every JVM
+/// manifest).
+pub const HELP: &str = "how the JVM starts: default; cds (a dynamic CDS archive of the classes \
+    a training start loaded); aot (the JDK 25 AOT cache: classes loaded and linked, and method \
+    profiles, from a training start). iobound makes the archive with a training start (start-up \
+    and the contract's requests) before the first measured start";
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn jvm() -> Manifest {
-        let mut m: Manifest = toml::from_str(
-            r#"
-name = "jetty"
-model = "thread-per-request"
-language = "java"
-framework = "Jetty"
-config = "defaults"
-runtime = "jvm"
-build = "mvn package"
-artifact = "target/jetty.jar"
-start = ["{java}", "{jvm_flags}", "-jar", "target/jetty.jar"]
-ready = "/plaintext"
-"#,
-        )
-        .unwrap();
-        m.dir = PathBuf::from("/repo/contenders/jetty");
-        m
+    fn jetty() -> (PathBuf, &'static str) {
+        (PathBuf::from("/repo/contenders/jetty"), "jetty")
     }
 
     fn set(v: &str) -> BTreeMap<String, String> {
@@ -143,15 +123,15 @@ ready = "/plaintext"
 
     #[test]
     fn each_start_gets_its_flags_and_reads_strictly_what_training_wrote() {
-        let m = jvm();
+        let (dir, name) = jetty();
         assert!(JvmStart::of("jetty", &BTreeMap::new())
             .unwrap()
-            .flags(&m)
+            .flags(&dir, name)
             .is_empty());
         let aot = JvmStart::of("jetty", &set("aot")).unwrap();
         assert_eq!(aot.needs_training(), Some(Archive::Aot));
         assert_eq!(
-            aot.flags(&m),
+            aot.flags(&dir, name),
             [
                 "-XX:AOTCache=/repo/contenders/jetty/target/jetty.aot",
                 "-XX:AOTMode=on"
@@ -160,12 +140,12 @@ ready = "/plaintext"
         let train = JvmStart::of("jetty", &set(Archive::Aot.training_value())).unwrap();
         assert_eq!(train.needs_training(), None);
         assert_eq!(
-            train.flags(&m),
+            train.flags(&dir, name),
             ["-XX:AOTCacheOutput=/repo/contenders/jetty/target/jetty.aot"]
         );
         let cds = JvmStart::of("jetty", &set("cds")).unwrap();
         assert_eq!(
-            cds.flags(&m),
+            cds.flags(&dir, name),
             [
                 "-XX:SharedArchiveFile=/repo/contenders/jetty/target/jetty.jsa",
                 "-Xshare:on"
@@ -174,7 +154,7 @@ ready = "/plaintext"
         assert_eq!(
             JvmStart::of("jetty", &set("cds-training"))
                 .unwrap()
-                .flags(&m),
+                .flags(&dir, name),
             ["-XX:ArchiveClassesAtExit=/repo/contenders/jetty/target/jetty.jsa"]
         );
     }

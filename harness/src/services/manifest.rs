@@ -143,7 +143,10 @@ impl Manifest {
         if m.is_jvm() {
             m.tunables
                 .entry(super::jvm_start::TUNABLE.to_string())
-                .or_insert_with(super::jvm_start::tunable);
+                .or_insert_with(|| Tunable {
+                    default: "default".into(),
+                    help: super::jvm_start::HELP.into(),
+                });
         }
         Ok(m)
     }
@@ -238,6 +241,9 @@ impl Manifest {
                 );
             }
             values.insert(k.clone(), v.clone());
+        }
+        if self.is_jvm() {
+            super::jvm_start::JvmStart::of(&self.name, &values)?;
         }
         Ok(values)
     }
