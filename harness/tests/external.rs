@@ -305,6 +305,14 @@ fn a_cpu_quota_holds_a_busy_server_to_it_and_its_throttling_is_reported() {
         .collect();
     let span = t.last().unwrap() - t.first().unwrap();
     let share = peak(&r, "cpu_s") / span;
+    let charts: Vec<String> = std::fs::read_dir(results_dir(out.path()).join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert!(
+        charts.iter().any(|c| c.ends_with("-throttled.png")),
+        "no throttling chart beside the latency one: {charts:?}"
+    );
     assert!(
         (0.25..=0.55).contains(&share),
         "{share:.2} of a CPU over {span:.1} s"

@@ -72,7 +72,7 @@ impl Lab {
             missing_prerequisite("root, to create network namespaces");
             return None;
         }
-        for tool in ["ip", "ssh", "ssh-keygen", "/usr/sbin/sshd"] {
+        for tool in ["ip", "nsenter", "ssh", "ssh-keygen", "/usr/sbin/sshd"] {
             if !sh(&format!("command -v {tool}")).status.success() {
                 missing_prerequisite(&format!(
                     "{tool} (apt-get install iproute2 openssh-client openssh-server)"
@@ -668,33 +668,102 @@ fn an_inventory_problem_is_reported_before_anything_connects() {
     );
 }
 
-/// Limits are set by this machine's cgroups; a contender host's agent does not set them yet,
-/// so a run across hosts that asks for them is refused before anything connects, not run
-/// without them.
+/// A run whose server iobound starts on the contender host with --cmd, as `iobound serve
+/// SERVE` there, held by `limit` (e.g. `["--cpus", "0.5"]`).
+fn limited_cmd_run(lab: &Lab, out: &Path, serve: &str, limit: [&str; 2]) -> Command {
+    let url = format!("http://{}:8080", lab.address(0));
+    let mut args = run_args(&lab.inventory(), &url, out, "3s");
+    args.push("--cmd".into());
+    args.push(format!(
+        "\"$IOBOUND_BIN\" serve --address {} --port 8080 {serve}",
+        lab.address(0)
+    ));
+    args.extend(["--warmup", "2s", limit[0], limit[1]].map(String::from));
+    let mut c = Command::new(exe());
+    c.args(args).stdout(Stdio::null()).stderr(Stdio::piped());
+    c
+}
+
+/// Every cgroup under iobound's folder on this machine, whose namespace hosts share its
+/// cgroup hierarchies.
+fn iobound_cgroups() -> Vec<PathBuf> {
+    let layout = iobound::util::cgroup::Layout::detect()
+        .expect("limits need the cpu and memory controllers (./iobound test runs as root)");
+    let mut dirs: Vec<PathBuf> = layout
+        .roots()
+        .iter()
+        .filter_map(|r| std::fs::read_dir(r.join(iobound::util::cgroup::PARENT)).ok())
+        .flat_map(|entries| entries.flatten().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// Limits across hosts: the agent on the contender host holds the server it starts in a
+/// cgroup of its own there, under the quota, reads its throttling there and removes the
+/// cgroup when the server stops; a server past its memory limit there is a failed run that
+/// says it was OOM-killed. A server adopted with --pid cannot be limited: refused at once.
 #[test]
-fn limits_across_hosts_are_refused_before_anything_connects() {
-    let dir = tempfile::tempdir().unwrap();
-    let inv = dir.path().join("hosts");
-    std::fs::write(
-        &inv,
-        "[contender]\napp ansible_host=10.231.250.10\n[load]\nlg1 ansible_host=10.231.250.11\n",
-    )
-    .unwrap();
+#[ignore = "needs root, iproute2 and openssh-server; run by ./iobound test"]
+fn limits_hold_a_server_on_the_contender_host_in_a_cgroup_there() {
+    let _alone = alone();
+    let Some(lab) = Lab::with_options(vec!["app", "lg1"], "--contender-cpus 0 --load-cpus 1")
+    else {
+        return;
+    };
+    let before = remote_dirs();
+    let cgroups_before = iobound_cgroups();
+
+    let out = tempfile::tempdir().unwrap();
+    let run = limited_cmd_run(&lab, out.path(), "--jit-warmup 600s", ["--cpus", "0.5"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    let res = load_results(&results_dir(out.path()));
+    let r = &res["runs"][0];
+    assert_eq!(r["status"], "ok", "{}", r["failure"]);
+    let cg = &r["resources"]["cgroup"];
+    assert_eq!(cg["limits"]["cpus"], 0.5, "{cg}");
+    assert!(cg["throttled_periods"].as_u64().unwrap() > 0, "{cg}");
+    lab.assert_nothing_left_on(&["app", "lg1"], &before);
+    assert_eq!(
+        iobound_cgroups(),
+        cgroups_before,
+        "the host's cgroup is removed"
+    );
+
+    let out = tempfile::tempdir().unwrap();
+    let run = limited_cmd_run(&lab, out.path(), "--leak-kb 512", ["--memory", "64m"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(3), "{err}");
+    let res = load_results(&results_dir(out.path()));
+    let failure = res["runs"][0]["failure"].as_str().unwrap_or_default();
+    assert!(
+        failure.contains("OOM-killed: its memory reached the limit of 64 MB"),
+        "{failure}\n{err}"
+    );
+    lab.assert_nothing_left_on(&["app", "lg1"], &before);
+    assert_eq!(
+        iobound_cgroups(),
+        cgroups_before,
+        "the host's cgroup is removed"
+    );
+
+    let url = format!("http://{}:8080/plaintext", lab.address(0));
     let out = Command::new(exe())
-        .args(["run", "--hosts", &inv.display().to_string()])
-        .args([
-            "--url",
-            "http://10.231.250.10:8080/plaintext",
-            "--users",
-            "1",
-        ])
+        .args(["run", "--hosts", &lab.inventory().display().to_string()])
+        .args(["--url", &url, "--pid", "1", "--users", "1"])
         .args(["--duration", "1s", "--cpus", "1"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
-        err.contains("--cpus, --memory and [limits] hold contenders on this machine only"),
+        err.contains("--pid names one already running; give --cmd"),
         "{err}"
     );
 }

@@ -91,7 +91,11 @@ fn no_measured_figure_is_typed_outside_a_marker() {
 
 /// The pages whose prose has been moved to markers so far; docs/findings pages join as they are
 /// re-measured (the others carry the first-look banner or say what their figures rest on).
-const LINTED: &[&str] = &["README.md", "docs/findings/classics.md"];
+const LINTED: &[&str] = &[
+    "README.md",
+    "docs/findings/classics.md",
+    "docs/findings/container.md",
+];
 
 /// Every relative link in README and docs points at a file or folder of this repository: a
 /// reader who clones it can follow each one (none leads outside it, none is broken).
@@ -970,4 +974,51 @@ fn every_plan_is_listed_with_its_last_measurement_and_its_pages() {
         "{c10k}"
     );
     assert!(text.contains("minutes: machine time"), "{text}");
+}
+
+/// The fields of `struct Manifest` in `src` that a manifest may set (`#[serde(skip)]` ones,
+/// which the loader fills, left out).
+fn manifest_fields(src: &str) -> Vec<String> {
+    let body = &src[src.find("pub struct Manifest {").expect("struct Manifest")..];
+    let body = &body[..body.find("\n}\n").expect("the struct's end")];
+    let mut fields = Vec::new();
+    let mut skipped = false;
+    for line in body.lines().map(str::trim) {
+        if line.starts_with("#[serde(skip)]") {
+            skipped = true;
+        } else if let Some(rest) = line.strip_prefix("pub ") {
+            if let Some((name, _)) = rest.split_once(':') {
+                if !skipped {
+                    fields.push(name.to_string());
+                }
+                skipped = false;
+            }
+        }
+    }
+    fields
+}
+
+#[test]
+fn the_field_reader_leaves_out_what_the_loader_fills() {
+    let src = "pub struct Manifest {\n    pub name: String,\n    /// doc\n    #[serde(default)]\n    pub kind: Option<String>,\n    #[serde(skip)]\n    pub dir: PathBuf,\n    pub ready: String,\n}\n";
+    assert_eq!(manifest_fields(src), ["name", "kind", "ready"]);
+}
+
+/// CONTRIBUTING.md's step "add a contender" names every field a manifest may set, so that a
+/// field added to the loader cannot go unexplained there.
+#[test]
+fn contributing_names_every_manifest_field() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let src = std::fs::read_to_string(root.join("harness/src/services/manifest.rs")).unwrap();
+    let guide = std::fs::read_to_string(root.join("CONTRIBUTING.md")).unwrap();
+    let fields = manifest_fields(&src);
+    assert!(fields.len() >= 10, "{fields:?}");
+    let missing: Vec<&String> = fields
+        .iter()
+        .filter(|f| !guide.contains(&format!("`{f}")) && !guide.contains(&format!("`[{f}")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "CONTRIBUTING.md does not name the manifest field(s) {missing:?}"
+    );
 }

@@ -47,12 +47,15 @@ fn run_with(
     a: &args::RunArgs,
     external: Option<crate::run::External>,
 ) -> Result<i32> {
-    let hosts = flags::hosts_for_run(a, external.as_ref())?;
-    if hosts.is_some() && plan.limits.any() {
+    let adopted = external
+        .as_ref()
+        .is_some_and(|e| matches!(e.process, crate::run::ExternalProcess::Pid(_)));
+    if adopted && plan.limits.any() {
         anyhow::bail!(
-            "--cpus, --memory and [limits] hold contenders on this machine only: with --hosts              the contender host's agent does not set them yet; run without them, or without              --hosts"
+            "--cpus, --memory and [limits] hold a server iobound starts, and --pid names one already running; give --cmd to have iobound start it under them, or run without them"
         );
     }
+    let hosts = flags::hosts_for_run(a, external.as_ref())?;
     let services = ServiceChoice {
         url: a.db_url.clone(),
         allow_remote: a.load.allow_remote,

@@ -45,6 +45,13 @@ pub struct ContenderJob {
     /// before the command starts, which is told where it is (IOBOUND_CORPUS_*).
     #[serde(default)]
     pub corpus: Option<crate::plan::CorpusSpec>,
+    /// The CPU quota and memory limit a command it starts runs under: in a cgroup of its own
+    /// on the host, made by the agent there and removed when the command stops.
+    #[serde(default)]
+    pub limits: crate::util::cgroup::Limits,
+    /// What the cgroup is named after on the host (the contender's name).
+    #[serde(default)]
+    pub name: String,
 }
 
 /// One line the agent writes.
@@ -62,9 +69,15 @@ pub enum Reply {
         sample: Sample,
         /// The server's wait status once it has ended.
         exited: Option<i32>,
+        /// Why it ended, in words, once it has: read on the host, where its cgroup and its
+        /// log are (an OOM kill, or its runtime's own out-of-memory line).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        why: Option<String>,
     },
     Status {
         exited: Option<i32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        why: Option<String>,
     },
     Stopped {
         status: Option<i32>,
@@ -90,6 +103,8 @@ pub struct RemoteContender {
     pub hostname: String,
     /// Whether iobound started it (and so stops it).
     pub started: bool,
+    /// The limits it runs under on its host (in a cgroup there when it was started).
+    pub limits: crate::util::cgroup::Limits,
     /// When the agent said it had started it (this machine's clock): what the runtime's own
     /// log times are counted from, give or take a round trip.
     pub since: Instant,
@@ -148,6 +163,7 @@ impl RemoteContender {
             net_namespace,
             hostname,
             started: !job.argv.is_empty(),
+            limits: job.limits,
             since: Instant::now(),
             log: job.log.clone(),
             ssh: ssh.clone(),
@@ -176,11 +192,16 @@ impl RemoteContender {
         }
         let reply = next_reply(&mut ch, &self.host);
         if let Some(Reply::Sample {
-            exited: Some(raw), ..
+            exited: Some(raw),
+            why,
+            ..
         })
-        | Some(Reply::Status { exited: Some(raw) }) = &reply
+        | Some(Reply::Status {
+            exited: Some(raw),
+            why,
+        }) = &reply
         {
-            ch.gone = Some(describe(*raw));
+            ch.gone = Some(why.clone().unwrap_or_else(|| describe(*raw)));
         }
         reply
     }

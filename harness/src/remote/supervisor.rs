@@ -11,8 +11,10 @@ use crate::sampler::Sampler;
 use crate::services::contender::{self, Running};
 use anyhow::{bail, Result};
 use std::io::{BufRead, Write};
+use std::net::SocketAddr;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
+use std::process::ExitStatus;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -45,9 +47,16 @@ impl Watched {
         }
     }
 
+    /// Why the process it started ended (raw wait status `raw`), in words.
+    fn why(&self, raw: Option<i32>) -> Option<String> {
+        let p = self.started.as_ref()?;
+        Some(p.why_exited(ExitStatus::from_raw(raw?)))
+    }
+
     fn sampler(&self, downstream_port: Option<u16>) -> Sampler {
-        match self.started {
-            Some(_) => Sampler::new(self.pid, Instant::now(), downstream_port),
+        match &self.started {
+            Some(p) => Sampler::new(self.pid, Instant::now(), downstream_port)
+                .in_cgroup(p.cgroup().map(crate::util::cgroup::Cgroup::reader)),
             None => Sampler::of_tree(self.pid, Instant::now()),
         }
     }
@@ -124,26 +133,37 @@ fn answer(line: &str, watched: &mut Watched, sampler: &mut Sampler) -> (Reply, b
     let reply = match (words.next(), words.next()) {
         (Some("begin"), port) => {
             *sampler = watched.sampler(port.and_then(|p| p.parse().ok()));
+            let exited = watched.exited();
             Reply::Status {
-                exited: watched.exited(),
+                exited,
+                why: watched.why(exited),
             }
         }
-        (Some(kind @ ("sample" | "full")), _) => Reply::Sample {
-            sample: if kind == "full" {
+        (Some(kind @ ("sample" | "full")), _) => {
+            let sample = if kind == "full" {
                 sampler.sample_full()
             } else {
                 sampler.sample()
-            },
-            exited: watched.exited(),
-        },
+            };
+            let exited = watched.exited();
+            Reply::Sample {
+                sample,
+                exited,
+                why: watched.why(exited),
+            }
+        }
         (Some("stop"), grace) => {
             let ms = grace.and_then(|g| g.parse().ok()).unwrap_or(3000);
             let status = stop(watched, Duration::from_millis(ms));
             return (Reply::Stopped { status }, true);
         }
-        _ => Reply::Status {
-            exited: watched.exited(),
-        },
+        _ => {
+            let exited = watched.exited();
+            Reply::Status {
+                exited,
+                why: watched.why(exited),
+            }
+        }
     };
     (reply, false)
 }
@@ -187,18 +207,29 @@ fn watch(job: &ContenderJob) -> Result<Watched> {
             // Later entries win: the host's corpus, not the controller's.
             env.extend(corpus.env());
         }
-        let p = contender::start(
+        let name = if job.name.is_empty() {
+            "server"
+        } else {
+            &job.name
+        };
+        let p = contender::start_in(
             &job.argv,
             Path::new(&job.cwd),
             &job.cpus,
-            0,
+            SocketAddr::new(contender::LOOPBACK, 0),
             Path::new(&job.log),
             &env,
+            crate::util::cgroup::own(name, job.limits)?,
         )?;
         return Ok(Watched {
             pid: p.pid,
             started: Some(p),
         });
+    }
+    if job.limits.any() {
+        bail!(
+            "--cpus and --memory limit a server iobound starts: give --cmd instead of --pid, or run without them"
+        );
     }
     match job.pid {
         Some(pid) if contender::stat_fields(pid).is_some() => Ok(Watched { started: None, pid }),
@@ -236,7 +267,6 @@ fn refuse(out: &mut impl Write, error: String) -> Result<Ended> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::process::ExitStatus;
 
     fn job(argv: &[&str], dir: &Path) -> String {
         serde_json::to_string(&ContenderJob {
@@ -282,12 +312,12 @@ mod tests {
             panic!("{r:?}")
         };
         assert!(net_namespace.starts_with("net:["), "{net_namespace}");
-        let Reply::Sample { sample, exited } = &r[2] else {
+        let Reply::Sample { sample, exited, .. } = &r[2] else {
             panic!("{r:?}")
         };
         assert_eq!((sample.processes, *exited), (1, None), "{sample:?}");
         assert!(sample.rss_mb > 0.0);
-        assert!(matches!(r[3], Reply::Status { exited: None }));
+        assert!(matches!(r[3], Reply::Status { exited: None, .. }));
         // Stopped by SIGTERM.
         assert!(
             matches!(r[4], Reply::Stopped { status: Some(s) } if ExitStatus::from_raw(s).signal() == Some(15)),
@@ -321,7 +351,7 @@ mod tests {
         agent(std::io::BufReader::new(input), &mut out, SILENCE_LIMIT).unwrap();
         let r = replies(&out);
         assert!(
-            matches!(r[1], Reply::Status { exited: Some(s) } if ExitStatus::from_raw(s).code() == Some(7)),
+            matches!(r[1], Reply::Status { exited: Some(s), .. } if ExitStatus::from_raw(s).code() == Some(7)),
             "{r:?}"
         );
     }

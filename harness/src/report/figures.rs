@@ -553,6 +553,60 @@ mod tests {
         assert!(e.contains("`versus ../elsewhere`: no results there"), "{e}");
     }
 
+    /// A run whose measured window trended leaves the steady figures untested, three runs
+    /// against four, but not the time to its first 200, which came before any load.
+    #[test]
+    fn a_start_is_tested_on_every_run_and_a_steady_figure_on_settled_runs_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (pinned, quota) = (tmp.path().join("pinned"), tmp.path().join("quota"));
+        for d in [&pinned, &quota] {
+            std::fs::create_dir(d).unwrap();
+        }
+        let mut before = results();
+        four_runs(&mut before, "mvc", [212, 214, 211, 213]);
+        before.save(&pinned).unwrap();
+        let mut after = results();
+        four_runs(&mut after, "mvc", [21, 22, 21, 21]);
+        for r in after.runs.iter_mut() {
+            if let Some(c) = r.cold_start.as_mut() {
+                c.first_200_s += 10.0;
+            }
+        }
+        after.runs[0].warmup = Some(crate::run::warmup::WarmupRecord {
+            seconds: 20.0,
+            settled: true,
+            min_s: 10.0,
+            max_s: 120.0,
+            band_pct: 5.0,
+            rule: "trend".into(),
+            curve: Vec::new(),
+            drift_pct: Vec::new(),
+            window: Some(crate::run::warmup::WindowCheck {
+                seconds: 10,
+                drift_pct: vec![Some(20.0), None, None],
+                trending: vec![true, false, false],
+                silent_s: 0,
+                stalled: false,
+                steady: false,
+            }),
+            jit_curve: Vec::new(),
+        });
+        after.save(&quota).unwrap();
+        let q = |q: &str| ask(&after, &quota, q);
+        assert_eq!(
+            q("versus ../pinned wait mvc threads outcome").unwrap(),
+            "not tested"
+        );
+        assert_eq!(
+            q("versus ../pinned wait mvc first_200_s outcome").unwrap(),
+            "different"
+        );
+        assert_eq!(
+            q("versus ../pinned wait mvc first_200_s runs").unwrap(),
+            "4"
+        );
+    }
+
     #[test]
     fn what_a_runtime_detected_is_quoted_in_its_own_words() {
         let mut r = results();

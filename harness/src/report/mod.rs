@@ -208,7 +208,8 @@ pub(super) fn runs_label(c: &Cell) -> String {
     s
 }
 
-/// Charts worth a PNG for a README: throughput, latency, scaling, threads, memory.
+/// Charts worth a PNG for a README: throughput, latency, scaling, threads, memory, and the
+/// throttling under a CPU quota (to set beside latency per second).
 const PNG_CHARTS: &[&str] = &[
     "throughput",
     "runs",
@@ -219,6 +220,7 @@ const PNG_CHARTS: &[&str] = &[
     "threads",
     "rss",
     "gc",
+    "throttled",
 ];
 
 /// Every output of a results directory: summary.txt (the terminal table, returned) and the

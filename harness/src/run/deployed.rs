@@ -166,14 +166,21 @@ impl RunCtx<'_> {
             env,
             log: format!("{}/{}.{tag}.log", host.dir, m.name),
             corpus: self.services.map(|s| s.corpus.spec.clone()),
+            limits: self.plan.limits.of(&m.name),
+            name: m.name.clone(),
             ..ContenderJob::default()
         };
         eprintln!(
-            "[{}] starting on host {} at {address}:{}, {}",
+            "[{}] starting on host {} at {address}:{}, {}{}",
             m.name,
             host.ssh.host.name,
             probe.ports[0],
-            host.pinning()
+            host.pinning(),
+            if job.limits.any() {
+                format!(", {}", job.limits.describe())
+            } else {
+                String::new()
+            }
         );
         let remote = RemoteContender::start(&host.ssh, &host.binary, &job)?;
         let addr = SocketAddr::new(address, probe.ports[0]);

@@ -71,7 +71,7 @@ fn start(ctx: &RunCtx, cmd: &str, addr: SocketAddr, run: u32) -> Result<Running>
     let argv = vec!["sh".to_string(), "-c".to_string(), format!("exec {cmd}")];
     let cwd = std::env::current_dir()?;
     // --cpus and --memory hold a --cmd server as they hold a built-in contender.
-    let cgroup = super::launch::own_cgroup("external", ctx.plan.limits.of("external"))?;
+    let cgroup = crate::util::cgroup::own("external", ctx.plan.limits.of("external"))?;
     let mut proc = contender::start_in(
         &argv,
         &cwd,
@@ -147,6 +147,8 @@ impl RunCtx<'_> {
                 job.cpus = h.cpus.clone();
                 job.env = vec![("IOBOUND_BIN".into(), h.binary.clone())];
                 job.log = format!("{}/external-run{run}.log", h.dir);
+                job.limits = self.plan.limits.of("external");
+                job.name = "external".into();
             }
             ExternalProcess::Pid(pid) => job.pid = Some(*pid),
             ExternalProcess::None => return Ok(()),

@@ -5,12 +5,14 @@
 
 use super::launch::{launch, verify_contender, Launched};
 use super::round::RunCtx;
+use crate::plan::{limits::PlanLimits, Plan};
 use crate::services::contender::{describe_exit, log_tail, LOOPBACK};
-use crate::services::jvm_start::{self, JvmStart};
-use crate::services::manifest::Manifest;
+use crate::services::jvm_start::{self, Archive, JvmStart};
+use crate::services::manifest::{Manifest, StartVars};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// How long a training JVM gets to exit after SIGTERM: it writes its archive on the way out
@@ -32,9 +34,7 @@ impl RunCtx<'_> {
         if self.trained.contains(&m.name) {
             return Ok(());
         }
-        let file = archive.path(&m.dir, &m.name);
-        // An archive from an earlier build or JDK would fail the strict start, or worse, fit.
-        let _ = std::fs::remove_file(&file);
+        let file = fresh_archive(m, archive, tunables, java)?;
         let mut training = tunables.clone();
         training.insert(
             jvm_start::TUNABLE.to_string(),
@@ -51,11 +51,18 @@ impl RunCtx<'_> {
             file.display()
         );
         let t0 = Instant::now();
+        // Trained as a team trains it, in a build step, not in the container it will run in:
+        // writing the AOT cache forks a second JVM of the same heap beside the first, which a
+        // memory limit sized for one kills.
+        let unlimited = Plan {
+            limits: PlanLimits::default(),
+            ..self.plan.clone()
+        };
         let Launched {
             mut proc,
             startup_timeout,
             ..
-        } = launch(m, &training, self.plan, java, LOOPBACK, &log, &env)?;
+        } = launch(m, &training, &unlimited, java, LOOPBACK, &log, &env)?;
         let trained = proc
             .wait_ready(self.rt, &m.ready, startup_timeout)
             .and_then(|_| {
@@ -93,4 +100,62 @@ impl RunCtx<'_> {
         self.trained.insert(m.name.clone());
         Ok(())
     }
+}
+
+/// Where `m`'s archive goes, with none there yet: an archive from an earlier build or JDK
+/// would fail the strict start, or worse, fit. A Spring Boot jar is extracted first.
+fn fresh_archive(
+    m: &Manifest,
+    archive: Archive,
+    tunables: &BTreeMap<String, String>,
+    java: Option<&Path>,
+) -> Result<PathBuf> {
+    let file = archive.path(&m.dir, &m.name);
+    let _ = std::fs::remove_file(&file);
+    // A contender that starts another's jar (spring-mvc-virtual) has no build output of its own.
+    std::fs::create_dir_all(file.parent().context("an archive has a folder")?)?;
+    if m.boot_jar {
+        extract_boot_jar(m, tunables, java)?;
+    }
+    Ok(file)
+}
+
+/// Extracts `m`'s Spring Boot jar afresh (a rebuilt jar is extracted again) where its starts
+/// from an archive run it: the training start, which writes the archive from the extracted
+/// classes, and the measured starts, which read it.
+fn extract_boot_jar(
+    m: &Manifest,
+    tunables: &BTreeMap<String, String>,
+    java: Option<&Path>,
+) -> Result<()> {
+    let argv = m.command(
+        &StartVars {
+            java,
+            jvm_flags: &[],
+            address: LOOPBACK,
+            port: 0,
+        },
+        tunables,
+    )?;
+    let extracted = jvm_start::extracted_dir(&m.dir, &m.name);
+    if extracted.exists() {
+        std::fs::remove_dir_all(&extracted)
+            .with_context(|| format!("removing the earlier {}", extracted.display()))?;
+    }
+    let jar = jvm_start::started_jar(&argv)?;
+    let out = Command::new(&argv[0])
+        .args(jvm_start::extract_args(jar, &extracted))
+        .current_dir(&m.dir)
+        .output()
+        .with_context(|| format!("running {}", argv[0]))?;
+    if !out.status.success() {
+        bail!(
+            "[{}] extracting {jar} for its archive failed ({}): {}",
+            m.name,
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    eprintln!("[{}] extracted {jar} into {}", m.name, extracted.display());
+    Ok(())
 }

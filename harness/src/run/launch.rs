@@ -6,10 +6,10 @@ use crate::conformance::{self, CaseResult, Verification};
 use crate::plan::Plan;
 use crate::services::contender::{self, Running};
 use crate::services::detected::{self, Detected};
-use crate::services::jvm_start::JvmStart;
+use crate::services::jvm_start::{self, JvmStart};
 use crate::services::manifest::{Manifest, StartVars};
 use crate::services::Services;
-use crate::util::cgroup::{self, Cgroup, Layout, Limits};
+use crate::util::cgroup;
 use anyhow::{bail, Result};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
@@ -40,10 +40,13 @@ pub fn launch(
 ) -> Result<Launched> {
     let port = contender::free_port_on(address)?;
     let mut flags = plan.jvm_flags();
-    if m.is_jvm() {
-        flags.extend(JvmStart::of(&m.name, tunables)?.flags(&m.dir, &m.name));
-    }
-    let argv = m.command(
+    let start = if m.is_jvm() {
+        JvmStart::of(&m.name, tunables)?
+    } else {
+        JvmStart::Default
+    };
+    flags.extend(start.flags(&m.dir, &m.name));
+    let mut argv = m.command(
         &StartVars {
             java,
             jvm_flags: &flags,
@@ -52,6 +55,9 @@ pub fn launch(
         },
         tunables,
     )?;
+    if m.boot_jar && start != JvmStart::Default {
+        jvm_start::start_extracted(&mut argv, &jvm_start::extracted_dir(&m.dir, &m.name))?;
+    }
     let mut env = env.to_vec();
     env.push((
         super::gc::GO_GC_TRACE.0.to_string(),
@@ -59,7 +65,7 @@ pub fn launch(
     ));
     let env = &env[..];
     let limits = plan.limits.of(&m.name);
-    let cgroup = own_cgroup(&m.name, limits)?;
+    let cgroup = cgroup::own(&m.name, limits)?;
     eprintln!(
         "[{}] starting on {address}:{port}, CPU {}{}",
         m.name,
@@ -79,29 +85,6 @@ pub fn launch(
         argv,
         startup_timeout,
     })
-}
-
-/// A cgroup of its own for a contender, named after this harness's pid so that a later run
-/// removes it if this one dies before it can. With limits it is required (an error where none
-/// can be made). Without, it is made where it can be: it counts the contender's CPU exactly,
-/// every process it forks included, and stopping it kills them all; where none can be made
-/// (not root, no cpu and memory controllers) the process group does that job and /proc counts.
-pub(super) fn own_cgroup(name: &str, limits: Limits) -> Result<Option<Cgroup>> {
-    let make = || -> Result<Cgroup> {
-        let layout = Layout::detect()?;
-        cgroup::sweep_stale(&layout);
-        let id = format!(
-            "{}-{name}-{}",
-            std::process::id(),
-            crate::util::numbers::random_hex(4)?
-        );
-        Cgroup::create(&layout, &id, limits)
-    };
-    if limits.any() {
-        make().map(Some)
-    } else {
-        Ok(make().ok())
-    }
 }
 
 /// Checks a ready contender against the contract: the HTTP cases (plus `fuzz` = (count, seed)

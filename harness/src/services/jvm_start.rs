@@ -5,7 +5,7 @@
 //! The harness makes the archive with a training start of its own before the contender's first
 //! measured start (run/jvm_train.rs); this file says which flags each start gets.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -102,6 +102,49 @@ impl JvmStart {
     }
 }
 
+/// Where the Spring Boot jar of contender `name` (its folder `dir`) is extracted for starts
+/// from an archive, beside the archive: the jar of the same name with its libraries in `lib/`,
+/// which the JVM loads from the class path, where an archive holds them.
+pub fn extracted_dir(dir: &Path, name: &str) -> PathBuf {
+    dir.join("target").join(format!("{name}-extracted"))
+}
+
+/// The position in `argv` of the jar it starts (`-jar JAR`).
+fn jar_position(argv: &[String]) -> Result<usize> {
+    match argv.iter().position(|a| a == "-jar") {
+        Some(i) if i + 1 < argv.len() => Ok(i + 1),
+        _ => bail!("the start command names no jar after -jar: {argv:?}"),
+    }
+}
+
+/// The jar `argv` starts, as its manifest names it (relative to the contender's folder).
+pub fn started_jar(argv: &[String]) -> Result<&str> {
+    Ok(&argv[jar_position(argv)?])
+}
+
+/// Points `argv` at the extracted form, in `extracted`, of the Spring Boot jar it starts.
+pub fn start_extracted(argv: &mut [String], extracted: &Path) -> Result<()> {
+    let at = jar_position(argv)?;
+    let file = Path::new(&argv[at])
+        .file_name()
+        .with_context(|| format!("{:?} is not a jar file", argv[at]))?;
+    argv[at] = extracted.join(file).display().to_string();
+    Ok(())
+}
+
+/// The arguments after `java` that extract Spring Boot jar `jar` into `extracted` (its jar
+/// mode `tools`, which Spring Boot 3.3 and later put in every executable jar).
+pub fn extract_args(jar: &str, extracted: &Path) -> Vec<String> {
+    vec![
+        "-Djarmode=tools".into(),
+        "-jar".into(),
+        jar.into(),
+        "extract".into(),
+        "--destination".into(),
+        extracted.display().to_string(),
+    ]
+}
+
 /// What the tunable says in `iobound list` (services/manifest.rs adds it to every JVM
 /// manifest).
 pub const HELP: &str = "how the JVM starts: default; cds (a dynamic CDS archive of the classes \
@@ -169,5 +212,52 @@ mod tests {
                 && e.contains("\"default\", \"cds\" or \"aot\""),
             "{e}"
         );
+    }
+    #[test]
+    fn a_boot_jar_starts_from_its_extracted_form_beside_the_archive() {
+        let dir = PathBuf::from("/repo/contenders/spring-mvc-virtual");
+        let extracted = extracted_dir(&dir, "spring-mvc-virtual");
+        let mut argv: Vec<String> = [
+            "java",
+            "-Xmx256m",
+            "-jar",
+            "../spring-mvc/target/spring-mvc.jar",
+            "--server.port=1",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            started_jar(&argv).unwrap(),
+            "../spring-mvc/target/spring-mvc.jar"
+        );
+        assert_eq!(
+            extract_args(started_jar(&argv).unwrap(), &extracted),
+            [
+                "-Djarmode=tools",
+                "-jar",
+                "../spring-mvc/target/spring-mvc.jar",
+                "extract",
+                "--destination",
+                "/repo/contenders/spring-mvc-virtual/target/spring-mvc-virtual-extracted"
+            ]
+        );
+        start_extracted(&mut argv, &extracted).unwrap();
+        assert_eq!(
+            argv,
+            [
+                "java",
+                "-Xmx256m",
+                "-jar",
+                "/repo/contenders/spring-mvc-virtual/target/spring-mvc-virtual-extracted/spring-mvc.jar",
+                "--server.port=1"
+            ]
+        );
+        let mut no_jar: Vec<String> = ["java", "-cp", "x", "Main", "-jar"]
+            .map(String::from)
+            .to_vec();
+        let e = start_extracted(&mut no_jar, &extracted)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("names no jar after -jar"), "{e}");
     }
 }

@@ -71,6 +71,11 @@ pub struct Manifest {
     /// the artifact alone (a self-contained binary). Runtimes named by `{java}` are the host's.
     #[serde(default)]
     pub deploy: Vec<String>,
+    /// The `-jar` it starts is a Spring Boot executable jar. A JVM reads none of the classes
+    /// of its nested jars from a CDS archive or AOT cache, so a `jvm_start` other than the
+    /// default starts it extracted, as Spring Boot advises (services/jvm_start.rs).
+    #[serde(default)]
+    pub boot_jar: bool,
     #[serde(skip)]
     pub dir: PathBuf,
 }

@@ -155,8 +155,13 @@ fn headline(metric: &super::Metric) -> Headline {
     }
 }
 
+/// Metrics read at the contender's start, before any load: a measured window that later
+/// trended says nothing against them, so they are judged on every run that ended.
+const AT_START: &[&str] = &["first_200_s"];
+
 /// One contender against itself in two result sets (`before` = A, `after` = B: a limit, a
-/// tuning, a release), judged from the settled runs of each by `after`'s plan's design.
+/// tuning, a release), judged from the settled runs of each by `after`'s plan's design (from
+/// every run that ended for a metric of its start).
 pub fn finding_between(
     before: (&Results, &Path),
     after: (&Results, &Path),
@@ -164,8 +169,13 @@ pub fn finding_between(
     contender: &str,
     metric: &super::Metric,
 ) -> Option<Finding> {
-    let ca = settled_cell(before.0, before.1, scenario, contender)?;
-    let cb = settled_cell(after.0, after.1, scenario, contender)?;
+    let cell_of = if AT_START.contains(&metric.key) {
+        super::repeats::cell
+    } else {
+        settled_cell
+    };
+    let ca = cell_of(before.0, before.1, scenario, contender)?;
+    let cb = cell_of(after.0, after.1, scenario, contender)?;
     finding(&headline(metric), &ca, &cb, design_of(&after.0.plan))
 }
 

@@ -116,7 +116,7 @@ impl Layout {
     }
 
     /// The hierarchies' roots, each holding a PARENT folder of iobound's cgroups.
-    fn roots(&self) -> Vec<PathBuf> {
+    pub fn roots(&self) -> Vec<PathBuf> {
         match self {
             Layout::V2 { root } => vec![root.clone()],
             Layout::V1 {
@@ -303,6 +303,30 @@ pub(crate) fn remove_dirs(dirs: &[PathBuf]) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A cgroup of its own for contender `name`, named after this process's pid so that a later
+/// run removes it if this one dies before it can. With limits it is required (an error where
+/// none can be made). Without, it is made where it can be: it counts the contender's CPU
+/// exactly, every process it forks included, and stopping it kills them all; where none can be
+/// made (not root, no cpu and memory controllers) the process group does that job and /proc
+/// counts.
+pub fn own(name: &str, limits: Limits) -> Result<Option<Cgroup>> {
+    let make = || -> Result<Cgroup> {
+        let layout = Layout::detect()?;
+        sweep_stale(&layout);
+        let id = format!(
+            "{}-{name}-{}",
+            std::process::id(),
+            crate::util::numbers::random_hex(4)?
+        );
+        Cgroup::create(&layout, &id, limits)
+    };
+    if limits.any() {
+        make().map(Some)
+    } else {
+        Ok(make().ok())
+    }
 }
 
 /// Removes the cgroups of harnesses that are gone (a crash, a SIGKILL): every `PARENT/<pid>-*`
