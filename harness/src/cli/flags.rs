@@ -16,6 +16,25 @@ use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 
+/// A start from a CDS archive or an AOT cache (`jvm_start`) needs a training start and an
+/// extracted jar on the contender host, which its agent does not make: across hosts it is
+/// refused by name before anything starts, rather than measured as a default start.
+pub fn refuse_trained_starts_across_hosts(
+    tunables: &BTreeMap<String, BTreeMap<String, String>>,
+) -> Result<()> {
+    let tunable = crate::services::jvm_start::TUNABLE;
+    for (name, values) in tunables {
+        if let Some(v) = values.get(tunable).filter(|v| v.as_str() != "default") {
+            bail!(
+                "tunables.{name}.{tunable} = {v:?}: with --hosts a contender starts on its host \
+                 without a training start, so only \"default\" is measured there; drop the \
+                 setting, or run without --hosts to measure it on this machine"
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Resolves a --url to a socket address and path, refusing non-loopback targets unless allowed.
 pub fn parse_url(url: &str, allow_remote: bool) -> Result<(SocketAddr, String)> {
     let rest = url
@@ -425,6 +444,26 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("only http://"));
+    }
+
+    #[test]
+    fn a_trained_start_is_refused_across_hosts_by_name() {
+        let mut tunables = BTreeMap::from([(
+            "spring-mvc".to_string(),
+            BTreeMap::from([("jvm_start".to_string(), "aot".to_string())]),
+        )]);
+        let e = refuse_trained_starts_across_hosts(&tunables)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("tunables.spring-mvc.jvm_start = \"aot\"") && e.contains("--hosts"),
+            "{e}"
+        );
+        assert!(refuse_trained_starts_across_hosts(&BTreeMap::new()).is_ok());
+        let values = tunables.get_mut("spring-mvc").unwrap();
+        values.insert("jvm_start".into(), "default".into());
+        values.insert("threads".into(), "400".into());
+        assert!(refuse_trained_starts_across_hosts(&tunables).is_ok());
     }
 
     #[test]

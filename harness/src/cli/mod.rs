@@ -56,6 +56,9 @@ fn run_with(
         );
     }
     let hosts = flags::hosts_for_run(a, external.as_ref())?;
+    if hosts.is_some() {
+        flags::refuse_trained_starts_across_hosts(&plan.tunables)?;
+    }
     let services = ServiceChoice {
         url: a.db_url.clone(),
         allow_remote: a.load.allow_remote,

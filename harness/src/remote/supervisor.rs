@@ -47,10 +47,15 @@ impl Watched {
         }
     }
 
-    /// Why the process it started ended (raw wait status `raw`), in words.
-    fn why(&self, raw: Option<i32>) -> Option<String> {
-        let p = self.started.as_ref()?;
-        Some(p.why_exited(ExitStatus::from_raw(raw?)))
+    /// Whether the process has ended (its raw wait status) and, for one it started, why in
+    /// words: what every reply but `stopped` carries.
+    fn status(&mut self) -> (Option<i32>, Option<String>) {
+        let exited = self.exited();
+        let why = match (&self.started, exited) {
+            (Some(p), Some(raw)) => Some(p.why_exited(ExitStatus::from_raw(raw))),
+            _ => None,
+        };
+        (exited, why)
     }
 
     fn sampler(&self, downstream_port: Option<u16>) -> Sampler {
@@ -133,11 +138,8 @@ fn answer(line: &str, watched: &mut Watched, sampler: &mut Sampler) -> (Reply, b
     let reply = match (words.next(), words.next()) {
         (Some("begin"), port) => {
             *sampler = watched.sampler(port.and_then(|p| p.parse().ok()));
-            let exited = watched.exited();
-            Reply::Status {
-                exited,
-                why: watched.why(exited),
-            }
+            let (exited, why) = watched.status();
+            Reply::Status { exited, why }
         }
         (Some(kind @ ("sample" | "full")), _) => {
             let sample = if kind == "full" {
@@ -145,11 +147,11 @@ fn answer(line: &str, watched: &mut Watched, sampler: &mut Sampler) -> (Reply, b
             } else {
                 sampler.sample()
             };
-            let exited = watched.exited();
+            let (exited, why) = watched.status();
             Reply::Sample {
                 sample,
                 exited,
-                why: watched.why(exited),
+                why,
             }
         }
         (Some("stop"), grace) => {
@@ -158,11 +160,8 @@ fn answer(line: &str, watched: &mut Watched, sampler: &mut Sampler) -> (Reply, b
             return (Reply::Stopped { status }, true);
         }
         _ => {
-            let exited = watched.exited();
-            Reply::Status {
-                exited,
-                why: watched.why(exited),
-            }
+            let (exited, why) = watched.status();
+            Reply::Status { exited, why }
         }
     };
     (reply, false)

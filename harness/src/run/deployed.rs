@@ -176,11 +176,7 @@ impl RunCtx<'_> {
             host.ssh.host.name,
             probe.ports[0],
             host.pinning(),
-            if job.limits.any() {
-                format!(", {}", job.limits.describe())
-            } else {
-                String::new()
-            }
+            job.limits.start_line_suffix()
         );
         let remote = RemoteContender::start(&host.ssh, &host.binary, &job)?;
         let addr = SocketAddr::new(address, probe.ports[0]);

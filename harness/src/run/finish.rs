@@ -7,6 +7,7 @@ use super::faults::{self, EventRecord};
 use super::results::{Run, RunStatus};
 use crate::sampler::{self, Resources, Sample, STEAL_LIMIT_PCT};
 use crate::services::contender::{log_tail, Running};
+use crate::util::cgroup::Limits;
 
 /// What a run's measuring hands over once its load has ended.
 pub(super) struct Ended {
@@ -20,6 +21,8 @@ pub(super) struct Ended {
     pub cancelled: bool,
     /// Requests (or records) the contender's CPU per request is counted over.
     pub requests: u64,
+    /// The limits of the cgroup the contender ran in, here or on its host.
+    pub limits: Option<Limits>,
 }
 
 /// Completes `r` from what the run left; `r.failure` set by a check (lost writes, lost
@@ -32,9 +35,8 @@ pub(super) fn finish(mut r: Run, e: Ended, proc: Option<&Running>) -> Run {
     sampler::level_peaks(&mut r.summary.levels, &e.samples);
     let window = Some(r.summary.duration_s).filter(|d| *d > 0.0);
     r.resources = Resources::from_samples(e.samples, e.requests, window);
-    if let (Some(report), Some(cg)) = (r.resources.cgroup.as_mut(), proc.and_then(Running::cgroup))
-    {
-        report.limits = Some(cg.limits);
+    if let Some(report) = r.resources.cgroup.as_mut() {
+        report.limits = e.limits;
     }
     r.status = if e.crash.is_some() || r.failure.is_some() {
         RunStatus::Failed

@@ -246,12 +246,9 @@ impl RunCtx<'_> {
             crash,
             cancelled: outcome.cancelled,
             requests,
+            limits: self.cgroup_limits(proc.as_deref()),
         };
         let mut r = finish(r, ended, proc.as_deref());
-        if let (Some(report), Some(remote)) = (r.resources.cgroup.as_mut(), &self.remote) {
-            // Read on the contender host, from the cgroup its agent made with these limits.
-            report.limits = Some(remote.limits);
-        }
         // From when the load began: load hosts begin together, a moment after their share is sent.
         let (remote, length) = (self.remote.as_deref(), s.load.profile.duration());
         runtime_logs(&mut r, proc.as_deref(), remote, load_start, length);

@@ -70,11 +70,7 @@ pub fn launch(
         "[{}] starting on {address}:{port}, CPU {}{}",
         m.name,
         crate::util::cpus::format_cpus(&plan.contender_cpus),
-        if limits.any() {
-            format!(", {}", limits.describe())
-        } else {
-            String::new()
-        }
+        limits.start_line_suffix()
     );
     let addr = SocketAddr::new(address, port);
     let proc = contender::start_in(&argv, &m.dir, &plan.contender_cpus, addr, log, env, cgroup)?;

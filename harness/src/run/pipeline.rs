@@ -147,6 +147,7 @@ impl RunCtx<'_> {
             crash: watch.crash,
             cancelled: false,
             requests: delivered,
+            limits: self.cgroup_limits(proc.as_deref()),
         };
         Some(finish(r, ended, proc.as_deref()))
     }

@@ -69,6 +69,18 @@ pub(super) fn failed_run(name: &str, s: &Scenario, run: u32, why: &str) -> Run {
 }
 
 impl RunCtx<'_> {
+    /// The limits of the cgroup the contender runs in: the one made here for a process started
+    /// here, or the one its agent made on the contender host; None when it runs in none.
+    pub(super) fn cgroup_limits(
+        &self,
+        proc: Option<&crate::services::contender::Running>,
+    ) -> Option<crate::util::cgroup::Limits> {
+        match proc.and_then(crate::services::contender::Running::cgroup) {
+            Some(cg) => Some(cg.limits),
+            None => self.remote.as_ref().map(|r| r.limits),
+        }
+    }
+
     pub(super) fn fail_all(&mut self, name: &str, run: u32, why: &str) -> Result<()> {
         for s in &self.plan.scenarios {
             self.res.runs.push(failed_run(name, s, run, why));

@@ -13,6 +13,10 @@ pub struct Metric {
     pub label: &'static str,
     pub decimals: usize,
     pub higher_is_better: bool,
+    /// Read at the contender's start, before any load (time to first 200): a measured window
+    /// that later trended says nothing against it, so comparisons take every run that ended,
+    /// not only the settled ones.
+    pub at_start: bool,
     pub get: fn(&Cell) -> &Estimate,
 }
 
@@ -22,6 +26,7 @@ pub const METRICS: &[Metric] = &[
         label: "throughput (req/s)",
         decimals: 0,
         higher_is_better: true,
+        at_start: false,
         get: |c| &c.rps,
     },
     Metric {
@@ -29,6 +34,7 @@ pub const METRICS: &[Metric] = &[
         label: "errors (%)",
         decimals: 2,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.error_pct,
     },
     Metric {
@@ -36,6 +42,7 @@ pub const METRICS: &[Metric] = &[
         label: "latency min (ms)",
         decimals: 1,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.min,
     },
     Metric {
@@ -43,6 +50,7 @@ pub const METRICS: &[Metric] = &[
         label: "latency p50 (ms)",
         decimals: 1,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.p50,
     },
     Metric {
@@ -50,6 +58,7 @@ pub const METRICS: &[Metric] = &[
         label: "latency p75 (ms)",
         decimals: 1,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.p75,
     },
     Metric {
@@ -57,6 +66,7 @@ pub const METRICS: &[Metric] = &[
         label: "latency p90 (ms)",
         decimals: 1,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.p90,
     },
     Metric {
@@ -64,6 +74,7 @@ pub const METRICS: &[Metric] = &[
         label: "latency p95 (ms)",
         decimals: 1,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.p95,
     },
     Metric {
@@ -71,6 +82,7 @@ pub const METRICS: &[Metric] = &[
         label: "latency p99 (ms)",
         decimals: 1,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.p99,
     },
     Metric {
@@ -78,6 +90,7 @@ pub const METRICS: &[Metric] = &[
         label: "p99 all requests (ms)",
         decimals: 1,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.p99_all,
     },
     Metric {
@@ -85,6 +98,7 @@ pub const METRICS: &[Metric] = &[
         label: "latency p99.9 (ms)",
         decimals: 1,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.p999,
     },
     Metric {
@@ -92,6 +106,7 @@ pub const METRICS: &[Metric] = &[
         label: "latency max (ms)",
         decimals: 1,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.max,
     },
     Metric {
@@ -99,6 +114,7 @@ pub const METRICS: &[Metric] = &[
         label: "latency mean (ms)",
         decimals: 1,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.mean,
     },
     Metric {
@@ -106,6 +122,7 @@ pub const METRICS: &[Metric] = &[
         label: "latency stdev (ms)",
         decimals: 1,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.stdev,
     },
     Metric {
@@ -113,6 +130,7 @@ pub const METRICS: &[Metric] = &[
         label: "peak threads",
         decimals: 0,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.peak_threads,
     },
     Metric {
@@ -120,6 +138,7 @@ pub const METRICS: &[Metric] = &[
         label: "peak RSS (MB)",
         decimals: 0,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.peak_rss_mb,
     },
     Metric {
@@ -127,6 +146,7 @@ pub const METRICS: &[Metric] = &[
         label: "CPU (ms per 1k req)",
         decimals: 1,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.cpu_ms_per_1k,
     },
     Metric {
@@ -134,6 +154,7 @@ pub const METRICS: &[Metric] = &[
         label: "peak sockets",
         decimals: 0,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.peak_sockets,
     },
     Metric {
@@ -141,6 +162,7 @@ pub const METRICS: &[Metric] = &[
         label: "peak downstream conns",
         decimals: 0,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.peak_downstream_conns,
     },
     Metric {
@@ -148,6 +170,7 @@ pub const METRICS: &[Metric] = &[
         label: "downstream served / req",
         decimals: 2,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.downstream_served_per_req,
     },
     Metric {
@@ -155,6 +178,7 @@ pub const METRICS: &[Metric] = &[
         label: "downstream cancelled / req",
         decimals: 2,
         higher_is_better: true,
+        at_start: false,
         get: |c| &c.downstream_cancelled_per_req,
     },
     Metric {
@@ -162,6 +186,7 @@ pub const METRICS: &[Metric] = &[
         label: "ctx switches / req",
         decimals: 2,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.ctx_per_req,
     },
     Metric {
@@ -169,6 +194,7 @@ pub const METRICS: &[Metric] = &[
         label: "GC pause total (ms)",
         decimals: 1,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.gc_pause_total,
     },
     Metric {
@@ -176,6 +202,7 @@ pub const METRICS: &[Metric] = &[
         label: "max GC pause (ms)",
         decimals: 1,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.gc_pause_max,
     },
     Metric {
@@ -183,6 +210,7 @@ pub const METRICS: &[Metric] = &[
         label: "time to steady state (s)",
         decimals: 0,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.steady_s,
     },
     Metric {
@@ -190,6 +218,7 @@ pub const METRICS: &[Metric] = &[
         label: "start to first 200 (s)",
         decimals: 2,
         higher_is_better: false,
+        at_start: true,
         get: |c| &c.first_200_s,
     },
     Metric {
@@ -197,6 +226,7 @@ pub const METRICS: &[Metric] = &[
         label: "throttled (% of periods)",
         decimals: 1,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.throttled_pct,
     },
     Metric {
@@ -204,6 +234,7 @@ pub const METRICS: &[Metric] = &[
         label: "OOM kills",
         decimals: 0,
         higher_is_better: false,
+        at_start: false,
         get: |c| &c.oom_kills,
     },
 ];

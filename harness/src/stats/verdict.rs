@@ -155,10 +155,6 @@ fn headline(metric: &super::Metric) -> Headline {
     }
 }
 
-/// Metrics read at the contender's start, before any load: a measured window that later
-/// trended says nothing against them, so they are judged on every run that ended.
-const AT_START: &[&str] = &["first_200_s"];
-
 /// One contender against itself in two result sets (`before` = A, `after` = B: a limit, a
 /// tuning, a release), judged from the settled runs of each by `after`'s plan's design (from
 /// every run that ended for a metric of its start).
@@ -169,7 +165,7 @@ pub fn finding_between(
     contender: &str,
     metric: &super::Metric,
 ) -> Option<Finding> {
-    let cell_of = if AT_START.contains(&metric.key) {
+    let cell_of = if metric.at_start {
         super::repeats::cell
     } else {
         settled_cell

@@ -47,6 +47,15 @@ impl Limits {
         }
         parts.join(", ")
     }
+
+    /// ", quota 0.5 CPU, memory 512 MB" to end a start line, or nothing when not limited.
+    pub fn start_line_suffix(&self) -> String {
+        if self.any() {
+            format!(", {}", self.describe())
+        } else {
+            String::new()
+        }
+    }
 }
 
 /// Where the cpu and memory controllers live.

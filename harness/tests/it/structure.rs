@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 const FILE_LIMIT: usize = 500;
 const FUNCTION_LIMIT: usize = 80;

@@ -8,7 +8,7 @@
 use iobound::report::pages::{reader_pages, render, unmarked_figures};
 use std::path::Path;
 
-mod common;
+use crate::common;
 
 fn pages(root: &Path) -> Vec<std::path::PathBuf> {
     reader_pages(root).unwrap()

@@ -1,7 +1,6 @@
 //! Pipeline scenarios on the real Kafka broker.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// A short pipeline run on the real Kafka broker: records go through the virtual-thread
 /// pipeline and come back enriched, none lost, latency at least the downstream's 100 ms.

@@ -1,8 +1,7 @@
 //! A contender's life in a plan: one that crashes mid-run is reported failed with its log,
 //! and the plan goes on.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 #[test]

@@ -2,8 +2,7 @@
 //! vs wrk), schedule accuracy and Little's law. Ignored by a plain `cargo test` because they need `wrk` and take ~20 s;
 //! `./iobound test` runs them.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 /// wrk's p99 in ms from its `--latency` distribution ("99%  12.34ms").

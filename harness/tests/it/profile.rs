@@ -2,8 +2,7 @@
 //! folded stacks and drawn as a flame graph the report links. Needs the built contenders and a
 //! JDK: `./iobound test` runs it.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 #[ignore = "needs built contenders and a JDK; run by ./iobound test"]
@@ -54,10 +53,10 @@ fn profile_draws_a_flame_graph_per_contender_naming_its_own_code() {
             "{name} has no profile; warnings: {}",
             run["driver"]["warnings"]
         );
-        // 4 s at 10 ms is at most ~400 samples of a busy thread; a contender hashing 300
-        // files a second is busy for a good part of that.
+        // How many samples 4 s hold depends on how fast this machine hashes; what a profile
+        // must show is the contender's own code (the frame checked below), so any will do.
         let samples = p["samples"].as_u64().unwrap();
-        assert!(samples >= 20, "{name}: {samples} samples");
+        assert!(samples > 0, "{name}: {samples} samples");
         let folded = std::fs::read_to_string(dir.join(p["folded"].as_str().unwrap())).unwrap();
         assert!(
             folded.lines().all(|l| l
@@ -102,9 +101,15 @@ fn profile_draws_a_flame_graph_per_contender_naming_its_own_code() {
             assert!(e["max_ms"].as_f64().unwrap() >= e["worst_p99_ms"].as_f64().unwrap());
         }
         if name == "spring-mvc-virtual" {
-            // A virtual thread per request: at least one per request of the 4 s.
+            // A virtual thread per request: as many as the run answered, whatever the
+            // machine's speed (half, as the recording and the measured window need not
+            // begin on the same request).
             let vt = p["virtual_threads_started"].as_u64().unwrap();
-            assert!(vt >= 600, "virtual threads started: {vt}");
+            let ok = run["summary"]["ok"].as_u64().unwrap();
+            assert!(
+                ok > 0 && vt * 2 >= ok,
+                "virtual threads started: {vt} for {ok} answers"
+            );
         }
     }
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();

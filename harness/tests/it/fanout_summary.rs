@@ -3,7 +3,7 @@
 //! each contender four times in one of them), so that the page cannot drift from them. On a
 //! mismatch the test prints the table the results give.
 
-mod common;
+use crate::common;
 
 use iobound::run::results::{Results, Run, RunStatus};
 use iobound::services::manifest;
@@ -34,7 +34,7 @@ fn four_times(r: &Results, contender: &str) -> bool {
         .iter()
         .all(|s| measured(r, contender, s).len() == 4)
 }
-const BEGIN: &str = "<!-- fan-out summary: checked by harness/tests/fanout_summary.rs -->";
+const BEGIN: &str = "<!-- fan-out summary: checked by harness/tests/it/fanout_summary.rs -->";
 const END: &str = "<!-- /fan-out summary -->";
 
 /// A figure with one decimal and grouped thousands: 2,492.4.

@@ -1,8 +1,7 @@
 //! Ctrl-C at every phase (start-up, verification, warm-up, a measured run, a pipeline run):
 //! the harness stops in time, keeps what it measured, marked incomplete, and leaves no process.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -143,8 +142,7 @@ fn interrupt_at(
     std::thread::sleep(after);
     let status = interrupt_and_wait(&mut child, Duration::from_secs(5), phase);
     assert_eq!(status.code(), Some(130), "{phase}");
-    std::thread::sleep(Duration::from_millis(200));
-    let survivors = processes_in(home.path());
+    let survivors = left_after(Duration::from_secs(5), || processes_in(home.path()));
     assert!(
         survivors.is_empty(),
         "{phase}: processes survived: {survivors:?}"
@@ -251,7 +249,6 @@ fn interrupting_a_pipeline_run_leaves_no_broker_behind() {
     std::thread::sleep(Duration::from_secs(3));
     let status = interrupt_and_wait(&mut child, Duration::from_secs(5), "pipeline");
     assert_eq!(status.code(), Some(130));
-    std::thread::sleep(Duration::from_millis(300));
     let dir = results_dir(&results);
     let r = load_results(&dir);
     assert_eq!(r["complete"], false);
@@ -272,7 +269,7 @@ fn interrupting_a_pipeline_run_leaves_no_broker_behind() {
         dir.display().to_string(),
         port,
     ] {
-        let left = processes_with(&needle);
+        let left = left_after(Duration::from_secs(5), || processes_with(&needle));
         assert!(left.is_empty(), "{needle}: processes survived: {left:?}");
     }
 }

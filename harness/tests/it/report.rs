@@ -2,9 +2,9 @@
 //! written, rebuilt identically from results.json, compared, and checked in headless Chromium
 //! when it is installed (required when IOBOUND_REQUIRE_CHROMIUM=1, as in CI).
 
-mod common;
+use crate::common;
 
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -2,9 +2,9 @@
 //! server in its two modes: one that cancels the calls still running when one fails, one that
 //! leaves them running. The check must tell them apart from the downstream's own counts.
 
-mod common;
+use crate::common;
 
-use common::{add_fake_contender, exe, free_port, load_results, results_dir, Guard};
+use crate::common::{add_fake_contender, exe, free_port, load_results, results_dir, Guard};
 use iobound::conformance::aggregate;
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Stdio};

@@ -6,7 +6,7 @@ use iobound::run::results::{Results, Run};
 use iobound::stats::{self, Cell, Difference, METRICS};
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -2,8 +2,7 @@
 //! spike with its recovery, against the built-in test server. In a file of its own: the
 //! recovery is timed, and tests of the same file run at once on this machine's two CPUs.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 /// A CRUD mix on the real embedded PostgreSQL, and a mid-run downstream spike, against the

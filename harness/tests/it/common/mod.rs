@@ -170,6 +170,20 @@ pub fn interrupt_and_wait(
     }
 }
 
+/// What `left` finds once it finds nothing, or after `limit` what it still finds: a stopped
+/// run's processes take a moment to be reaped, so they are looked for until they are gone
+/// rather than once after a guessed pause.
+pub fn left_after(limit: Duration, left: impl Fn() -> Vec<i32>) -> Vec<i32> {
+    let t0 = Instant::now();
+    loop {
+        let found = left();
+        if found.is_empty() || t0.elapsed() > limit {
+            return found;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Processes whose working directory is inside `dir` (contenders run in their own folder).
 pub fn processes_in(dir: &Path) -> Vec<i32> {
     std::fs::read_dir("/proc")

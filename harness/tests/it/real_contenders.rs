@@ -2,8 +2,7 @@
 //! measurements and a valid results.json. Needs the built jars and a JDK >= 21: `./iobound
 //! test` runs it.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 #[ignore = "needs built contenders and a JDK; run by ./iobound test"]

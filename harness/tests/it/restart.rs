@@ -1,8 +1,7 @@
 //! `restart = true` on a scenario: the contender is stopped and started afresh before it, so
 //! that what an earlier scenario left behind cannot weigh on it.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::process::Command;
 
 #[test]

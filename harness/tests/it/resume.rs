@@ -2,9 +2,7 @@
 //! `run --resume DIR` in the same directory, it keeps every run of the first sitting, measures
 //! each (contender, round) once, and its sequential verdict is decided from all of them.
 
-mod common;
-
-use common::{add_fake_contender, exe, load_results, results_dir};
+use crate::common::{add_fake_contender, exe, load_results, results_dir};
 use std::process::Command;
 use std::time::{Duration, Instant};
 

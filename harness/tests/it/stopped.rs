@@ -2,9 +2,7 @@
 //! their time, so they are neither "unanswered" errors of the server nor latencies, and
 //! ok + errors + cut = due still holds.
 
-mod common;
-
-use common::{exe, serve};
+use crate::common::{exe, serve};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 

@@ -1,9 +1,9 @@
 //! The launcher (`./iobound`) names what is missing and how to install it, before it builds
 //! or starts anything.
 
-mod common;
+use crate::common;
 
-use common::repo_root;
+use crate::common::repo_root;
 use std::path::Path;
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
@@ -37,6 +37,7 @@ fn bare_path(dir: &Path) -> String {
 }
 
 #[test]
+#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
 fn a_missing_jdk_is_named_with_where_it_was_looked_for_and_how_to_install_one() {
     let _alone = alone();
     let tmp = tempfile::tempdir().unwrap();
@@ -59,6 +60,7 @@ fn a_missing_jdk_is_named_with_where_it_was_looked_for_and_how_to_install_one() 
 }
 
 #[test]
+#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
 fn a_missing_rust_toolchain_is_named_with_how_to_install_it() {
     let _alone = alone();
     // A copy of the launcher in an empty project: the harness is not built, cargo is not on PATH.
@@ -93,6 +95,7 @@ fn a_missing_rust_toolchain_is_named_with_how_to_install_it() {
 }
 
 #[test]
+#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
 fn missing_test_tools_are_named_with_the_command_to_install_them_before_anything_is_built() {
     let _alone = alone();
     // A copy of the launcher in an empty project; the toolchains are stand-ins (nothing may run
@@ -139,6 +142,7 @@ fn missing_test_tools_are_named_with_the_command_to_install_them_before_anything
 }
 
 #[test]
+#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
 fn a_fetched_file_whose_digest_changed_is_refused_by_name() {
     let _alone = alone();
     // A copy of the launcher and its digests in an empty project, with Kafka's jar in .cache.
@@ -196,6 +200,7 @@ fn a_fetched_file_whose_digest_changed_is_refused_by_name() {
 /// file whose digest differs, and a lock with a package without one). A pin changed without
 /// running scripts/lock-python again fails here.
 #[test]
+#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
 fn the_python_packages_are_installed_from_a_lock_of_digests_that_answers_for_the_pins() {
     let _alone = alone();
     let dir = repo_root().join("contenders/python");

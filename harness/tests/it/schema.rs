@@ -1,9 +1,9 @@
 //! docs/results.schema.json, the published format of results.json, matches what iobound
 //! writes: the committed reference results and a results.json written now.
 
-mod common;
+use crate::common;
 
-use common::{load_results, results_dir, run, serve};
+use crate::common::{load_results, results_dir, run, serve};
 
 fn validator() -> (boon::Schemas, boon::SchemaIndex) {
     let path = common::repo_root().join("docs/results.schema.json");
