@@ -65,7 +65,11 @@ impl PlanFile {
         if !(1..=1000).contains(&partitions) {
             bail!("kafka.partitions = {partitions} is out of range; use 1..=1000 (default 8)");
         }
-        if let Some(name) = self.name.as_deref().filter(|n| !valid_name(n)) {
+        if let Some(name) = self
+            .name
+            .as_deref()
+            .filter(|n| !crate::util::files::is_plain_name(n))
+        {
             bail!(
                 "plan.name = {name:?}: use only letters, digits, '-' and '_' (it names the \
                  results directory), e.g. \"demo-rerun\""
@@ -106,7 +110,9 @@ impl PlanFile {
         let mut scenarios: Vec<Scenario> = Vec::new();
         for (i, s) in self.scenarios.iter().enumerate() {
             let at = format!("scenario[{i}] {:?}", s.name);
-            if scenarios.iter().any(|x| x.name == s.name) && valid_name(&s.name) {
+            if scenarios.iter().any(|x| x.name == s.name)
+                && crate::util::files::is_plain_name(&s.name)
+            {
                 bail!("{at}: duplicate scenario name; give each scenario its own name");
             }
             let mut sc = scenario(&at, s, downstream, default_warmup)?;
@@ -246,13 +252,6 @@ impl PlanFile {
     }
 }
 
-fn valid_name(name: &str) -> bool {
-    !name.trim().is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-}
-
 /// One `[[scenario]]`: what it requests, its warm-up and load, the downstream's behaviour
 /// during it, and its events or overload phases.
 fn scenario(
@@ -261,7 +260,7 @@ fn scenario(
     downstream: &DownstreamPlan,
     default_warmup: Duration,
 ) -> Result<Scenario> {
-    if !valid_name(&s.name) {
+    if !crate::util::files::is_plain_name(&s.name) {
         bail!("{at}: name must be non-empty and use only letters, digits, '-' and '_'");
     }
     let (path, mix) = requests(at, s)?;

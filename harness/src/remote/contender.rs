@@ -5,6 +5,7 @@
 
 use super::ssh::Ssh;
 use crate::sampler::{Sample, Sampling};
+use crate::util::shell::command_line;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
@@ -122,7 +123,7 @@ impl RemoteContender {
     /// running. Readiness (the server accepting connections) is the caller's next step.
     pub fn start(ssh: &Ssh, binary: &str, job: &ContenderJob) -> Result<Arc<RemoteContender>> {
         let mut child = ssh
-            .spawn(&format!("exec {binary} agent contender"))
+            .spawn(&crate::util::shell::exec(&[binary, "agent", "contender"]))
             .with_context(|| format!("starting the server on contender host {}", job.host))?;
         let mut stdin = child.stdin.take().expect("piped");
         writeln!(stdin, "{}", serde_json::to_string(job)?)
@@ -263,13 +264,21 @@ impl RemoteContender {
     /// The output of a server iobound started, so far, read on its host.
     pub fn log_text(&self) -> Option<String> {
         self.started
-            .then(|| self.ssh.output(&format!("cat -- '{}'", self.log)).ok())
+            .then(|| {
+                self.ssh
+                    .output(&command_line(&["cat", "--", &self.log]))
+                    .ok()
+            })
             .flatten()
     }
 
     /// Sends signal `name` (e.g. "INT") to the process on its host, through the connection.
     pub fn signal(&self, name: &str) {
-        let _ = self.ssh.run(&format!("kill -{name} {}", self.pid));
+        let _ = self.ssh.run(&command_line(&[
+            "kill",
+            &format!("-{name}"),
+            &self.pid.to_string(),
+        ]));
     }
 
     /// Stops the server (SIGTERM to its group, SIGKILL after `grace`) if iobound started it,
@@ -281,7 +290,7 @@ impl RemoteContender {
             close(&mut ch);
         }
         if self.started {
-            if let Ok(text) = self.ssh.output(&format!("cat -- '{}'", self.log)) {
+            if let Ok(text) = self.ssh.output(&command_line(&["cat", "--", &self.log])) {
                 let _ = std::fs::write(local_log, text);
             }
         }

@@ -91,7 +91,7 @@ fn start_agents(
         agents.shares.push(load_words(&j.load));
         let mut child = h
             .ssh
-            .spawn(&format!("exec {} agent drive", h.binary))
+            .spawn(&crate::util::shell::exec(&[&h.binary, "agent", "drive"]))
             .with_context(|| format!("starting the driver on load host {}", j.host))?;
         let mut stdin = child.stdin.take().expect("piped");
         writeln!(stdin, "{}", serde_json::to_string(&j)?)

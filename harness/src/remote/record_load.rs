@@ -9,6 +9,7 @@ use super::deploy::{Fleet, HostReady};
 use super::ship::{self, Probe};
 use crate::services::kafka::{tool_jar, Kafka, LoadReport, RecordLoad};
 use crate::services::kafka_report::merge;
+use crate::util::shell::command_line;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -163,7 +164,7 @@ fn reports(
     let (mut reports, mut shares) = (Vec::new(), Vec::new());
     for (h, t, name) in tools {
         let out = format!("{}/{name}.json", h.dir);
-        let text = h.ssh.output(&format!("cat -- '{out}'"));
+        let text = h.ssh.output(&command_line(&["cat", "--", &out]));
         let log = logs.join(format!("{name}.log"));
         t.stop(Duration::from_secs(1), &log);
         let Ok(text) = text else {

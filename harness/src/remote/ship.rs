@@ -5,6 +5,7 @@
 
 use super::deploy::HostReady;
 use crate::services::manifest::Manifest;
+use crate::util::shell::{command_line, quoted};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
@@ -38,10 +39,10 @@ impl Probe {
 
     /// On host `h`, through its connection: `ports` free ports of `address` there.
     pub fn of(h: &HostReady, address: IpAddr, ports: usize) -> Result<Probe> {
-        let text = h.ssh.output(&format!(
-            "'{}' agent probe {address} --ports {ports}",
-            h.binary
-        ))?;
+        let (address, count) = (address.to_string(), ports.to_string());
+        let text = h.ssh.output(&command_line(&[
+            &h.binary, "agent", "probe", &address, "--ports", &count,
+        ]))?;
         let line = text.lines().last().unwrap_or_default();
         let probe: Probe = serde_json::from_str(line).with_context(|| {
             format!(
@@ -137,7 +138,10 @@ pub fn ship(h: &HostReady, root: &Path, files: &[PathBuf], remote: &str) -> Resu
     let stream = tar.stdout.take().expect("piped");
     let unpacked = h
         .ssh
-        .shell(&format!("mkdir -p '{remote}' && tar -xf - -C '{remote}'"))
+        .shell(&format!(
+            "mkdir -p {r} && tar -xf - -C {r}",
+            r = quoted(remote)
+        ))
         .stdin(stream)
         .output()
         .context("cannot run ssh")?;

@@ -4,6 +4,7 @@
 //! trip, not a handshake.
 
 use crate::plan::hosts::Host;
+use crate::util::shell::quoted;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -155,7 +156,7 @@ impl Ssh {
         let file = std::fs::File::open(local)
             .with_context(|| format!("cannot read {}", local.display()))?;
         let out = self
-            .shell(&format!("cat > '{remote}' && chmod 700 '{remote}'"))
+            .shell(&format!("cat > {r} && chmod 700 {r}", r = quoted(remote)))
             .stdin(file)
             .output()
             .context("cannot run ssh")?;

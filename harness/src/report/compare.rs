@@ -133,7 +133,9 @@ fn table(x: &Cell, y: &Cell) -> String {
                 (Some(true), Some(true)) => "better",
                 (Some(true), Some(false)) => "worse",
                 (Some(false), _) => "no significant change",
-                (None, _) if d.change_pct.is_some() => "not tested (a test needs >= 4 runs each)",
+                (None, _) if d.change_pct.is_some() => {
+                    "not tested (a test needs >= 4 runs each at steady state)"
+                }
                 _ => "",
             };
             (

@@ -180,7 +180,8 @@ impl Grid<'_> {
             self.row(out, "at steady state", &steady, &blank);
         }
         if let Some(method) = cells.iter().flatten().map(|c| c.method.as_str()).next() {
-            out.push_str(&format!("  {method}\n  diff: ~ = not significant (Mann-Whitney over runs, p > 0.05), ? = not tested\n"));
+            let least = crate::stats::significance::MIN_RUNS;
+            out.push_str(&format!("  {method}\n  diff: ~ = not significant (Mann-Whitney over runs, p > 0.05), ? = not tested (fewer than {least} runs a side at steady state)\n"));
         }
         for (n, c) in self.cols.iter().zip(cells) {
             if let Some(why) = c.as_ref().and_then(|c| c.noisy.as_ref()) {

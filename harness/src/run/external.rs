@@ -68,7 +68,11 @@ impl External {
 /// Starts a `--cmd` server and waits until its port accepts connections.
 fn start(ctx: &RunCtx, cmd: &str, addr: SocketAddr, run: u32) -> Result<Running> {
     let log = ctx.dir.join("logs").join(format!("external-run{run}.log"));
-    let argv = vec!["sh".to_string(), "-c".to_string(), format!("exec {cmd}")];
+    let argv = vec![
+        "sh".to_string(),
+        "-c".to_string(),
+        crate::util::shell::exec_users_script(cmd),
+    ];
     let cwd = std::env::current_dir()?;
     // --cpus and --memory hold a --cmd server as they hold a built-in contender.
     let cgroup = crate::util::cgroup::own("external", ctx.plan.limits.of("external"))?;
@@ -142,7 +146,11 @@ impl RunCtx<'_> {
         };
         match &ext.process {
             ExternalProcess::Cmd(cmd) => {
-                job.argv = vec!["sh".into(), "-c".into(), format!("exec {cmd}")];
+                job.argv = vec![
+                    "sh".into(),
+                    "-c".into(),
+                    crate::util::shell::exec_users_script(cmd),
+                ];
                 job.cwd = h.dir.clone();
                 job.cpus = h.cpus.clone();
                 job.env = vec![("IOBOUND_BIN".into(), h.binary.clone())];

@@ -4,7 +4,6 @@
 //! through a `Place`, so that each profiler is written once for both.
 
 use crate::remote::ssh::Ssh;
-use crate::util::shell::quoted;
 use anyhow::{bail, Context, Result};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -23,12 +22,13 @@ pub enum Place {
     },
 }
 
+/// `program args` as a command line for the host's shell.
 fn command_line(program: &Path, args: &[&str]) -> String {
-    std::iter::once(program.display().to_string().as_str())
+    let program = program.display().to_string();
+    let words: Vec<&str> = std::iter::once(program.as_str())
         .chain(args.iter().copied())
-        .map(quoted)
-        .collect::<Vec<_>>()
-        .join(" ")
+        .collect();
+    crate::util::shell::command_line(&words)
 }
 
 impl Place {
@@ -147,13 +147,16 @@ impl Place {
         match self {
             Place::Here => http_get(addr, path, timeout),
             Place::Host { ssh, binary } => {
-                let script = format!(
-                    "{} agent fetch {} {} --timeout-s {}",
-                    quoted(binary),
-                    addr,
-                    quoted(path),
-                    timeout.as_secs()
-                );
+                let (addr, secs) = (addr.to_string(), timeout.as_secs().to_string());
+                let script = crate::util::shell::command_line(&[
+                    binary,
+                    "agent",
+                    "fetch",
+                    &addr,
+                    path,
+                    "--timeout-s",
+                    &secs,
+                ]);
                 let out = ssh.run(&script)?;
                 if !out.status.success() {
                     bail!(

@@ -109,6 +109,14 @@ impl Manifest {
         let mut m: Manifest = toml::from_str(&text)
             .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))?;
         m.dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        if !crate::util::files::is_plain_name(&m.name) {
+            bail!(
+                "{}: name = {:?}: use only letters, digits, '-' and '_' (it names results, log \
+                 files and directories on hosts), e.g. the contender's directory name",
+                path.display(),
+                m.name
+            );
+        }
         if !MODELS.contains(&m.model.as_str()) {
             bail!(
                 "{}: model = {:?} is unknown; use one of {}",
@@ -334,13 +342,17 @@ mod tests {
     use crate::services::contender::LOOPBACK;
 
     fn manifest(extra: &str) -> Result<Manifest> {
+        manifest_named("x", extra)
+    }
+
+    fn manifest_named(name: &str, extra: &str) -> Result<Manifest> {
         let dir = tempfile::tempdir()?;
         let path = dir.path().join("contender.toml");
         std::fs::write(
             &path,
             format!(
                 r#"
-name = "x"
+name = {name:?}
 model = "event-loop"
 language = "java"
 framework = "F 1.0"
@@ -357,6 +369,21 @@ help = "worker threads"
             ),
         )?;
         Manifest::load(&path)
+    }
+
+    #[test]
+    fn a_name_that_could_leave_a_directory_or_hold_shell_syntax_is_refused_by_field() {
+        for bad in ["../x", "a b", "x;id", "$(id)", "it's", ""] {
+            let e = manifest_named(bad, "").unwrap_err().to_string();
+            assert!(
+                e.contains("name = ") && e.contains("letters, digits"),
+                "{bad:?}: {e}"
+            );
+        }
+        assert_eq!(
+            manifest_named("go-net_http2", "").unwrap().name,
+            "go-net_http2"
+        );
     }
 
     #[test]

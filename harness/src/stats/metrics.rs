@@ -245,7 +245,7 @@ pub struct Difference {
     /// Signed percentage of `b` against `a`; None when `a` is zero.
     pub change_pct: Option<f64>,
     /// Some(true): significant by the Mann-Whitney test over runs; Some(false): tested and not
-    /// significant; None: not tested (fewer than MIN_RUNS runs on a side).
+    /// significant; None: not tested (fewer than MIN_RUNS runs at steady state on a side).
     pub significant: Option<bool>,
     pub better: Option<bool>,
 }
@@ -254,7 +254,14 @@ impl Difference {
     pub fn of(m: &Metric, a: &Cell, b: &Cell) -> Difference {
         let (ea, eb) = ((m.get)(a), (m.get)(b));
         let change_pct = relative_change(ea.value, eb.value);
-        let significant = mann_whitney(&ea.per_run, &eb.per_run).significant();
+        // A run measured before its contender settled is shown, never tested: the test takes
+        // the settled runs of each side, as the verdicts do.
+        let significant = match (a.tested(), b.tested()) {
+            (Some(x), Some(y)) => {
+                mann_whitney(&(m.get)(x).per_run, &(m.get)(y).per_run).significant()
+            }
+            _ => None,
+        };
         let better = (ea.value != eb.value).then_some((eb.value > ea.value) == m.higher_is_better);
         Difference {
             change_pct,

@@ -9,11 +9,13 @@ use super::resample::{
     block_bootstrap, block_len, median_interval, run_unit, seconds_of, seed_of, sparse, Merger,
     Unit,
 };
-use super::runs::{runs_of, scenarios, unsettled};
+use super::runs::{
+    ctx_per_answer, downstream_per_answer, limited, runs_of, scenarios, steady_after, unsettled,
+};
 use super::significance::MIN_RUNS;
 use super::Estimate;
 use crate::driver::summary::decode_histogram;
-use crate::run::results::{DownstreamCalls, Results, Run};
+use crate::run::results::{Results, Run};
 use crate::sampler::STEAL_LIMIT_PCT;
 use crate::util::numbers::median;
 use serde::Serialize;
@@ -85,10 +87,30 @@ pub struct Cell {
     pub rps_cv: Option<f64>,
     /// Why these figures should be read with care, when they should.
     pub noisy: Option<String>,
+    /// Where some runs were measured before their contender settled, the same figures over
+    /// the settled runs alone (None when every run settled, or none did).
+    #[serde(skip)]
+    pub settled: Option<Box<Cell>>,
+}
+
+impl Cell {
+    /// The runs a difference is tested on: every run where all settled, else the settled
+    /// ones; None where none did (a run not at steady state enters no test).
+    pub fn tested(&self) -> Option<&Cell> {
+        if self.unsettled_runs == 0 {
+            Some(self)
+        } else {
+            self.settled.as_deref()
+        }
+    }
 }
 
 pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> Option<Cell> {
-    cell_of(results, dir, scenario, contender, |_| true)
+    let mut all = cell_of(results, dir, scenario, contender, |_| true)?;
+    if all.unsettled_runs > 0 {
+        all.settled = settled_cell(results, dir, scenario, contender).map(Box::new);
+    }
+    Some(all)
 }
 
 /// The cell a verdict may rest on: only runs measured at steady state (a run whose warm-up
@@ -178,6 +200,7 @@ fn cell_of(
         saturated_runs: runs.iter().filter(|r| r.driver.saturated).count(),
         noisy: noise(&runs, rps_cv),
         rps_cv,
+        settled: None,
     })
 }
 
@@ -191,30 +214,6 @@ fn method_of(runs: usize, levels: usize, seconds: Option<usize>) -> String {
     } else {
         method(runs, seconds)
     }
-}
-
-/// Context switches per answer, over the same population as CPU per request: every answer of
-/// the run, those that came in after the measured phase (drained) included.
-fn ctx_per_answer(r: &Run) -> f64 {
-    let answered = r.summary.ok + r.summary.drained;
-    if answered > 0 {
-        (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64 / answered as f64
-    } else {
-        0.0
-    }
-}
-
-/// The run's cgroup where it held a limit (a cgroup that only counted is not one).
-fn limited(r: &Run) -> Option<&crate::sampler::CgroupReport> {
-    r.resources.cgroup.as_ref().filter(|c| c.limited())
-}
-
-/// Seconds of warm-up until the contender settled (NaN where the warm-up was fixed).
-fn steady_after(r: &Run) -> f64 {
-    r.warmup
-        .as_ref()
-        .filter(|w| w.watched())
-        .map_or(f64::NAN, |w| w.seconds)
 }
 
 /// Latency estimates of a cell: the value from every run's histogram merged, the interval
@@ -275,15 +274,6 @@ impl LatencyEstimates {
 
 /// A figure each run has once (a resource peak, GC, warm-up): the median over runs with the
 /// runs' interval, or the one run's value.
-/// One of the downstream's counts per answered request of a run; NaN without its counts.
-fn downstream_per_answer(r: &Run, count: fn(&DownstreamCalls) -> u64) -> f64 {
-    let answered = (r.summary.ok + r.summary.drained + r.summary.errors.total()) as f64;
-    match &r.downstream_calls {
-        Some(c) if answered > 0.0 => count(c) as f64 / answered,
-        _ => f64::NAN,
-    }
-}
-
 fn per_run_estimate(runs: &[&Run], f: fn(&Run) -> f64) -> Estimate {
     let v: Vec<f64> = runs.iter().map(|r| f(r)).collect();
     if v.len() >= 2 {
@@ -638,6 +628,51 @@ mod tests {
         let d = Difference::of(&METRICS[0], &ca, &cb);
         assert_eq!(d.significant, None);
         assert!(d.describe().ends_with(", not tested"), "{}", d.describe());
+        // Four runs of each, far apart, but one measured before it settled: shown, not tested.
+        let mut runs: Vec<Run> = a.iter().cloned().chain(far.iter().cloned()).collect();
+        runs[7].warmup = Some(crate::run::warmup::WarmupRecord {
+            seconds: 24.0,
+            settled: true,
+            min_s: 10.0,
+            max_s: 120.0,
+            band_pct: 5.0,
+            rule: "trend".into(),
+            curve: Vec::new(),
+            drift_pct: Vec::new(),
+            window: Some(crate::run::warmup::WindowCheck {
+                seconds: 8,
+                drift_pct: vec![Some(55.0), None, None],
+                trending: vec![true, false, false],
+                silent_s: 0,
+                stalled: false,
+                steady: false,
+            }),
+            jit_curve: Vec::new(),
+        });
+        let res = results(runs);
+        let (ca, cb) = (
+            cell(&res, Path::new("/x"), "s", "a").unwrap(),
+            cell(&res, Path::new("/x"), "s", "b").unwrap(),
+        );
+        assert_eq!((ca.unsettled_runs, cb.unsettled_runs), (0, 1));
+        let d = Difference::of(&METRICS[0], &ca, &cb);
+        assert_eq!(d.significant, None);
+        assert_eq!(d.describe(), "+100.0%, not tested");
+        // A fifth run of b: four settled a side again, tested on those four.
+        let mut fifth = far[0].clone();
+        fifth.run = 5;
+        let res = results(res.runs.iter().cloned().chain([fifth]).collect());
+        let cb = cell(&res, Path::new("/x"), "s", "b").unwrap();
+        assert_eq!(
+            (
+                cb.runs,
+                cb.unsettled_runs,
+                cb.settled.as_ref().unwrap().runs
+            ),
+            (5, 1, 4)
+        );
+        let d = Difference::of(&METRICS[0], &ca, &cb);
+        assert_eq!(d.significant, Some(true));
     }
 
     #[test]

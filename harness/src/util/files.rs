@@ -1,8 +1,19 @@
-//! Files: writes that a crash cannot leave half done.
+//! Files: writes that a crash cannot leave half done, private temporary directories, and the
+//! names iobound accepts for what becomes a file or directory.
 
 use anyhow::{Context, Result};
 use std::io::Write;
 use std::path::Path;
+
+/// Whether `name` (a plan's, a scenario's, a contender's) may name a file or directory and be
+/// one word on a host's command line as it is: letters, digits, '-' and '_' only, so it can
+/// neither climb out of the directory it is joined to nor hold shell syntax.
+pub fn is_plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
 
 /// Writes `bytes` to `path` via a temporary file in the same directory and a rename. A write
 /// that fails (a full disk) names the file and leaves neither a partial file nor the temporary

@@ -112,23 +112,19 @@ impl Lab {
     /// controller has exited: the last SSH sessions close a moment after it, so the hosts are
     /// looked at until they are clean or 10 s have passed, not once after a guessed pause.
     fn assert_nothing_left_on(&self, names: &[&str], dirs_before: &[PathBuf]) {
-        let t0 = Instant::now();
-        loop {
+        let look = || {
             let strays: Vec<(&str, Vec<String>)> = names
                 .iter()
                 .map(|n| (*n, self.strays(n)))
                 .filter(|(_, s)| !s.is_empty())
                 .collect();
-            let dirs = remote_dirs();
-            if strays.is_empty() && dirs == dirs_before {
-                return;
-            }
-            if t0.elapsed() > Duration::from_secs(10) {
-                assert!(strays.is_empty(), "left after 10 s: {strays:?}");
-                assert_eq!(dirs, dirs_before, "the per-run directories are removed");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+            (strays, remote_dirs())
+        };
+        let (strays, dirs) = common::until(Duration::from_secs(10), look, |(s, d)| {
+            s.is_empty() && d == dirs_before
+        });
+        assert!(strays.is_empty(), "left after 10 s: {strays:?}");
+        assert_eq!(dirs, dirs_before, "the per-run directories are removed");
     }
 
     /// Processes in namespace `name` other than its sshd.
@@ -183,21 +179,19 @@ fn start_server(lab: &Lab) -> (Server, String) {
         .spawn()
         .unwrap();
     let url = format!("http://{}:8080", lab.address(0));
-    let t0 = Instant::now();
-    while !sh(&format!(
-        "ip netns exec {} bash -c '</dev/tcp/{}/8080' 2>/dev/null",
-        lab.ns(lab.names[1]),
-        lab.address(0)
-    ))
-    .status
-    .success()
-    {
-        assert!(
-            t0.elapsed() < Duration::from_secs(10),
-            "the server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let listening = || {
+        sh(&format!(
+            "ip netns exec {} bash -c '</dev/tcp/{}/8080' 2>/dev/null",
+            lab.ns(lab.names[1]),
+            lab.address(0)
+        ))
+        .status
+        .success()
+    };
+    assert!(
+        common::until(Duration::from_secs(10), listening, |up| *up),
+        "the server did not start"
+    );
     (Server(child), url)
 }
 
@@ -343,34 +337,25 @@ fn load_from_two_namespace_hosts_is_merged_accounted_and_cleaned_up() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let t0 = Instant::now();
-    let agent = loop {
-        assert!(
-            t0.elapsed() < Duration::from_secs(20),
-            "no agent started on lg2"
-        );
-        let found: Vec<String> = lab
-            .strays("lg2")
-            .into_iter()
-            .filter(|p| p.contains("agent drive"))
-            .collect();
-        if let Some(p) = found.first() {
-            break p.split(':').next().unwrap().to_string();
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let agent = common::until(
+        Duration::from_secs(20),
+        || {
+            lab.strays("lg2")
+                .into_iter()
+                .find(|p| p.contains("agent drive"))
+        },
+        Option::is_some,
+    )
+    .expect("no agent started on lg2");
+    let agent = agent.split(':').next().unwrap().to_string();
     std::thread::sleep(Duration::from_secs(4)); // 2 s to the common start, then 2 s of load
     must(&format!("kill -9 {agent}"));
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(40),
-            "the run hung after losing a host"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = common::until(
+        Duration::from_secs(40),
+        || child.try_wait().unwrap(),
+        Option::is_some,
+    )
+    .expect("the run hung after losing a host");
     assert!(status.success(), "{status:?}");
     let res = load_results(&results_dir(out.path()));
     let r = &res["runs"][0];
@@ -396,11 +381,11 @@ fn load_from_two_namespace_hosts_is_merged_accounted_and_cleaned_up() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let t0 = Instant::now();
-    while lab.strays("lg1").is_empty() || lab.strays("lg2").is_empty() {
-        assert!(t0.elapsed() < Duration::from_secs(20), "no agents started");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let both_started = || !lab.strays("lg1").is_empty() && !lab.strays("lg2").is_empty();
+    assert!(
+        common::until(Duration::from_secs(20), both_started, |b| *b),
+        "no agents started"
+    );
     std::thread::sleep(Duration::from_secs(3));
     let status = common::interrupt_and_wait(&mut child, Duration::from_secs(15), "remote run");
     assert_eq!(status.code(), Some(130));
@@ -430,11 +415,11 @@ fn wait_for_process(lab: &Lab, name: &str, what: &str) {
 
 /// The same, waiting up to `limit`.
 fn wait_for_process_within(lab: &Lab, name: &str, what: &str, limit: Duration) {
-    let t0 = Instant::now();
-    while !lab.strays(name).iter().any(|p| p.contains(what)) {
-        assert!(t0.elapsed() < limit, "no `{what}` started on {name}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let started = || lab.strays(name).iter().any(|p| p.contains(what));
+    assert!(
+        common::until(limit, started, |s| *s),
+        "no `{what}` started on {name}"
+    );
 }
 
 #[test]
@@ -591,15 +576,12 @@ fn controller_signalled(signal: i32, duration: &str) -> Option<Duration> {
         }
         left
     };
-    while !left().is_empty() {
-        assert!(
-            signalled.elapsed() < Duration::from_secs(90),
-            "still on the hosts {:?} after the controller got signal {signal}: {:?}",
-            signalled.elapsed(),
-            left()
-        );
-        std::thread::sleep(Duration::from_millis(500));
-    }
+    let still = common::until(Duration::from_secs(90), left, Vec::is_empty);
+    assert!(
+        still.is_empty(),
+        "still on the hosts {:?} after the controller got signal {signal}: {still:?}",
+        signalled.elapsed()
+    );
     let gone = signalled.elapsed();
     // SAFETY: as above.
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };

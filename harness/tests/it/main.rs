@@ -20,6 +20,7 @@ mod pipeline;
 mod profile;
 mod readme;
 mod real_contenders;
+mod remote_commands;
 mod report;
 mod restart;
 mod resume;

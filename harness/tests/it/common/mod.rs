@@ -170,18 +170,25 @@ pub fn interrupt_and_wait(
     }
 }
 
-/// What `left` finds once it finds nothing, or after `limit` what it still finds: a stopped
-/// run's processes take a moment to be reaped, so they are looked for until they are gone
-/// rather than once after a guessed pause.
-pub fn left_after(limit: Duration, left: impl Fn() -> Vec<i32>) -> Vec<i32> {
+/// Looks with `look` every 50 ms until what it sees is `done`, or `limit` has passed, and
+/// returns what it saw last, for the caller's assertion: what a test waits for (a process
+/// reaped, a server listening, a host cleaned up) is looked for until it happens rather than
+/// once after a guessed pause.
+pub fn until<T>(limit: Duration, mut look: impl FnMut() -> T, done: impl Fn(&T) -> bool) -> T {
     let t0 = Instant::now();
     loop {
-        let found = left();
-        if found.is_empty() || t0.elapsed() > limit {
-            return found;
+        let seen = look();
+        if done(&seen) || t0.elapsed() > limit {
+            return seen;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// What `left` finds once it finds nothing, or after `limit` what it still finds: a stopped
+/// run's processes take a moment to be reaped.
+pub fn left_after(limit: Duration, left: impl Fn() -> Vec<i32>) -> Vec<i32> {
+    until(limit, left, Vec::is_empty)
 }
 
 /// Processes whose working directory is inside `dir` (contenders run in their own folder).

@@ -1,6 +1,5 @@
 package dev.iobound.helidon;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.iobound.common.Args;
 import dev.iobound.common.BadRequest;
@@ -9,6 +8,7 @@ import dev.iobound.common.Corpus;
 import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
 import dev.iobound.common.FanOut;
+import dev.iobound.common.JdbcPool;
 import dev.iobound.common.RuntimeReport;
 import io.helidon.http.HeaderNames;
 import io.helidon.webclient.api.HttpClientResponse;
@@ -59,15 +59,7 @@ public final class HelidonApp {
             .readTimeout(downstream.timeout())
             .followRedirects(false)
             .build();
-    HikariConfig c = new HikariConfig();
-    c.setJdbcUrl(db.jdbcUrl());
-    c.setUsername(db.user());
-    c.setPassword(db.password());
-    c.setMaximumPoolSize(db.pool());
-    c.setPoolName("messages");
-    // Connect on first use, so the server starts without a database (as the other JDBC contenders).
-    c.setInitializationFailTimeout(-1);
-    pool = new HikariDataSource(c);
+    pool = JdbcPool.of(db);
   }
 
   void routing(HttpRouting.Builder r) {

@@ -1,6 +1,5 @@
 package dev.iobound.jetty;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.iobound.common.Args;
 import dev.iobound.common.BadRequest;
@@ -9,6 +8,7 @@ import dev.iobound.common.Corpus;
 import dev.iobound.common.Database;
 import dev.iobound.common.Downstream;
 import dev.iobound.common.FanOut;
+import dev.iobound.common.JdbcPool;
 import dev.iobound.common.RuntimeReport;
 import java.io.IOException;
 import java.net.http.HttpClient;
@@ -72,16 +72,7 @@ public final class JettyApp extends Handler.Abstract {
       http.executor(Executors.newVirtualThreadPerTaskExecutor());
     }
     client = http.build();
-    HikariConfig c = new HikariConfig();
-    c.setJdbcUrl(db.jdbcUrl());
-    c.setUsername(db.user());
-    c.setPassword(db.password());
-    c.setMaximumPoolSize(db.pool());
-    c.setPoolName("messages");
-    // Connect on first use, as Spring Boot's HikariCP does, so the server starts without a
-    // database.
-    c.setInitializationFailTimeout(-1);
-    pool = new HikariDataSource(c);
+    pool = JdbcPool.of(db);
   }
 
   @Override
