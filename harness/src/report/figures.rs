@@ -572,25 +572,7 @@ mod tests {
                 c.first_200_s += 10.0;
             }
         }
-        after.runs[0].warmup = Some(crate::run::warmup::WarmupRecord {
-            seconds: 20.0,
-            settled: true,
-            min_s: 10.0,
-            max_s: 120.0,
-            band_pct: 5.0,
-            rule: "trend".into(),
-            curve: Vec::new(),
-            drift_pct: Vec::new(),
-            window: Some(crate::run::warmup::WindowCheck {
-                seconds: 10,
-                drift_pct: vec![Some(20.0), None, None],
-                trending: vec![true, false, false],
-                silent_s: 0,
-                stalled: false,
-                steady: false,
-            }),
-            jit_curve: Vec::new(),
-        });
+        after.runs[0].warmup = Some(crate::run::test_support::window_trended(10, 20.0));
         after.save(&quota).unwrap();
         let q = |q: &str| ask(&after, &quota, q);
         assert_eq!(

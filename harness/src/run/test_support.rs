@@ -2,6 +2,7 @@
 
 use super::environment::Environment;
 use super::results::{ContenderInfo, Results, Run, SCHEMA_VERSION};
+use super::warmup::{WarmupRecord, WindowCheck};
 use crate::util::clock::now;
 
 pub fn blank_run(contender: &str, scenario: &str, run: u32) -> Run {
@@ -41,5 +42,29 @@ pub fn blank_results(contenders: &[&str]) -> Results {
         verdicts: Vec::new(),
         resumed_at: Vec::new(),
         rejudged_at: None,
+    }
+}
+
+/// A warm-up that settled after 20 s by its rule, and whose measured window then trended:
+/// throughput drifted `drift_pct` over `seconds`. Such a run is shown and enters no test.
+pub fn window_trended(seconds: usize, drift_pct: f64) -> WarmupRecord {
+    WarmupRecord {
+        seconds: 20.0,
+        settled: true,
+        min_s: 10.0,
+        max_s: 120.0,
+        band_pct: 5.0,
+        rule: "trend".into(),
+        curve: Vec::new(),
+        drift_pct: Vec::new(),
+        window: Some(WindowCheck {
+            seconds,
+            drift_pct: vec![Some(drift_pct), None, None],
+            trending: vec![true, false, false],
+            silent_s: 0,
+            stalled: false,
+            steady: false,
+        }),
+        jit_curve: Vec::new(),
     }
 }

@@ -795,16 +795,8 @@ mod tests {
     /// A settled warm-up whose measured window failed `check`.
     fn unsettled_window(check: WindowCheck) -> WarmupRecord {
         WarmupRecord {
-            seconds: 20.0,
-            settled: true,
-            min_s: 10.0,
-            max_s: 120.0,
-            band_pct: 5.0,
-            rule: "trend".into(),
-            curve: Vec::new(),
-            drift_pct: Vec::new(),
             window: Some(check),
-            jit_curve: Vec::new(),
+            ..crate::run::test_support::window_trended(0, 0.0)
         }
     }
 

@@ -630,25 +630,7 @@ mod tests {
         assert!(d.describe().ends_with(", not tested"), "{}", d.describe());
         // Four runs of each, far apart, but one measured before it settled: shown, not tested.
         let mut runs: Vec<Run> = a.iter().cloned().chain(far.iter().cloned()).collect();
-        runs[7].warmup = Some(crate::run::warmup::WarmupRecord {
-            seconds: 24.0,
-            settled: true,
-            min_s: 10.0,
-            max_s: 120.0,
-            band_pct: 5.0,
-            rule: "trend".into(),
-            curve: Vec::new(),
-            drift_pct: Vec::new(),
-            window: Some(crate::run::warmup::WindowCheck {
-                seconds: 8,
-                drift_pct: vec![Some(55.0), None, None],
-                trending: vec![true, false, false],
-                silent_s: 0,
-                stalled: false,
-                steady: false,
-            }),
-            jit_curve: Vec::new(),
-        });
+        runs[7].warmup = Some(crate::run::test_support::window_trended(8, 55.0));
         let res = results(runs);
         let (ca, cb) = (
             cell(&res, Path::new("/x"), "s", "a").unwrap(),

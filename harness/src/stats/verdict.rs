@@ -449,25 +449,7 @@ mod tests {
         );
         // One mvc run measured on a plateau of its climb: left out, so 4 runs a side remain
         // and the sequential design (first look at 5) cannot test yet.
-        r.runs[4].warmup = Some(crate::run::warmup::WarmupRecord {
-            seconds: 24.0,
-            settled: true,
-            min_s: 10.0,
-            max_s: 120.0,
-            band_pct: 5.0,
-            rule: "trend".into(),
-            curve: Vec::new(),
-            drift_pct: Vec::new(),
-            window: Some(crate::run::warmup::WindowCheck {
-                seconds: 8,
-                drift_pct: vec![Some(55.0), None, None],
-                trending: vec![true, false, false],
-                silent_s: 0,
-                stalled: false,
-                steady: false,
-            }),
-            jit_curve: Vec::new(),
-        });
+        r.runs[4].warmup = Some(crate::run::test_support::window_trended(8, 55.0));
         let all = findings(&r, dir, Design::sequential(0.05));
         assert_eq!(all[0].unsettled_runs, 1);
         let f = &all[0].findings[0];
