@@ -256,12 +256,7 @@ impl Difference {
         let change_pct = relative_change(ea.value, eb.value);
         // A run measured before its contender settled is shown, never tested: the test takes
         // the settled runs of each side, as the verdicts do.
-        let significant = match (a.tested(), b.tested()) {
-            (Some(x), Some(y)) => {
-                mann_whitney(&(m.get)(x).per_run, &(m.get)(y).per_run).significant()
-            }
-            _ => None,
-        };
+        let significant = mann_whitney(&a.tested_values(ea), &b.tested_values(eb)).significant();
         let better = (ea.value != eb.value).then_some((eb.value > ea.value) == m.higher_is_better);
         Difference {
             change_pct,

@@ -87,30 +87,34 @@ pub struct Cell {
     pub rps_cv: Option<f64>,
     /// Why these figures should be read with care, when they should.
     pub noisy: Option<String>,
-    /// Where some runs were measured before their contender settled, the same figures over
-    /// the settled runs alone (None when every run settled, or none did).
+    /// For each run, in the order of every estimate's `per_run`: whether it was measured at
+    /// steady state.
     #[serde(skip)]
-    pub settled: Option<Box<Cell>>,
+    pub settled: Vec<bool>,
 }
 
 impl Cell {
-    /// The runs a difference is tested on: every run where all settled, else the settled
-    /// ones; None where none did (a run not at steady state enters no test).
-    pub fn tested(&self) -> Option<&Cell> {
+    /// `e`'s per-run values that a difference is tested on: every run's where all settled,
+    /// else the settled runs' alone (a run not at steady state enters no test, as in the
+    /// verdicts). A run's value does not depend on the other runs, so these are the values
+    /// a cell of the settled runs would hold; an estimate without a value per run gives none.
+    pub fn tested_values(&self, e: &Estimate) -> Vec<f64> {
         if self.unsettled_runs == 0 {
-            Some(self)
-        } else {
-            self.settled.as_deref()
+            return e.per_run.clone();
         }
+        if e.per_run.len() != self.settled.len() {
+            return Vec::new();
+        }
+        e.per_run
+            .iter()
+            .zip(&self.settled)
+            .filter_map(|(v, settled)| settled.then_some(*v))
+            .collect()
     }
 }
 
 pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> Option<Cell> {
-    let mut all = cell_of(results, dir, scenario, contender, |_| true)?;
-    if all.unsettled_runs > 0 {
-        all.settled = settled_cell(results, dir, scenario, contender).map(Box::new);
-    }
-    Some(all)
+    cell_of(results, dir, scenario, contender, |_| true)
 }
 
 /// The cell a verdict may rest on: only runs measured at steady state (a run whose warm-up
@@ -200,7 +204,7 @@ fn cell_of(
         saturated_runs: runs.iter().filter(|r| r.driver.saturated).count(),
         noisy: noise(&runs, rps_cv),
         rps_cv,
-        settled: None,
+        settled: runs.iter().map(|r| !unsettled(r)).collect(),
     })
 }
 
@@ -646,11 +650,7 @@ mod tests {
         let res = results(res.runs.iter().cloned().chain([fifth]).collect());
         let cb = cell(&res, Path::new("/x"), "s", "b").unwrap();
         assert_eq!(
-            (
-                cb.runs,
-                cb.unsettled_runs,
-                cb.settled.as_ref().unwrap().runs
-            ),
+            (cb.runs, cb.unsettled_runs, cb.tested_values(&cb.rps).len()),
             (5, 1, 4)
         );
         let d = Difference::of(&METRICS[0], &ca, &cb);

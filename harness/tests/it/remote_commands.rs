@@ -3,8 +3,7 @@
 //! hand breaks on a path holding a quote, and one left bare after `exec` on a path holding a
 //! space; either way a name from a plan or an inventory could become shell syntax on the host.
 
-use crate::common;
-use std::path::Path;
+use crate::common::sources::{code, modules};
 
 /// Whether `line` quotes an interpolated value by hand (`'{x}'`, `'{}'`) or execs one bare
 /// (`exec {x}`), the two ways commands were built before `util::shell` did it for all.
@@ -31,29 +30,13 @@ fn builds_a_command_by_hand(line: &str) -> bool {
 
 /// The lines of the harness's sources (unit tests and comments left out) that build a command
 /// by hand, as "file:line: text".
-fn commands_built_by_hand(src: &Path) -> Vec<String> {
+fn commands_built_by_hand() -> Vec<String> {
     let mut found = Vec::new();
-    let mut stack = vec![src.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            // util/shell.rs is where commands are built: the one place allowed to.
-            if path.extension().is_none_or(|x| x != "rs") || path.ends_with("util/shell.rs") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            let code = text
-                .split("\n#[cfg(test)]\nmod tests")
-                .next()
-                .unwrap_or_default();
-            for (n, line) in code.lines().enumerate() {
-                if !line.trim_start().starts_with("//") && builds_a_command_by_hand(line) {
-                    found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
-                }
+    // util/shell.rs is where commands are built: the one place allowed to.
+    for path in modules().values().filter(|p| !p.ends_with("util/shell.rs")) {
+        for (n, line) in code(path).iter().enumerate() {
+            if !line.trim_start().starts_with("//") && builds_a_command_by_hand(line) {
+                found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
             }
         }
     }
@@ -86,7 +69,7 @@ fn the_reader_finds_a_value_quoted_by_hand_and_a_bare_exec_and_nothing_else() {
 
 #[test]
 fn every_command_for_a_host_is_built_by_util_shell() {
-    let found = commands_built_by_hand(&common::repo_root().join("harness/src"));
+    let found = commands_built_by_hand();
     assert!(
         found.is_empty(),
         "build these with util::shell::{{command_line, exec, quoted}}:\n{}",

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod sources;
+
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
