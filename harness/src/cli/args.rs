@@ -56,7 +56,13 @@ pub enum Cmd {
         address: std::net::IpAddr,
     },
     /// List the contenders with their model, framework and tunables
-    List,
+    List {
+        /// Instead: each contender folder's build, a tab-separated line per folder (toolchain,
+        /// folder, install hint, output, inputs, command, test, check, format; "-" for none),
+        /// which the launcher (./iobound build, test, lint, format) runs
+        #[arg(long)]
+        builds: bool,
+    },
     /// List the plans with their last committed measurement under docs/results: the machine
     /// time it took, its sittings and runs, and the pages that quote it
     Plans,

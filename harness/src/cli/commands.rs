@@ -123,6 +123,15 @@ pub fn list(root: &Path) -> Result<i32> {
     Ok(0)
 }
 
+/// `iobound list --builds`: what the launcher builds, tests, checks and formats, from the
+/// manifests' `[build]` tables (services/folder_builds.rs).
+pub fn list_builds(root: &Path) -> Result<i32> {
+    use crate::services::folder_builds::{builds_listing, folder_builds};
+    let builds = folder_builds(root, &manifest::discover(root)?)?;
+    println!("{}", builds_listing(&builds));
+    Ok(0)
+}
+
 /// `iobound verify`: starts each contender in turn and checks it against the contract (the
 /// same launch and checks as a plan's round), nothing measured.
 pub fn verify_cmd(

@@ -128,7 +128,8 @@ pub fn main() -> Result<i32> {
                 kafka_bootstrap,
             },
         ),
-        Cmd::List => commands::list(&root),
+        Cmd::List { builds: false } => commands::list(&root),
+        Cmd::List { builds: true } => commands::list_builds(&root),
         Cmd::Plans => {
             let times = crate::report::plan_times::plan_times(&root)?;
             print!("{}", crate::report::plan_times::format(&times));

@@ -5,11 +5,12 @@
 
 use super::deploy::HostReady;
 use crate::services::manifest::Manifest;
+use crate::util::files::lexical;
 use crate::util::shell::{command_line, quoted};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 /// What `iobound agent probe ADDRESS --ports N` prints: N distinct ports free on ADDRESS
@@ -72,21 +73,6 @@ pub fn repo_root(m: &Manifest) -> Result<PathBuf> {
     Ok(std::fs::canonicalize(root)?)
 }
 
-/// `path` with `.` and `..` resolved by name (a symlink stays a symlink, to be copied as one).
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 /// The files and folders a contender host needs to start `m`, relative to the repository:
 /// its manifest and its `deploy` entries, or its artifact alone. Each must exist here (built)
 /// and lie inside the repository.
@@ -110,10 +96,10 @@ pub fn files_of(m: &Manifest) -> Result<Vec<PathBuf>> {
         };
         if std::fs::symlink_metadata(&full).is_err() {
             bail!(
-                "{}: {} is missing; run `./iobound build` (it runs: {})",
+                "{}: {} is missing; run `./iobound build` (it runs {})",
                 m.name,
                 full.display(),
-                m.build
+                crate::services::folder_builds::describe(m)
             );
         }
         out.push(rel.to_path_buf());
@@ -246,7 +232,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::create_dir_all(root.path().join("contenders/app")).unwrap();
         std::fs::write(root.path().join("contenders/app/main.py"), "").unwrap();
-        let text = "name = \"x\"\nmodel = \"event-loop\"\nlanguage = \"python\"\nframework = \"F\"\nconfig = \"c\"\nbuild = \"make x\"\nartifact = \"../app/main.py\"\nstart = [\"python\", \"../app/main.py\"]\nready = \"/\"\ndeploy = [\"../app\"]\n";
+        let text = "name = \"x\"\nmodel = \"event-loop\"\nlanguage = \"python\"\nframework = \"F\"\nconfig = \"c\"\nbuild = { toolchain = \"python\", dir = \"../app\" }\nartifact = \"../app/main.py\"\nstart = [\"python\", \"../app/main.py\"]\nready = \"/\"\ndeploy = [\"../app\"]\n";
         std::fs::write(dir.join("contender.toml"), text).unwrap();
         let mut m = Manifest::load(&dir.join("contender.toml")).unwrap();
         assert_eq!(
@@ -259,7 +245,9 @@ mod tests {
         m.deploy = vec!["target/x.bin".into()];
         let e = format!("{:#}", files_of(&m).unwrap_err());
         assert!(
-            e.contains("x.bin is missing; run `./iobound build` (it runs: make x)"),
+            e.contains(
+                "x.bin is missing; run `./iobound build` (it runs the python toolchain's set-up)"
+            ),
             "{e}"
         );
         m.deploy = vec!["../../../elsewhere".into()];

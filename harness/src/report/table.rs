@@ -8,29 +8,6 @@ use crate::run::results::{Results, Run, RunStatus};
 use crate::stats::{self, relative_change, scenarios, Cell, Difference, METRICS};
 use std::path::Path;
 
-/// Metrics of the terminal table (the reports show all of `stats::METRICS`).
-const SHOWN: &[&str] = &[
-    "throughput (req/s)",
-    "latency p50 (ms)",
-    "latency p90 (ms)",
-    "latency p99 (ms)",
-    "p99 all requests (ms)",
-    "latency p99.9 (ms)",
-    "latency max (ms)",
-    "errors (%)",
-    "peak threads",
-    "peak RSS (MB)",
-    "CPU (ms per 1k req)",
-    "peak sockets",
-    "peak downstream conns",
-    "downstream served / req",
-    "downstream cancelled / req",
-    "ctx switches / req",
-    "time to steady state (s)",
-    "throttled (% of periods)",
-    "OOM kills",
-];
-
 /// The comparison for the terminal: per scenario, each metric's median over runs (latency
 /// from merged histograms) per contender, the change against the first contender ("~" when
 /// a test over runs finds no significant difference, "?" when there were too few runs to test),
@@ -143,7 +120,7 @@ impl Grid<'_> {
         self.row(out, "runs", &runs_row, &blank);
         for m in METRICS
             .iter()
-            .filter(|m| SHOWN.contains(&m.label) && m.shown(cells.iter().flatten()))
+            .filter(|m| m.in_terminal && m.shown(cells.iter().flatten()))
         {
             let values: Vec<String> = cells
                 .iter()

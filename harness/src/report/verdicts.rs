@@ -31,7 +31,7 @@ fn none_tested(results: &Results) -> Option<String> {
         format!("{fewest} to {most}")
     };
     Some(format!(
-        "none tested: {runs} run(s) each, and a verdict needs more (--runs {needed} or more, or \
+        "none tested: {runs} run(s) at steady state each, and a verdict needs more (--runs {needed} or more, or \
          --runs auto); every difference below is untested"
     ))
 }
@@ -167,11 +167,11 @@ mod tests {
             stopped: "a fixed number of runs (1), tested once at the end".into(),
             findings: vec![finding(1, "not tested"), finding(1, "not tested")],
         });
-        let line = "none tested: 1 run(s) each, and a verdict needs more";
+        let line = "none tested: 1 run(s) at steady state each, and a verdict needs more";
         assert!(Verdicts.terminal(&r).contains(line) && !Verdicts.terminal(&r).contains("[open]"));
         assert!(Verdicts
             .markdown(&r)
-            .starts_with("Verdicts: none tested: 1 run(s) each"));
+            .starts_with("Verdicts: none tested: 1 run(s) at steady state each"));
         assert!(Verdicts.html(&r).contains(line));
         // One tested finding anywhere: the sentences as before.
         r.verdicts[0].findings.push(finding(5, "different"));

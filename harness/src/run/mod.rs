@@ -119,9 +119,9 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
         }
         if !m.artifact_path().exists() {
             bail!(
-                "{name} is not built ({} is missing); run `./iobound build` (it runs: {})",
+                "{name} is not built ({} is missing); run `./iobound build` (it runs {})",
                 m.artifact_path().display(),
-                m.build
+                crate::services::folder_builds::describe(&m)
             );
         }
         out.push(Prepared {

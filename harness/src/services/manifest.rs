@@ -30,8 +30,9 @@ pub struct Manifest {
     /// "jvm" gets the plan's heap and JVM flags through `{jvm_flags}`.
     #[serde(default)]
     pub runtime: Option<String>,
-    /// The command that builds the artifact, for messages; `./iobound build` runs all builds.
-    pub build: String,
+    /// How to build, test, format-check and format it (services/build_steps.rs), which
+    /// `./iobound build`, `test`, `lint` and `format` run.
+    pub build: super::build_steps::Build,
     /// Built file that must exist before the contender can start (relative to its folder).
     pub artifact: String,
     /// argv with placeholders: {java}, {jvm_flags}, {port} and {<tunable>}.
@@ -117,6 +118,7 @@ impl Manifest {
                 m.name
             );
         }
+        m.build.validate(path)?;
         if !MODELS.contains(&m.model.as_str()) {
             bail!(
                 "{}: model = {:?} is unknown; use one of {}",
@@ -358,7 +360,7 @@ language = "java"
 framework = "F 1.0"
 config = "defaults"
 runtime = "jvm"
-build = "mvn package"
+build = {{ toolchain = "maven" }}
 artifact = "target/x.jar"
 start = ["{{java}}", "{{jvm_flags}}", "-jar", "x.jar", "--address={{address}}", "--port={{port}}", "--threads={{threads}}"]
 ready = "/plaintext"
@@ -510,7 +512,7 @@ help = "worker threads"
         std::fs::write(&node, "#!/bin/sh\necho \"Node.js v24.21.0\"\n").unwrap();
         std::fs::set_permissions(&node, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
-        let text = "name = \"n\"\nmodel = \"event-loop\"\nlanguage = \"javascript\"\nframework = \"F\"\nconfig = \"c\"\nbuild = \"none\"\nartifact = \"s.js\"\nstart = [\"node\", \"s.js\", \"--port={port}\"]\nversion = [\"node\", \"--version\"]\nready = \"/\"\n";
+        let text = "name = \"n\"\nmodel = \"event-loop\"\nlanguage = \"javascript\"\nframework = \"F\"\nconfig = \"c\"\nbuild = { toolchain = \"node\" }\nartifact = \"s.js\"\nstart = [\"node\", \"s.js\", \"--port={port}\"]\nversion = [\"node\", \"--version\"]\nready = \"/\"\n";
         std::fs::write(dir.join("contender.toml"), text).unwrap();
         let m = Manifest::load(&dir.join("contender.toml")).unwrap();
         let argv = m

@@ -12,11 +12,13 @@
 //! run's acknowledged writes against the rows found).
 //! Uses: util, plan, driver (kafka_report: histograms, a load host's share).
 
+pub mod build_steps;
 pub mod contender;
 pub mod corpus;
 pub mod database;
 pub mod detected;
 pub mod downstream;
+pub mod folder_builds;
 pub mod jdk;
 pub mod jvm_start;
 pub mod kafka;

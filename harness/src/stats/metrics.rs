@@ -17,6 +17,9 @@ pub struct Metric {
     /// that later trended says nothing against it, so comparisons take every run that ended,
     /// not only the settled ones.
     pub at_start: bool,
+    /// A row of the terminal table (`iobound table`, and after a run); the reports (HTML,
+    /// CSV, report.md) show every metric.
+    pub in_terminal: bool,
     pub get: fn(&Cell) -> &Estimate,
 }
 
@@ -27,6 +30,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 0,
         higher_is_better: true,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.rps,
     },
     Metric {
@@ -35,6 +39,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 2,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.error_pct,
     },
     Metric {
@@ -43,6 +48,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 1,
         higher_is_better: false,
         at_start: false,
+        in_terminal: false,
         get: |c| &c.min,
     },
     Metric {
@@ -51,6 +57,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 1,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.p50,
     },
     Metric {
@@ -59,6 +66,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 1,
         higher_is_better: false,
         at_start: false,
+        in_terminal: false,
         get: |c| &c.p75,
     },
     Metric {
@@ -67,6 +75,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 1,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.p90,
     },
     Metric {
@@ -75,6 +84,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 1,
         higher_is_better: false,
         at_start: false,
+        in_terminal: false,
         get: |c| &c.p95,
     },
     Metric {
@@ -83,6 +93,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 1,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.p99,
     },
     Metric {
@@ -91,6 +102,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 1,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.p99_all,
     },
     Metric {
@@ -99,6 +111,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 1,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.p999,
     },
     Metric {
@@ -107,6 +120,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 1,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.max,
     },
     Metric {
@@ -115,6 +129,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 1,
         higher_is_better: false,
         at_start: false,
+        in_terminal: false,
         get: |c| &c.mean,
     },
     Metric {
@@ -123,6 +138,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 1,
         higher_is_better: false,
         at_start: false,
+        in_terminal: false,
         get: |c| &c.stdev,
     },
     Metric {
@@ -131,6 +147,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 0,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.peak_threads,
     },
     Metric {
@@ -139,6 +156,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 0,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.peak_rss_mb,
     },
     Metric {
@@ -147,6 +165,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 1,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.cpu_ms_per_1k,
     },
     Metric {
@@ -155,6 +174,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 0,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.peak_sockets,
     },
     Metric {
@@ -163,6 +183,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 0,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.peak_downstream_conns,
     },
     Metric {
@@ -171,6 +192,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 2,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.downstream_served_per_req,
     },
     Metric {
@@ -179,6 +201,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 2,
         higher_is_better: true,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.downstream_cancelled_per_req,
     },
     Metric {
@@ -187,6 +210,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 2,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.ctx_per_req,
     },
     Metric {
@@ -195,6 +219,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 1,
         higher_is_better: false,
         at_start: false,
+        in_terminal: false,
         get: |c| &c.gc_pause_total,
     },
     Metric {
@@ -203,6 +228,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 1,
         higher_is_better: false,
         at_start: false,
+        in_terminal: false,
         get: |c| &c.gc_pause_max,
     },
     Metric {
@@ -211,6 +237,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 0,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.steady_s,
     },
     Metric {
@@ -219,6 +246,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 2,
         higher_is_better: false,
         at_start: true,
+        in_terminal: false,
         get: |c| &c.first_200_s,
     },
     Metric {
@@ -227,6 +255,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 1,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.throttled_pct,
     },
     Metric {
@@ -235,6 +264,7 @@ pub const METRICS: &[Metric] = &[
         decimals: 0,
         higher_is_better: false,
         at_start: false,
+        in_terminal: true,
         get: |c| &c.oom_kills,
     },
 ];

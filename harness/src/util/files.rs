@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 /// Whether `name` (a plan's, a scenario's, a contender's) may name a file or directory and be
 /// one word on a host's command line as it is: letters, digits, '-' and '_' only, so it can
@@ -13,6 +13,22 @@ pub fn is_plain_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// `path` with `.` and `..` resolved by name, without touching the disk (the path need not
+/// exist, and a symlink stays a symlink).
+pub fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Writes `bytes` to `path` via a temporary file in the same directory and a rename. A write

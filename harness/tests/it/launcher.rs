@@ -250,3 +250,162 @@ fn the_python_packages_are_installed_from_a_lock_of_digests_that_answers_for_the
         "the launcher installs from the lock with --require-hashes"
     );
 }
+
+/// A contender's `[build]` table, as in contenders/NAME/contender.toml.
+fn contender_with_build(root: &Path, name: &str, build: &str) {
+    let dir = root.join("contenders").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("contender.toml"),
+        format!(
+            "name = {name:?}\nmodel = \"event-loop\"\nlanguage = \"new\"\nframework = \"F\"\n\
+             config = \"c\"\nartifact = \"out.txt\"\nstart = [\"out.txt\"]\nready = \"/\"\n\
+             [build]\n{build}\n"
+        ),
+    )
+    .unwrap();
+}
+
+fn run_launcher(root: &Path, command: &str) -> std::process::Output {
+    Command::new("/bin/bash")
+        .arg(root.join("iobound"))
+        .arg(command)
+        // Set: the launcher fetches no PostgreSQL for this project.
+        .env("IOBOUND_PG_BIN", "/nonexistent")
+        .output()
+        .unwrap()
+}
+
+#[test]
+#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+fn a_contender_in_a_new_language_is_built_from_its_manifest_alone() {
+    let _alone = alone();
+    // A copy of the launcher in a project with the harness built (the real one) and Kafka's
+    // jars in place, and one contender whose toolchain the launcher has never heard of.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("project");
+    std::fs::create_dir_all(root.join("harness/target/release")).unwrap();
+    std::fs::create_dir_all(root.join(".cache/kafka/libs")).unwrap();
+    std::fs::write(root.join(".cache/kafka/libs/kafka_2.13-4.4.0.jar"), "").unwrap();
+    std::fs::copy(repo_root().join("iobound"), root.join("iobound")).unwrap();
+    std::os::unix::fs::symlink(
+        env!("CARGO_BIN_EXE_iobound"),
+        root.join("harness/target/release/iobound"),
+    )
+    .unwrap();
+    contender_with_build(
+        &root,
+        "lang-x",
+        "toolchain = \"sh\"\ncommand = \"cat src.txt > out.txt; echo built >> builds.txt\"\n\
+         inputs = [\"src.txt\"]\noutput = \"out.txt\"",
+    );
+    let dir = root.join("contenders/lang-x");
+    std::fs::write(dir.join("src.txt"), "first").unwrap();
+    let builds = || std::fs::read_to_string(dir.join("builds.txt")).unwrap_or_default();
+
+    for _ in 0..2 {
+        let o = run_launcher(&root, "build");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    assert_eq!(
+        builds().lines().count(),
+        1,
+        "built once: the output is newer than its input"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("out.txt")).unwrap(),
+        "first"
+    );
+
+    std::fs::write(dir.join("src.txt"), "second").unwrap();
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+    let src = std::fs::File::options()
+        .write(true)
+        .open(dir.join("src.txt"))
+        .unwrap();
+    src.set_modified(later).unwrap();
+    let o = run_launcher(&root, "build");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        builds().lines().count(),
+        2,
+        "built again after its input changed"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("out.txt")).unwrap(),
+        "second"
+    );
+
+    // A toolchain that is not installed is named with the manifest's own install hint.
+    contender_with_build(
+        &root,
+        "lang-y",
+        "toolchain = \"iobound-no-such-compiler\"\ninstall = \"get it from example.org\"",
+    );
+    let o = run_launcher(&root, "build");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("iobound-no-such-compiler is not installed: get it from example.org"),
+        "{err}"
+    );
+}
+
+/// Every contender folder holding sources outside the Maven reactor is built, tested and
+/// format-checked by a manifest's steps, and the launcher names none of them.
+#[test]
+fn every_contender_folder_is_built_by_its_manifest_and_the_launcher_names_none() {
+    let root = repo_root();
+    let o = Command::new(env!("CARGO_BIN_EXE_iobound"))
+        .args(["list", "--builds"])
+        .env("IOBOUND_HOME", &root)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let listing = String::from_utf8(o.stdout).unwrap();
+    let steps: std::collections::BTreeMap<String, Vec<String>> = listing
+        .lines()
+        .map(|l| {
+            let fields: Vec<String> = l.split('\t').map(str::to_string).collect();
+            assert_eq!(fields.len(), 9, "{l}");
+            (fields[1].clone(), fields)
+        })
+        .collect();
+    let sources = ["go", "rs", "py", "js"];
+    for entry in std::fs::read_dir(root.join("contenders")).unwrap() {
+        let folder = entry.unwrap().path();
+        let has_sources = std::fs::read_dir(&folder).is_ok_and(|files| {
+            files.flatten().any(|f| {
+                let p = f.path();
+                let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+                (sources.contains(&ext) && p.is_file()) || p.join("main.rs").is_file()
+            })
+        });
+        if !has_sources {
+            continue;
+        }
+        let name = format!(
+            "contenders/{}",
+            folder.file_name().unwrap().to_str().unwrap()
+        );
+        let fields = steps
+            .get(&name)
+            .unwrap_or_else(|| panic!("{name} holds sources but no manifest builds it"));
+        assert_ne!(fields[6], "-", "{name} has no build.test");
+        assert_ne!(fields[7], "-", "{name} has no build.check");
+        assert_ne!(fields[8], "-", "{name} has no build.format");
+    }
+    assert!(steps.contains_key("contenders/go") && steps.contains_key("contenders/python"));
+    let launcher = std::fs::read_to_string(root.join("iobound")).unwrap();
+    for name in steps.keys().filter(|f| steps[*f][0] != "python") {
+        let code = launcher
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'));
+        assert!(
+            !code
+                .clone()
+                .any(|l| l.contains(&format!("{name}/")) || l.contains(&format!("{name}\""))),
+            "the launcher names {name}: its steps belong in its manifest's [build] table"
+        );
+    }
+}

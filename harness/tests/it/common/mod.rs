@@ -102,7 +102,7 @@ model = "event-loop"
 language = "rust"
 framework = "iobound serve, {what}"
 config = "test double"
-build = "none"
+build = {{ toolchain = "none" }}
 artifact = "server"
 start = [{argv}]
 ready = "/plaintext"
