@@ -95,6 +95,7 @@ const LINTED: &[&str] = &[
     "README.md",
     "docs/findings/classics.md",
     "docs/findings/container.md",
+    "docs/findings/cost-of-waiting.md",
 ];
 
 /// Every relative link in README and docs points at a file or folder of this repository: a
