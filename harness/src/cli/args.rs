@@ -35,7 +35,9 @@ pub enum Cmd {
         /// Contenders to check (default: all)
         contenders: Vec<String>,
         /// Also send this many generated hostile inputs (huge, negative, non-ASCII, path
-        /// traversal, oversized); every one must get a 4xx and the contender must keep serving
+        /// traversal, oversized); every one must get a 4xx and the contender must keep serving.
+        /// Contenders that run one build (spring-mvc and spring-mvc-virtual) get them once,
+        /// the first of them checked
         #[arg(long, value_name = "N", default_value_t = 0)]
         fuzz: usize,
         /// Seed of the generated inputs (the same seed gives the same inputs)
@@ -83,7 +85,7 @@ pub enum Cmd {
         check: bool,
     },
     /// Rebuild every output of a results directory from its results.json: summary.txt,
-    /// report.html, report.md, intervals.csv, resources.csv and charts/*.png
+    /// report.html, report.md, metrics.csv, intervals.csv, resources.csv and charts/*.png
     Report {
         #[arg(value_name = "RESULTS_DIR")]
         path: PathBuf,

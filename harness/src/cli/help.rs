@@ -20,7 +20,7 @@ pub const RUN_HELP: &str = "\
 Durations are written 500ms, 10s, 2m. Without --users or --rate a run is closed with 64 users
 for 10s; warm-up is 5s (0s with --url); the contender runs on CPU 0 and the driver on CPU 1.
 Results go to <out>/<timestamp>-<plan>/: results.json, summary.txt (the table), report.html,
-report.md, intervals.csv, resources.csv, charts/*.png and histograms/*.hlog.
+report.md, metrics.csv, intervals.csv, resources.csv, charts/*.png and histograms/*.hlog.
 
 Examples:
   iobound run -c spring-mvc,spring-webflux --path '/delay?ms=100' --users 1000 --duration 20s

@@ -29,6 +29,27 @@ pub struct Latency {
     pub max: f64,
 }
 
+impl Latency {
+    /// Quantile `q` (0 the minimum, 1 the maximum) where the summary keeps it; NaN for one it
+    /// does not keep.
+    pub fn kept_quantile(&self, q: f64) -> f64 {
+        [
+            (0.0, self.min),
+            (0.5, self.p50),
+            (0.75, self.p75),
+            (0.9, self.p90),
+            (0.95, self.p95),
+            (0.99, self.p99),
+            (0.999, self.p999),
+            (0.9999, self.p9999),
+            (1.0, self.max),
+        ]
+        .iter()
+        .find(|(at, _)| *at == q)
+        .map_or(f64::NAN, |(_, v)| *v)
+    }
+}
+
 fn ms(us: f64) -> f64 {
     (us / 1000.0 * 1000.0).round() / 1000.0
 }

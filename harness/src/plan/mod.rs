@@ -5,7 +5,8 @@
 //! Holds: `file` (the TOML shapes), `validate` and `load` (the checks, per section), `kinds`
 //! (faults, overload and capacity settings), `fields` (one field: durations, counts,
 //! percentages), `workload` (requests of a scenario: paths, `{seq}` templates, mixes),
-//! `downstream` (the downstream service's behaviour), `thresholds`, `hosts` (inventories),
+//! `downstream` (the downstream service's behaviour), `metrics` (every metric reported, declared
+//! once), `thresholds`, `hosts` (inventories),
 //! `describe` (a plan in words, for --dry-run) and,
 //! here, the validated model every later stage reads.
 //! Uses: util only.
@@ -18,6 +19,7 @@ pub mod hosts;
 pub(crate) mod kinds;
 pub mod limits;
 mod load;
+pub mod metrics;
 pub mod thresholds;
 pub(crate) mod validate;
 pub mod workload;
@@ -40,6 +42,9 @@ pub const AUTO_MAX_RUNS: u32 = 12;
 /// compile its hot paths (Spring MVC on /plaintext needed ~80 s here); it ends as soon as the
 /// contender has settled.
 pub const DEFAULT_WARMUP: &str = "120s";
+/// How far a settled contender's answers a second, mean latency and CPU per answer may drift
+/// over the settling window when a plan does not say (`warmup_band`).
+pub const DEFAULT_WARMUP_BAND: &str = "5%";
 /// The shortest warm-up: the trend is judged over this many seconds.
 pub const DEFAULT_WARMUP_MIN: &str = "10s";
 pub const DEFAULT_HEAP: &str = "512m";

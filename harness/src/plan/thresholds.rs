@@ -6,103 +6,8 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// How a metric's limit is written and read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Unit {
-    /// Milliseconds: "200ms", "1.5s", "250us", or a bare number of ms.
-    Millis,
-    /// A percentage: "0.1%" or a bare number of per cent.
-    Percent,
-    /// A plain number (req/s, threads, MB, ms of CPU per 1k requests, ...).
-    Number,
-}
-
-/// Metrics a threshold or a `--fail-if` rule may name: key, unit, the comparison a bare limit
-/// means (throughput must stay at or above its limit, everything else at or below), and what
-/// it is in words.
-pub const METRIC_KEYS: &[(&str, Unit, Op, &str)] = &[
-    ("throughput", Unit::Number, Op::Ge, "req/s"),
-    ("errors", Unit::Percent, Op::Le, "% of requests failed"),
-    ("p50", Unit::Millis, Op::Le, "latency p50"),
-    ("p75", Unit::Millis, Op::Le, "latency p75"),
-    ("p90", Unit::Millis, Op::Le, "latency p90"),
-    ("p95", Unit::Millis, Op::Le, "latency p95"),
-    (
-        "p99",
-        Unit::Millis,
-        Op::Le,
-        "latency p99 of answered requests",
-    ),
-    (
-        "p99_all",
-        Unit::Millis,
-        Op::Le,
-        "latency p99 of every request due, failed ones included",
-    ),
-    ("p999", Unit::Millis, Op::Le, "latency p99.9"),
-    ("max", Unit::Millis, Op::Le, "latency max"),
-    ("mean", Unit::Millis, Op::Le, "latency mean"),
-    ("threads", Unit::Number, Op::Le, "peak threads"),
-    ("rss", Unit::Number, Op::Le, "peak RSS in MB"),
-    ("cpu", Unit::Number, Op::Le, "CPU ms per 1,000 requests"),
-    ("sockets", Unit::Number, Op::Le, "peak sockets"),
-    (
-        "gc_pause_total",
-        Unit::Millis,
-        Op::Le,
-        "time paused for garbage collection over the run",
-    ),
-    (
-        "gc_pause_max",
-        Unit::Millis,
-        Op::Le,
-        "the longest garbage-collection pause",
-    ),
-];
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum Op {
-    #[serde(rename = "<=")]
-    Le,
-    #[serde(rename = "<")]
-    Lt,
-    #[serde(rename = ">=")]
-    Ge,
-    #[serde(rename = ">")]
-    Gt,
-}
-
-impl Op {
-    pub fn symbol(self) -> &'static str {
-        match self {
-            Op::Le => "<=",
-            Op::Lt => "<",
-            Op::Ge => ">=",
-            Op::Gt => ">",
-        }
-    }
-
-    pub fn holds(self, value: f64, limit: f64) -> bool {
-        match self {
-            Op::Le => value <= limit,
-            Op::Lt => value < limit,
-            Op::Ge => value >= limit,
-            Op::Gt => value > limit,
-        }
-    }
-
-    /// The operator a text starts with, and the rest.
-    pub fn split(text: &str) -> (Option<Op>, &str) {
-        let t = text.trim();
-        for (p, op) in [("<=", Op::Le), (">=", Op::Ge), ("<", Op::Lt), (">", Op::Gt)] {
-            if let Some(rest) = t.strip_prefix(p) {
-                return (Some(op), rest.trim());
-            }
-        }
-        (None, t)
-    }
-}
+use super::metrics::{Limit, Metric};
+pub use super::metrics::{Op, Unit};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Threshold {
@@ -116,17 +21,15 @@ pub struct Threshold {
 impl Threshold {
     /// `metric` with the limit as written in a plan (`"200ms"`, `">= 5000"`); `at` names the field.
     pub fn parse(at: &str, metric: &str, text: &str) -> Result<Threshold> {
-        let Some(&(key, unit, default_op, _)) = METRIC_KEYS.iter().find(|(k, ..)| *k == metric)
-        else {
-            bail!(
-                "{at}: unknown metric {metric:?}; use one of {}",
-                METRIC_KEYS
-                    .iter()
-                    .map(|m| m.0)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        };
+        let (
+            m,
+            Limit {
+                unit,
+                op: default_op,
+                ..
+            },
+        ) = Metric::limited(at, metric)?;
+        let key = m.key;
         let (op, rest) = Op::split(text);
         let limit = number_in(unit, rest).ok_or_else(|| {
             let example = match unit {

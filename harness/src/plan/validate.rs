@@ -47,7 +47,9 @@ impl PlanFile {
         )?;
         let warmup_band = percent(
             "plan.warmup_band",
-            self.warmup_band.as_deref().unwrap_or("5%"),
+            self.warmup_band
+                .as_deref()
+                .unwrap_or(super::DEFAULT_WARMUP_BAND),
             1.0..=100.0,
             "e.g. \"10%\"",
         )?;

@@ -126,7 +126,7 @@ pub fn describe_gates(gates: &[GateResult]) -> String {
 fn table(x: &Cell, y: &Cell) -> String {
     let rows: Vec<(String, String, String, String)> = METRICS
         .iter()
-        .filter(|m| m.shown([x, y].into_iter()))
+        .filter(|m| stats::shown(m, [x, y].into_iter()))
         .map(|m| {
             let d = Difference::of(m, x, y);
             let verdict = match (d.significant, d.better) {

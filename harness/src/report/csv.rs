@@ -1,7 +1,10 @@
-//! CSV exports: intervals.csv (every run's per-second rows) and resources.csv (every sample of
+//! CSV exports: metrics.csv (every metric of the registry per scenario and contender, with its
+//! interval), intervals.csv (every run's per-second rows) and resources.csv (every sample of
 //! every contender), through one writer that quotes fields as RFC 4180 says.
 
+use super::ScenarioView;
 use crate::run::results::Results;
+use crate::stats::METRICS;
 
 /// A CSV document: the header, then one line per row, each field quoted where it must be.
 pub fn document(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
@@ -19,6 +22,47 @@ pub fn document(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) ->
         out.push('\n');
     }
     out
+}
+
+/// One row per scenario and contender: its runs, then every metric of the registry by its key,
+/// with the interval's bounds (`KEY_lo`, `KEY_hi`); a figure the cell does not have is empty.
+pub fn metrics_csv(views: &[ScenarioView]) -> String {
+    let mut header = vec![
+        "scenario".to_string(),
+        "contender".to_string(),
+        "runs".to_string(),
+        "settled_runs".to_string(),
+    ];
+    for m in METRICS {
+        header.extend([
+            m.key.to_string(),
+            format!("{}_lo", m.key),
+            format!("{}_hi", m.key),
+        ]);
+    }
+    let number = |v: Option<f64>| {
+        v.filter(|v| v.is_finite())
+            .map_or(String::new(), |v| v.to_string())
+    };
+    let rows = views.iter().flat_map(|v| {
+        v.cells.iter().filter_map(|(name, c)| {
+            let c = c.as_ref()?;
+            let mut row = vec![
+                v.name.clone(),
+                name.clone(),
+                c.runs.to_string(),
+                (c.runs - c.unsettled_runs).to_string(),
+            ];
+            for m in METRICS {
+                let e = c.get(m);
+                let value = crate::stats::measured(m, c).then_some(e.value);
+                row.extend([number(value), number(e.lo), number(e.hi)]);
+            }
+            Some(row)
+        })
+    });
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    document(&header, rows)
 }
 
 pub fn intervals_csv(results: &Results) -> String {

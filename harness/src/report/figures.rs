@@ -26,6 +26,13 @@
 //!   worker threads (max); heap 256 MB"), from the contract's start-up line.
 //! - `unsettled SCENARIO [CONTENDER]`: runs whose warm-up or measured window did not settle.
 //! - `runs SCENARIO [CONTENDER]`: runs that ended (ok or incomplete).
+//! - `failed SCENARIO [CONTENDER]`: runs that failed (the contender crashed or ran out of memory).
+//!
+//! - `recovery SCENARIO CONTENDER min|max|median|never`: after an overload phase (SCENARIO, e.g.
+//!   `overload-5x`), the seconds into the calm phase after it until p99 was back at the
+//!   baseline, over the runs that got back, or `never`: the runs that did not within it.
+//! - `rule NAME`: one of the harness's rules of measurement (report/rules.rs lists them: the
+//!   settling window, the test's alpha, the most runs a side, ...), the same for every DIR.
 //!
 //! SCENARIO `*` stands for every scenario of the plan.
 //! - `minutes`: the plan's runs from start to end, whole minutes.
@@ -84,6 +91,10 @@ pub fn figure(results: &Results, dir: &Path, query: &[&str]) -> Result<String> {
             1,
         )),
         ("detected", [contender]) => detected(results, contender),
+        ("rule", [name]) => super::rules::rule(name, decimals),
+        ("recovery", [scenario, contender, which]) => {
+            recovery(results, scenario, contender, which, decimals)
+        }
         ("versus", [other, scenario, contender, metric, field]) => {
             let f = versus(results, dir, other, scenario, contender, metric)?;
             verdict_field(&f, field, decimals)
@@ -99,6 +110,9 @@ pub fn figure(results: &Results, dir: &Path, query: &[&str]) -> Result<String> {
                 .count()
                 .to_string())
         }
+        ("failed", [scenario, contender @ ..]) if contender.len() <= 1 => {
+            Ok(failed_runs(results, scenario, contender.first()).to_string())
+        }
         ("minutes", []) => Ok(num(minutes(results)?, 0)),
         ("machine", []) => Ok(num(
             machine_minutes(results).ok_or_else(|| anyhow!("no run has a readable start time"))?,
@@ -108,7 +122,7 @@ pub fn figure(results: &Results, dir: &Path, query: &[&str]) -> Result<String> {
         ("ceiling", [scenario]) => Ok(num(ceiling(results, scenario)?, 0)),
         _ => bail!(
             "unknown figure query `{}`: one of verdict, tested, cell, settle, flat, start, versus, \
-             detected, unsettled, runs, minutes, machine, plan, ceiling, with the words report/figures.rs lists",
+             detected, rule, recovery, unsettled, runs, failed, minutes, machine, plan, ceiling, with the words report/figures.rs lists",
             query.join(" ")
         ),
     }
@@ -166,7 +180,7 @@ fn cell_value(
     let m = metric_of(metric)?;
     let cell = crate::stats::cell(results, dir, scenario, contender)
         .ok_or_else(|| anyhow!("no runs of {contender} on {scenario}"))?;
-    let e = (m.get)(&cell);
+    let e = cell.get(m);
     let runs = || e.per_run.iter().copied();
     let v = match which.first().copied() {
         None => Some(e.value),
@@ -300,6 +314,45 @@ fn verdict_field(f: &Finding, field: &str, decimals: Option<usize>) -> Result<St
             bail!("a verdict's field is ratio, change, lo, hi, p, runs or outcome, not `{other}`")
         }
     })
+}
+
+/// Runs of `scenario` (of `contender`, where given) that failed: the contender crashed or ran
+/// out of memory.
+fn failed_runs(results: &Results, scenario: &str, contender: Option<&&str>) -> usize {
+    results
+        .runs
+        .iter()
+        .filter(|r| (scenario == "*" || r.scenario == scenario) && r.status == RunStatus::Failed)
+        .filter(|r| contender.is_none_or(|c| r.contender == *c))
+        .count()
+}
+
+/// After the overload phase `scenario`, the seconds until `contender`'s p99 was back at the
+/// baseline (`which` of the runs that got back), or `never`: the runs that did not.
+fn recovery(
+    results: &Results,
+    scenario: &str,
+    contender: &str,
+    which: &str,
+    decimals: Option<usize>,
+) -> Result<String> {
+    let back: Vec<Option<f64>> = runs_of(results, scenario, Some(&contender))
+        .filter_map(|r| r.details.overload())
+        .map(|o| o.recovered_after_s)
+        .collect();
+    anyhow::ensure!(
+        !back.is_empty(),
+        "no overload phase of {contender} in {scenario}"
+    );
+    if which == "never" {
+        return Ok(back.iter().filter(|b| b.is_none()).count().to_string());
+    }
+    let got_back: Vec<f64> = back.into_iter().flatten().collect();
+    anyhow::ensure!(
+        !got_back.is_empty(),
+        "{contender} never got back after {scenario}"
+    );
+    Ok(fmt_num(pick(&got_back, which)?, decimals.unwrap_or(0)))
 }
 
 fn runs_of<'a>(
@@ -513,6 +566,52 @@ mod tests {
             });
             r.runs.push(run);
         }
+    }
+
+    #[test]
+    fn recovery_after_an_overload_reads_the_runs_that_got_back_and_counts_those_that_did_not() {
+        use crate::run::details::Detail;
+        use crate::run::faults::OverloadVerdict;
+        let mut r = results();
+        for (i, back) in [Some(4.0), None, Some(11.0), Some(5.0)]
+            .into_iter()
+            .enumerate()
+        {
+            let mut run = crate::run::test_support::blank_run("mvc", "over", i as u32 + 1);
+            run.status = crate::run::results::RunStatus::Ok;
+            run.details.set(Detail::Overload(OverloadVerdict {
+                capacity_rps: 1000.0,
+                factor: 5.0,
+                offered_rps: 5000.0,
+                ok_rps: 1000.0,
+                fast_errors: 0,
+                timeouts: 10,
+                baseline_p99_ms: 100.0,
+                overload_p99_ms: 20000.0,
+                after_p99_ms: 900.0,
+                after_errors: 0,
+                behaviour: "queues".into(),
+                explanation: String::new(),
+                recovered_after_s: back,
+            }));
+            r.runs.push(run);
+        }
+        let dir = Path::new("/nonexistent");
+        assert_eq!(ask(&r, dir, "recovery over mvc median").unwrap(), "5");
+        assert_eq!(ask(&r, dir, "recovery over mvc max").unwrap(), "11");
+        assert_eq!(ask(&r, dir, "recovery over mvc never").unwrap(), "1");
+        assert!(ask(&r, dir, "recovery over flux median").is_err());
+    }
+
+    #[test]
+    fn failed_runs_are_counted_apart_from_those_that_ended() {
+        let mut r = results();
+        four_runs(&mut r, "mvc", [212, 214, 211, 213]);
+        r.runs[1].status = crate::run::results::RunStatus::Failed;
+        let dir = Path::new("/nonexistent");
+        assert_eq!(ask(&r, dir, "failed wait mvc").unwrap(), "1");
+        assert_eq!(ask(&r, dir, "runs wait mvc").unwrap(), "3");
+        assert_eq!(ask(&r, dir, "failed * flux").unwrap(), "0");
     }
 
     #[test]

@@ -356,7 +356,7 @@ fn repeats_table(results: &Results, scenario: &str, cells: &[(&ContenderInfo, Ce
     let limited = ["throttled", "oom_kills"]
         .iter()
         .filter_map(|k| stats::Metric::by_key(k))
-        .any(|m| m.shown(cells.iter().map(|(_, c)| c)));
+        .any(|m| stats::shown(m, cells.iter().map(|(_, c)| c)));
     let header = repeats_header(&first.path, limited);
     let interval = |e: &Estimate| match (e.lo, e.hi) {
         (Some(lo), Some(hi)) => format!("{}..{}", fmt_num(lo, 0), fmt_num(hi, 0)),
@@ -386,7 +386,7 @@ fn repeats_table(results: &Results, scenario: &str, cells: &[(&ContenderInfo, Ce
                 info.model.clone(),
                 super::runs_label(c),
                 fig("throughput"),
-                interval(&c.rps),
+                interval(c.of("throughput")),
                 fig("p50"),
                 fig("p99"),
                 fig("p99_all"),

@@ -3,14 +3,15 @@
 //!
 //! Holds: `section` (the one trait every kind of result brings its part of a report through;
 //! the list of sections is here), `table` (the terminal table), `markdown` (report.md and
-//! `table --markdown`), `csv`,
+//! `table --markdown`), `csv` (metrics.csv, intervals.csv, resources.csv),
 //! `html` (report.html), `chart` (every chart, drawn once as SVG, and its PNG rendered from that
 //! SVG for READMEs), `compare` (two result sets), `gates` (thresholds and regression gates in every
 //! output, JUnit XML), `capacity` (capacity searches: tables and the latency-load chart),
 //! `runtime` (GC charts, warm-up notes), `flamegraph` (CPU profiles taken with --profile),
 //! `details` (the sections of faults, overload, delivery and write checks), `scenario_charts`
 //! and `scenario_notes` (the charts and the notes of one scenario, every format), `md_table`
-//! (the one Markdown table writer).
+//! (the one Markdown table writer), `figures` (a figure in prose, from a marker) and `rules`
+//! (the rules of measurement a marker quotes).
 //! Uses: util, plan (a plan's settings quoted), driver (summaries), services (the contenders'
 //! manifests), sampler (samples), run (the results model), stats.
 
@@ -26,8 +27,11 @@ pub mod gates;
 mod html;
 pub mod markdown;
 mod md_table;
+#[cfg(test)]
+mod metric_formats_tests;
 pub mod pages;
 pub mod plan_times;
+mod rules;
 mod runtime;
 mod scenario_charts;
 mod scenario_notes;
@@ -117,8 +121,8 @@ fn is_open(run: &Run) -> bool {
 /// A metric of a cell as the tables print it: "-" where the cell has no such figure (a
 /// latency where no request was answered ok: `Metric::measured`).
 pub fn fmt_metric(m: &stats::Metric, c: &Cell) -> String {
-    if m.measured(c) {
-        fmt_num((m.get)(c).value, m.decimals)
+    if stats::measured(m, c) {
+        fmt_num(c.get(m).value, m.decimals)
     } else {
         "-".into()
     }
@@ -126,8 +130,8 @@ pub fn fmt_metric(m: &stats::Metric, c: &Cell) -> String {
 
 /// As `fmt_metric`, with the interval where there is one.
 pub fn fmt_metric_estimate(m: &stats::Metric, c: &Cell) -> String {
-    if m.measured(c) {
-        fmt_estimate((m.get)(c), m.decimals)
+    if stats::measured(m, c) {
+        fmt_estimate(c.get(m), m.decimals)
     } else {
         "-".into()
     }
@@ -174,7 +178,7 @@ pub fn summary_rows(view: &ScenarioView) -> Vec<(String, Vec<String>)> {
     ];
     for m in METRICS
         .iter()
-        .filter(|m| m.shown(view.cells.iter().filter_map(|(_, c)| c.as_ref())))
+        .filter(|m| stats::shown(m, view.cells.iter().filter_map(|(_, c)| c.as_ref())))
     {
         let cells = view
             .cells
@@ -264,9 +268,10 @@ pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
         crate::util::files::write_atomic(&p, &chart::png(&c)?)?;
         pngs.push(p);
     }
-    let files: [(&str, String); 4] = [
+    let files: [(&str, String); 5] = [
         ("report.html", html::page(results, &views)),
         ("report.md", markdown::report(results, &views, &pngs)),
+        ("metrics.csv", csv::metrics_csv(&views)),
         ("intervals.csv", csv::intervals_csv(results)),
         ("resources.csv", csv::resources_csv(results)),
     ];

@@ -117,7 +117,7 @@ fn method_notes(view: &ScenarioView) -> Vec<String> {
             .iter()
             .filter_map(|(n, c)| c.as_ref().map(|c| (n, c)))
     };
-    if cells().any(|(_, c)| c.p99_all.value.is_finite()) {
+    if cells().any(|(_, c)| c.of("p99_all").value.is_finite()) {
         out.push("Latency rows count successful responses; \"p99 all requests\" counts every request due, failed ones at the time they failed and unanswered ones at the time they were given up (censored). OK + KO = requests due.".to_string());
     }
     let methods: Vec<&str> = cells().map(|(_, c)| c.method.as_str()).collect();

@@ -37,7 +37,8 @@ pub fn render(results: &Results, dir: &Path) -> String {
         out.push_str(&format!("\n{header}\n"));
         let intervals: Vec<String> = cells
             .iter()
-            .map(|c| match c.as_ref().map(|c| (c.rps.lo, c.rps.hi)) {
+            .map(|c| c.as_ref().map(|c| c.of("throughput")))
+            .map(|e| match e.map(|e| (e.lo, e.hi)) {
                 Some((Some(lo), Some(hi))) => format!("{}..{}", fmt_num(lo, 0), fmt_num(hi, 0)),
                 _ => "-".into(),
             })
@@ -71,6 +72,21 @@ pub fn render(results: &Results, dir: &Path) -> String {
                 .unwrap_or("the plan did not finish")
         ));
     }
+    out
+}
+
+/// The metric rows the terminal shows for `cells`, one column each (no runs behind them).
+#[cfg(test)]
+pub(super) fn metric_rows_of(cells: &[Option<Cell>]) -> String {
+    let cols: Vec<(&str, Option<&Run>)> = cells.iter().map(|_| ("contender", None)).collect();
+    let grid = Grid {
+        cols: &cols,
+        path: "/",
+        width: 12,
+        show_diff: cols.len() >= 2,
+    };
+    let mut out = String::new();
+    grid.metric_rows(&mut out, cells, &vec!["-".to_string(); cells.len()]);
     out
 }
 
@@ -120,7 +136,7 @@ impl Grid<'_> {
         self.row(out, "runs", &runs_row, &blank);
         for m in METRICS
             .iter()
-            .filter(|m| m.in_terminal && m.shown(cells.iter().flatten()))
+            .filter(|m| m.in_terminal && stats::shown(m, cells.iter().flatten()))
         {
             let values: Vec<String> = cells
                 .iter()

@@ -7,7 +7,8 @@
 //! `launch` (start a contender and check it), `round` (one contender's round), `http`,
 //! `pipeline`, `overload`, `capacity` (each kind of scenario), `lead_in` (a warm-up leading
 //! into the measured window), `resume`, `window_check`, `watch` (sampling, events, crashes,
-//! Ctrl-C beside the driver), `finish`, `faults`, `slo`, `warnings`, `writes`, `gc`, `warmup`,
+//! Ctrl-C beside the driver), `finish`, `faults`, `figures` (a run's figures by the
+//! metric registry's name), `slo`, `warnings`, `writes`, `gc`, `warmup`,
 //! `cold_start` (what a start cost), `jvm_train` (a JVM's training start), `profile`, `stacks`
 //! and `event_loop`.
 //! Uses: util, plan, services, conformance, driver, sampler, remote (contenders and load on
@@ -21,6 +22,7 @@ pub mod environment;
 pub mod event_loop;
 pub mod external;
 pub mod faults;
+pub mod figures;
 mod finish;
 pub mod gc;
 mod hosts;

@@ -1,7 +1,9 @@
 //! Judging a run against a capacity scenario's SLO: every limit, latency over every request
 //! due, and whether a failure was the server's or the driver's.
 
+use super::figures::figure;
 use super::results::{Run, RunStatus};
+use crate::plan::metrics::{Metric, Source, Stat};
 use crate::plan::thresholds::{with_unit, Op, Threshold};
 
 /// A limit a probe broke: the metric, what was measured and the limit, in the metric's unit.
@@ -15,13 +17,6 @@ pub struct Breach {
     pub text: String,
 }
 
-/// The latency metrics an SLO may name: judged over every request due (failed ones at the
-/// time they failed, unanswered ones when they were given up), so that a rate at which
-/// requests time out cannot pass on the latency of the few that were answered.
-const LATENCY_METRICS: &[&str] = &[
-    "p50", "p75", "p90", "p95", "p99", "p99_all", "p999", "max", "mean",
-];
-
 /// Whether `r` kept every limit of `slo`, and what it broke. Values come from the probe's own
 /// summary and resources; latency from the histogram of every request due.
 pub fn judge(r: &Run, slo: &[Threshold]) -> (bool, Vec<Breach>) {
@@ -30,31 +25,25 @@ pub fn judge(r: &Run, slo: &[Threshold]) -> (bool, Vec<Breach>) {
     let all = &s.latency_all;
     let mut broke = Vec::new();
     for t in slo {
-        let v = match t.metric.as_str() {
-            "throughput" => s.rps,
-            "errors" => {
-                if due > 0 {
-                    s.errors.total() as f64 * 100.0 / due as f64
-                } else {
-                    0.0
-                }
-            }
-            "p50" => all.p50,
-            "p75" => all.p75,
-            "p90" => all.p90,
-            "p95" => all.p95,
-            "p99" | "p99_all" => all.p99,
-            "p999" => all.p999,
-            "max" => all.max,
-            "mean" => all.mean,
-            "threads" => r.resources.peak_threads as f64,
-            "rss" => r.resources.peak_rss_mb,
-            "cpu" => r.resources.cpu_ms_per_1k_requests,
-            "sockets" => r.resources.peak_sockets as f64,
-            "gc_pause_total" => r.gc.as_ref().map_or(0.0, |g| g.pause_total_ms),
-            "gc_pause_max" => r.gc.as_ref().map_or(0.0, |g| g.pause_max_ms),
-            _ => continue,
+        let Some(m) = Metric::by_key(&t.metric) else {
+            continue; // parsing the plan refused any other name
         };
+        // Latency over every request due (failed ones at the time they failed, unanswered ones
+        // when they were given up), so that a rate at which requests time out cannot pass on
+        // the latency of the few that were answered.
+        let v = match m.source {
+            Source::Throughput => s.rps,
+            Source::Errors if due > 0 => s.errors.total() as f64 * 100.0 / due as f64,
+            Source::Errors => 0.0,
+            Source::Latency(Stat::Quantile(q)) => all.kept_quantile(q),
+            Source::LatencyAll => all.p99,
+            Source::Latency(Stat::Mean) => all.mean,
+            Source::Latency(Stat::Stdev) => all.stdev,
+            Source::Run(f) => figure(r, f),
+        };
+        if v.is_nan() {
+            continue; // a figure this run does not have (no GC log): no limit to break
+        }
         if !t.op.holds(v, t.limit) {
             let missed = if matches!(t.op, Op::Ge | Op::Gt) {
                 "<"
@@ -94,7 +83,7 @@ pub fn judge(r: &Run, slo: &[Threshold]) -> (bool, Vec<Breach>) {
 pub fn servers_failure(broke: &[Breach], lag_p99_ms: f64) -> bool {
     broke.iter().any(|b| match b.metric.as_str() {
         "driver" => false,
-        m if LATENCY_METRICS.contains(&m) => b.value - lag_p99_ms > b.limit,
+        m if Metric::by_key(m).is_some_and(Metric::is_latency) => b.value - lag_p99_ms > b.limit,
         _ => true,
     })
 }
@@ -103,7 +92,7 @@ pub fn servers_failure(broke: &[Breach], lag_p99_ms: f64) -> bool {
 /// request, and the errors limit the search adds when the SLO has none says so.
 pub fn slo_words(t: &Threshold, default_errors: bool) -> String {
     let d = t.describe();
-    if LATENCY_METRICS.contains(&t.metric.as_str()) {
+    if Metric::by_key(&t.metric).is_some_and(Metric::is_latency) {
         format!("{d} (all requests)")
     } else if t.metric == "errors" && default_errors {
         format!("{d} (default)")

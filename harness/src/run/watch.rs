@@ -153,7 +153,7 @@ impl RunCtx<'_> {
                     break;
                 }
                 tick += 1;
-                sleep_until(t0 + Duration::from_millis(250) * tick, || {
+                sleep_until(t0 + crate::sampler::SAMPLE_EVERY * tick, || {
                     handle.is_finished()
                 });
             }

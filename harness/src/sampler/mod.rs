@@ -245,6 +245,8 @@ struct Census {
     sample: Sample,
 }
 
+/// How often a running contender is sampled (its threads, RSS, CPU and counts).
+pub const SAMPLE_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 /// The most often the costly readings are renewed (seconds).
 pub const FULL_EVERY_S: f64 = 1.0;
 /// The share of a CPU the censuses may cost: at 10,000 sockets one costs ~40 ms, so it is

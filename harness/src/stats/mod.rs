@@ -22,7 +22,7 @@ pub mod sequential;
 pub mod significance;
 pub mod verdict;
 
-pub use metrics::{Difference, Metric, METRICS};
+pub use metrics::{measured, shown, Difference, Metric, METRICS};
 pub use repeats::{cell, cells, Cell};
 pub use runs::{merged_histogram, representative, scenarios};
 use serde::Serialize;

@@ -9,12 +9,12 @@ use super::resample::{
     block_bootstrap, block_len, median_interval, run_unit, seconds_of, seed_of, sparse, Merger,
     Unit,
 };
-use super::runs::{
-    ctx_per_answer, downstream_per_answer, limited, runs_of, scenarios, steady_after, unsettled,
-};
+use super::runs::{runs_of, scenarios, unsettled};
 use super::significance::MIN_RUNS;
 use super::Estimate;
-use crate::driver::summary::decode_histogram;
+use crate::driver::summary::{decode_histogram, Latency};
+use crate::plan::metrics::{Figure, Metric, Source, Stat, METRICS};
+use crate::run::figures::{figure, unsampled};
 use crate::run::results::{Results, Run};
 use crate::sampler::STEAL_LIMIT_PCT;
 use crate::util::numbers::median;
@@ -38,46 +38,8 @@ pub struct Cell {
     pub method: String,
     pub ok: u64,
     pub ko: u64,
-    pub rps: Estimate,
-    pub error_pct: Estimate,
-    pub min: Estimate,
-    pub p50: Estimate,
-    pub p75: Estimate,
-    pub p90: Estimate,
-    pub p95: Estimate,
-    pub p99: Estimate,
-    /// p99 of every request due: failed and unanswered ones at the time they failed or were
-    /// given up (NaN for results written before iobound kept that histogram).
-    pub p99_all: Estimate,
-    pub p999: Estimate,
-    pub max: Estimate,
-    pub mean: Estimate,
-    pub stdev: Estimate,
-    pub peak_threads: Estimate,
-    pub peak_rss_mb: Estimate,
-    pub cpu_ms_per_1k: Estimate,
-    pub peak_sockets: Estimate,
-    pub peak_downstream_conns: Estimate,
-    /// Downstream calls per answered request: served in full, and cancelled by the contender
-    /// (NaN where the downstream's counts were not kept).
-    pub downstream_served_per_req: Estimate,
-    pub downstream_cancelled_per_req: Estimate,
-    pub ctx_per_req: Estimate,
-    /// Time the runtime paused the application for garbage collection, over the run (NaN
-    /// where the runtime's log had none: not a JVM, Go or Node contender).
-    pub gc_pause_total: Estimate,
-    pub gc_pause_max: Estimate,
-    /// How long each run's warm-up took to reach steady state (its maximum where it did not):
-    /// NaN for results written before the trend rule.
-    pub steady_s: Estimate,
-    /// Seconds from the contender's exec to its first 200, on the runs that followed a start
-    /// (NaN on the scenarios after the first, which a started contender reaches warm).
-    pub first_200_s: Estimate,
-    /// Where the contender ran under a CPU quota or a memory limit: the share of CFS periods
-    /// in which the quota ran out (%), and the processes the OOM killer killed (NaN without a
-    /// limit).
-    pub throttled_pct: Estimate,
-    pub oom_kills: Estimate,
+    /// Every metric of plan::metrics::METRICS, in its order: read with `get` or `of`.
+    pub estimates: Vec<Estimate>,
     /// Runs measured before the contender had settled ("not at steady state").
     pub unsettled_runs: usize,
     /// Runs whose driver CPUs (or a CPU they share) were saturated: their throughput and
@@ -93,7 +55,34 @@ pub struct Cell {
     pub settled: Vec<bool>,
 }
 
+/// What a cell without a metric's estimate reads: no value.
+static NO_ESTIMATE: Estimate = Estimate {
+    value: f64::NAN,
+    lo: None,
+    hi: None,
+    per_run: Vec::new(),
+};
+
 impl Cell {
+    /// The cell's estimate of `m` (no value where it has none, as a cell built by hand).
+    pub fn get(&self, m: &Metric) -> &Estimate {
+        self.estimates.get(m.index()).unwrap_or(&NO_ESTIMATE)
+    }
+
+    /// Sets the estimate of the metric named `key` (a cell built by hand, as in a test).
+    pub fn set(&mut self, key: &str, e: Estimate) {
+        let i = Metric::by_key(key)
+            .unwrap_or_else(|| panic!("{key} is not a metric"))
+            .index();
+        self.estimates.resize(METRICS.len(), NO_ESTIMATE.clone());
+        self.estimates[i] = e;
+    }
+
+    /// The estimate of the metric named `key`, which must be one of METRICS.
+    pub fn of(&self, key: &str) -> &Estimate {
+        self.get(Metric::by_key(key).unwrap_or_else(|| panic!("{key} is not a metric")))
+    }
+
     /// `e`'s per-run values that a difference is tested on: every run's where all settled,
     /// else the settled runs' alone (a run not at steady state enters no test, as in the
     /// verdicts). A run's value does not depend on the other runs, so these are the values
@@ -155,14 +144,11 @@ fn cell_of(
     // Point estimates: percentiles of the histogram merged over all runs (the summary's own
     // figures when a results file carries no histograms); per run, each run's own.
     let fallback = &runs[runs.len() / 2].summary.latency;
-    let lat = |q: f64, old: f64| latency.of(&|m, acc| m.quantile(acc, q), old, q.to_bits());
     // OK and KO count the same population: every request due (answered after the measured
     // phase too), so that OK + KO = due.
     let ok: u64 = runs.iter().map(|r| r.summary.ok + r.summary.drained).sum();
     let ko: u64 = runs.iter().map(|r| r.summary.errors.total()).sum();
     let rps_values: Vec<f64> = runs.iter().map(|r| r.summary.rps).collect();
-    let resource = |f: fn(&Run) -> f64| per_run_estimate(&runs, f);
-    let sampled = |f: fn(&Run) -> f64| sampled_estimate(&runs, f);
     let rps_cv = coefficient_of_variation(&rps_values);
     Some(Cell {
         contender: contender.to_string(),
@@ -173,33 +159,17 @@ fn cell_of(
         method,
         ok,
         ko,
-        rps: throughput(&rps_values, units, seed),
-        error_pct: errors(&runs, units, ok, ko, seed),
-        min: lat(0.0, fallback.min),
-        p50: lat(0.50, fallback.p50),
-        p75: lat(0.75, fallback.p75),
-        p90: lat(0.90, fallback.p90),
-        p95: lat(0.95, fallback.p95),
-        p99: lat(0.99, fallback.p99),
-        p99_all: p99_all(&runs),
-        p999: lat(0.999, fallback.p999),
-        max: lat(1.0, fallback.max),
-        mean: latency.of(&Merger::mean, fallback.mean, 3),
-        stdev: latency.of(&Merger::stdev, fallback.stdev, 4),
-        peak_threads: sampled(|r| r.resources.peak_threads as f64),
-        peak_rss_mb: sampled(|r| r.resources.peak_rss_mb),
-        cpu_ms_per_1k: sampled(|r| r.resources.cpu_ms_per_1k_requests),
-        peak_sockets: sampled(|r| r.resources.peak_sockets as f64),
-        peak_downstream_conns: sampled(|r| r.resources.peak_downstream_conns as f64),
-        downstream_served_per_req: resource(|r| downstream_per_answer(r, |c| c.served)),
-        downstream_cancelled_per_req: resource(|r| downstream_per_answer(r, |c| c.cancelled)),
-        ctx_per_req: sampled(ctx_per_answer),
-        gc_pause_total: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_total_ms)),
-        gc_pause_max: resource(|r| r.gc.as_ref().map_or(f64::NAN, |g| g.pause_max_ms)),
-        steady_s: resource(steady_after),
-        first_200_s: resource(|r| r.cold_start.as_ref().map_or(f64::NAN, |c| c.first_200_s)),
-        throttled_pct: resource(|r| limited(r).map_or(f64::NAN, |c| c.throttled_pct)),
-        oom_kills: resource(|r| limited(r).map_or(f64::NAN, |c| c.oom_kills as f64)),
+        estimates: METRICS
+            .iter()
+            .map(|m| match m.source {
+                Source::Throughput => throughput(&rps_values, units, seed),
+                Source::Errors => errors(&runs, units, ok, ko, seed),
+                Source::Latency(stat) => latency.of_stat(stat, fallback),
+                Source::LatencyAll => p99_all(&runs),
+                Source::Run(f) if f.sampled() => sampled_estimate(&runs, f),
+                Source::Run(f) => per_run_estimate(&runs, |r| figure(r, f)),
+            })
+            .collect(),
         unsettled_runs: runs.iter().filter(|r| unsettled(r)).count(),
         saturated_runs: runs.iter().filter(|r| r.driver.saturated).count(),
         noisy: noise(&runs, rps_cv),
@@ -248,6 +218,21 @@ impl LatencyEstimates {
         }
     }
 
+    /// A statistic of the merged histogram (the summary's own figure without histograms),
+    /// with its interval.
+    fn of_stat(&self, stat: Stat, old: &Latency) -> Estimate {
+        match stat {
+            Stat::Quantile(q) => {
+                // Results written before iobound kept histograms carry the summary's own
+                // percentiles.
+                let summary = old.kept_quantile(q);
+                self.of(&|m, acc| m.quantile(acc, q), summary, q.to_bits())
+            }
+            Stat::Mean => self.of(&Merger::mean, old.mean, 3),
+            Stat::Stdev => self.of(&Merger::stdev, old.stdev, 4),
+        }
+    }
+
     /// `f` of the merged histogram (or `old` without histograms), with its interval.
     fn of(&self, f: &dyn Fn(&Merger, &[u64]) -> f64, old: f64, salt: u64) -> Estimate {
         let value = self
@@ -278,7 +263,7 @@ impl LatencyEstimates {
 
 /// A figure each run has once (a resource peak, GC, warm-up): the median over runs with the
 /// runs' interval, or the one run's value.
-fn per_run_estimate(runs: &[&Run], f: fn(&Run) -> f64) -> Estimate {
+fn per_run_estimate(runs: &[&Run], f: impl Fn(&Run) -> f64) -> Estimate {
     let v: Vec<f64> = runs.iter().map(|r| f(r)).collect();
     if v.len() >= 2 {
         estimate(median(v.clone()), v, 0, &|_| None, 0)
@@ -289,20 +274,11 @@ fn per_run_estimate(runs: &[&Run], f: fn(&Run) -> f64) -> Estimate {
 
 /// What the sampler read: nothing when the server was not sampled (an external server without
 /// --pid or --cmd), which is no figure rather than zero threads and zero CPU.
-fn sampled_estimate(runs: &[&Run], f: fn(&Run) -> f64) -> Estimate {
-    let unsampled = |r: &&Run| {
-        let m = &r.resources;
-        m.samples.is_empty()
-            && m.peak_threads == 0
-            && m.peak_rss_mb == 0.0
-            && m.cpu_s == 0.0
-            && m.cpu_ms_per_1k_requests == 0.0
-            && m.ctx_voluntary + m.ctx_involuntary == 0
-    };
-    if runs.iter().all(unsampled) {
+fn sampled_estimate(runs: &[&Run], f: Figure) -> Estimate {
+    if runs.iter().all(|r| unsampled(r)) {
         Estimate::point(f64::NAN)
     } else {
-        per_run_estimate(runs, f)
+        per_run_estimate(runs, |r| figure(r, f))
     }
 }
 
@@ -532,8 +508,12 @@ mod tests {
             run_with("a", 2, 100.0, &slow),
         ]);
         let c = cell(&res, Path::new("/nonexistent"), "s", "a").unwrap();
-        assert!((c.p99.value - 1000.0).abs() < 1.0, "{:?}", c.p99);
-        assert!((c.p95.value - 10.0).abs() < 0.1, "{:?}", c.p95);
+        assert!(
+            (c.of("p99").value - 1000.0).abs() < 1.0,
+            "{:?}",
+            c.of("p99")
+        );
+        assert!((c.of("p95").value - 10.0).abs() < 0.1, "{:?}", c.of("p95"));
         assert_eq!(c.runs, 2);
         assert_eq!(c.ok, 2000);
     }
@@ -549,10 +529,11 @@ mod tests {
         r.resources.cpu_ms_per_1k_requests = 1000.0;
         let c = cell(&results(vec![r]), Path::new("/nonexistent"), "s", "a").unwrap();
         assert_eq!(
-            c.ctx_per_req.value, 2.0,
+            c.of("ctx_per_req").value,
+            2.0,
             "2,000 switches over 1,000 answers"
         );
-        assert_eq!(c.cpu_ms_per_1k.value, 1000.0);
+        assert_eq!(c.of("cpu").value, 1000.0);
     }
 
     #[test]
@@ -566,8 +547,11 @@ mod tests {
             run_with("a", 5, 1020.0, &lat),
         ]);
         let c = cell(&res, Path::new("/x"), "s", "a").unwrap();
-        assert_eq!(c.rps.value, 1020.0);
-        let (lo, hi) = (c.rps.lo.unwrap(), c.rps.hi.unwrap());
+        assert_eq!(c.of("throughput").value, 1020.0);
+        let (lo, hi) = (
+            c.of("throughput").lo.unwrap(),
+            c.of("throughput").hi.unwrap(),
+        );
         // Five runs: min..max, which covers the median 94% of the time, and says so.
         assert_eq!((lo, hi), (990.0, 1100.0));
         assert!(
@@ -579,7 +563,12 @@ mod tests {
         );
         assert!(c.noisy.is_none(), "{:?}", c.noisy);
         // Deterministic: the same results give the same interval.
-        assert_eq!(cell(&res, Path::new("/x"), "s", "a").unwrap().rps, c.rps);
+        assert_eq!(
+            cell(&res, Path::new("/x"), "s", "a")
+                .unwrap()
+                .of("throughput"),
+            c.of("throughput")
+        );
     }
 
     #[test]
@@ -650,7 +639,11 @@ mod tests {
         let res = results(res.runs.iter().cloned().chain([fifth]).collect());
         let cb = cell(&res, Path::new("/x"), "s", "b").unwrap();
         assert_eq!(
-            (cb.runs, cb.unsettled_runs, cb.tested_values(&cb.rps).len()),
+            (
+                cb.runs,
+                cb.unsettled_runs,
+                cb.tested_values(cb.of("throughput")).len()
+            ),
             (5, 1, 4)
         );
         let d = Difference::of(&METRICS[0], &ca, &cb);
@@ -730,16 +723,23 @@ mod tests {
         r.intervals = intervals;
         let c = cell(&results(vec![r]), dir.path(), "s", "a").unwrap();
         assert!(c.method.contains("6 one-second intervals"), "{}", c.method);
-        let (lo, hi) = (c.rps.lo.unwrap(), c.rps.hi.unwrap());
-        assert!(
-            lo < c.rps.value && c.rps.value < hi && lo >= 100.0 && hi <= 150.0,
-            "{lo} {} {hi}",
-            c.rps.value
+        let (lo, hi) = (
+            c.of("throughput").lo.unwrap(),
+            c.of("throughput").hi.unwrap(),
         );
-        let (plo, phi) = (c.p50.lo.unwrap(), c.p50.hi.unwrap());
+        assert!(
+            lo < c.of("throughput").value
+                && c.of("throughput").value < hi
+                && lo >= 100.0
+                && hi <= 150.0,
+            "{lo} {} {hi}",
+            c.of("throughput").value
+        );
+        let (plo, phi) = (c.of("p50").lo.unwrap(), c.of("p50").hi.unwrap());
         assert!(plo >= 2.0 && phi <= 7.1 && plo < phi, "{plo}..{phi}");
         assert_eq!(
-            c.peak_threads.lo, None,
+            c.of("threads").lo,
+            None,
             "no interval for a single run's peaks"
         );
         // The same seconds as two load levels (3 s at 1 user, 3 s at 2): no whole-run
@@ -763,7 +763,12 @@ mod tests {
         r.summary = summary;
         r.intervals = intervals;
         let c = cell(&results(vec![r]), dir.path(), "s", "a").unwrap();
-        assert_eq!((c.rps.lo, c.p50.lo), (None, None), "{}", c.method);
+        assert_eq!(
+            (c.of("throughput").lo, c.of("p50").lo),
+            (None, None),
+            "{}",
+            c.method
+        );
         assert!(c.method.contains("over 2 load levels"), "{}", c.method);
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::driver::record::new_histogram;
 use crate::driver::summary::decode_histogram;
-use crate::run::results::{DownstreamCalls, Results, Run, RunStatus};
+use crate::run::results::{Results, Run, RunStatus};
 use hdrhistogram::Histogram;
 
 /// Scenario names in the order they were first run (capacity probes left out).
@@ -101,37 +101,4 @@ pub(super) fn runs_of<'a>(
         finished
     };
     (!runs.is_empty()).then_some((runs, failed, partial))
-}
-
-/// Context switches per answer, over the same population as CPU per request: every answer of
-/// the run, those that came in after the measured phase (drained) included.
-pub(super) fn ctx_per_answer(r: &Run) -> f64 {
-    let answered = r.summary.ok + r.summary.drained;
-    if answered > 0 {
-        (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64 / answered as f64
-    } else {
-        0.0
-    }
-}
-
-/// The run's cgroup where it held a limit (a cgroup that only counted is not one).
-pub(super) fn limited(r: &Run) -> Option<&crate::sampler::CgroupReport> {
-    r.resources.cgroup.as_ref().filter(|c| c.limited())
-}
-
-/// Seconds of warm-up until the contender settled (NaN where the warm-up was fixed).
-pub(super) fn steady_after(r: &Run) -> f64 {
-    r.warmup
-        .as_ref()
-        .filter(|w| w.watched())
-        .map_or(f64::NAN, |w| w.seconds)
-}
-
-/// One of the downstream's counts per answered request of a run; NaN without its counts.
-pub(super) fn downstream_per_answer(r: &Run, count: fn(&DownstreamCalls) -> u64) -> f64 {
-    let answered = (r.summary.ok + r.summary.drained + r.summary.errors.total()) as f64;
-    match &r.downstream_calls {
-        Some(c) if answered > 0.0 => count(c) as f64 / answered,
-        _ => f64::NAN,
-    }
 }

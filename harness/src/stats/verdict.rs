@@ -9,7 +9,7 @@ use super::repeats::settled_cell;
 use super::runs::unsettled;
 use super::sequential::{self, Decision, Ratio};
 use super::significance::{ALPHA, MIN_RUNS};
-use super::{scenarios, Cell, Estimate};
+use super::{scenarios, Cell};
 use crate::run::results::{Finding, Results, VerdictRecord};
 use std::path::Path;
 
@@ -48,7 +48,6 @@ impl Design {
 struct Headline {
     key: &'static str,
     words: &'static str,
-    get: fn(&Cell) -> &Estimate,
     /// Whether a saturated driver can bound it (throughput and latency can; the contender's
     /// own CPU per request cannot).
     load_bound: bool,
@@ -58,19 +57,16 @@ const HEADLINES: &[Headline] = &[
     Headline {
         key: "throughput",
         words: "throughput",
-        get: |c| &c.rps,
         load_bound: true,
     },
     Headline {
         key: "p99_all",
         words: "p99 of all requests",
-        get: |c| &c.p99_all,
         load_bound: true,
     },
     Headline {
         key: "cpu",
         words: "CPU per request",
-        get: |c| &c.cpu_ms_per_1k,
         load_bound: false,
     },
 ];
@@ -149,7 +145,6 @@ fn headline(metric: &super::Metric) -> Headline {
     Headline {
         key: metric.key,
         words: metric.label,
-        get: metric.get,
         // Only the contender's own CPU per request cannot be bounded by a saturated driver.
         load_bound: metric.key != "cpu",
     }
@@ -176,7 +171,7 @@ pub fn finding_between(
 }
 
 fn finding(h: &Headline, a: &Cell, b: &Cell, design: Design) -> Option<Finding> {
-    let (va, vb) = ((h.get)(a), (h.get)(b));
+    let (va, vb) = (a.of(h.key), b.of(h.key));
     if !va.value.is_finite() || !vb.value.is_finite() {
         return None; // not measured (older results, or no CPU figures)
     }

@@ -69,11 +69,11 @@ fn row(r: &Results, dir: &Path, m: &manifest::Manifest, batch: usize) -> String 
         .to_string(),
         one_decimal(over(shape, &|x| x.summary.levels[0].latency.p50)),
         whole(over(shape, &|x| x.summary.levels[1].rps)),
-        format!("{:.2}", a.error_pct.value),
+        format!("{:.2}", a.of("errors").value),
         whole(over(failing, &|x| answered(x) / x.summary.duration_s)),
-        one_decimal(b.p99_all.value),
-        format!("{:.2}", b.downstream_cancelled_per_req.value),
-        format!("{:.2}", b.downstream_served_per_req.value),
+        one_decimal(b.of("p99_all").value),
+        format!("{:.2}", b.of("downstream_cancelled").value),
+        format!("{:.2}", b.of("downstream_served").value),
         (batch + 1).to_string(),
     ];
     format!("| {} |", cells.join(" | "))
@@ -249,7 +249,7 @@ fn the_summary_prose_says_what_the_table_holds() {
         let r = Results::load(&dir.join("results.json")).unwrap();
         let v = iobound::stats::cell(&r, &dir, "fanout-4x50ms", c)
             .unwrap()
-            .cpu_ms_per_1k
+            .of("cpu")
             .value;
         one_decimal(v)
     };
@@ -328,7 +328,10 @@ fn the_summary_prose_says_what_the_table_holds() {
         let dir = root.join("docs/results").join(BATCHES[1]);
         let r = Results::load(&dir.join("results.json")).unwrap();
         let x = iobound::stats::cell(&r, &dir, "fanout-16-at-1000", c).unwrap();
-        (whole(x.rps.value), format!("{:.2}", x.error_pct.value))
+        (
+            whole(x.of("throughput").value),
+            format!("{:.2}", x.of("errors").value),
+        )
     };
     assert_eq!(sixteen("rust-axum"), ("2,167".into(), "0.31".into()));
     assert_eq!(sixteen("vertx"), ("1,191".into(), "0.00".into()));

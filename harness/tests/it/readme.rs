@@ -96,6 +96,7 @@ const LINTED: &[&str] = &[
     "docs/findings/classics.md",
     "docs/findings/container.md",
     "docs/findings/cost-of-waiting.md",
+    "docs/findings/overload.md",
 ];
 
 /// Every relative link in README and docs points at a file or folder of this repository: a
@@ -313,7 +314,11 @@ fn the_webflux_event_loop_figures_match_their_results() {
     let (four, one) = (cell(4), cell(1));
     assert_eq!((four.runs, one.runs), (5, 5));
     assert_eq!(
-        format!("{:.1} {:.1}", four.p99_all.value, one.p99_all.value),
+        format!(
+            "{:.1} {:.1}",
+            four.of("p99_all").value,
+            one.of("p99_all").value
+        ),
         "12.5 1.9"
     );
     let p99 = iobound::stats::METRICS
@@ -385,13 +390,13 @@ fn the_crud_confirmation_figures_match_their_results() {
     assert!(page.contains("(1.09, interval 0.97..1.24)"));
     let cell = |c: &str| iobound::stats::cell(&r, &dir, "crud-200", c).unwrap();
     let (cr, cw, cv) = (cell(re), cell(wo), cell(vi));
-    assert_eq!(format!("{:.1}", cr.cpu_ms_per_1k.value), "24.3");
+    assert_eq!(format!("{:.1}", cr.of("cpu").value), "24.3");
     assert!(page.contains("spends 24.3 ms of CPU per 1,000 requests"));
     for c in [&cr, &cw, &cv] {
         assert!(
-            (27_000.0..30_000.0).contains(&c.rps.value),
+            (27_000.0..30_000.0).contains(&c.of("throughput").value),
             "{}",
-            c.rps.value
+            c.of("throughput").value
         );
     }
     // "at least 90% busy in most seconds of 23 of the 24 runs".
@@ -464,7 +469,7 @@ fn the_c10k_confirmation_figures_match_their_results() {
         );
     }
     let rust_cpu = iobound::stats::cell(&r, &dir, "c10k-delay-1s", rust).unwrap();
-    assert_eq!(format!("{:.1}", rust_cpu.cpu_ms_per_1k.value), "13.8");
+    assert_eq!(format!("{:.1}", rust_cpu.of("cpu").value), "13.8");
     assert!(page.contains("Rust spends 13.8 ms of CPU per 1,000\n  requests: 45% less than Node and 46% less than Go (tested)"));
     assert!(page.contains("virtual threads +13%, coroutines +28% (tested)"));
     // Rust's p99 is stored as tested, but every Rust run had the driver saturated in its first
@@ -543,9 +548,12 @@ fn the_hosts_example_figures_match_their_results() {
         .all(|h| h.clock_offset_ms.abs() <= 0.01));
     assert!(page.contains("their clocks agreed to within 0.01 ms"));
     let cell = iobound::stats::cell(&r, &dir, "delay-ms-5", "external").unwrap();
-    assert_eq!(format!("{:.1}", cell.p50.value), "6.7");
+    assert_eq!(format!("{:.1}", cell.of("p50").value), "6.7");
     assert!(page.contains("the p50 of 6.7 ms for a 5 ms wait"));
-    assert_eq!((cell.rps.value / 100.0).round() * 100.0, 9_800.0);
+    assert_eq!(
+        (cell.of("throughput").value / 100.0).round() * 100.0,
+        9_800.0
+    );
     assert!(page.contains("about 9,800 answers a second"));
     // Sampled in the contender's namespace, where iobound started the server.
     let app = r
@@ -558,9 +566,9 @@ fn the_hosts_example_figures_match_their_results() {
     assert_eq!(app.cpus, vec![0]);
     assert_eq!(
         (
-            cell.peak_threads.value,
-            cell.peak_rss_mb.value.round(),
-            cell.peak_sockets.value
+            cell.of("threads").value,
+            cell.of("rss").value.round(),
+            cell.of("sockets").value
         ),
         (1.0, 6.0, 65.0)
     );
@@ -677,10 +685,10 @@ fn the_fanout_figures_match_their_results() {
     );
     assert_eq!(p50_at(1, go), "85.4");
     assert!(page.contains("Go answered 5,700 req/s at that load (p50 85.4 ms), the\n  others 652 (Ktor) to 2,054 (virtual threads), Spring MVC 307"));
-    assert_eq!(n(cell(a, mvc).rps.value), "306");
+    assert_eq!(n(cell(a, mvc).of("throughput").value), "306");
     assert!(page.contains("= 320 req/s,\n  and it answered 306"));
-    let cpu = |contender: &str| n(cell(a, contender).cpu_ms_per_1k.value);
-    assert_eq!(n(cell(a, go).rps.value), "3,329");
+    let cpu = |contender: &str| n(cell(a, contender).of("cpu").value);
+    assert_eq!(n(cell(a, go).of("throughput").value), "3,329");
     assert_eq!(
         [go, vt, node, ktor].map(cpu),
         ["175", "446", "471", "1,537"]
@@ -697,7 +705,7 @@ fn the_fanout_figures_match_their_results() {
     }
     // WebFlux's refusals at 500 users, and its pool's 500 connections.
     let f = cell(a, flux);
-    assert_eq!(format!("{:.2}", f.error_pct.value), "68.41");
+    assert_eq!(format!("{:.2}", f.of("errors").value), "68.41");
     let most = runs(a, flux)
         .iter()
         .map(|x| x.resources.peak_downstream_conns)
@@ -712,8 +720,8 @@ fn the_fanout_figures_match_their_results() {
         let x = cell(b, contender);
         assert_eq!(
             (
-                format!("{:.2}", x.downstream_cancelled_per_req.value),
-                format!("{:.2}", x.downstream_served_per_req.value)
+                format!("{:.2}", x.of("downstream_cancelled").value),
+                format!("{:.2}", x.of("downstream_served").value)
             ),
             ("3.00".into(), "1.00".into()),
             "{contender}"
@@ -722,16 +730,16 @@ fn the_fanout_figures_match_their_results() {
     let x = cell(b, flux);
     assert_eq!(
         (
-            format!("{:.1}", x.downstream_cancelled_per_req.value),
-            format!("{:.1}", x.downstream_served_per_req.value)
+            format!("{:.1}", x.of("downstream_cancelled").value),
+            format!("{:.1}", x.of("downstream_served").value)
         ),
         ("2.9".into(), "1.0".into())
     );
     let x = cell(b, mvc);
     assert_eq!(
         (
-            format!("{:.2}", x.downstream_served_per_req.value),
-            x.downstream_cancelled_per_req.value
+            format!("{:.2}", x.of("downstream_served").value),
+            x.of("downstream_cancelled").value
         ),
         ("3.98".into(), 0.0)
     );
@@ -753,9 +761,9 @@ fn the_fanout_figures_match_their_results() {
         summary.contains("answer 748 to 3,826 502s a second")
             && summary.contains("and it answers 50")
     );
-    let tail = |contender: &str| format!("{:.1}", cell(b, contender).p99_all.value);
+    let tail = |contender: &str| format!("{:.1}", cell(b, contender).of("p99_all").value);
     assert_eq!([flux, ktor].map(tail), ["38.5", "216.8"]);
-    assert_eq!(n1(cell(b, mvc).p99_all.value), "2,492.4");
+    assert_eq!(n1(cell(b, mvc).of("p99_all").value), "2,492.4");
     assert!(
         page.contains("within 38.5 ms (WebFlux) to 216.8 ms (Ktor)")
             && page.contains("after 2,492.4 ms")
@@ -773,14 +781,14 @@ fn the_fanout_figures_match_their_results() {
         "WebFlux 261 ms, Go 315, Node 625, virtual threads 632, Spring MVC 1,055,\n  Ktor 1,341"
     ));
     // 16 calls at 1,000 users.
-    let errors = |contender: &str| format!("{:.2}", cell(c, contender).error_pct.value);
+    let errors = |contender: &str| format!("{:.2}", cell(c, contender).of("errors").value);
     assert_eq!(
         [vt, flux, ktor, go, node, mvc].map(errors),
         ["96.98", "98.22", "73.69", "5.66", "11.65", "0.00"]
     );
-    assert_eq!(n(cell(c, vt).peak_downstream_conns.value), "11,685");
-    assert_eq!(n(cell(c, mvc).rps.value), "77");
-    assert_eq!(n1(cell(c, mvc).p50.value), "12,378.1");
+    assert_eq!(n(cell(c, vt).of("downstream_conns").value), "11,685");
+    assert_eq!(n(cell(c, mvc).of("throughput").value), "77");
+    assert_eq!(n1(cell(c, mvc).of("p50").value), "12,378.1");
     for said in [
         "connections to the downstream at their peak (median of\n  runs; up to",
         "in one) and 96.98% of requests",
@@ -838,29 +846,29 @@ fn the_built_in_contenders_across_hosts_figures_match_their_results() {
     assert!(page.contains("checked against the contract there (51 cases;"));
     let fig = |c: &str| iobound::stats::cell(&r, &dir, "enrich-200", c).unwrap();
     let (go, vertx) = (fig("go"), fig("vertx"));
-    let p50 = go.p50.value;
+    let p50 = go.of("p50").value;
     assert_eq!(format!("{p50:.1}"), "101.6");
     assert_eq!(((200.0 / (p50 / 1000.0)) / 10.0).round() * 10.0, 1_970.0);
     assert!(page.contains("200 / 0.1016 s is about 1,970 a second"));
     let text = format!(
         "{} req/s for Go and {} for Vert.x, p50 {:.1} and {:.1} ms",
-        iobound::report::fmt_num(go.rps.value, 0),
-        iobound::report::fmt_num(vertx.rps.value, 0),
-        go.p50.value,
-        vertx.p50.value
+        iobound::report::fmt_num(go.of("throughput").value, 0),
+        iobound::report::fmt_num(vertx.of("throughput").value, 0),
+        go.of("p50").value,
+        vertx.of("p50").value
     );
     assert!(page.contains(&text), "{text}");
     for c in [&go, &vertx] {
-        assert_eq!(c.peak_downstream_conns.value, 200.0);
-        assert_eq!(format!("{:.2}", c.downstream_served_per_req.value), "1.00");
+        assert_eq!(c.of("downstream_conns").value, 200.0);
+        assert_eq!(format!("{:.2}", c.of("downstream_served").value), "1.00");
     }
     assert!(page.contains("(1.00 per request, counted there) over 200 connections at the peak"));
     let cost = format!(
         "Go {} threads and {} MB, Vert.x {} threads and {} MB",
-        go.peak_threads.value,
-        go.peak_rss_mb.value.round(),
-        vertx.peak_threads.value,
-        vertx.peak_rss_mb.value.round()
+        go.of("threads").value,
+        go.of("rss").value.round(),
+        vertx.of("threads").value,
+        vertx.of("rss").value.round()
     );
     assert!(page.contains(&cost), "{cost}");
 }
@@ -922,7 +930,7 @@ fn the_pipelines_across_hosts_figures_match_their_results() {
     );
     let rates: Vec<f64> = [&pool, &virt, &reactive]
         .iter()
-        .map(|c| c.rps.value.round())
+        .map(|c| c.of("throughput").value.round())
         .collect();
     let (lo, hi) = (
         rates.iter().copied().fold(f64::MAX, f64::min),
@@ -934,15 +942,15 @@ fn the_pipelines_across_hosts_figures_match_their_results() {
     );
     let text = format!(
         "The p50 runs from {:.1} ms (thread pool) to {:.1} ms (reactive) and the p99 from {:.1} to {:.1} ms",
-        pool.p50.value, reactive.p50.value, pool.p99.value, reactive.p99.value
+        pool.of("p50").value, reactive.of("p50").value, pool.of("p99").value, reactive.of("p99").value
     );
     assert!(page.contains(&text), "{text}");
     let cost = format!(
         "the thread pool peaks at {} threads and {:.1} ms of CPU per 1,000 records, the reactive one at {} threads and {:.1} ms",
-        iobound::report::fmt_num(pool.peak_threads.value, 0),
-        pool.cpu_ms_per_1k.value,
-        reactive.peak_threads.value,
-        reactive.cpu_ms_per_1k.value
+        iobound::report::fmt_num(pool.of("threads").value, 0),
+        pool.of("cpu").value,
+        reactive.of("threads").value,
+        reactive.of("cpu").value
     );
     assert!(page.contains(&cost), "{cost}");
     assert!(page.contains("Three runs are too few to test a difference"));

@@ -94,8 +94,8 @@ fn the_pipeline_batch_sizes_quoted_are_their_results() {
             "pipeline-threadpool",
         );
         assert_eq!(c.runs, 1);
-        assert_eq!(c.error_pct.value, 0.0, "no record failed");
-        (c.rps.value.round(), c.p99.value.round())
+        assert_eq!(c.of("errors").value, 0.0, "no record failed");
+        (c.of("throughput").value.round(), c.of("p99").value.round())
     };
     assert_eq!(quote(500), (3538.0, 5439.0));
     assert_eq!(quote(1000), (3962.0, 515.0));
@@ -121,11 +121,11 @@ fn the_pool_size_figures_match_their_results() {
         assert_eq!(c.runs, 1, "{set} {contender}");
         assert_eq!(c.unsettled_runs, 0, "{set} {contender} settled");
         match metric {
-            "rps" => c.rps.value.round(),
-            "p99_s" => (c.p99_all.value / 100.0).round() / 10.0,
-            "rss" => c.peak_rss_mb.value.round(),
-            "cpu" => (c.cpu_ms_per_1k.value * 10.0).round() / 10.0,
-            "ctx" => (c.ctx_per_req.value * 100.0).round() / 100.0,
+            "rps" => c.of("throughput").value.round(),
+            "p99_s" => (c.of("p99_all").value / 100.0).round() / 10.0,
+            "rss" => c.of("rss").value.round(),
+            "cpu" => (c.of("cpu").value * 10.0).round() / 10.0,
+            "ctx" => (c.of("ctx_per_req").value * 100.0).round() / 100.0,
             _ => unreachable!(),
         }
     };
@@ -201,9 +201,9 @@ fn each_pool_manifest_quotes_its_measured_rows() {
             );
             let thousands = |v: f64| iobound::util::units::thousands(v.round() as u64);
             (
-                thousands(x.rps.value),
-                thousands(x.peak_rss_mb.value),
-                format!("{:.1}", x.cpu_ms_per_1k.value),
+                thousands(x.of("throughput").value),
+                thousands(x.of("rss").value),
+                format!("{:.1}", x.of("cpu").value),
             )
         };
         let (d, a, b) = (row("default"), row("1000"), row("4000"));
@@ -281,25 +281,35 @@ fn the_spring_mvc_crud_figures_match_their_results() {
     );
     assert_eq!((wide.runs, narrow.runs), (4, 4));
     assert_eq!(
-        (wide.rps.value.round(), narrow.rps.value.round()),
+        (
+            wide.of("throughput").value.round(),
+            narrow.of("throughput").value.round()
+        ),
         (5829.0, 18311.0)
     );
-    assert_eq!(format!("{:.1}", narrow.rps.value / wide.rps.value), "3.1");
     assert_eq!(
-        format!("{:.1} {:.1}", narrow.p99_all.value, wide.p99_all.value),
-        "21.4 221.8"
+        format!(
+            "{:.1}",
+            narrow.of("throughput").value / wide.of("throughput").value
+        ),
+        "3.1"
     );
     assert_eq!(
         format!(
             "{:.1} {:.1}",
-            narrow.cpu_ms_per_1k.value, wide.cpu_ms_per_1k.value
+            narrow.of("p99_all").value,
+            wide.of("p99_all").value
         ),
+        "21.4 221.8"
+    );
+    assert_eq!(
+        format!("{:.1} {:.1}", narrow.of("cpu").value, wide.of("cpu").value),
         "53.7 171.8"
     );
     for (metric, a, b) in [
-        ("throughput", &wide.rps, &narrow.rps),
-        ("p99 all", &wide.p99_all, &narrow.p99_all),
-        ("cpu", &wide.cpu_ms_per_1k, &narrow.cpu_ms_per_1k),
+        ("throughput", wide.of("throughput"), narrow.of("throughput")),
+        ("p99 all", wide.of("p99_all"), narrow.of("p99_all")),
+        ("cpu", wide.of("cpu"), narrow.of("cpu")),
     ] {
         let p = match stats::significance::mann_whitney(&a.per_run, &b.per_run) {
             stats::significance::Verdict::Tested { p } => p,
@@ -333,10 +343,13 @@ fn the_spring_mvc_crud_figures_match_their_results() {
     // screening", "62 s", "about three times as many requests at a third of the CPU per request".
     assert_eq!((cpu("spring-mvc") / cpu("jetty")).floor(), 3.0);
     assert_eq!(
-        (narrow.cpu_ms_per_1k.value / wide.cpu_ms_per_1k.value * 3.0).round(),
+        (narrow.of("cpu").value / wide.of("cpu").value * 3.0).round(),
         1.0
     );
-    assert_eq!((narrow.rps.value / wide.rps.value).round(), 3.0);
+    assert_eq!(
+        (narrow.of("throughput").value / wide.of("throughput").value).round(),
+        3.0
+    );
     let summary = read("docs/findings/all-models.md");
     for text in [
         "cost three times Jetty's CPU per request in the screening",
@@ -362,10 +375,13 @@ fn the_streaming_figures_match_their_results() {
     let show = |f: &dyn Fn(&Cell) -> f64| -> Vec<String> {
         at_4000.iter().map(|c| format!("{:.0}", f(c))).collect()
     };
-    assert_eq!(show(&|c| c.rps.value), ["3948", "3961", "3963"]);
-    assert_eq!(show(&|c| c.p99.value), ["462", "373", "355"]);
-    assert_eq!(show(&|c| c.peak_threads.value), ["1188", "26", "26"]);
-    assert_eq!(show(&|c| c.cpu_ms_per_1k.value), ["115", "62", "31"]);
+    assert_eq!(
+        show(&|c| c.of("throughput").value),
+        ["3948", "3961", "3963"]
+    );
+    assert_eq!(show(&|c| c.of("p99").value), ["462", "373", "355"]);
+    assert_eq!(show(&|c| c.of("threads").value), ["1188", "26", "26"]);
+    assert_eq!(show(&|c| c.of("cpu").value), ["115", "62", "31"]);
     assert!(page.contains("3,948, 3,961 and 3,963 records/s"));
     assert!(page.contains("p99 of 462, 373 and 355 ms"));
     assert!(page.contains("holds 1,188 threads where the others\nhold 26"));
@@ -393,8 +409,8 @@ fn the_streaming_figures_match_their_results() {
     assert!(page.contains("(worst p99 8.7 to 8.8 s) and all were back within 2 s of its end"));
     // The thread pool as first written: 2,963 records/s, p99 13 s.
     let first = cell("pipeline-2026-11-23", "rate-4000", "pipeline-threadpool");
-    assert_eq!(first.rps.value.round(), 2963.0);
-    assert_eq!((first.p99.value / 1000.0).round(), 13.0);
+    assert_eq!(first.of("throughput").value.round(), 2963.0);
+    assert_eq!((first.of("p99").value / 1000.0).round(), 13.0);
     assert!(page.contains("2,963 delivered per second, p99 13 s"));
 }
 
@@ -431,13 +447,16 @@ fn the_repeated_streaming_figures_match_their_results() {
     let reac = cell(dir, "rate-4000", "pipeline-reactive");
     assert_eq!((virt.runs, reac.runs), (4, 4));
     assert_eq!(
-        (virt.rps.value.round(), reac.rps.value.round()),
+        (
+            virt.of("throughput").value.round(),
+            reac.of("throughput").value.round()
+        ),
         (3926.0, 3960.0)
     );
     assert_eq!(
         (
-            format!("{:.1}", virt.cpu_ms_per_1k.value),
-            format!("{:.1}", reac.cpu_ms_per_1k.value)
+            format!("{:.1}", virt.of("cpu").value),
+            format!("{:.1}", reac.of("cpu").value)
         ),
         ("147.2".into(), "62.1".into())
     );
@@ -496,11 +515,7 @@ fn the_repeated_streaming_figures_match_their_results() {
     ));
     // CPU per record against 2026-11-24's single runs: 2.0 to 2.4 times.
     let ratio = |c: &str, now: &Cell| {
-        (now.cpu_ms_per_1k.value
-            / cell("pipeline-2026-11-24", "rate-4000", c)
-                .cpu_ms_per_1k
-                .value
-            * 10.0)
+        (now.of("cpu").value / cell("pipeline-2026-11-24", "rate-4000", c).of("cpu").value * 10.0)
             .round()
             / 10.0
     };
@@ -553,11 +568,14 @@ fn the_repeated_streaming_figures_at_1000_match_their_results() {
         assert_eq!((d.sent, d.lost), (30_000, 0), "{} {}", x.contender, x.run);
     }
     let cells: Vec<Cell> = names.iter().map(|c| cell(dir, "rate-1000", c)).collect();
-    let medians: Vec<f64> = cells.iter().map(|c| c.rps.value.round()).collect();
+    let medians: Vec<f64> = cells
+        .iter()
+        .map(|c| c.of("throughput").value.round())
+        .collect();
     assert_eq!(medians, [989.0, 990.0, 990.0]);
     let cpu: Vec<String> = cells
         .iter()
-        .map(|c| format!("{:.1}", c.cpu_ms_per_1k.value))
+        .map(|c| format!("{:.1}", c.of("cpu").value))
         .collect();
     assert_eq!(cpu, ["344.7", "205.5", "96.2"]);
     let findings = &r.verdicts[0].findings;
@@ -577,7 +595,7 @@ fn the_repeated_streaming_figures_at_1000_match_their_results() {
     // As the table prints them (a median of four can end in .5).
     let peaks: Vec<String> = cells
         .iter()
-        .map(|c| format!("{:.0}", c.peak_threads.value))
+        .map(|c| format!("{:.0}", c.of("threads").value))
         .collect();
     assert_eq!(peaks, ["1126", "26", "26"]);
     for text in [
@@ -662,7 +680,7 @@ fn the_repeated_streaming_figures_at_1000_match_their_results() {
         .zip(&cells)
         .map(|(c, now)| {
             let then = cell("pipeline-2026-11-24", "rate-1000", c);
-            (now.cpu_ms_per_1k.value / then.cpu_ms_per_1k.value * 10.0).round() / 10.0
+            (now.of("cpu").value / then.of("cpu").value * 10.0).round() / 10.0
         })
         .collect();
     assert_eq!(span(&ratios), (1.6, 2.7));

@@ -1,0 +1,94 @@
+//! The rules of measurement as prose quotes them: `<!-- = DIR rule NAME -->` stands for one of
+//! the harness's own constants (the settling window, the JIT's idle CPU, the test's alpha,
+//! ...), so that method.md cannot say 5% where the code says 10%. The results directory of
+//! the marker is not read: a rule is the code's, the same for every run.
+
+use crate::run::warmup;
+use crate::stats::{repeats, sequential, significance};
+use crate::{plan, sampler};
+use anyhow::{bail, Result};
+
+/// A rule: its name in a marker (which ends in the unit prose quotes it in), its value in that
+/// unit, and its usual decimals.
+struct Rule {
+    name: &'static str,
+    value: fn() -> f64,
+    decimals: usize,
+}
+
+/// A rule of RULES: its name, usual decimals and value.
+const fn rule_of(name: &'static str, decimals: usize, value: fn() -> f64) -> Rule {
+    Rule {
+        name,
+        value,
+        decimals,
+    }
+}
+
+const RULES: &[Rule] = &[
+    rule_of("settle_window_s", 0, || warmup::SETTLE_WINDOW_S as f64),
+    rule_of("warmup_band_pct", 0, || {
+        percent_in(plan::DEFAULT_WARMUP_BAND)
+    }),
+    rule_of("warmup_min_s", 0, || seconds_in(plan::DEFAULT_WARMUP_MIN)),
+    rule_of("warmup_max_s", 0, || seconds_in(plan::DEFAULT_WARMUP)),
+    rule_of("jit_idle_cpu_pct", 0, || warmup::JIT_IDLE_CPU * 100.0),
+    rule_of("min_window_s", 0, || warmup::MIN_WINDOW_S as f64),
+    rule_of("window_trend_p", 2, || warmup::WINDOW_TREND_P),
+    rule_of("alpha_pct", 0, || significance::ALPHA * 100.0),
+    rule_of("look_confidence_pct", 1, || {
+        (1.0 - sequential::LOOK_ALPHA) * 100.0
+    }),
+    rule_of("alpha", 2, || significance::ALPHA),
+    rule_of("min_runs", 0, || significance::MIN_RUNS as f64),
+    rule_of("first_look_runs", 0, || sequential::MIN_LOOK as f64),
+    rule_of("max_runs", 0, || sequential::MAX_RUNS as f64),
+    rule_of("look_alpha", 3, || sequential::LOOK_ALPHA),
+    rule_of("margin_pct", 0, || sequential::DEFAULT_MARGIN * 100.0),
+    rule_of("noisy_cv_pct", 0, || repeats::NOISY_CV * 100.0),
+    rule_of("steal_limit_pct", 0, || sampler::STEAL_LIMIT_PCT),
+    rule_of("sample_every_ms", 0, || {
+        sampler::SAMPLE_EVERY.as_secs_f64() * 1000.0
+    }),
+    rule_of("census_budget_pct", 1, || sampler::CENSUS_BUDGET * 100.0),
+    rule_of("timeout_s", 0, || seconds_in(plan::DEFAULT_TIMEOUT)),
+];
+
+/// "10s" in seconds; the constants above are valid durations (a unit test reads each).
+fn seconds_in(text: &str) -> f64 {
+    crate::util::units::parse_duration(text).map_or(f64::NAN, |d| d.as_secs_f64())
+}
+
+/// "5%" as 5.
+fn percent_in(text: &str) -> f64 {
+    text.trim_end_matches('%').parse().unwrap_or(f64::NAN)
+}
+
+/// The rule named `name`, printed with its usual decimals (or `decimals`).
+pub fn rule(name: &str, decimals: Option<usize>) -> Result<String> {
+    let Some(r) = RULES.iter().find(|r| r.name == name) else {
+        let names: Vec<_> = RULES.iter().map(|r| r.name).collect();
+        bail!("unknown rule `{name}`: one of {}", names.join(", "));
+    };
+    Ok(super::fmt_num((r.value)(), decimals.unwrap_or(r.decimals)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_reads_a_number_and_an_unknown_one_names_the_known() {
+        for r in RULES {
+            assert!((r.value)().is_finite(), "{}", r.name);
+        }
+        assert_eq!(rule("min_runs", None).unwrap(), "4");
+        assert_eq!(rule("look_alpha", None).unwrap(), "0.015");
+        assert_eq!(rule("timeout_s", None).unwrap(), "10");
+        let e = rule("speed", None).unwrap_err().to_string();
+        assert!(
+            e.contains("settle_window_s") && e.contains("margin_pct"),
+            "{e}"
+        );
+    }
+}

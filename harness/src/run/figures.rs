@@ -1,0 +1,71 @@
+//! A run's own figures, as the metric registry (plan/metrics.rs) names them: read once here
+//! for an SLO judging one run and for stats/ estimating a cell of runs.
+
+use super::results::{DownstreamCalls, Run};
+use crate::plan::metrics::Figure;
+
+/// `f` of run `r`: NaN where the run has no such figure (no GC log, no limit, a fixed warm-up).
+pub fn figure(r: &Run, f: Figure) -> f64 {
+    let m = &r.resources;
+    match f {
+        Figure::PeakThreads => m.peak_threads as f64,
+        Figure::PeakRssMb => m.peak_rss_mb,
+        Figure::CpuMsPer1k => m.cpu_ms_per_1k_requests,
+        Figure::PeakSockets => m.peak_sockets as f64,
+        Figure::PeakDownstreamConns => m.peak_downstream_conns as f64,
+        Figure::DownstreamServedPerReq => downstream_per_answer(r, |c| c.served),
+        Figure::DownstreamCancelledPerReq => downstream_per_answer(r, |c| c.cancelled),
+        Figure::CtxSwitchesPerReq => ctx_per_answer(r),
+        Figure::GcPauseTotalMs => r.gc.as_ref().map_or(f64::NAN, |g| g.pause_total_ms),
+        Figure::GcPauseMaxMs => r.gc.as_ref().map_or(f64::NAN, |g| g.pause_max_ms),
+        Figure::SteadyAfterS => steady_after(r),
+        Figure::First200S => r.cold_start.as_ref().map_or(f64::NAN, |c| c.first_200_s),
+        Figure::ThrottledPct => limited(r).map_or(f64::NAN, |c| c.throttled_pct),
+        Figure::OomKills => limited(r).map_or(f64::NAN, |c| c.oom_kills as f64),
+    }
+}
+
+/// Whether the sampler read nothing for `r`: a server that was not sampled (an external one
+/// without --pid or --cmd) has no sampled figure rather than zero threads and zero CPU.
+pub fn unsampled(r: &Run) -> bool {
+    let m = &r.resources;
+    m.samples.is_empty()
+        && m.peak_threads == 0
+        && m.peak_rss_mb == 0.0
+        && m.cpu_s == 0.0
+        && m.cpu_ms_per_1k_requests == 0.0
+        && m.ctx_voluntary + m.ctx_involuntary == 0
+}
+
+/// Context switches per answer, over the same population as CPU per request: every answer of
+/// the run, those that came in after the measured phase (drained) included.
+fn ctx_per_answer(r: &Run) -> f64 {
+    let answered = r.summary.ok + r.summary.drained;
+    if answered > 0 {
+        (r.resources.ctx_voluntary + r.resources.ctx_involuntary) as f64 / answered as f64
+    } else {
+        0.0
+    }
+}
+
+/// The run's cgroup where it held a limit (a cgroup that only counted is not one).
+fn limited(r: &Run) -> Option<&crate::sampler::CgroupReport> {
+    r.resources.cgroup.as_ref().filter(|c| c.limited())
+}
+
+/// Seconds of warm-up until the contender settled (NaN where the warm-up was fixed).
+fn steady_after(r: &Run) -> f64 {
+    r.warmup
+        .as_ref()
+        .filter(|w| w.watched())
+        .map_or(f64::NAN, |w| w.seconds)
+}
+
+/// One of the downstream's counts per request due of a run; NaN without its counts.
+fn downstream_per_answer(r: &Run, count: fn(&DownstreamCalls) -> u64) -> f64 {
+    let answered = (r.summary.ok + r.summary.drained + r.summary.errors.total()) as f64;
+    match &r.downstream_calls {
+        Some(c) if answered > 0.0 => count(c) as f64 / answered,
+        _ => f64::NAN,
+    }
+}
