@@ -448,6 +448,12 @@ impl Metric {
         METRICS.iter().find(|m| m.key == key)
     }
 
+    /// The metric named `key`, which the caller knows is one of METRICS (a key written in
+    /// the code, or one a parsed threshold holds): any other is a bug, and panics.
+    pub fn named(key: &str) -> &'static Metric {
+        Metric::by_key(key).unwrap_or_else(|| panic!("{key} is not a metric of METRICS"))
+    }
+
     /// Its place in METRICS, where a cell keeps its estimate.
     pub fn index(&self) -> usize {
         METRICS

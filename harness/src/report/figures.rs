@@ -319,11 +319,8 @@ fn verdict_field(f: &Finding, field: &str, decimals: Option<usize>) -> Result<St
 /// Runs of `scenario` (of `contender`, where given) that failed: the contender crashed or ran
 /// out of memory.
 fn failed_runs(results: &Results, scenario: &str, contender: Option<&&str>) -> usize {
-    results
-        .runs
-        .iter()
-        .filter(|r| (scenario == "*" || r.scenario == scenario) && r.status == RunStatus::Failed)
-        .filter(|r| contender.is_none_or(|c| r.contender == *c))
+    of_pair(results, scenario, contender)
+        .filter(|r| r.status == RunStatus::Failed)
         .count()
 }
 
@@ -355,16 +352,25 @@ fn recovery(
     Ok(fmt_num(pick(&got_back, which)?, decimals.unwrap_or(0)))
 }
 
-fn runs_of<'a>(
+/// Runs of `scenario` (`*`: every scenario) and of `contender` where given, whatever their
+/// status.
+fn of_pair<'a>(
     results: &'a Results,
     scenario: &'a str,
     contender: Option<&'a &str>,
 ) -> impl Iterator<Item = &'a Run> {
     results.runs.iter().filter(move |r| {
-        (scenario == "*" || r.scenario == scenario)
-            && contender.is_none_or(|c| r.contender == *c)
-            && r.status != RunStatus::Failed
+        (scenario == "*" || r.scenario == scenario) && contender.is_none_or(|c| r.contender == *c)
     })
+}
+
+/// The runs of `of_pair` that ended (ok or incomplete).
+fn runs_of<'a>(
+    results: &'a Results,
+    scenario: &'a str,
+    contender: Option<&'a &str>,
+) -> impl Iterator<Item = &'a Run> {
+    of_pair(results, scenario, contender).filter(|r| r.status != RunStatus::Failed)
 }
 
 /// Minutes from the plan's start to its end, from the times of day results.json keeps.

@@ -376,11 +376,7 @@ fn repeats_table(results: &Results, scenario: &str, cells: &[(&ContenderInfo, Ce
                 ));
             }
             // Each figure as the metric prints it ("-" for a latency of no ok answer).
-            let fig = |key: &str| {
-                stats::Metric::by_key(key)
-                    .map(|m| super::fmt_metric(m, c))
-                    .expect("a metric of stats::METRICS")
-            };
+            let fig = |key: &str| super::fmt_metric(stats::Metric::named(key), c);
             let mut row = vec![
                 info.name.clone(),
                 info.model.clone(),

@@ -10,11 +10,6 @@ use crate::run::results::{Results, ThresholdCheck};
 use anyhow::{bail, Result};
 use std::path::Path;
 
-/// The metric a parsed threshold names (parsing refused any other).
-fn metric(key: &str) -> &'static Metric {
-    Metric::by_key(key).unwrap_or_else(|| panic!("threshold metric {key} has no Metric"))
-}
-
 /// Every scenario's thresholds against every contender measured in it. Contenders with no
 /// measured run in a scenario (a failed start, say) are left out: their failure is reported
 /// on its own.
@@ -36,7 +31,7 @@ pub fn check_thresholds(
 }
 
 fn check(t: &Threshold, c: &Cell) -> ThresholdCheck {
-    let value = c.get(metric(&t.metric)).value;
+    let value = c.get(Metric::named(&t.metric)).value;
     let passed = value.is_finite() && t.op.holds(value, t.limit);
     let beyond_pct = (!passed && t.limit > 0.0 && value.is_finite())
         .then(|| (value - t.limit).abs() / t.limit * 100.0);
@@ -137,7 +132,7 @@ pub struct GateResult {
 
 /// One rule on one pair of cells (baseline `a`, candidate `b`).
 pub fn gate(rule: &FailIf, a: &Cell, b: &Cell) -> GateResult {
-    let m = metric(&rule.metric);
+    let m = Metric::named(&rule.metric);
     let d = Difference::of(m, a, b);
     let (va, vb) = (a.get(m).value, b.get(m).value);
     let beyond = d.change_pct.is_some_and(|p| rule.op.holds(p, rule.pct));

@@ -71,16 +71,14 @@ impl Cell {
 
     /// Sets the estimate of the metric named `key` (a cell built by hand, as in a test).
     pub fn set(&mut self, key: &str, e: Estimate) {
-        let i = Metric::by_key(key)
-            .unwrap_or_else(|| panic!("{key} is not a metric"))
-            .index();
+        let i = Metric::named(key).index();
         self.estimates.resize(METRICS.len(), NO_ESTIMATE.clone());
         self.estimates[i] = e;
     }
 
     /// The estimate of the metric named `key`, which must be one of METRICS.
     pub fn of(&self, key: &str) -> &Estimate {
-        self.get(Metric::by_key(key).unwrap_or_else(|| panic!("{key} is not a metric")))
+        self.get(Metric::named(key))
     }
 
     /// `e`'s per-run values that a difference is tested on: every run's where all settled,
