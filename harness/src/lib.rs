@@ -14,8 +14,11 @@
 //! conformance  the contract: cases, fuzzing, the pipeline's delivery check
 //! driver       load (closed, open), recording, the run's summary, the driver's self-report
 //! sampler      the contender's threads, memory, CPU, sockets from /proc
-//! run          one contender round after another; results.json
-//! stats        estimates over repeats, intervals, differences
+//! results      the record of a run (results.json) and its parts: details, environment,
+//!              warm-up and window checks, GC, profiles, cold starts, faults; read by all below
+//! stats        estimates over repeats, intervals, differences, verdicts
+//! run          one contender round after another, measured and written as results, judged
+//!              after every round
 //! report       terminal table, Markdown, CSV, HTML, charts, compare
 //! cli          the command line: arguments -> plan -> run -> report (uses every stage)
 //! ```
@@ -26,6 +29,7 @@ pub mod driver;
 pub mod plan;
 pub mod remote;
 pub mod report;
+pub mod results;
 pub mod run;
 pub mod sampler;
 pub mod services;

@@ -6,10 +6,8 @@ use super::flags::{load_file, parse_url};
 use crate::conformance;
 use crate::driver;
 use crate::plan::{LoadFile, Plan, PlanFile, ScenarioFile};
-use crate::run::{
-    self,
-    results::{Results, RunStatus},
-};
+use crate::results::record::{Results, RunStatus};
+use crate::run;
 use crate::services::{manifest, ServiceChoice, Services};
 use crate::util::{interrupt, numbers::median};
 use anyhow::{bail, Context, Result};
@@ -49,11 +47,7 @@ pub fn run(
         services: choice,
         hosts,
     };
-    let mut watch = super::verdicts::VerdictWatch::new(plan);
-    let (dir, mut res) = run::run_plan(plan, &opts, &mut |res, dir, round| {
-        watch.after_round(res, dir, round)
-    })?;
-    watch.finish(&mut res, &dir);
+    let (dir, mut res) = run::run_plan(plan, &opts)?;
     if plan.has_thresholds() {
         res.thresholds = crate::stats::gates::check_thresholds(&plan.scenarios, &res, &dir);
     }
@@ -161,7 +155,8 @@ pub fn verify_cmd(
         .map(|name| manifest::find(&all, name))
         .collect::<Result<Vec<_>>>()?;
     let need_kafka = wanted.iter().any(|m| m.is_pipeline());
-    let mut services = Services::start(root, &plan, &rt, &logs, choice, true, need_kafka)?;
+    let settings = crate::services::Settings::of(&plan);
+    let mut services = Services::start(root, &settings, &rt, &logs, choice, true, need_kafka)?;
     let verifier = Verifier {
         plan: &plan,
         rt: &rt,
@@ -487,7 +482,7 @@ pub fn render_pages(root: &Path, pages: &[PathBuf], check: bool) -> Result<i32> 
 pub fn report_cmd(path: &Path, rejudge: bool) -> Result<i32> {
     let (dir, mut res) = results_at(path)?;
     if rejudge {
-        super::verdicts::rejudge(&mut res, &dir);
+        crate::stats::verdict::rejudge(&mut res, &dir);
         res.save(&dir)?;
         eprintln!("iobound: verdicts judged again by today's rules and written to results.json");
     }

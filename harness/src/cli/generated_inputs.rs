@@ -8,7 +8,7 @@ use super::args::{Cli, Cmd};
 use super::flags::{build_capacity_plan, build_plan};
 use crate::plan::hosts::Inventory;
 use crate::plan::PlanFile;
-use crate::run::results::Results;
+use crate::results::record::Results;
 use crate::services::manifest::Manifest;
 use crate::util::generate::{mutate_json, mutate_lines, Generated, Rng, Tally, HOSTILE};
 use clap::{CommandFactory, Parser};

@@ -1,10 +1,9 @@
 //! The command line: arguments -> plan -> run -> report. The entry of the program; the one
 //! folder that may use every stage.
-//! Uses: util, plan, driver, services, sampler, conformance, remote, run, stats, report.
+//! Uses: util, plan, driver, services, sampler, conformance, remote, results, run, stats, report.
 //!
 //! Holds: `args` (subcommands and flags), `help` (the longer help texts), `flags` (flags -> plan), `commands` (the command
-//! bodies), `bench` (the driver benchmark against wrk), `verdicts` (verdicts after every round
-//! and when automatic repeats stop).
+//! bodies), `bench` (the driver benchmark against wrk).
 
 mod agent;
 mod args;
@@ -15,7 +14,6 @@ mod flags;
 mod generated_inputs;
 mod help;
 mod remote_args;
-mod verdicts;
 
 use crate::plan::PlanFile;
 use crate::services::ServiceChoice;

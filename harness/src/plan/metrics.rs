@@ -5,7 +5,7 @@
 //! metric is an entry here and the code that measures it.
 //!
 //! It lives with the plan because a plan names metrics (thresholds, SLOs) before anything
-//! runs; the stages that read runs interpret `Source` (run/figures.rs for one run, stats/ for
+//! runs; the stages that read runs interpret `Source` (results/figures.rs for one run, stats/ for
 //! a cell of runs).
 
 use anyhow::{bail, Result};
@@ -85,7 +85,7 @@ pub enum Stat {
     Stdev,
 }
 
-/// A figure each run records once (run/figures.rs reads it); NaN where a run has none.
+/// A figure each run records once (results/figures.rs reads it); NaN where a run has none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Figure {
     PeakThreads,

@@ -9,11 +9,11 @@
 use super::contender::{ContenderJob, RemoteContender};
 use super::deploy::HostReady;
 use super::ship::{self, Probe};
-use crate::plan::Plan;
 use crate::services::corpus::Corpus;
 use crate::services::database::{self, Database, DbConfig};
 use crate::services::kafka::Kafka;
 use crate::services::Services;
+use crate::services::Settings;
 use anyhow::{Context, Result};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -50,7 +50,7 @@ impl ServicesHost {
     pub fn start(
         h: &HostReady,
         root: &Path,
-        plan: &Plan,
+        settings: &Settings,
         rt: &tokio::runtime::Runtime,
         logs: &Path,
         needs: Needs,
@@ -64,7 +64,9 @@ impl ServicesHost {
         let ports = Probe::of(h, address, 4)?.ports;
         let downstream = SocketAddr::new(address, ports[0]);
         let mut argv = vec![h.binary.clone()];
-        argv.extend(crate::services::downstream_args(plan, address, ports[0]));
+        argv.extend(crate::services::downstream_args(
+            settings, address, ports[0],
+        ));
         // Its control endpoints listen on the lab network: they answer this run's token only.
         let token = crate::util::numbers::random_hex(16)?;
         let env = vec![(
@@ -76,22 +78,23 @@ impl ServicesHost {
         })?;
         eprintln!(
             "iobound: downstream service on services host {} at {downstream} (latency {}, error rate {}, stall probability {})",
-            host.name, plan.downstream.latency, plan.downstream.error_rate, plan.downstream.stall_prob
+            host.name, settings.downstream.latency, settings.downstream.error_rate, settings.downstream.stall_prob
         );
         let database = if needs.database {
-            Some(host.start_database(h, root, plan, rt, logs, ports[1])?)
+            Some(host.start_database(h, root, settings, rt, logs, ports[1])?)
         } else {
             None
         };
         // The contender host makes its own copy from the spec; this one is for the checks.
-        let corpus = Corpus::ensure(&root.join(".cache"), &plan.corpus)?;
+        let corpus = Corpus::ensure(&root.join(".cache"), &settings.corpus)?;
         let control = crate::services::downstream::Control {
             addr: downstream,
             token,
         };
-        let mut services = Services::elsewhere(corpus, control, plan, database);
+        let mut services = Services::elsewhere(corpus, control, settings, database);
         if needs.kafka {
-            services.kafka = Some(host.start_kafka(h, root, plan, logs, (ports[2], ports[3]))?);
+            services.kafka =
+                Some(host.start_kafka(h, root, settings, logs, (ports[2], ports[3]))?);
         }
         Ok((host, services))
     }
@@ -135,7 +138,7 @@ impl ServicesHost {
         &mut self,
         h: &HostReady,
         root: &Path,
-        plan: &Plan,
+        settings: &Settings,
         rt: &tokio::runtime::Runtime,
         logs: &Path,
         port: u16,
@@ -173,7 +176,7 @@ impl ServicesHost {
         })?;
         cfg.create_iobound(rt)?;
         let url = format!("postgresql://iobound:{password}@{address}:{port}/iobound");
-        let mut db = Database::external(&url, true, rt, plan.db_pool)?;
+        let mut db = Database::external(&url, true, rt, settings.db_pool)?;
         db.description = format!(
             "{}, started by iobound on services host {} ({}, default settings, fsync on)",
             db.description,
@@ -190,7 +193,7 @@ impl ServicesHost {
         &mut self,
         h: &HostReady,
         root: &Path,
-        plan: &Plan,
+        settings: &Settings,
         logs: &Path,
         ports: (u16, u16),
     ) -> Result<Kafka> {
@@ -229,13 +232,13 @@ impl ServicesHost {
             &java,
             &bootstrap.to_string(),
             true,
-            plan.kafka_partitions,
+            settings.kafka_partitions,
         )?;
         k.description = format!(
             "Apache Kafka 4.4.0, single node in KRaft mode (broker and controller), started by iobound on services host {} at {bootstrap} with a 512 MB heap, {}; topics input and output with {} partitions, replication 1",
             self.name,
             h.pinning(),
-            plan.kafka_partitions
+            settings.kafka_partitions
         );
         eprintln!("iobound: kafka {}", k.description);
         Ok(k)

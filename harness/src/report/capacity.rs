@@ -4,7 +4,7 @@
 
 use super::chart::{Chart, Series};
 use super::{color, fmt_num, slug};
-use crate::run::results::{Results, Run};
+use crate::results::record::{Results, Run};
 use std::fmt::Write;
 
 /// Capacity searches: a table and a chart per capacity scenario.
@@ -326,9 +326,9 @@ pub fn charts(results: &Results) -> Vec<Chart> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::details::{Detail, Probe};
-    use crate::run::results::CapacityResult;
-    use crate::run::test_support::{blank_results, blank_run};
+    use crate::results::details::{Detail, Probe};
+    use crate::results::record::CapacityResult;
+    use crate::results::test_support::{blank_results, blank_run};
 
     fn searched() -> Results {
         let mut r = blank_results(&["spring-mvc", "vertx"]);

@@ -4,7 +4,7 @@
 //! runs on each side; fewer: "not tested"). With `--fail-if` rules it is a regression gate.
 
 use super::fmt_metric_estimate;
-use crate::run::results::Results;
+use crate::results::record::Results;
 use crate::stats::gates::{gate, FailIf, GateResult, Outcome};
 use crate::stats::{self, Cell, Difference, METRICS};
 use anyhow::{bail, Result};
@@ -164,8 +164,8 @@ fn table(x: &Cell, y: &Cell) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::results::RunStatus;
-    use crate::run::test_support::{blank_results, blank_run};
+    use crate::results::record::RunStatus;
+    use crate::results::test_support::{blank_results, blank_run};
 
     fn set(name: &str, rps: &[f64]) -> Results {
         let mut r = blank_results(&[name]);

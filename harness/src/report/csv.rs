@@ -3,7 +3,7 @@
 //! every contender), through one writer that quotes fields as RFC 4180 says.
 
 use super::ScenarioView;
-use crate::run::results::Results;
+use crate::results::record::Results;
 use crate::stats::METRICS;
 
 /// A CSV document: the header, then one line per row, each field quoted where it must be.

@@ -1,12 +1,12 @@
-//! The report sections of the kinds of run with a detail of their own (run/details.rs): a
+//! The report sections of the kinds of run with a detail of their own (results/details.rs): a
 //! mix's write check, a pipeline's delivery check, the recovery after a fault, and an overload
 //! verdict. Each is notes under its scenario's table; recovery and overload also give a line
 //! under the table of `table --markdown`.
 
 use super::fmt_num;
 use super::section::Section;
-use crate::run::faults::{RECOVERED_FOR, RECOVERY_LIMIT_S};
-use crate::run::results::Run;
+use crate::results::faults::{RECOVERED_FOR, RECOVERY_LIMIT_S};
+use crate::results::record::Run;
 use crate::services::write_check::WriteCheck;
 
 pub struct Writes;

@@ -18,7 +18,7 @@
 //!   stopped drifting (WarmupRecord::throughput_flat_at), runs where it did.
 //! - `start SCENARIO CONTENDER port|first_200|checked|steady min|max|median`: seconds from the
 //!   contender's exec to its port accepting, its first 200, its contract checked, its first
-//!   warm-up settled (run::cold_start), over the starts before SCENARIO.
+//!   warm-up settled (results::cold_start), over the starts before SCENARIO.
 //! - `versus OTHER SCENARIO CONTENDER METRIC FIELD`: the contender here against itself in the
 //!   results directory OTHER (relative to DIR, e.g. `../pinned`), judged from the settled runs
 //!   of both by this plan's test; FIELD as for `verdict`, the ratio here over OTHER.
@@ -27,6 +27,8 @@
 //! - `unsettled SCENARIO [CONTENDER]`: runs whose warm-up or measured window did not settle.
 //! - `runs SCENARIO [CONTENDER]`: runs that ended (ok or incomplete).
 //! - `failed SCENARIO [CONTENDER]`: runs that failed (the contender crashed or ran out of memory).
+//! - `writes SCENARIO [CONTENDER] acknowledged|lost`: writes a response acknowledged, or those
+//!   of them missing from the database afterwards, summed over the runs that ended.
 //!
 //! - `recovery SCENARIO CONTENDER min|max|median|never`: after an overload phase (SCENARIO, e.g.
 //!   `overload-5x`), the seconds into the calm phase after it until p99 was back at the
@@ -45,7 +47,9 @@
 //! A numeric value may end the query with `.N` to give N decimals instead of the default.
 
 use super::fmt_num;
-use crate::run::results::{Finding, Results, Run, RunStatus};
+use super::run_counts::{failed_runs, runs_of, writes};
+use crate::results::record::{Finding, Results};
+use crate::results::steady::unsettled;
 use crate::stats::metrics::METRICS;
 use crate::util::clock::parse_rfc3339;
 use anyhow::{anyhow, bail, Context, Result};
@@ -101,7 +105,7 @@ pub fn figure(results: &Results, dir: &Path, query: &[&str]) -> Result<String> {
         }
         ("unsettled", [scenario, contender @ ..]) if contender.len() <= 1 => {
             let n = runs_of(results, scenario, contender.first())
-                .filter(|r| r.warmup.as_ref().is_some_and(|w| w.unsettled()))
+                .filter(|r| unsettled(results, r))
                 .count();
             Ok(n.to_string())
         }
@@ -113,6 +117,10 @@ pub fn figure(results: &Results, dir: &Path, query: &[&str]) -> Result<String> {
         ("failed", [scenario, contender @ ..]) if contender.len() <= 1 => {
             Ok(failed_runs(results, scenario, contender.first()).to_string())
         }
+        ("writes", [scenario, contender @ .., which]) if contender.len() <= 1 => Ok(num(
+            writes(results, scenario, contender.first(), which)? as f64,
+            0,
+        )),
         ("minutes", []) => Ok(num(minutes(results)?, 0)),
         ("machine", []) => Ok(num(
             machine_minutes(results).ok_or_else(|| anyhow!("no run has a readable start time"))?,
@@ -122,7 +130,8 @@ pub fn figure(results: &Results, dir: &Path, query: &[&str]) -> Result<String> {
         ("ceiling", [scenario]) => Ok(num(ceiling(results, scenario)?, 0)),
         _ => bail!(
             "unknown figure query `{}`: one of verdict, tested, cell, settle, flat, start, versus, \
-             detected, rule, recovery, unsettled, runs, failed, minutes, machine, plan, ceiling, with the words report/figures.rs lists",
+             detected, rule, recovery, unsettled, runs, failed, writes, minutes, machine, plan, \
+             ceiling, with the words report/figures.rs lists",
             query.join(" ")
         ),
     }
@@ -316,14 +325,6 @@ fn verdict_field(f: &Finding, field: &str, decimals: Option<usize>) -> Result<St
     })
 }
 
-/// Runs of `scenario` (of `contender`, where given) that failed: the contender crashed or ran
-/// out of memory.
-fn failed_runs(results: &Results, scenario: &str, contender: Option<&&str>) -> usize {
-    of_pair(results, scenario, contender)
-        .filter(|r| r.status == RunStatus::Failed)
-        .count()
-}
-
 /// After the overload phase `scenario`, the seconds until `contender`'s p99 was back at the
 /// baseline (`which` of the runs that got back), or `never`: the runs that did not.
 fn recovery(
@@ -350,27 +351,6 @@ fn recovery(
         "{contender} never got back after {scenario}"
     );
     Ok(fmt_num(pick(&got_back, which)?, decimals.unwrap_or(0)))
-}
-
-/// Runs of `scenario` (`*`: every scenario) and of `contender` where given, whatever their
-/// status.
-fn of_pair<'a>(
-    results: &'a Results,
-    scenario: &'a str,
-    contender: Option<&'a &str>,
-) -> impl Iterator<Item = &'a Run> {
-    results.runs.iter().filter(move |r| {
-        (scenario == "*" || r.scenario == scenario) && contender.is_none_or(|c| r.contender == *c)
-    })
-}
-
-/// The runs of `of_pair` that ended (ok or incomplete).
-fn runs_of<'a>(
-    results: &'a Results,
-    scenario: &'a str,
-    contender: Option<&'a &str>,
-) -> impl Iterator<Item = &'a Run> {
-    of_pair(results, scenario, contender).filter(|r| r.status != RunStatus::Failed)
 }
 
 /// Minutes from the plan's start to its end, from the times of day results.json keeps.
@@ -466,10 +446,10 @@ fn ceiling(results: &Results, scenario: &str) -> Result<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::results::VerdictRecord;
+    use crate::results::record::VerdictRecord;
 
     fn results() -> Results {
-        let mut r = crate::run::test_support::blank_results(&["mvc", "flux"]);
+        let mut r = crate::results::test_support::blank_results(&["mvc", "flux"]);
         r.started_at = "2026-11-25T23:50:00Z".into();
         r.finished_at = Some("2026-11-26T00:29:10Z".into());
         r.plan = serde_json::json!({"budget": "40m", "scenarios": [{"name": "wait",
@@ -527,11 +507,11 @@ mod tests {
 
     #[test]
     fn any_metric_is_tested_between_two_contenders_by_the_plans_design() {
-        use crate::run::results::RunStatus;
+        use crate::results::record::RunStatus;
         let mut r = results();
         for (name, threads) in [("mvc", [212, 214, 211, 213]), ("flux", [21, 22, 21, 21])] {
             for (i, t) in threads.into_iter().enumerate() {
-                let mut run = crate::run::test_support::blank_run(name, "wait", i as u32 + 1);
+                let mut run = crate::results::test_support::blank_run(name, "wait", i as u32 + 1);
                 run.status = RunStatus::Ok;
                 (run.summary.ok, run.summary.rps) = (1000, 100.0);
                 run.resources.peak_threads = t;
@@ -558,13 +538,13 @@ mod tests {
 
     /// Four ok runs of `name` on "wait" with these peak threads, and a start before each.
     fn four_runs(r: &mut Results, name: &str, threads: [u64; 4]) {
-        use crate::run::results::RunStatus;
+        use crate::results::record::RunStatus;
         for (i, t) in threads.into_iter().enumerate() {
-            let mut run = crate::run::test_support::blank_run(name, "wait", i as u32 + 1);
+            let mut run = crate::results::test_support::blank_run(name, "wait", i as u32 + 1);
             run.status = RunStatus::Ok;
             (run.summary.ok, run.summary.rps) = (1000, 100.0);
             run.resources.peak_threads = t;
-            run.cold_start = Some(crate::run::cold_start::ColdStart {
+            run.cold_start = Some(crate::results::cold_start::ColdStart {
                 port_s: 1.0 + i as f64,
                 first_200_s: 2.0 + i as f64,
                 checked_s: None,
@@ -576,15 +556,15 @@ mod tests {
 
     #[test]
     fn recovery_after_an_overload_reads_the_runs_that_got_back_and_counts_those_that_did_not() {
-        use crate::run::details::Detail;
-        use crate::run::faults::OverloadVerdict;
+        use crate::results::details::Detail;
+        use crate::results::faults::OverloadVerdict;
         let mut r = results();
         for (i, back) in [Some(4.0), None, Some(11.0), Some(5.0)]
             .into_iter()
             .enumerate()
         {
-            let mut run = crate::run::test_support::blank_run("mvc", "over", i as u32 + 1);
-            run.status = crate::run::results::RunStatus::Ok;
+            let mut run = crate::results::test_support::blank_run("mvc", "over", i as u32 + 1);
+            run.status = crate::results::record::RunStatus::Ok;
             run.details.set(Detail::Overload(OverloadVerdict {
                 capacity_rps: 1000.0,
                 factor: 5.0,
@@ -613,11 +593,39 @@ mod tests {
     fn failed_runs_are_counted_apart_from_those_that_ended() {
         let mut r = results();
         four_runs(&mut r, "mvc", [212, 214, 211, 213]);
-        r.runs[1].status = crate::run::results::RunStatus::Failed;
+        r.runs[1].status = crate::results::record::RunStatus::Failed;
         let dir = Path::new("/nonexistent");
         assert_eq!(ask(&r, dir, "failed wait mvc").unwrap(), "1");
         assert_eq!(ask(&r, dir, "runs wait mvc").unwrap(), "3");
         assert_eq!(ask(&r, dir, "failed * flux").unwrap(), "0");
+    }
+
+    #[test]
+    fn writes_are_summed_over_the_runs_that_ended() {
+        use crate::results::details::Detail;
+        use crate::services::write_check::WriteCheck;
+        let mut r = results();
+        for (i, (creates, lost)) in [(100, 0), (200, 2), (400, 0)].into_iter().enumerate() {
+            let mut run = crate::results::test_support::blank_run("mvc", "crud", i as u32 + 1);
+            run.status = crate::results::record::RunStatus::Ok;
+            run.details.set(Detail::Writes(WriteCheck {
+                creates_acknowledged: creates,
+                updates_acknowledged: 10,
+                deletes_acknowledged: 1,
+                lost,
+                ..WriteCheck::default()
+            }));
+            r.runs.push(run);
+        }
+        r.runs[2].status = crate::results::record::RunStatus::Failed;
+        let dir = Path::new("/nonexistent");
+        assert_eq!(ask(&r, dir, "writes crud mvc acknowledged").unwrap(), "322");
+        assert_eq!(ask(&r, dir, "writes * lost").unwrap(), "2");
+        assert!(ask(&r, dir, "writes crud mvc deleted").is_err());
+        assert!(
+            ask(&r, dir, "writes wait acknowledged").is_err(),
+            "no write check"
+        );
     }
 
     #[test]
@@ -677,7 +685,7 @@ mod tests {
                 c.first_200_s += 10.0;
             }
         }
-        after.runs[0].warmup = Some(crate::run::test_support::window_trended(10, 20.0));
+        after.runs[0].warmup = Some(crate::results::test_support::window_trended(10, 20.0));
         after.save(&quota).unwrap();
         let q = |q: &str| ask(&after, &quota, q);
         assert_eq!(

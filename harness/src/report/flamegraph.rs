@@ -1,10 +1,10 @@
-//! Flame graphs of the CPU profiles `--profile` took (run/profile.rs keeps them as folded
+//! Flame graphs of the CPU profiles `--profile` took (results/profile.rs keeps them as folded
 //! stacks): one SVG per run beside its folded stacks (hover a frame for its samples), a PNG of
 //! it for READMEs, and the "CPU profiles" section of report.md and report.html.
 
 use super::chart::esc;
-use crate::run::results::Results;
-use crate::run::stacks::read_folded;
+use crate::results::profile::read_folded;
+use crate::results::record::Results;
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -177,9 +177,9 @@ pub fn flamegraph_path(folded: &str, ext: &str) -> String {
 /// One row of the "CPU profiles" section: the run, its profile, the hottest three frames, the
 /// virtual threads started ("-" where not counted) and the flame graph's path.
 struct Row<'a> {
-    run: &'a crate::run::results::Run,
-    profile: &'a crate::run::profile::ProfileRecord,
-    hottest: &'a [crate::run::stacks::HotFrame],
+    run: &'a crate::results::record::Run,
+    profile: &'a crate::results::profile::ProfileRecord,
+    hottest: &'a [crate::results::profile::HotFrame],
     virtual_threads: String,
     link: String,
 }

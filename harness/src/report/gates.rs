@@ -2,7 +2,7 @@
 //! report.md and report.html, and JUnit XML for CI systems (`run --junit`, `compare --junit`).
 
 use super::chart::esc;
-use crate::run::results::{Results, ThresholdCheck};
+use crate::results::record::{Results, ThresholdCheck};
 use crate::stats::gates::{describe_check, GateResult, Outcome};
 use std::fmt::Write;
 
@@ -171,7 +171,7 @@ impl super::section::Section for Gates {
 mod tests {
     use super::*;
     use crate::report::section::Section;
-    use crate::run::test_support::blank_results;
+    use crate::results::test_support::blank_results;
 
     fn with_checks() -> Results {
         let mut r = blank_results(&["spring-mvc", "vertx"]);

@@ -6,7 +6,7 @@ use super::scenario_notes::notes;
 use super::section::Place;
 use super::sections_at;
 use super::{summary_rows, ScenarioView};
-use crate::run::results::Results;
+use crate::results::record::Results;
 use std::fmt::Write;
 
 const STYLE: &str = "

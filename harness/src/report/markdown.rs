@@ -6,7 +6,7 @@ use super::scenario_notes::notes;
 use super::section::Place;
 use super::{counted, fmt_num, slug, summary_rows, ScenarioView};
 use super::{sections_at, SECTIONS};
-use crate::run::results::{ContenderInfo, Results, Run, RunStatus};
+use crate::results::record::{ContenderInfo, Results, Run, RunStatus};
 use crate::stats::{self, representative, scenarios, Cell, Estimate};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -416,7 +416,7 @@ mod tests {
 
     #[test]
     fn several_runs_print_medians_intervals_and_flags_as_the_terminal_does() {
-        use crate::run::test_support::{blank_results, blank_run};
+        use crate::results::test_support::{blank_results, blank_run};
         let mut r = blank_results(&["a", "b"]);
         for (c, values) in [
             ("a", [1000.0, 1100.0, 900.0]),
@@ -448,7 +448,7 @@ mod tests {
 
     #[test]
     fn what_the_runtime_detected_stands_beside_the_limit_and_in_the_contenders() {
-        use crate::run::test_support::{blank_results, blank_run};
+        use crate::results::test_support::{blank_results, blank_run};
         let mut r = blank_results(&["a"]);
         r.contenders[0].detected = Some(
             serde_json::from_str(
@@ -482,7 +482,7 @@ mod tests {
     #[test]
     fn a_pipelines_tables_count_records_and_other_scenarios_requests() {
         use crate::plan::validate::PIPELINE_PATH;
-        use crate::run::test_support::blank_results;
+        use crate::results::test_support::blank_results;
         let mut r = blank_results(&["a"]);
         for (scenario, path) in [("pipe", PIPELINE_PATH), ("http", "/plaintext")] {
             for i in 1..=2 {

@@ -44,7 +44,7 @@ fn views() -> Vec<ScenarioView> {
 
 #[test]
 fn every_metric_of_the_registry_is_in_every_format() {
-    let results = crate::run::test_support::blank_results(&["a"]);
+    let results = crate::results::test_support::blank_results(&["a"]);
     let views = views();
     let page = html::page(&results, &views);
     let md = markdown::report(&results, &views, &[]);

@@ -10,10 +10,11 @@
 //! `runtime` (GC charts, warm-up notes), `flamegraph` (CPU profiles taken with --profile),
 //! `details` (the sections of faults, overload, delivery and write checks), `scenario_charts`
 //! and `scenario_notes` (the charts and the notes of one scenario, every format), `md_table`
-//! (the one Markdown table writer), `figures` (a figure in prose, from a marker) and `rules`
+//! (the one Markdown table writer), `figures` (a figure in prose, from a marker; `run_counts`
+//! counts runs and writes for it) and `rules`
 //! (the rules of measurement a marker quotes).
 //! Uses: util, plan (a plan's settings quoted), driver (summaries), services (the contenders'
-//! manifests), sampler (samples), run (the results model), stats.
+//! manifests), sampler (samples), results (the record of runs), stats.
 
 pub mod capacity;
 pub mod chart;
@@ -32,6 +33,7 @@ mod metric_formats_tests;
 pub mod pages;
 pub mod plan_times;
 mod rules;
+mod run_counts;
 mod runtime;
 mod scenario_charts;
 mod scenario_notes;
@@ -39,7 +41,7 @@ mod section;
 pub mod table;
 mod verdicts;
 
-use crate::run::results::{Results, Run};
+use crate::results::record::{Results, Run};
 use crate::stats::{self, Cell, Difference, METRICS};
 use anyhow::{Context, Result};
 use chart::{Chart, PALETTE};

@@ -10,7 +10,7 @@
 //! any difference, and finds measured figures written outside a marker (`unmarked_figures`).
 
 use super::figures::figure;
-use crate::run::results::Results;
+use crate::results::record::Results;
 use anyhow::{anyhow, bail, Context, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -337,7 +337,7 @@ mod tests {
     fn results_dir(root: &Path) {
         let dir = root.join("r");
         std::fs::create_dir_all(&dir).unwrap();
-        let mut r = crate::run::test_support::blank_results(&["a"]);
+        let mut r = crate::results::test_support::blank_results(&["a"]);
         r.plan = serde_json::json!({"budget": "40m", "scenarios": [{"name": "wait",
             "path": "/delay?ms=100", "load": {"model": "closed", "users": 1000}}]});
         std::fs::write(dir.join("results.json"), serde_json::to_string(&r).unwrap()).unwrap();

@@ -3,7 +3,7 @@
 //! that a set of findings can be re-measured across sittings (`run --resume`) with the time
 //! each one needs known beforehand.
 
-use crate::run::results::Results;
+use crate::results::record::Results;
 use anyhow::{Context, Result};
 use std::path::Path;
 
@@ -155,7 +155,7 @@ pub fn format(times: &[PlanTime]) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::figures::machine_minutes;
-    use crate::run::test_support::{blank_results, blank_run};
+    use crate::results::test_support::{blank_results, blank_run};
 
     #[test]
     fn sittings_count_to_their_last_run_and_pauses_do_not_count() {
@@ -172,7 +172,7 @@ mod tests {
             let mut run = blank_run("a", "s", 1);
             run.started_at = at.into();
             run.summary.duration_s = measured;
-            run.warmup = Some(crate::run::warmup::WarmupRecord {
+            run.warmup = Some(crate::results::warmup::WarmupRecord {
                 seconds: warm,
                 settled: true,
                 min_s: 20.0,

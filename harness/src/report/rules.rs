@@ -3,9 +3,9 @@
 //! ...), so that method.md cannot say 5% where the code says 10%. The results directory of
 //! the marker is not read: a rule is the code's, the same for every run.
 
-use crate::run::warmup;
+use crate::results::warmup;
 use crate::stats::{repeats, sequential, significance};
-use crate::{plan, sampler};
+use crate::{driver, plan, sampler};
 use anyhow::{bail, Result};
 
 /// A rule: its name in a marker (which ends in the unit prose quotes it in), its value in that
@@ -47,6 +47,7 @@ const RULES: &[Rule] = &[
     rule_of("margin_pct", 0, || sequential::DEFAULT_MARGIN * 100.0),
     rule_of("noisy_cv_pct", 0, || repeats::NOISY_CV * 100.0),
     rule_of("steal_limit_pct", 0, || sampler::STEAL_LIMIT_PCT),
+    rule_of("driver_busy_pct", 0, || driver::assess::CPU_BUSY_LIMIT_PCT),
     rule_of("sample_every_ms", 0, || {
         sampler::SAMPLE_EVERY.as_secs_f64() * 1000.0
     }),

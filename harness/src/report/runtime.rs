@@ -4,8 +4,8 @@
 
 use super::chart::{Chart, Series};
 use super::color;
-use crate::run::results::{Results, Run};
-use crate::run::warmup::{WarmupRecord, RULE_AT_END};
+use crate::results::record::{Results, Run};
+use crate::results::warmup::{WarmupRecord, RULE_AT_END};
 
 /// The GC charts of one scenario, each contender from its representative run (none when no
 /// run carries GC figures).
@@ -213,8 +213,8 @@ pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {
             "Warm-up: a fixed {max:.0} s, judged at its end (steady when records per second, \
              their mean latency and CPU per record drifted by at most {band:.0}% over its last \
              {} s in {} s steps, Theil-Sen slope): {}.",
-            crate::run::pipeline_warmup::JUDGED_S,
-            crate::run::pipeline_warmup::STEP_S,
+            crate::results::warmup::PIPELINE_JUDGED_S,
+            crate::results::warmup::PIPELINE_STEP_S,
             parts.join(", ")
         ));
     }
@@ -226,7 +226,7 @@ pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {
             "Time to steady state (warm-up until throughput, mean latency and CPU per request \
              drifted by at most {band:.0}% over the last {} s, Theil-Sen slope; {min:.0} s at \
              least, {max:.0} s at most): {}.",
-            crate::run::warmup::SETTLE_WINDOW_S,
+            crate::results::warmup::SETTLE_WINDOW_S,
             parts.join(", ")
         ));
     }
@@ -241,12 +241,12 @@ pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::gc::{GcReport, GcSecond};
-    use crate::run::test_support::blank_run;
+    use crate::results::gc::{GcReport, GcSecond};
+    use crate::results::test_support::blank_run;
 
     #[test]
     fn the_warm_up_note_says_how_long_each_contender_took() {
-        let mut r = crate::run::test_support::blank_results(&["spring-mvc", "vertx"]);
+        let mut r = crate::results::test_support::blank_results(&["spring-mvc", "vertx"]);
         for (c, secs, settled) in [("spring-mvc", 14.0, true), ("vertx", 30.0, false)] {
             let mut run = blank_run(c, "s", 1);
             run.warmup = Some(WarmupRecord {

@@ -4,7 +4,7 @@
 use super::chart::{self, Chart, Series, GUIDE};
 use super::{color, is_open, runtime, slug};
 use crate::driver::summary::IntervalRow;
-use crate::run::results::{Results, Run, RunStatus};
+use crate::results::record::{Results, Run, RunStatus};
 use crate::sampler::Sample;
 use crate::stats;
 
@@ -371,7 +371,7 @@ fn scaling(reps: &[(usize, &str, &Run)], open: bool, id: String) -> Option<Chart
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::test_support::blank_run;
+    use crate::results::test_support::blank_run;
     use crate::sampler::CgroupReport;
     use crate::util::cgroup::Limits;
 

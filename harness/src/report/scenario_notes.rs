@@ -3,7 +3,7 @@
 
 use super::SECTIONS;
 use super::{runtime, ScenarioView};
-use crate::run::results::{Results, Run, RunStatus};
+use crate::results::record::{Results, Run, RunStatus};
 
 /// Where the load of `runs` came from when it came from other hosts (`run --hosts`): each
 /// host's share and the requests due on it over the runs.
@@ -53,7 +53,7 @@ pub fn limits_note(runs: &[&Run]) -> Option<String> {
 pub fn cold_start_note(results: &Results, scenario: &str) -> Option<String> {
     let mut parts = Vec::new();
     for c in &results.contenders {
-        let starts: Vec<&crate::run::cold_start::ColdStart> = results
+        let starts: Vec<&crate::results::cold_start::ColdStart> = results
             .runs
             .iter()
             .filter(|r| r.scenario == scenario && r.contender == c.name)
@@ -200,8 +200,8 @@ fn failure_notes(view: &ScenarioView, results: &Results) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::cold_start::ColdStart;
-    use crate::run::test_support::{blank_results, blank_run};
+    use crate::results::cold_start::ColdStart;
+    use crate::results::test_support::{blank_results, blank_run};
 
     fn started(contender: &str, run: u32, first_200_s: f64, steady_s: Option<f64>) -> Run {
         let mut r = blank_run(contender, "wait", run);

@@ -1,10 +1,10 @@
 //! What each kind of result brings to a report, in every format, through one trait. The
 //! formats (table.rs for the terminal, markdown.rs, html.rs) walk the list of sections in
 //! report/mod.rs and never name a kind: adding a kind of run means one more `Section` in that
-//! list, beside the stage that fills its detail (run/details.rs).
+//! list, beside the stage that fills its detail (results/details.rs).
 
 use super::chart::Chart;
-use crate::run::results::{Results, Run};
+use crate::results::record::{Results, Run};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 use super::markdown::{columns, stepped};
 use super::SECTIONS;
 use super::{counted, fmt_metric, fmt_num};
-use crate::run::results::{Results, Run, RunStatus};
+use crate::results::record::{Results, Run, RunStatus};
 use crate::stats::{self, relative_change, scenarios, Cell, Difference, METRICS};
 use std::path::Path;
 
@@ -355,9 +355,9 @@ mod tests {
     fn results_with(rps: &[(&str, f64)]) -> Results {
         let mut names: Vec<&str> = rps.iter().map(|(c, _)| *c).collect();
         names.dedup();
-        let mut res = crate::run::test_support::blank_results(&names);
+        let mut res = crate::results::test_support::blank_results(&names);
         for (c, r) in rps {
-            let mut run = crate::run::test_support::blank_run(c, "s", 1);
+            let mut run = crate::results::test_support::blank_run(c, "s", 1);
             run.status = RunStatus::Ok;
             run.load = serde_json::json!({"model": "closed", "steps": 0});
             run.summary.rps = *r;

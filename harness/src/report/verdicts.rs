@@ -3,7 +3,7 @@
 //! existed have none, and their reports are unchanged.
 
 use super::chart::esc;
-use crate::run::results::Results;
+use crate::results::record::Results;
 use crate::stats::verdict::runs_needed;
 use std::fmt::Write;
 
@@ -111,8 +111,8 @@ impl super::section::Section for Verdicts {
 mod tests {
     use super::*;
     use crate::report::section::Section;
-    use crate::run::results::VerdictRecord;
-    use crate::run::test_support::blank_results;
+    use crate::results::record::VerdictRecord;
+    use crate::results::test_support::blank_results;
 
     #[test]
     fn verdicts_lead_every_output_and_old_results_have_none() {
@@ -145,7 +145,7 @@ mod tests {
 
     #[test]
     fn results_with_nothing_tested_say_so_once() {
-        let finding = |runs: usize, outcome: &str| crate::run::results::Finding {
+        let finding = |runs: usize, outcome: &str| crate::results::record::Finding {
             metric: "throughput".into(),
             a: "a".into(),
             b: "b".into(),

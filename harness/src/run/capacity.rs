@@ -3,11 +3,11 @@
 //! and the first failing rate to the stated precision, then repeat both final rates so the
 //! answer comes with how often each held. Every probe is a run of its own ("<name>@<rate>").
 
-use super::details::{Detail, Probe};
-use super::results::{CapacityResult, Run, RunStatus};
 use super::round::RunCtx;
 use super::slo::{judge, servers_failure, slo_words};
 use crate::plan::{Capacity, Load, Profile, Scenario};
+use crate::results::details::{Detail, Probe};
+use crate::results::record::{CapacityResult, Run, RunStatus};
 use crate::services::contender::Running;
 use crate::util::interrupt;
 use std::net::SocketAddr;
@@ -463,7 +463,7 @@ mod tests {
 
     #[test]
     fn the_slo_judges_every_request_not_only_the_answered_ones() {
-        use crate::run::test_support::blank_run;
+        use crate::results::test_support::blank_run;
         let mut r = blank_run("c", "s@1000", 1);
         r.status = RunStatus::Ok;
         r.summary.ok = 9_000;

@@ -3,24 +3,9 @@
 //! autoscaler pays for a new instance, and where a JVM's start-up remedies (CDS, the AOT
 //! cache) should show. It is recorded on the first run measured after each (re)start.
 
+use crate::results::cold_start::ColdStart;
 use crate::services::contender::Ready;
-use serde::{Deserialize, Serialize};
 use std::time::Instant;
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct ColdStart {
-    /// Seconds from exec to its port accepting a TCP connection.
-    pub port_s: f64,
-    /// Seconds from exec to its ready path answering 200.
-    pub first_200_s: f64,
-    /// Seconds from exec to the contract checked (absent where it was not).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub checked_s: Option<f64>,
-    /// Seconds from exec to steady state: the end of the first warm-up, when it settled
-    /// (absent when it did not, or the run had no warm-up that judges settling).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub steady_s: Option<f64>,
-}
 
 /// A start not yet attached to a run: when the process was exec'd, and what was timed so far.
 #[derive(Debug, Clone)]

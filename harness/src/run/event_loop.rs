@@ -4,27 +4,8 @@
 //! process's uptime; the run keeps the lines inside its measured phase. With several processes
 //! (node-cluster) each second keeps the worst process's figures.
 
-use serde::{Deserialize, Serialize};
+use crate::results::event_loop::{EventLoopReport, LoopSecond};
 use std::time::Duration;
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct LoopSecond {
-    /// Second of the measured run (0-based).
-    pub t: u32,
-    pub p50_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct EventLoopReport {
-    pub source: String,
-    /// The highest of the seconds' p99 (percentiles of different seconds are not merged).
-    pub worst_p99_ms: f64,
-    /// The longest delay in the run.
-    pub max_ms: f64,
-    pub per_second: Vec<LoopSecond>,
-}
 
 /// (uptime s, p50, p99, max) of one log line.
 pub fn parse(line: &str) -> Option<(f64, f64, f64, f64)> {

@@ -4,10 +4,10 @@
 //! its port, samples it, and stops it after each repeat.
 
 use super::launch::STOP_GRACE;
-use super::results::ContenderInfo;
 use super::round::{failed_run, RunCtx};
 use crate::remote::contender::{ContenderJob, RemoteContender};
 use crate::remote::deploy::HostReady;
+use crate::results::record::ContenderInfo;
 use crate::services::contender::{self, Running};
 use crate::util::interrupt;
 use anyhow::{bail, Result};

@@ -2,9 +2,9 @@
 //! resources from its samples (and per load level), the mid-run events and the recovery after
 //! them, and the status: failed on a crash or a failed check, incomplete when cut short.
 
-use super::details::Detail;
-use super::faults::{self, EventRecord};
-use super::results::{Run, RunStatus};
+use crate::results::details::Detail;
+use crate::results::faults::{self, EventRecord};
+use crate::results::record::{Run, RunStatus};
 use crate::sampler::{self, Resources, Sample, STEAL_LIMIT_PCT};
 use crate::services::contender::{log_tail, Running};
 use crate::util::cgroup::Limits;

@@ -3,7 +3,7 @@
 //! `GODEBUG=gctrace=1` and Node's `--trace-gc`. Each line carries the time since the process
 //! started, so the collections of a run are those between its start and end.
 
-use serde::{Deserialize, Serialize};
+use crate::results::gc::{GcReport, GcSecond};
 use std::time::Duration;
 
 /// The environment every contender gets; only Go reads it.
@@ -17,35 +17,6 @@ pub struct GcEvent {
     pub pause_ms: f64,
     pub before_mb: Option<f64>,
     pub after_mb: Option<f64>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct GcSecond {
-    /// Second of the measured run (0-based).
-    pub t: u32,
-    pub collections: u32,
-    pub pause_ms: f64,
-    pub max_pause_ms: f64,
-    /// Heap after the last collection of that second (MB).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub heap_after_mb: Option<f64>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct GcReport {
-    /// Where the figures come from: "JVM -Xlog:gc", "Go gctrace", "Node --trace-gc".
-    pub source: String,
-    pub collections: u64,
-    /// Time the application was paused, summed over the run.
-    pub pause_total_ms: f64,
-    pub pause_max_ms: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub heap_after_max_mb: Option<f64>,
-    /// Allocated during the run (MB per second of the run): heap before each collection minus
-    /// heap after the one before (JVM and Go; Node's young collections make it unreliable).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allocation_mb_per_s: Option<f64>,
-    pub per_second: Vec<GcSecond>,
 }
 
 /// "24M" / "512K" / "1G" in MB.

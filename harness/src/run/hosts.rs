@@ -2,13 +2,13 @@
 //! inventory's hosts (and saying in the results where everything ran), the services on the
 //! services host, and what a contender may not do there yet.
 
-use super::environment;
-use super::results::Results;
 use super::{ExternalProcess, Options};
 use crate::plan::Plan;
 use crate::remote::deploy::{Fleet, HostReady};
 use crate::remote::record_load::RecordLoadHosts;
 use crate::remote::services_host::{Needs, ServicesHost};
+use crate::results::environment;
+use crate::results::record::Results;
 use crate::services::Services;
 use anyhow::Result;
 use std::path::Path;
@@ -98,7 +98,8 @@ pub(super) fn start_services_on_host(
         database: plan.uses_database(),
         kafka: plan.has_pipeline(),
     };
-    let started = ServicesHost::start(h, &opts.root, plan, rt, &dir.join("logs"), needs);
+    let settings = crate::services::Settings::of(plan);
+    let started = ServicesHost::start(h, &opts.root, &settings, rt, &dir.join("logs"), needs);
     let (host, s) = started.inspect_err(|e| {
         res.incomplete_reason = Some(format!("services did not start: {e:#}"));
         res.checkpoint(dir);

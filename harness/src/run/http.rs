@@ -3,14 +3,15 @@
 //! summary, per-second rows, histograms, driver report and, for mixes that write, the write check.
 
 use super::finish::{finish, runtime_logs, Ended};
-use super::results::Run;
 use super::round::{failed_run, new_run, RunCtx};
-use super::warmup::{Settle, WarmupRecord};
+use super::warmup::Settle;
 use super::warnings::{accounting_warnings, load_host_warnings};
 use super::watch::FaultLog;
 use super::window_check::judge_measured_window;
 use crate::driver::{self, assess::driver_report, summary, Target};
 use crate::plan::{Load, Profile, Scenario};
+use crate::results::record::Run;
+use crate::results::warmup::WarmupRecord;
 use crate::sampler::{self, Sampler, Sampling};
 use crate::services::contender::Running;
 use crate::util::interrupt;
@@ -337,7 +338,7 @@ impl RunCtx<'_> {
                         .map(|h| format!("{} ({:.0}%)", h.frame, h.self_pct))
                         .unwrap_or_default()
                 );
-                r.profile = Some(super::profile::ProfileRecord { folded, ..p });
+                r.profile = Some(crate::results::profile::ProfileRecord { folded, ..p });
             }
             Err(e) => r.driver.warnings.push(format!("no CPU profile: {e:#}")),
         }
@@ -385,7 +386,7 @@ pub(super) struct Window {
     pub samples: Vec<crate::sampler::Sample>,
     /// /proc/stat steal when the window opened.
     pub steal_before: Option<(u64, u64)>,
-    pub fired: Vec<super::faults::EventRecord>,
+    pub fired: Vec<crate::results::faults::EventRecord>,
     /// Wall time when the window opened (the histogram log's start).
     pub wall_start: SystemTime,
     /// Requests a separate warm-up load left unanswered.

@@ -7,12 +7,13 @@
 //! profiled runs and capacity probes keep a warm-up load of their own (run/http.rs).
 
 use super::http::{scenario_target, warmup_load, Window};
-use super::results::Run;
 use super::round::{failed_run, new_run, RunCtx};
-use super::warmup::{Lead, Settle, WarmupRecord};
+use super::warmup::{Lead, Settle};
 use super::watch::FaultLog;
 use super::window_check::constant_load;
 use crate::plan::Scenario;
+use crate::results::record::Run;
+use crate::results::warmup::WarmupRecord;
 use crate::sampler::Sample;
 use crate::services::contender::Running;
 use crate::util::progress::Progress;

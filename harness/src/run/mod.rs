@@ -3,26 +3,24 @@
 //! Results are saved after every run; Ctrl-C or a crashing contender leaves partial results
 //! marked as such, and every process started here is stopped.
 //!
-//! Holds: `results` (the results model), `details` (what each kind of run adds), `environment`,
-//! `launch` (start a contender and check it), `round` (one contender's round), `http`,
+//! What a run writes is the results stage's (results/): this stage sequences and measures.
+//!
+//! Holds: `launch` (start a contender and check it), `round` (one contender's round), `http`,
 //! `pipeline`, `overload`, `capacity` (each kind of scenario), `lead_in` (a warm-up leading
 //! into the measured window), `resume`, `window_check`, `watch` (sampling, events, crashes,
-//! Ctrl-C beside the driver), `finish`, `faults`, `figures` (a run's figures by the
-//! metric registry's name), `slo`, `warnings`, `writes`, `gc`, `warmup`,
-//! `cold_start` (what a start cost), `jvm_train` (a JVM's training start), `profile`, `stacks`
-//! and `event_loop`.
+//! Ctrl-C beside the driver), `finish`, `slo`, `warnings`, `writes`, `gc` (collections read
+//! from each runtime's log), `warmup` (the settling watch), `cold_start` (timing a start),
+//! `jvm_train` (a JVM's training start), `profile`, `profile_place` and `stacks` (each
+//! profiler run and folded), `event_loop` and `verdicts` (the verdicts after every round,
+//! and when automatic repeats stop).
 //! Uses: util, plan, services, conformance, driver, sampler, remote (contenders and load on
-//! other hosts).
+//! other hosts), results (the record it writes), stats (verdicts between rounds).
 
 pub mod capacity;
 pub mod cold_start;
 mod deployed;
-pub mod details;
-pub mod environment;
 pub mod event_loop;
 pub mod external;
-pub mod faults;
-pub mod figures;
 mod finish;
 pub mod gc;
 mod hosts;
@@ -35,13 +33,11 @@ pub mod pipeline;
 pub mod pipeline_warmup;
 pub mod profile;
 pub mod profile_place;
-pub mod results;
 mod resume;
 mod round;
 mod slo;
 pub mod stacks;
-#[cfg(test)]
-pub mod test_support;
+mod verdicts;
 pub mod warmup;
 mod warnings;
 mod watch;
@@ -51,16 +47,17 @@ mod writes;
 use crate::plan::Plan;
 use crate::remote::deploy::Fleet;
 use crate::remote::record_load::RecordLoadHosts;
+use crate::results::record::{ContenderInfo, Results};
 use crate::services::manifest::{self, Manifest};
 use crate::services::{contender, ServiceChoice, Services};
 use crate::util::interrupt;
 use anyhow::{bail, Context, Result};
 pub use external::{External, ExternalProcess};
-use results::{ContenderInfo, Results};
 use round::RunCtx;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
+use verdicts::VerdictWatch;
 
 pub use launch::{launch, Launched, STOP_GRACE};
 
@@ -234,14 +231,14 @@ fn new_results(
         contenders.push(ext.info());
     }
     Ok(Results {
-        schema_version: results::SCHEMA_VERSION,
+        schema_version: crate::results::record::SCHEMA_VERSION,
         tool: format!("iobound {}", env!("CARGO_PKG_VERSION")),
         started_at: crate::util::clock::now(),
         finished_at: None,
         complete: false,
         incomplete_reason: Some("running".into()),
         plan: serde_json::to_value(plan)?,
-        environment: environment::collect(&opts.root, java, plan),
+        environment: crate::results::environment::collect(&opts.root, java, plan),
         contenders,
         runs: Vec::new(),
         thresholds: Vec::new(),
@@ -277,7 +274,7 @@ fn start_services(
 ) -> Result<Option<Services>> {
     match Services::start(
         &opts.root,
-        plan,
+        &crate::services::Settings::of(plan),
         rt,
         &dir.join("logs"),
         &opts.services,
@@ -305,16 +302,20 @@ fn start_services(
     }
 }
 
-/// Asked after every round (each contender measured once more) with the results so far, the
-/// results directory and the round's number: true to stop repeating. `runs = "auto"` decides
-/// with it; the statistics live in a later stage, so the caller brings them.
-pub type AfterRound<'a> = &'a mut dyn FnMut(&mut Results, &Path, u32) -> bool;
+/// Runs the plan, judging the runs after every round (where `runs = "auto"` decides whether
+/// to repeat again); returns the results directory and the results with their verdicts.
+pub fn run_plan(plan: &Plan, opts: &Options) -> Result<(PathBuf, Results)> {
+    let mut watch = VerdictWatch::new(plan);
+    let (dir, mut res) = measure_plan(plan, opts, &mut watch)?;
+    watch.finish(&mut res, &dir);
+    Ok((dir, res))
+}
 
-/// Runs the plan; returns the results directory and the results.
-pub fn run_plan(
+/// The plan's rounds, `watch` asked after each one.
+fn measure_plan(
     plan: &Plan,
     opts: &Options,
-    after_round: AfterRound<'_>,
+    watch: &mut VerdictWatch,
 ) -> Result<(PathBuf, Results)> {
     let (prepared, java) = prepare(plan, opts)?;
     let (dir, resumed) = match &opts.out {
@@ -365,7 +366,7 @@ pub fn run_plan(
         Round {
             prepared: &prepared,
             java: java.as_deref(),
-            after: after_round,
+            after: watch,
             fleet: fleet.as_ref(),
             record_load: record_load.as_ref(),
         },
@@ -412,7 +413,7 @@ fn announce(plan: &Plan, opts: &Options, res: &Results, dir: &Path) {
 struct Round<'a, 'b> {
     prepared: &'a [Prepared],
     java: Option<&'a Path>,
-    after: AfterRound<'b>,
+    after: &'b mut VerdictWatch,
     fleet: Option<&'a Fleet>,
     /// The pipelines' load tool on the load hosts (with --hosts, when a pipeline runs).
     record_load: Option<&'a RecordLoadHosts>,
@@ -460,7 +461,7 @@ fn run_rounds(
         None => prepared.iter().map(|p| p.manifest.name.clone()).collect(),
     };
     let done = resume::rounds_done(ctx.res, &names, &plan.scenarios);
-    if done > 0 && after(&mut *ctx.res, dir, done) {
+    if done > 0 && after.after_round(&mut *ctx.res, dir, done) {
         return Ok(());
     }
     let finished =
@@ -489,7 +490,7 @@ fn run_rounds(
         if interrupt::stopped() {
             break;
         }
-        if after(&mut *ctx.res, dir, run) {
+        if after.after_round(&mut *ctx.res, dir, run) {
             break;
         }
         ctx.res.checkpoint(dir);

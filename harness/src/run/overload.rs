@@ -2,11 +2,11 @@
 //! at C/2, factor x C and C/2 again, and a verdict on whether the contender shed, queued or
 //! absorbed the overload, with its recovery.
 
-use super::details::Detail;
-use super::faults::verdict;
-use super::results::RunStatus;
 use super::round::RunCtx;
 use crate::plan::{Load, Overload, Profile, Scenario};
+use crate::results::details::Detail;
+use crate::results::faults::verdict;
+use crate::results::record::RunStatus;
 use crate::services::contender::Running;
 use crate::util::interrupt;
 use std::net::SocketAddr;

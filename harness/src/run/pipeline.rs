@@ -3,11 +3,8 @@
 //! arrival in `output`, per-second rows, the contender's resources) plus the delivery check:
 //! every record sent must arrive.
 
-use super::details::Detail;
-use super::faults::EventRecord;
 use super::finish::{finish, Ended};
 use super::pipeline_warmup::{self, CpuReadings};
-use super::results::{Run, RunStatus};
 use super::round::{failed_run, new_run, RunCtx};
 use crate::driver::assess::busy_warning;
 use crate::driver::cpu_busy::CpuBusy;
@@ -15,6 +12,9 @@ use crate::driver::summary::{decode_histogram, IntervalRow, Latency};
 use crate::plan::{Profile, Scenario};
 use crate::remote::deploy::Fleet;
 use crate::remote::record_load::RecordLoadHosts;
+use crate::results::details::Detail;
+use crate::results::faults::EventRecord;
+use crate::results::record::{Run, RunStatus};
 use crate::sampler::{self, Sample, Sampling};
 use crate::services::contender::{log_tail, Running};
 use crate::services::kafka::{run_load, Kafka, LoadReport, RecordLoad, LOCAL_START_AHEAD};

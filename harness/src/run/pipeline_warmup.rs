@@ -5,8 +5,9 @@
 //! mean latency and the contender's CPU per record must show no trend over its last 50 seconds.
 //! A run after a warm-up still drifting is flagged "not at steady state", as an HTTP run is.
 
-use super::warmup::{Settle, Totals, WarmupRecord, RULE_AT_END, SETTLE_WINDOW_S};
+use super::warmup::{Settle, Totals};
 use crate::driver::summary::decode_histogram;
+use crate::results::warmup::{WarmupRecord, PIPELINE_JUDGED_S, PIPELINE_STEP_S, RULE_AT_END};
 use crate::services::kafka_report::LoadReport;
 use std::time::Duration;
 
@@ -34,17 +35,8 @@ impl CpuReadings {
     }
 }
 
-/// Seconds in each step a pipeline's warm-up is judged in. A pipeline delivers its records in
-/// bursts (a polled batch is committed as a whole), so a single second's records, latency and
-/// CPU per record swing by a tenth to a fifth at a steady 4,000 records/s, and ten such seconds
-/// show a "trend" by chance; five-second means do not.
-pub const STEP_S: u64 = 5;
-
-/// How much of a pipeline's warm-up is judged: its last SETTLE_WINDOW_S steps.
-pub const JUDGED_S: u64 = SETTLE_WINDOW_S as u64 * STEP_S;
-
 /// The warm-up record of a pipeline warm-up of `warmup` that ended with `report`: settled
-/// when its last JUDGED_S seconds, in steps of STEP_S, were steady within `band` (0.05 = 5%).
+/// when its last PIPELINE_JUDGED_S seconds, in steps of PIPELINE_STEP_S, were steady within `band` (0.05 = 5%).
 /// The curve is its records per second, second by second.
 pub fn judge(report: &LoadReport, warmup: Duration, cpu: &CpuReadings, band: f64) -> WarmupRecord {
     let whole = warmup.as_secs();
@@ -72,7 +64,7 @@ pub fn judge(report: &LoadReport, warmup: Duration, cpu: &CpuReadings, band: f64
     // Judged in steps that end where the warm-up ends.
     let end = Duration::from_secs(whole);
     let mut settle = Settle::new(end, end, band);
-    for at in (whole % STEP_S..=whole).step_by(STEP_S as usize) {
+    for at in (whole % PIPELINE_STEP_S..=whole).step_by(PIPELINE_STEP_S as usize) {
         settle.second(Duration::from_secs(at), totals[at as usize]);
     }
     WarmupRecord {
@@ -102,13 +94,13 @@ pub fn unsettled_warning(w: &WarmupRecord) -> String {
                 .map(|d| format!("{name} by {d:.1}%"))
         })
         .collect();
-    let why = if (w.curve.len() as u64) < JUDGED_S {
+    let why = if (w.curve.len() as u64) < PIPELINE_JUDGED_S {
         format!(
             "its warm-up (a fixed {:.0} s) was too short to judge",
             w.max_s
         )
     } else if drifted.is_empty() {
-        format!("a {STEP_S} s step of its warm-up had no records")
+        format!("a {PIPELINE_STEP_S} s step of its warm-up had no records")
     } else {
         format!(
             "at the end of its warm-up (a fixed {:.0} s) {} still drifted (more than {:.0}%)",
@@ -118,7 +110,7 @@ pub fn unsettled_warning(w: &WarmupRecord) -> String {
         )
     };
     format!(
-        "not at steady state: {why}, judged over its last {JUDGED_S} s in {STEP_S} s steps; \
+        "not at steady state: {why}, judged over its last {PIPELINE_JUDGED_S} s in {PIPELINE_STEP_S} s steps; \
          figures may include warm-up"
     )
 }
@@ -249,7 +241,7 @@ mod tests {
                 .iter()
                 .map(|i| i.ok as f64)
                 .collect();
-            by_second += usize::from(crate::run::warmup::relative_drift(&last).unwrap() > 0.05);
+            by_second += usize::from(crate::results::warmup::relative_drift(&last).unwrap() > 0.05);
             let w = judge(&report, Duration::from_secs(90), &cpu, 0.05);
             by_steps += usize::from(w.unsettled());
         }

@@ -7,33 +7,14 @@
 //! flamegraph.pl and speedscope read), which the report draws as a flame graph.
 
 pub use super::profile_place::Place;
-use super::stacks::{
-    fold_jfr, fold_pprof_traces, fold_v8, hottest, jfr_event_count, HotFrame, PERIOD_MS,
-};
+use super::stacks::{fold_jfr, fold_pprof_traces, fold_v8, jfr_event_count, PERIOD_MS};
+use crate::results::profile::hottest;
+use crate::results::profile::ProfileRecord;
 use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// The profile of one measured run, as results.json keeps it.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct ProfileRecord {
-    /// "jfr", "pprof" or "v8".
-    pub tool: String,
-    /// Stack samples taken.
-    pub samples: u64,
-    pub period_ms: f64,
-    /// Folded stacks, relative to the results directory; the report draws the flame graph
-    /// beside them (same name, .svg and .png).
-    pub folded: String,
-    /// The frames with the most samples at the top of the stack (self time), most first.
-    pub hottest: Vec<HotFrame>,
-    /// JFR only: virtual threads started during the measured run (jdk.VirtualThreadStart).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub virtual_threads_started: Option<u64>,
-}
 
 /// Which profiler a contender gets, and where it runs (this machine or its host).
 #[derive(Clone)]

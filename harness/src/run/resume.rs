@@ -7,8 +7,8 @@
 //! The sequential design is unchanged by a break: its looks come after every round, at the
 //! same threshold, on the same runs, whether the rounds ran in one sitting or several.
 
-use super::results::{Results, RunStatus};
 use crate::plan::{Plan, Scenario};
+use crate::results::record::{Results, RunStatus};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -116,7 +116,7 @@ fn partial_rounds(res: &Results, names: &[String], scenarios: &[Scenario]) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::test_support::{blank_results, blank_run};
+    use crate::results::test_support::{blank_results, blank_run};
 
     fn plan() -> Plan {
         crate::plan::PlanFile {

@@ -3,8 +3,8 @@
 
 use super::cold_start::PendingStart;
 use super::launch::{launch, verify_contender, Launched, STOP_GRACE};
-use super::results::{Results, Run};
 use crate::plan::{Plan, Scenario};
+use crate::results::record::{Results, Run};
 use crate::services::contender::{describe_exit, Running, LOOPBACK};
 use crate::services::manifest::Manifest;
 use crate::services::Services;

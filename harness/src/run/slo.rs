@@ -1,10 +1,10 @@
 //! Judging a run against a capacity scenario's SLO: every limit, latency over every request
 //! due, and whether a failure was the server's or the driver's.
 
-use super::figures::figure;
-use super::results::{Run, RunStatus};
 use crate::plan::metrics::{Metric, Source, Stat};
 use crate::plan::thresholds::{with_unit, Op, Threshold};
+use crate::results::figures::figure;
+use crate::results::record::{Run, RunStatus};
 
 /// A limit a probe broke: the metric, what was measured and the limit, in the metric's unit.
 #[derive(Debug, Clone, PartialEq)]

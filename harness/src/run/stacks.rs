@@ -1,42 +1,14 @@
 //! Each profiler's output read into folded stacks ("root;...;leaf count" per line): JFR's
-//! printed execution samples, pprof's traces, V8's .cpuprofile; and the hottest frames.
+//! printed execution samples, pprof's traces, V8's .cpuprofile (the hottest frames of them are
+//! results/profile.rs's).
 
 use anyhow::{Context, Result};
 use serde::Deserialize;
 use std::collections::HashMap;
-use std::path::Path;
 
 /// Sampling period of every profiler here (JFR's `profile` settings and Go's default are
 /// 10 ms; V8 is set to it).
 pub const PERIOD_MS: f64 = 10.0;
-
-/// A frame and how often it was on top of the stack.
-#[derive(Debug, Clone, Default, serde::Serialize, Deserialize, PartialEq)]
-pub struct HotFrame {
-    pub frame: String,
-    /// Share of all samples, in %.
-    pub self_pct: f64,
-}
-
-/// The frames most often on top of the stack.
-pub fn hottest(lines: &[(String, u64)], n: usize) -> Vec<HotFrame> {
-    let total: u64 = lines.iter().map(|(_, c)| c).sum();
-    let mut by_leaf: HashMap<&str, u64> = HashMap::new();
-    for (stack, c) in lines {
-        *by_leaf
-            .entry(stack.rsplit(';').next().unwrap_or(stack))
-            .or_insert(0) += c;
-    }
-    let mut v: Vec<_> = by_leaf.into_iter().collect();
-    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    v.into_iter()
-        .take(n)
-        .map(|(f, c)| HotFrame {
-            frame: f.to_string(),
-            self_pct: 100.0 * c as f64 / total.max(1) as f64,
-        })
-        .collect()
-}
 
 /// `jfr print --events jdk.ExecutionSample` text: each event's `stackTrace = [ ... ]` lists
 /// frames leaf first, as "pkg.Class.method(Args) line: N".
@@ -186,19 +158,6 @@ fn join_leaf_first(frames: &[String]) -> String {
     frames.iter().rev().cloned().collect::<Vec<_>>().join(";")
 }
 
-/// Reads folded stacks back.
-pub fn read_folded(path: &Path) -> Result<Vec<(String, u64)>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(text
-        .lines()
-        .filter_map(|l| {
-            l.rsplit_once(' ')
-                .and_then(|(s, n)| n.parse().ok().map(|n| (s.to_string(), n)))
-        })
-        .collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,7 +200,7 @@ mod tests {
         let s = fold_v8(json).unwrap();
         assert_eq!(s["handle server.js;digest node:crypto"], 2);
         assert_eq!(s["handle server.js"], 1);
-        let hot = hottest(&s.into_iter().collect::<Vec<_>>(), 1);
+        let hot = crate::results::profile::hottest(&s.into_iter().collect::<Vec<_>>(), 1);
         assert_eq!(hot[0].frame, "digest node:crypto");
         assert!((hot[0].self_pct - 66.67).abs() < 0.1);
     }

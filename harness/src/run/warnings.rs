@@ -1,9 +1,9 @@
 //! Warnings a measured run's own figures give: its accounting (a warm-up backlog, requests cut
 //! or left unanswered, counts that disagree) and its load hosts (saturated, lost).
 
-use super::results::Run;
 use crate::driver;
 use crate::plan::Scenario;
+use crate::results::record::Run;
 
 /// What the run's accounting says: a warm-up backlog, requests cut by a stop or left
 /// unanswered, and a driver whose counts disagree with the summary's.

@@ -2,13 +2,13 @@
 //! bar, fires the scenario's due downstream events, and watches for Ctrl-C and a crashed
 //! contender (either cancels the load).
 
-use super::faults::EventRecord;
 use super::round::RunCtx;
 use crate::driver::remote::{HostShare, Job};
 use crate::driver::{self, record::Live, DriverConfig, Target};
 use crate::plan::{Event, Load};
 use crate::remote::deploy::Fleet;
 use crate::remote::load_hosts::{self, LoadHost};
+use crate::results::faults::EventRecord;
 use crate::sampler::{Sample, Sampling};
 use crate::services::contender::Running;
 use crate::util::interrupt;
@@ -46,13 +46,13 @@ impl RunCtx<'_> {
     pub(super) fn downstream_stats(
         &self,
         reset: bool,
-    ) -> Option<crate::run::results::DownstreamCalls> {
+    ) -> Option<crate::results::record::DownstreamCalls> {
         let sv = self.services?;
         let c = self
             .rt
             .block_on(sv.downstream.control().counts(reset))
             .ok()?;
-        Some(crate::run::results::DownstreamCalls {
+        Some(crate::results::record::DownstreamCalls {
             served: c.served,
             cancelled: c.cancelled,
         })

@@ -2,9 +2,10 @@
 //! latency, CPU per answer) by the warm-up's rule, so that a run measured on a plateau of a
 //! JIT's climb is not called steady (see `warmup::judge_window`).
 
-use super::results::Run;
-use super::warmup::{judge_window, MIN_CPU_S};
+use super::warmup::MIN_CPU_S;
 use crate::plan::{Profile, Scenario};
+use crate::results::record::Run;
+use crate::results::warmup::judge_window;
 use crate::sampler::Sample;
 
 /// The measured window judged too, once the run is over: only a window that is itself flat

@@ -2,10 +2,10 @@
 //! the contender acknowledged (to this machine's driver, or to a load host's) is looked up in
 //! PostgreSQL after the run.
 
-use super::details::{Detail, EntryResult};
-use super::results::Run;
 use super::round::RunCtx;
 use crate::driver::{self, Target};
+use crate::results::details::{Detail, EntryResult};
+use crate::results::record::Run;
 use crate::services::database::Database;
 use crate::services::write_check::{judge_writes, Ack, WriteCheck};
 use anyhow::Result;

@@ -28,7 +28,7 @@ pub mod private_tmp;
 pub mod test_server;
 pub mod write_check;
 
-use crate::plan::Plan;
+use crate::plan::{CorpusSpec, DownstreamPlan, Plan};
 use anyhow::{Context, Result};
 use contender::Running;
 use corpus::Corpus;
@@ -36,6 +36,30 @@ use database::Database;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
+
+/// What the services take from a plan, made once from it (`Settings::of`): the corpus to
+/// generate, the downstream service's latency and faults, the pool every contender gets,
+/// Kafka's partitions and the CPUs the services run on.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub corpus: CorpusSpec,
+    pub downstream: DownstreamPlan,
+    pub db_pool: usize,
+    pub kafka_partitions: u32,
+    pub cpus: Vec<usize>,
+}
+
+impl Settings {
+    pub fn of(plan: &Plan) -> Settings {
+        Settings {
+            corpus: plan.corpus.clone(),
+            downstream: plan.downstream.clone(),
+            db_pool: plan.db_pool,
+            kafka_partitions: plan.kafka_partitions,
+            cpus: plan.services_cpus.clone(),
+        }
+    }
+}
 
 pub struct Services {
     pub corpus: Corpus,
@@ -77,32 +101,32 @@ pub struct ServiceChoice {
 }
 
 impl Services {
-    /// Generates (or reuses) the corpus under `<root>/.cache`, starts the downstream service and
-    /// the database (or connects to the given one), logging into `logs`.
-    /// Starts what a plan needs: always the corpus and the downstream service, PostgreSQL when
-    /// `need_database` (a scenario calls /messages, or `iobound verify`), Kafka when `need_kafka`.
+    /// Starts what a plan needs, by its `settings`, logging into `logs`: always the corpus
+    /// (generated under `<root>/.cache`, or reused) and the downstream service, PostgreSQL (or
+    /// a connection to the given one) when `need_database` (a scenario calls /messages, or
+    /// `iobound verify`), Kafka when `need_kafka`.
     pub fn start(
         root: &Path,
-        plan: &Plan,
+        settings: &Settings,
         rt: &tokio::runtime::Runtime,
         logs: &Path,
         choice: &ServiceChoice,
         need_database: bool,
         need_kafka: bool,
     ) -> Result<Services> {
-        let corpus = Corpus::ensure(&root.join(".cache"), &plan.corpus)?;
+        let corpus = Corpus::ensure(&root.join(".cache"), &settings.corpus)?;
         let database = if need_database || choice.url.is_some() {
-            Some(start_database(root, plan, rt, logs, choice)?)
+            Some(start_database(root, settings, rt, logs, choice)?)
         } else {
             None
         };
         let kafka = if need_kafka {
-            Some(start_kafka(root, plan, logs, choice)?)
+            Some(start_kafka(root, settings, logs, choice)?)
         } else {
             None
         };
         let token = crate::util::numbers::random_hex(16)?;
-        let downstream = start_downstream(root, plan, rt, logs, &token)?;
+        let downstream = start_downstream(root, settings, rt, logs, &token)?;
         eprintln!(
             "iobound: corpus {} ({} files of {} KB)",
             corpus.dir.display(),
@@ -116,7 +140,7 @@ impl Services {
                 token,
                 local: Some(downstream),
             },
-            downstream_timeout: plan.downstream.timeout,
+            downstream_timeout: settings.downstream.timeout,
             database,
             kafka,
         })
@@ -127,7 +151,7 @@ impl Services {
     pub fn elsewhere(
         corpus: Corpus,
         downstream: downstream::Control,
-        plan: &Plan,
+        settings: &Settings,
         database: Option<Database>,
     ) -> Services {
         Services {
@@ -137,7 +161,7 @@ impl Services {
                 token: downstream.token,
                 local: None,
             },
-            downstream_timeout: plan.downstream.timeout,
+            downstream_timeout: settings.downstream.timeout,
             database,
             kafka: None,
         }
@@ -178,19 +202,19 @@ impl Services {
 /// PostgreSQL: the one at --db-url, or an embedded one pinned to the services' CPUs.
 fn start_database(
     root: &Path,
-    plan: &Plan,
+    settings: &Settings,
     rt: &tokio::runtime::Runtime,
     logs: &Path,
     choice: &ServiceChoice,
 ) -> Result<Database> {
     let db = match &choice.url {
-        Some(url) => Database::external(url, choice.allow_remote, rt, plan.db_pool)?,
+        Some(url) => Database::external(url, choice.allow_remote, rt, settings.db_pool)?,
         None => Database::start_embedded(
             root,
-            &plan.services_cpus,
+            &settings.cpus,
             &logs.join("postgres.log"),
             rt,
-            plan.db_pool,
+            settings.db_pool,
         )
         .context("the embedded PostgreSQL did not start")?,
     };
@@ -204,22 +228,26 @@ fn start_database(
 /// Kafka: the broker at --kafka-bootstrap, or an embedded one pinned to the services' CPUs.
 fn start_kafka(
     root: &Path,
-    plan: &Plan,
+    settings: &Settings,
     logs: &Path,
     choice: &ServiceChoice,
 ) -> Result<kafka::Kafka> {
     let java = jdk::find_java()
         .context("the Kafka broker and the pipeline load need a JDK >= 21 (set JAVA_HOME)")?;
     let k = match &choice.kafka_bootstrap {
-        Some(b) => {
-            kafka::Kafka::external(root, &java, b, choice.allow_remote, plan.kafka_partitions)?
-        }
+        Some(b) => kafka::Kafka::external(
+            root,
+            &java,
+            b,
+            choice.allow_remote,
+            settings.kafka_partitions,
+        )?,
         None => kafka::Kafka::start(
             root,
             &java,
-            &plan.services_cpus,
+            &settings.cpus,
             &logs.join("kafka.log"),
-            plan.kafka_partitions,
+            settings.kafka_partitions,
         )
         .context("the embedded Kafka broker did not start")?,
     };
@@ -231,19 +259,19 @@ fn start_kafka(
 /// to the services' CPUs.
 fn start_downstream(
     root: &Path,
-    plan: &Plan,
+    settings: &Settings,
     rt: &tokio::runtime::Runtime,
     logs: &Path,
     token: &str,
 ) -> Result<Running> {
     let exe = std::env::current_exe().context("cannot find the iobound binary")?;
     let port = contender::free_port()?;
-    let d = &plan.downstream;
+    let d = &settings.downstream;
     let mut argv = vec![exe.display().to_string()];
-    argv.extend(downstream_args(plan, contender::LOOPBACK, port));
+    argv.extend(downstream_args(settings, contender::LOOPBACK, port));
     let log = logs.join("downstream.log");
     let env = [(downstream::TOKEN_ENV.to_string(), token.to_string())];
-    let mut downstream = contender::start(&argv, root, &plan.services_cpus, port, &log, &env)?;
+    let mut downstream = contender::start(&argv, root, &settings.cpus, port, &log, &env)?;
     downstream
         .wait_ready(rt, "/plaintext", Duration::from_secs(10))
         .context("the downstream service did not start")?;
@@ -253,15 +281,15 @@ fn start_downstream(
         d.latency,
         d.error_rate,
         d.stall_prob,
-        crate::util::cpus::format_cpus(&plan.services_cpus),
+        crate::util::cpus::format_cpus(&settings.cpus),
     );
     Ok(downstream)
 }
 
 /// `iobound downstream`'s arguments for the plan's latency and faults, listening on
 /// `address:port`.
-pub fn downstream_args(plan: &Plan, address: std::net::IpAddr, port: u16) -> Vec<String> {
-    let d = &plan.downstream;
+pub fn downstream_args(settings: &Settings, address: std::net::IpAddr, port: u16) -> Vec<String> {
+    let d = &settings.downstream;
     [
         "downstream",
         "--address",

@@ -6,7 +6,7 @@ use super::metrics::{Difference, Metric};
 use super::repeats::{cell, Cell};
 use crate::plan::thresholds::{with_unit, Op, Threshold};
 use crate::plan::Scenario;
-use crate::run::results::{Results, ThresholdCheck};
+use crate::results::record::{Results, ThresholdCheck};
 use anyhow::{bail, Result};
 use std::path::Path;
 

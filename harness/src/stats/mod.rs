@@ -10,7 +10,7 @@
 //! with its interval; noise), `runs` (which runs stand for what: scenarios, merged histograms,
 //! the representative run).
 //! Uses: util, plan (metric names of thresholds), driver (summaries, histogram codec),
-//! sampler, run (the results model).
+//! sampler, results (the record of runs).
 
 pub mod gates;
 pub mod metrics;

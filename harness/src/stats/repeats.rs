@@ -9,13 +9,14 @@ use super::resample::{
     block_bootstrap, block_len, median_interval, run_unit, seconds_of, seed_of, sparse, Merger,
     Unit,
 };
-use super::runs::{runs_of, scenarios, unsettled};
+use super::runs::{runs_of, scenarios};
 use super::significance::MIN_RUNS;
 use super::Estimate;
 use crate::driver::summary::{decode_histogram, Latency};
 use crate::plan::metrics::{Figure, Metric, Source, Stat, METRICS};
-use crate::run::figures::{figure, unsampled};
-use crate::run::results::{Results, Run};
+use crate::results::figures::{figure, unsampled};
+use crate::results::record::{Results, Run};
+use crate::results::steady::unsettled;
 use crate::sampler::STEAL_LIMIT_PCT;
 use crate::util::numbers::median;
 use serde::Serialize;
@@ -101,7 +102,7 @@ impl Cell {
 }
 
 pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> Option<Cell> {
-    cell_of(results, dir, scenario, contender, |_| true)
+    cell_of(results, dir, scenario, contender, false)
 }
 
 /// The cell a verdict may rest on: only runs measured at steady state (a run whose warm-up
@@ -112,7 +113,7 @@ pub fn settled_cell(
     scenario: &str,
     contender: &str,
 ) -> Option<Cell> {
-    cell_of(results, dir, scenario, contender, |r| !unsettled(r))
+    cell_of(results, dir, scenario, contender, true)
 }
 
 fn cell_of(
@@ -120,8 +121,9 @@ fn cell_of(
     dir: &Path,
     scenario: &str,
     contender: &str,
-    keep: fn(&Run) -> bool,
+    settled_only: bool,
 ) -> Option<Cell> {
+    let keep = |r: &Run| !settled_only || !unsettled(results, r);
     let (runs, failed_runs, partial) = runs_of(results, scenario, contender, keep)?;
     let seed = seed_of(scenario, contender);
     // Point estimates merge whole runs; intervals come from the runs' values, or from one
@@ -168,11 +170,11 @@ fn cell_of(
                 Source::Run(f) => per_run_estimate(&runs, |r| figure(r, f)),
             })
             .collect(),
-        unsettled_runs: runs.iter().filter(|r| unsettled(r)).count(),
+        unsettled_runs: runs.iter().filter(|r| unsettled(results, r)).count(),
         saturated_runs: runs.iter().filter(|r| r.driver.saturated).count(),
         noisy: noise(&runs, rps_cv),
         rps_cv,
-        settled: runs.iter().map(|r| !unsettled(r)).collect(),
+        settled: runs.iter().map(|r| !unsettled(results, r)).collect(),
     })
 }
 
@@ -466,7 +468,7 @@ mod tests {
     use super::*;
     use crate::driver::record::new_histogram;
     use crate::driver::summary::{encode_histogram, Latency, Summary};
-    use crate::run::results::RunStatus;
+    use crate::results::record::RunStatus;
     use crate::stats::metrics::{Difference, METRICS};
 
     fn run_with(contender: &str, n: u32, rps: f64, latencies_ms: &[u64]) -> Run {
@@ -474,7 +476,7 @@ mod tests {
         for ms in latencies_ms {
             h.record(ms * 1000).unwrap();
         }
-        let mut r = crate::run::test_support::blank_run(contender, "s", n);
+        let mut r = crate::results::test_support::blank_run(contender, "s", n);
         r.status = RunStatus::Ok;
         r.summary = Summary {
             duration_s: 10.0,
@@ -488,7 +490,7 @@ mod tests {
     }
 
     fn results(runs: Vec<Run>) -> Results {
-        let mut r = crate::run::test_support::blank_results(&["a", "b"]);
+        let mut r = crate::results::test_support::blank_results(&["a", "b"]);
         r.runs = runs;
         r
     }
@@ -621,7 +623,7 @@ mod tests {
         assert!(d.describe().ends_with(", not tested"), "{}", d.describe());
         // Four runs of each, far apart, but one measured before it settled: shown, not tested.
         let mut runs: Vec<Run> = a.iter().cloned().chain(far.iter().cloned()).collect();
-        runs[7].warmup = Some(crate::run::test_support::window_trended(8, 55.0));
+        runs[7].warmup = Some(crate::results::test_support::window_trended(8, 55.0));
         let res = results(runs);
         let (ca, cb) = (
             cell(&res, Path::new("/x"), "s", "a").unwrap(),
@@ -713,7 +715,7 @@ mod tests {
         };
         let (summary, intervals) =
             crate::driver::summary::summarize(&rec, std::time::Duration::from_secs(6), &profile);
-        let mut r = crate::run::test_support::blank_run("a", "s", 1);
+        let mut r = crate::results::test_support::blank_run("a", "s", 1);
         r.status = RunStatus::Ok;
         r.histogram = Some(encode_histogram(&rec.overall().0).unwrap());
         r.histogram_log = Some(path.into());
@@ -754,7 +756,7 @@ mod tests {
         let (summary, intervals) =
             crate::driver::summary::summarize(&rec, std::time::Duration::from_secs(6), &stepped);
         assert_eq!(summary.levels.len(), 2);
-        let mut r = crate::run::test_support::blank_run("a", "s", 1);
+        let mut r = crate::results::test_support::blank_run("a", "s", 1);
         r.status = RunStatus::Ok;
         r.histogram = Some(encode_histogram(&rec.overall().0).unwrap());
         r.histogram_log = Some(path.into());

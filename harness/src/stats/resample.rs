@@ -3,7 +3,7 @@
 //! and latency statistics of merged histogram counts.
 
 use crate::driver::summary::decode_histogram;
-use crate::run::results::Run;
+use crate::results::record::Run;
 use hdrhistogram::Histogram;
 use std::path::Path;
 

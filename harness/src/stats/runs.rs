@@ -3,7 +3,7 @@
 
 use crate::driver::record::new_histogram;
 use crate::driver::summary::decode_histogram;
-use crate::run::results::{Results, Run, RunStatus};
+use crate::results::record::{Results, Run, RunStatus};
 use hdrhistogram::Histogram;
 
 /// Scenario names in the order they were first run (capacity probes left out).
@@ -63,19 +63,13 @@ pub fn representative<'a>(
         .or_else(|| all.first().copied())
 }
 
-/// A run measured before its contender had settled: its warm-up said so, or its measured
-/// window still trended.
-pub fn unsettled(r: &Run) -> bool {
-    r.warmup.as_ref().is_some_and(|w| w.unsettled())
-}
-
 /// The runs a cell is made of: its finished runs, or, when none finished, its incomplete
 /// ones (the cell is then partial); with the number that failed. None when there is no run.
 pub(super) fn runs_of<'a>(
     results: &'a Results,
     scenario: &str,
     contender: &str,
-    keep: fn(&Run) -> bool,
+    keep: impl Fn(&Run) -> bool,
 ) -> Option<(Vec<&'a Run>, usize, bool)> {
     let of_pair: Vec<&Run> = results
         .runs

@@ -6,11 +6,11 @@
 //! it.
 
 use super::repeats::settled_cell;
-use super::runs::unsettled;
 use super::sequential::{self, Decision, Ratio};
 use super::significance::{ALPHA, MIN_RUNS};
 use super::{scenarios, Cell};
-use crate::run::results::{Finding, Results, VerdictRecord};
+use crate::results::record::{Finding, Results, VerdictRecord};
+use crate::results::steady::unsettled;
 use std::path::Path;
 
 /// How differences are tested: one look at the end (a fixed number of runs) or a look after
@@ -95,7 +95,7 @@ pub fn findings(results: &Results, dir: &Path, design: Design) -> Vec<ScenarioFi
             let unsettled_runs = results
                 .runs
                 .iter()
-                .filter(|r| r.scenario == scenario && unsettled(r))
+                .filter(|r| r.scenario == scenario && unsettled(results, r))
                 .count();
             let mut out = Vec::new();
             for (i, a) in cells.iter().enumerate() {
@@ -231,6 +231,19 @@ pub fn records(all: &[ScenarioFindings], stopped: &str) -> Vec<VerdictRecord> {
         .collect()
 }
 
+/// The stored runs judged again by today's verdict rules, at the plan's last look (as its last
+/// round would judge them now), why repeating stopped kept; `rejudged_at` says when.
+pub fn rejudge(res: &mut Results, dir: &Path) {
+    let design = design_of(&res.plan);
+    let stopped = res
+        .verdicts
+        .first()
+        .map_or_else(|| "fixed number of runs".to_string(), |v| v.stopped.clone());
+    let all = findings(res, dir, design);
+    res.verdicts = records(&all, &stopped);
+    res.rejudged_at = Some(crate::util::clock::now());
+}
+
 /// "delay-100ms: spring-webflux 3.10x spring-mvc's throughput, p99 of all requests -81%
 /// (tested, 5 runs each); CPU per request equivalent within 5%; ...".
 pub fn sentence(scenario: &str, findings: &[Finding], unsettled_runs: usize) -> String {
@@ -339,8 +352,8 @@ fn describe_outcome(f: &Finding) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::results::RunStatus;
-    use crate::run::test_support::{blank_results, blank_run};
+    use crate::results::record::RunStatus;
+    use crate::results::test_support::{blank_results, blank_run};
 
     fn results(a: &[f64], b: &[f64]) -> Results {
         let mut r = blank_results(&["mvc", "flux"]);
@@ -444,7 +457,7 @@ mod tests {
         );
         // One mvc run measured on a plateau of its climb: left out, so 4 runs a side remain
         // and the sequential design (first look at 5) cannot test yet.
-        r.runs[4].warmup = Some(crate::run::test_support::window_trended(8, 55.0));
+        r.runs[4].warmup = Some(crate::results::test_support::window_trended(8, 55.0));
         let all = findings(&r, dir, Design::sequential(0.05));
         assert_eq!(all[0].unsettled_runs, 1);
         let f = &all[0].findings[0];

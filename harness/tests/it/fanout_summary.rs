@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use iobound::run::results::{Results, Run, RunStatus};
+use iobound::results::record::{Results, Run, RunStatus};
 use iobound::services::manifest;
 use iobound::util::numbers::median;
 use iobound::util::units::thousands;

@@ -29,7 +29,7 @@ fn report_rebuilds_an_earlier_results_directory_byte_for_byte() {
     .unwrap();
     copy_dir(&fixture.join("histograms"), &work.path().join("histograms"));
     // In-process, through the library: what `iobound report DIR` does.
-    let results = iobound::run::results::Results::load(&work.path().join("results.json"))
+    let results = iobound::results::record::Results::load(&work.path().join("results.json"))
         .expect("an earlier results.json still loads");
     iobound::report::write_outputs(work.path(), &results).expect("outputs written");
     for f in ["summary.txt", "report.md", "intervals.csv"] {

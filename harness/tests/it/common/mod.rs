@@ -247,7 +247,7 @@ pub fn missing_prerequisite(what: &str) {
 
 /// Minutes from a results file's start to its end (report::figures::minutes, which the
 /// rendered `minutes` figure uses).
-pub fn minutes_of_runs(r: &iobound::run::results::Results) -> f64 {
+pub fn minutes_of_runs(r: &iobound::results::record::Results) -> f64 {
     iobound::report::figures::minutes(r).expect("the plan has a start and an end")
 }
 

@@ -1,7 +1,7 @@
 //! A run's own figures, as the metric registry (plan/metrics.rs) names them: read once here
 //! for an SLO judging one run and for stats/ estimating a cell of runs.
 
-use super::results::{DownstreamCalls, Run};
+use super::record::{DownstreamCalls, Run};
 use crate::plan::metrics::Figure;
 
 /// `f` of run `r`: NaN where the run has no such figure (no GC log, no limit, a fixed warm-up).

@@ -1,4 +1,4 @@
-//! What a run of one kind has beyond the core every run has (results.rs): one typed detail per
+//! What a run of one kind has beyond the core every run has (record.rs): one typed detail per
 //! kind of run. A run can have several: a capacity probe of a mix that writes has its probe,
 //! its mix and its write check.
 //!

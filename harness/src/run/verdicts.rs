@@ -3,7 +3,7 @@
 //! headline difference decided, or the budget would be passed by another round.
 
 use crate::plan::{Plan, Sequential};
-use crate::run::results::Results;
+use crate::results::record::Results;
 use crate::stats::sequential::MAX_RUNS;
 use crate::stats::verdict::{self, Design, ScenarioFindings};
 use crate::util::interrupt;
@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-pub struct VerdictWatch {
+pub(super) struct VerdictWatch {
     design: Design,
     sequential: Option<Sequential>,
     started: Instant,
@@ -24,7 +24,7 @@ pub struct VerdictWatch {
 }
 
 impl VerdictWatch {
-    pub fn new(plan: &Plan) -> VerdictWatch {
+    pub(super) fn new(plan: &Plan) -> VerdictWatch {
         let design = match plan.sequential {
             Some(s) => Design::sequential(s.margin),
             None => Design::fixed(crate::stats::sequential::DEFAULT_MARGIN),
@@ -41,7 +41,7 @@ impl VerdictWatch {
     }
 
     /// Called after each round: records the verdicts so far; true to stop repeating.
-    pub fn after_round(&mut self, res: &mut Results, dir: &Path, round: u32) -> bool {
+    pub(super) fn after_round(&mut self, res: &mut Results, dir: &Path, round: u32) -> bool {
         self.longest_round = self.longest_round.max(self.round_started.elapsed());
         self.round_started = Instant::now();
         let findings = verdict::findings(res, dir, self.design);
@@ -59,7 +59,7 @@ impl VerdictWatch {
     }
 
     /// The verdicts of the finished (or interrupted) plan.
-    pub fn finish(&mut self, res: &mut Results, dir: &Path) {
+    pub(super) fn finish(&mut self, res: &mut Results, dir: &Path) {
         let rounds = res.runs.iter().map(|r| r.run).max().unwrap_or(0);
         if self.stopped.is_none() && interrupt::stopped() {
             self.stopped = Some(format!("interrupted by the user after {rounds} round(s)"));
@@ -132,17 +132,4 @@ fn fmt_minutes(d: Duration) -> String {
     } else {
         format!("{s} s")
     }
-}
-
-/// The stored runs judged again by today's verdict rules, at the plan's last look (as its last
-/// round would judge them now), why repeating stopped kept; `rejudged_at` says when.
-pub fn rejudge(res: &mut Results, dir: &Path) {
-    let design = verdict::design_of(&res.plan);
-    let stopped = res
-        .verdicts
-        .first()
-        .map_or_else(|| "fixed number of runs".to_string(), |v| v.stopped.clone());
-    let findings = verdict::findings(res, dir, design);
-    res.verdicts = verdict::records(&findings, &stopped);
-    res.rejudged_at = Some(crate::util::clock::now());
 }

@@ -1,7 +1,7 @@
 //! Blank results and runs for unit tests of the stages that read results (stats, report).
 
 use super::environment::Environment;
-use super::results::{ContenderInfo, Results, Run, SCHEMA_VERSION};
+use super::record::{ContenderInfo, Results, Run, SCHEMA_VERSION};
 use super::warmup::{WarmupRecord, WindowCheck};
 use crate::util::clock::now;
 

@@ -422,7 +422,7 @@ pub struct DownstreamCalls {
 
 #[cfg(test)]
 mod tests {
-    use crate::run::test_support::{blank_results, blank_run};
+    use crate::results::test_support::{blank_results, blank_run};
     use crate::util::files::tests::TinyDisk;
 
     #[test]

@@ -1,0 +1,59 @@
+//! What the figure queries count over a scenario's runs (report/figures.rs): the runs that
+//! ended or failed, and the writes their checks acknowledged or found lost.
+
+use crate::results::record::{Results, Run, RunStatus};
+use anyhow::{bail, Result};
+
+/// Runs of `scenario` (`*`: every scenario) and of `contender` where given, whatever their
+/// status.
+fn of_pair<'a>(
+    results: &'a Results,
+    scenario: &'a str,
+    contender: Option<&'a &str>,
+) -> impl Iterator<Item = &'a Run> {
+    results.runs.iter().filter(move |r| {
+        (scenario == "*" || r.scenario == scenario) && contender.is_none_or(|c| r.contender == *c)
+    })
+}
+
+/// The runs of `of_pair` that ended (ok or incomplete).
+pub(super) fn runs_of<'a>(
+    results: &'a Results,
+    scenario: &'a str,
+    contender: Option<&'a &str>,
+) -> impl Iterator<Item = &'a Run> {
+    of_pair(results, scenario, contender).filter(|r| r.status != RunStatus::Failed)
+}
+
+/// Runs of `scenario` (of `contender`, where given) that failed: the contender crashed or ran
+/// out of memory.
+pub(super) fn failed_runs(results: &Results, scenario: &str, contender: Option<&&str>) -> usize {
+    of_pair(results, scenario, contender)
+        .filter(|r| r.status == RunStatus::Failed)
+        .count()
+}
+
+/// The writes of the runs that ended, from each run's write check: `acknowledged` (creates,
+/// updates and deletes a response acknowledged) or `lost` (acknowledged, and not in the
+/// database afterwards).
+pub(super) fn writes(
+    results: &Results,
+    scenario: &str,
+    contender: Option<&&str>,
+    which: &str,
+) -> Result<u64> {
+    let checks: Vec<_> = runs_of(results, scenario, contender)
+        .filter_map(|r| r.details.writes())
+        .collect();
+    if checks.is_empty() {
+        bail!("no run of `{scenario}` has a write check (a scenario that writes to /messages)");
+    }
+    Ok(match which {
+        "acknowledged" => checks
+            .iter()
+            .map(|w| w.creates_acknowledged + w.updates_acknowledged + w.deletes_acknowledged)
+            .sum(),
+        "lost" => checks.iter().map(|w| w.lost).sum(),
+        _ => bail!("`writes` counts `acknowledged` or `lost`, not `{which}`"),
+    })
+}
