@@ -96,6 +96,7 @@ const LINTED: &[&str] = &[
     "docs/findings/classics.md",
     "docs/findings/container.md",
     "docs/findings/cost-of-waiting.md",
+    "docs/findings/crud.md",
     "docs/findings/overload.md",
 ];
 
@@ -174,7 +175,7 @@ fn no_tracked_file_points_outside_the_repository() {
 fn demo_prose_says_what_its_verdicts_decided() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let r = iobound::run::results::Results::load(
+    let r = iobound::results::record::Results::load(
         &root.join("docs/results/demo-2026-11-25/results.json"),
     )
     .unwrap();
@@ -215,7 +216,7 @@ fn demo_prose_says_what_its_verdicts_decided() {
 /// throughput in all three); but on /plaintext they decided the opposite tail": the three committed demo results.
 #[test]
 fn two_demo_runs_agree_on_every_verdict_both_decided() {
-    use iobound::run::results::Results;
+    use iobound::results::record::Results;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let load =
         |d: &str| Results::load(&root.join(format!("docs/results/{d}/results.json"))).unwrap();
@@ -302,7 +303,7 @@ fn two_demo_runs_agree_on_every_verdict_both_decided() {
 /// throughput not significantly changed": the two committed tuning results.
 #[test]
 fn the_webflux_event_loop_figures_match_their_results() {
-    use iobound::run::results::Results;
+    use iobound::results::record::Results;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let cell = |loops: u32| {
         let dir = root.join(format!(
@@ -345,7 +346,7 @@ fn the_webflux_event_loop_figures_match_their_results() {
 /// its committed results (and the screening's figures it contrasts them with).
 #[test]
 fn the_crud_confirmation_figures_match_their_results() {
-    use iobound::run::results::Results;
+    use iobound::results::record::Results;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let page = std::fs::read_to_string(root.join("docs/findings/all-models.md")).unwrap();
     let dir = root.join("docs/results/all-models-confirm-crud-2026-11-24");
@@ -431,14 +432,14 @@ fn the_crud_confirmation_figures_match_their_results() {
 /// figure by figure, from its committed results.
 #[test]
 fn the_c10k_confirmation_figures_match_their_results() {
-    use iobound::run::results::Results;
+    use iobound::results::record::Results;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let page = std::fs::read_to_string(root.join("docs/findings/all-models.md")).unwrap();
     let dir = root.join("docs/results/all-models-confirm-c10k-2026-11-24");
     let r = Results::load(&dir.join("results.json")).unwrap();
     let finding = |metric: &str, a: &str, b: &str| finding_of(&r, metric, a, b);
     let pct =
-        |f: &iobound::run::results::Finding| format!("{:+.0}", (f.ratio.unwrap() - 1.0) * 100.0);
+        |f: &iobound::results::record::Finding| format!("{:+.0}", (f.ratio.unwrap() - 1.0) * 100.0);
     let (node, go, rust, qv, ktor) = ("node-cluster", "go", "rust-axum", "quarkus-virtual", "ktor");
     assert!(r.verdicts[0].findings.iter().all(|f| f.runs == 8));
     assert_eq!(finding("throughput", node, go).outcome, "equivalent");
@@ -525,7 +526,7 @@ fn the_c10k_confirmation_figures_match_their_results() {
 /// The measured example of docs/hosts.md: every figure of its prose from the committed results.
 #[test]
 fn the_hosts_example_figures_match_their_results() {
-    use iobound::run::results::Results;
+    use iobound::results::record::Results;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let page = std::fs::read_to_string(root.join("docs/hosts.md")).unwrap();
     let dir = root.join("docs/results/hosts-netns-2026-11-24");
@@ -577,11 +578,11 @@ fn the_hosts_example_figures_match_their_results() {
 
 /// The first scenario's finding on `metric` between `a` (the baseline) and `b`.
 fn finding_of(
-    r: &iobound::run::results::Results,
+    r: &iobound::results::record::Results,
     metric: &str,
     a: &str,
     b: &str,
-) -> iobound::run::results::Finding {
+) -> iobound::results::record::Finding {
     r.verdicts[0]
         .findings
         .iter()
@@ -591,7 +592,7 @@ fn finding_of(
 }
 
 /// A contender's time to steady state over its runs (median, whole seconds).
-fn median_settle_s(r: &iobound::run::results::Results, contender: &str) -> f64 {
+fn median_settle_s(r: &iobound::results::record::Results, contender: &str) -> f64 {
     let v: Vec<f64> = r
         .runs
         .iter()
@@ -603,7 +604,7 @@ fn median_settle_s(r: &iobound::run::results::Results, contender: &str) -> f64 {
 
 /// A contender's CRUD throughput in the one-run all-models screening (2026-11-23).
 fn screening_crud_rps(root: &Path, contender: &str) -> f64 {
-    let screening = iobound::run::results::Results::load(
+    let screening = iobound::results::record::Results::load(
         &root.join("docs/results/all-models-2026-11-23/results.json"),
     )
     .unwrap();
@@ -620,7 +621,7 @@ fn screening_crud_rps(root: &Path, contender: &str) -> f64 {
 /// from their committed results.
 #[test]
 fn the_fanout_figures_match_their_results() {
-    use iobound::run::results::{Results, Run};
+    use iobound::results::record::{Results, Run};
     use iobound::util::numbers::median;
     use iobound::util::units::thousands;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
@@ -809,7 +810,7 @@ fn the_fanout_figures_match_their_results() {
 /// of its prose from the committed results.
 #[test]
 fn the_built_in_contenders_across_hosts_figures_match_their_results() {
-    use iobound::run::results::Results;
+    use iobound::results::record::Results;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let page = std::fs::read_to_string(root.join("docs/hosts.md"))
         .unwrap()
@@ -877,7 +878,7 @@ fn the_built_in_contenders_across_hosts_figures_match_their_results() {
 /// prose from the committed results.
 #[test]
 fn the_pipelines_across_hosts_figures_match_their_results() {
-    use iobound::run::results::Results;
+    use iobound::results::record::Results;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let page = std::fs::read_to_string(root.join("docs/hosts.md"))
         .unwrap()
