@@ -1,5 +1,5 @@
 //! The settings of each kind of scenario beyond its load: mid-run downstream changes (faults),
-//! overload phases and capacity searches.
+//! overload phases (and the names of the runs they are measured as) and capacity searches.
 
 use super::fields::{field_duration, percent};
 use super::file::{CapacityFile, ScenarioFile};
@@ -7,6 +7,34 @@ use super::thresholds::Threshold;
 use super::{Capacity, DownstreamPlan, Event, Overload, Profile};
 use anyhow::{bail, Result};
 use std::time::Duration;
+
+/// The runs an overload scenario is measured as, by name: its closed probe, then the phases at
+/// half its capacity, at `factor` times it, and at half again. The run stage names them so;
+/// the results stage reads a phase's probe back by them.
+pub struct OverloadRuns {
+    pub probe: String,
+    pub calm: String,
+    pub rush: String,
+    pub after: String,
+}
+
+impl OverloadRuns {
+    pub fn of(scenario: &str, factor: f64) -> OverloadRuns {
+        OverloadRuns {
+            probe: format!("{scenario}-probe"),
+            calm: format!("{scenario}-calm"),
+            rush: format!("{scenario}-{factor}x"),
+            after: format!("{scenario}-after"),
+        }
+    }
+
+    /// Whether `name` is one of the phases measured after the probe.
+    pub fn is_phase(&self, name: &str) -> bool {
+        [&self.calm, &self.rush, &self.after]
+            .iter()
+            .any(|n| *n == name)
+    }
+}
 
 /// `[[scenario.event]]`: downstream changes at increasing times inside the measured phase.
 pub(super) fn events(

@@ -25,6 +25,7 @@ pub(crate) mod validate;
 pub mod workload;
 
 pub use file::*;
+pub use kinds::OverloadRuns;
 pub use workload::MixEntry;
 
 use anyhow::Result;

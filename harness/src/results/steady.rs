@@ -5,6 +5,7 @@
 //! window still trended leaves its phases unsettled too.
 
 use super::record::{Results, Run};
+use crate::plan::OverloadRuns;
 
 /// Whether `r` was measured before its contender had settled: its warm-up said so, or its
 /// measured window still trended, or it is an overload phase whose probe was unsettled.
@@ -24,20 +25,15 @@ pub fn probe_of<'a>(results: &'a Results, r: &Run) -> Option<&'a Run> {
         .find(|p| p.scenario == probe && p.contender == r.contender && p.run == r.run)
 }
 
-/// The probe's scenario name for a phase's, read from the plan's overload scenarios.
+/// The probe's scenario name for a phase's, read from the plan's overload scenarios by the
+/// names the run stage gave them (plan::OverloadRuns).
 fn phase_probe(plan: &serde_json::Value, phase: &str) -> Option<String> {
     let scenarios = plan.get("scenarios")?.as_array()?;
     scenarios.iter().find_map(|s| {
         let name = s.get("name")?.as_str()?;
         let factor = s.get("overload")?.get("factor")?.as_f64()?;
-        let phases = [
-            format!("{name}-calm"),
-            format!("{name}-{factor}x"),
-            format!("{name}-after"),
-        ];
-        phases
-            .contains(&phase.to_string())
-            .then(|| format!("{name}-probe"))
+        let runs = OverloadRuns::of(name, factor);
+        runs.is_phase(phase).then_some(runs.probe)
     })
 }
 

@@ -3,7 +3,7 @@
 //! absorbed the overload, with its recovery.
 
 use super::round::RunCtx;
-use crate::plan::{Load, Overload, Profile, Scenario};
+use crate::plan::{Load, Overload, OverloadRuns, Profile, Scenario};
 use crate::results::details::Detail;
 use crate::results::faults::verdict;
 use crate::results::record::RunStatus;
@@ -25,8 +25,9 @@ impl RunCtx<'_> {
         o: &Overload,
         run: u32,
     ) {
+        let names = OverloadRuns::of(&s.name, o.factor);
         let probe = Scenario {
-            name: format!("{}-probe", s.name),
+            name: names.probe.clone(),
             overload: None,
             ..s.clone()
         };
@@ -41,7 +42,7 @@ impl RunCtx<'_> {
         else {
             return;
         };
-        let phases = phases(s, o, capacity);
+        let phases = phases(s, o, names, capacity);
         let first = self.res.runs.len();
         for p in &phases {
             if interrupt::stopped() || proc.as_mut().is_some_and(|p| p.exited().is_some()) {
@@ -84,9 +85,9 @@ impl RunCtx<'_> {
 
 /// The three open-model phases around the closed probe's capacity: calm at half of it, the
 /// overload at `factor` times it, and after at half again.
-fn phases(s: &Scenario, o: &Overload, capacity: f64) -> [Scenario; 3] {
-    let phase = |suffix: String, rate: f64, length: Duration| Scenario {
-        name: format!("{}-{suffix}", s.name),
+fn phases(s: &Scenario, o: &Overload, names: OverloadRuns, capacity: f64) -> [Scenario; 3] {
+    let phase = |name: String, rate: f64, length: Duration| Scenario {
+        name,
         warmup: Duration::ZERO,
         load: Load {
             profile: Profile::Open {
@@ -101,8 +102,8 @@ fn phases(s: &Scenario, o: &Overload, capacity: f64) -> [Scenario; 3] {
         ..s.clone()
     };
     [
-        phase("calm".into(), capacity / 2.0, o.calm),
-        phase(format!("{}x", o.factor), capacity * o.factor, o.duration),
-        phase("after".into(), capacity / 2.0, o.calm),
+        phase(names.calm, capacity / 2.0, o.calm),
+        phase(names.rush, capacity * o.factor, o.duration),
+        phase(names.after, capacity / 2.0, o.calm),
     ]
 }
