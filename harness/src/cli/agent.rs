@@ -91,7 +91,7 @@ fn fetch(address: std::net::SocketAddr, path: &str, timeout_s: u64) -> Result<i3
         bail!("{address}: agent fetch reads this host's loopback only");
     }
     let timeout = std::time::Duration::from_secs(timeout_s);
-    let body = crate::run::profile_place::http_get(address, path, timeout)?;
+    let body = crate::run::observe::profile_place::http_get(address, path, timeout)?;
     std::io::Write::write_all(&mut std::io::stdout().lock(), &body)?;
     Ok(0)
 }

@@ -6,6 +6,7 @@ use super::flags::{load_file, parse_url};
 use crate::conformance;
 use crate::driver;
 use crate::plan::{LoadFile, Plan, PlanFile, ScenarioFile};
+use crate::results::dir::ResultsDir;
 use crate::results::record::{Results, RunStatus};
 use crate::run;
 use crate::services::{manifest, ServiceChoice, Services};
@@ -49,10 +50,11 @@ pub fn run(
     };
     let (dir, mut res) = run::run_plan(plan, &opts)?;
     if plan.has_thresholds() {
-        res.thresholds = crate::stats::gates::check_thresholds(&plan.scenarios, &res, &dir);
+        res.thresholds =
+            crate::stats::gates::check_thresholds(&plan.scenarios, ResultsDir::new(&res, &dir));
     }
     res.save_last(&dir)?;
-    let text = crate::report::write_outputs(&dir, &res)?;
+    let text = crate::report::write_outputs(ResultsDir::new(&res, &dir))?;
     crate::util::emit(&text)?;
     if let Some(path) = junit {
         let suite = format!(
@@ -392,11 +394,12 @@ pub fn compare_cmd(a: &Path, b: &Path, fail_if: &[String], junit: Option<&Path>)
         .collect::<Result<Vec<_>>>()?;
     let (da, ra) = results_at(a)?;
     let (db, rb) = results_at(b)?;
-    crate::util::emit(&compare::render(&ra, &da, &rb, &db)?)?;
+    let (set_a, set_b) = (ResultsDir::new(&ra, &da), ResultsDir::new(&rb, &db));
+    crate::util::emit(&compare::render(set_a, set_b)?)?;
     if rules.is_empty() {
         return Ok(0);
     }
-    let checked = compare::gates(&ra, &da, &rb, &db, &rules);
+    let checked = compare::gates(set_a, set_b, &rules);
     print!("{}", compare::describe_gates(&checked));
     if let Some(path) = junit {
         let xml = gates::junit("iobound compare", &gates::gate_cases(&checked));
@@ -442,10 +445,11 @@ pub fn downstream_cmd(a: &DownstreamArgs) -> Result<i32> {
 /// `iobound table`: the terminal table of a results directory, or its Markdown rows.
 pub fn table_cmd(path: &Path, markdown: bool) -> Result<i32> {
     let (dir, res) = results_at(path)?;
+    let set = ResultsDir::new(&res, &dir);
     if markdown {
-        crate::util::emit(&crate::report::markdown::render_markdown(&res))?;
+        crate::util::emit(&crate::report::markdown::render_markdown(set))?;
     } else {
-        crate::util::emit(&crate::report::table::render(&res, &dir))?;
+        crate::util::emit(&crate::report::table::render(set))?;
     }
     Ok(0)
 }
@@ -486,6 +490,6 @@ pub fn report_cmd(path: &Path, rejudge: bool) -> Result<i32> {
         res.save(&dir)?;
         eprintln!("iobound: verdicts judged again by today's rules and written to results.json");
     }
-    crate::util::emit(&crate::report::write_outputs(&dir, &res)?)?;
+    crate::util::emit(&crate::report::write_outputs(ResultsDir::new(&res, &dir))?)?;
     Ok(0)
 }

@@ -8,6 +8,7 @@ use super::args::{Cli, Cmd};
 use super::flags::{build_capacity_plan, build_plan};
 use crate::plan::hosts::Inventory;
 use crate::plan::PlanFile;
+use crate::results::dir::ResultsDir;
 use crate::results::record::Results;
 use crate::services::manifest::Manifest;
 use crate::util::generate::{mutate_json, mutate_lines, Generated, Rng, Tally, HOSTILE};
@@ -227,8 +228,9 @@ fn results_files_refuse_generated_bad_input() {
         let shown: String = text.chars().take(200).collect();
         t.read(&shown, || {
             let res = Results::load(&path)?;
-            let _ = crate::report::table::render(&res, dir.path());
-            let _ = crate::report::markdown::render_markdown(&res);
+            let set = ResultsDir::new(&res, dir.path());
+            let _ = crate::report::table::render(set);
+            let _ = crate::report::markdown::render_markdown(set);
             Ok(())
         });
     }

@@ -50,7 +50,7 @@ pub const DEFAULT_WARMUP_BAND: &str = "5%";
 pub const DEFAULT_WARMUP_MIN: &str = "10s";
 pub const DEFAULT_HEAP: &str = "512m";
 /// GC logging every JVM contender gets: one line per collection on its output, with the time
-/// since the JVM started (run/gc.rs reads them back).
+/// since the JVM started (run/observe/gc.rs reads them back).
 pub const JVM_GC_LOG: &str = "-Xlog:gc:stdout:uptime";
 
 /// Connections per contender pool unless the plan says otherwise: HikariCP's default, and the

@@ -4,11 +4,11 @@
 //! runs on each side; fewer: "not tested"). With `--fail-if` rules it is a regression gate.
 
 use super::fmt_metric_estimate;
+use crate::results::dir::ResultsDir;
 use crate::results::record::Results;
 use crate::stats::gates::{gate, FailIf, GateResult, Outcome};
 use crate::stats::{self, Cell, Difference, METRICS};
 use anyhow::{bail, Result};
-use std::path::Path;
 
 /// Pairs of (scenario, contender in A, contender in B) present in both result sets. When the
 /// sets share no contender name but each has exactly one, those two are paired.
@@ -33,7 +33,8 @@ fn pairs(a: &Results, b: &Results) -> Vec<(String, String, String)> {
     out
 }
 
-pub fn render(a: &Results, dir_a: &Path, b: &Results, dir_b: &Path) -> Result<String> {
+pub fn render(set_a: ResultsDir, set_b: ResultsDir) -> Result<String> {
+    let (a, b) = (set_a.results, set_b.results);
     let pairs = pairs(a, b);
     if pairs.is_empty() {
         bail!(
@@ -47,15 +48,15 @@ pub fn render(a: &Results, dir_a: &Path, b: &Results, dir_b: &Path) -> Result<St
     let mut out = String::new();
     out.push_str(&format!(
         "A: {} ({})\nB: {} ({})\n",
-        dir_a.display(),
+        set_a.dir.display(),
         a.started_at,
-        dir_b.display(),
+        set_b.dir.display(),
         b.started_at
     ));
     for (scenario, ca, cb) in pairs {
         let (Some(x), Some(y)) = (
-            stats::cell(a, dir_a, &scenario, &ca),
-            stats::cell(b, dir_b, &scenario, &cb),
+            stats::cell(set_a, &scenario, &ca),
+            stats::cell(set_b, &scenario, &cb),
         ) else {
             out.push_str(&format!("\n{scenario} / {ca}: not measured in both\n"));
             continue;
@@ -78,18 +79,12 @@ pub fn render(a: &Results, dir_a: &Path, b: &Results, dir_b: &Path) -> Result<St
 }
 
 /// Every `--fail-if` rule on every scenario and contender the two sets share (B against A).
-pub fn gates(
-    a: &Results,
-    dir_a: &Path,
-    b: &Results,
-    dir_b: &Path,
-    rules: &[FailIf],
-) -> Vec<GateResult> {
+pub fn gates(set_a: ResultsDir, set_b: ResultsDir, rules: &[FailIf]) -> Vec<GateResult> {
     let mut out = Vec::new();
-    for (scenario, ca, cb) in pairs(a, b) {
+    for (scenario, ca, cb) in pairs(set_a.results, set_b.results) {
         if let (Some(x), Some(y)) = (
-            stats::cell(a, dir_a, &scenario, &ca),
-            stats::cell(b, dir_b, &scenario, &cb),
+            stats::cell(set_a, &scenario, &ca),
+            stats::cell(set_b, &scenario, &cb),
         ) {
             out.extend(rules.iter().map(|r| gate(r, &x, &y)));
         }
@@ -164,6 +159,17 @@ fn table(x: &Cell, y: &Cell) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    /// The comparison of `a` (in directory `da`) and `b` (in `db`).
+    fn render(a: &Results, da: &Path, b: &Results, db: &Path) -> Result<String> {
+        super::render(ResultsDir::new(a, da), ResultsDir::new(b, db))
+    }
+
+    /// The gates of `rules` on `b` (in `db`) against `a` (in `da`).
+    fn gates(a: &Results, da: &Path, b: &Results, db: &Path, rules: &[FailIf]) -> Vec<GateResult> {
+        super::gates(ResultsDir::new(a, da), ResultsDir::new(b, db), rules)
+    }
     use crate::results::record::RunStatus;
     use crate::results::test_support::{blank_results, blank_run};
 

@@ -27,6 +27,7 @@
 //! - `unsettled SCENARIO [CONTENDER]`: runs whose warm-up or measured window did not settle.
 //! - `runs SCENARIO [CONTENDER]`: runs that ended (ok or incomplete).
 //! - `failed SCENARIO [CONTENDER]`: runs that failed (the contender crashed or ran out of memory).
+//! - `saturated SCENARIO [CONTENDER]`: runs that ended with the driver's CPUs saturated.
 //! - `writes SCENARIO [CONTENDER] acknowledged|lost`: writes a response acknowledged, or those
 //!   of them missing from the database afterwards, summed over the runs that ended.
 //!
@@ -47,17 +48,17 @@
 //! A numeric value may end the query with `.N` to give N decimals instead of the default.
 
 use super::fmt_num;
-use super::run_counts::{failed_runs, runs_of, writes};
+use super::run_counts::{run_count, runs_of, writes};
+use crate::results::dir::ResultsDir;
 use crate::results::record::{Finding, Results};
-use crate::results::steady::unsettled;
 use crate::stats::metrics::METRICS;
 use crate::util::clock::parse_rfc3339;
 use anyhow::{anyhow, bail, Context, Result};
-use std::path::Path;
 
-/// What QUERY (its words) reads from `results`, formatted for prose; `dir` holds the
-/// histogram logs a cell may need.
-pub fn figure(results: &Results, dir: &Path, query: &[&str]) -> Result<String> {
+/// What QUERY (its words) reads from a result set, formatted for prose (its directory holds the
+/// histogram logs a cell may need).
+pub fn figure(set: ResultsDir, query: &[&str]) -> Result<String> {
+    let results = set.results;
     let (query, decimals) = split_decimals(query)?;
     let Some((&kind, args)) = query.split_first() else {
         bail!("an empty figure marker: give a query, e.g. `verdict SCENARIO throughput ratio`");
@@ -69,11 +70,11 @@ pub fn figure(results: &Results, dir: &Path, query: &[&str]) -> Result<String> {
             verdict_field(&f, field, decimals)
         }
         ("tested", [scenario, metric, pair, field]) => {
-            let f = tested(results, dir, scenario, metric, pair)?;
+            let f = tested(set, scenario, metric, pair)?;
             verdict_field(&f, field, decimals)
         }
         ("cell", [scenario, contender, metric, which @ ..]) if which.len() <= 1 => {
-            let (v, decimals) = cell_value(results, dir, scenario, contender, metric, which)?;
+            let (v, decimals) = cell_value(set, scenario, contender, metric, which)?;
             Ok(num(v, decimals))
         }
         ("settle" | "flat", [scenario, contender, which]) => {
@@ -100,22 +101,13 @@ pub fn figure(results: &Results, dir: &Path, query: &[&str]) -> Result<String> {
             recovery(results, scenario, contender, which, decimals)
         }
         ("versus", [other, scenario, contender, metric, field]) => {
-            let f = versus(results, dir, other, scenario, contender, metric)?;
+            let f = versus(set, other, scenario, contender, metric)?;
             verdict_field(&f, field, decimals)
         }
-        ("unsettled", [scenario, contender @ ..]) if contender.len() <= 1 => {
-            let n = runs_of(results, scenario, contender.first())
-                .filter(|r| unsettled(results, r))
-                .count();
-            Ok(n.to_string())
-        }
-        ("runs", [scenario, contender @ ..]) if contender.len() <= 1 => {
-            Ok(runs_of(results, scenario, contender.first())
-                .count()
-                .to_string())
-        }
-        ("failed", [scenario, contender @ ..]) if contender.len() <= 1 => {
-            Ok(failed_runs(results, scenario, contender.first()).to_string())
+        ("unsettled" | "runs" | "failed" | "saturated", [scenario, contender @ ..])
+            if contender.len() <= 1 =>
+        {
+            Ok(run_count(results, kind, scenario, contender.first())?.to_string())
         }
         ("writes", [scenario, contender @ .., which]) if contender.len() <= 1 => Ok(num(
             writes(results, scenario, contender.first(), which)? as f64,
@@ -130,8 +122,8 @@ pub fn figure(results: &Results, dir: &Path, query: &[&str]) -> Result<String> {
         ("ceiling", [scenario]) => Ok(num(ceiling(results, scenario)?, 0)),
         _ => bail!(
             "unknown figure query `{}`: one of verdict, tested, cell, settle, flat, start, versus, \
-             detected, rule, recovery, unsettled, runs, failed, writes, minutes, machine, plan, \
-             ceiling, with the words report/figures.rs lists",
+             detected, rule, recovery, unsettled, runs, failed, saturated, writes, minutes, machine, \
+             plan, ceiling, with the words report/figures.rs lists",
             query.join(" ")
         ),
     }
@@ -179,15 +171,14 @@ fn detected(results: &Results, contender: &str) -> Result<String> {
 /// A cell's median over runs, an interval bound or a single run's extreme (`which`), with the
 /// metric's usual decimals.
 fn cell_value(
-    results: &Results,
-    dir: &Path,
+    set: ResultsDir,
     scenario: &str,
     contender: &str,
     metric: &str,
     which: &[&str],
 ) -> Result<(f64, usize)> {
     let m = metric_of(metric)?;
-    let cell = crate::stats::cell(results, dir, scenario, contender)
+    let cell = crate::stats::cell(set, scenario, contender)
         .ok_or_else(|| anyhow!("no runs of {contender} on {scenario}"))?;
     let e = cell.get(m);
     let runs = || e.per_run.iter().copied();
@@ -217,24 +208,23 @@ fn pick(values: &[f64], which: &str) -> Result<f64> {
 /// `../pinned`), on any metric, judged now from the settled runs of both: "B/A" is this
 /// directory over `other`.
 fn versus(
-    results: &Results,
-    dir: &Path,
+    set: ResultsDir,
     other: &str,
     scenario: &str,
     contender: &str,
     metric: &str,
 ) -> Result<Finding> {
     let m = metric_of(metric)?;
-    let other_dir = dir.join(other);
+    let other_dir = set.dir.join(other);
     let base = Results::load(&other_dir.join("results.json")).with_context(|| {
         format!(
             "`versus {other}`: no results there (relative to {})",
-            dir.display()
+            set.dir.display()
         )
     })?;
     crate::stats::verdict::finding_between(
-        (&base, &other_dir),
-        (results, dir),
+        ResultsDir::new(&base, &other_dir),
+        set,
         scenario,
         contender,
         m,
@@ -243,18 +233,12 @@ fn versus(
 }
 
 /// B against A (`pair` = "B/A") on any metric, judged now from their settled runs.
-fn tested(
-    results: &Results,
-    dir: &Path,
-    scenario: &str,
-    metric: &str,
-    pair: &str,
-) -> Result<Finding> {
+fn tested(set: ResultsDir, scenario: &str, metric: &str, pair: &str) -> Result<Finding> {
     let m = metric_of(metric)?;
     let (b, a) = pair
         .split_once('/')
         .ok_or_else(|| anyhow!("`{pair}`: name the pair as B/A, e.g. node/jetty"))?;
-    crate::stats::verdict::finding_on(results, dir, scenario, m, (b, a))
+    crate::stats::verdict::finding_on(set, scenario, m, (b, a))
         .ok_or_else(|| anyhow!("no settled runs of {a} and {b} on {scenario}"))
 }
 
@@ -447,6 +431,7 @@ fn ceiling(results: &Results, scenario: &str) -> Result<f64> {
 mod tests {
     use super::*;
     use crate::results::record::VerdictRecord;
+    use std::path::Path;
 
     fn results() -> Results {
         let mut r = crate::results::test_support::blank_results(&["mvc", "flux"]);
@@ -486,7 +471,7 @@ mod tests {
     /// The figure a marker with query `q` stands for.
     fn ask(r: &Results, dir: &Path, q: &str) -> Result<String> {
         let words: Vec<&str> = q.split_whitespace().collect();
-        figure(r, dir, &words)
+        figure(ResultsDir::new(r, dir), &words)
     }
 
     fn fig(q: &str) -> Result<String> {
@@ -598,6 +583,11 @@ mod tests {
         assert_eq!(ask(&r, dir, "failed wait mvc").unwrap(), "1");
         assert_eq!(ask(&r, dir, "runs wait mvc").unwrap(), "3");
         assert_eq!(ask(&r, dir, "failed * flux").unwrap(), "0");
+        // A saturated driver is counted over the runs that ended: the failed one is not.
+        r.runs[0].driver.saturated = true;
+        r.runs[1].driver.saturated = true;
+        assert_eq!(ask(&r, dir, "saturated wait mvc").unwrap(), "1");
+        assert_eq!(ask(&r, dir, "saturated wait flux").unwrap(), "0");
     }
 
     #[test]

@@ -3,12 +3,12 @@
 //! it for READMEs, and the "CPU profiles" section of report.md and report.html.
 
 use super::chart::esc;
-use crate::results::profile::read_folded;
+use crate::results::dir::ResultsDir;
 use crate::results::record::Results;
 use anyhow::Result;
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// CPU profiles taken with --profile: a table after the scenarios and a flame graph per run.
 pub struct Profiles;
@@ -23,8 +23,8 @@ impl super::section::Section for Profiles {
     fn html(&self, results: &Results) -> String {
         html(results)
     }
-    fn files(&self, results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
-        write(results, dir)
+    fn files(&self, set: ResultsDir) -> Result<Vec<PathBuf>> {
+        write(set)
     }
 }
 
@@ -143,17 +143,22 @@ fn colour(name: &str) -> String {
 
 /// Draws every profiled run's flame graph (SVG and PNG beside its folded stacks); returns the
 /// files written.
-pub fn write(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
+pub fn write(set: ResultsDir) -> Result<Vec<PathBuf>> {
+    let dir = set.dir;
     let mut written = Vec::new();
-    for r in &results.runs {
+    for r in &set.results.runs {
         let Some(p) = &r.profile else { continue };
-        // A results directory copied without its profiles still gets its other outputs.
-        let Ok(lines) = read_folded(&dir.join(&p.folded)) else {
-            eprintln!(
-                "report: no flame graph for {} {} run {}: {} is missing",
-                r.contender, r.scenario, r.run, p.folded
-            );
-            continue;
+        // A results directory copied without its profiles still gets its other outputs (and
+        // one whose profile path leaves the directory gets no flame graph written there).
+        let lines = match set.folded(&p.folded) {
+            Ok(lines) => lines,
+            Err(e) => {
+                eprintln!(
+                    "report: no flame graph for {} {} run {}: {e:#}",
+                    r.contender, r.scenario, r.run
+                );
+                continue;
+            }
         };
         let title = format!(
             "{} {} run {}: CPU profile ({}, {} samples every {} ms)",

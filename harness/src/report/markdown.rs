@@ -6,10 +6,11 @@ use super::scenario_notes::notes;
 use super::section::Place;
 use super::{counted, fmt_num, slug, summary_rows, ScenarioView};
 use super::{sections_at, SECTIONS};
+use crate::results::dir::ResultsDir;
 use crate::results::record::{ContenderInfo, Results, Run, RunStatus};
 use crate::stats::{self, representative, scenarios, Cell, Estimate};
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub fn report(results: &Results, views: &[ScenarioView], png: &[PathBuf]) -> String {
     let mut md = title(results);
@@ -177,17 +178,16 @@ pub(super) fn stepped(run: &Run) -> bool {
 /// Markdown, one row per contender (for many contenders, and for READMEs and pull requests).
 /// With several runs of a contender, the rows are the medians over runs with their intervals,
 /// as the terminal table prints them; with one run each, that run's figures.
-pub fn render_markdown(results: &Results) -> String {
+pub fn render_markdown(set: ResultsDir) -> String {
+    let results = set.results;
     let mut out: String = sections_at(Place::Head)
         .map(|s| s.markdown(results))
         .collect();
     for scenario in scenarios(results) {
-        // Cells need no results directory here: with two runs or more their intervals come
-        // from the runs, and with one this table prints the run itself.
         let cells: Vec<(&ContenderInfo, Cell)> = results
             .contenders
             .iter()
-            .filter_map(|c| Some((c, stats::cell(results, Path::new(""), &scenario, &c.name)?)))
+            .filter_map(|c| Some((c, stats::cell(set, &scenario, &c.name)?)))
             .collect();
         if cells.iter().any(|(_, c)| c.runs >= 2) {
             out.push_str(&repeats_table(results, &scenario, &cells));
@@ -413,6 +413,7 @@ fn repeats_table(results: &Results, scenario: &str, cells: &[(&ContenderInfo, Ce
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn several_runs_print_medians_intervals_and_flags_as_the_terminal_does() {
@@ -429,7 +430,7 @@ mod tests {
                 r.runs.push(run);
             }
         }
-        let md = render_markdown(&r);
+        let md = render_markdown(ResultsDir::new(&r, Path::new("")));
         assert!(
             md.contains("| a | event-loop | 3 | 1,000 | 900..1,100 |"),
             "{md}"
@@ -439,7 +440,7 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("Intervals: median of 3 runs"), "{md}");
-        let terminal = super::super::table::render(&r, Path::new(""));
+        let terminal = super::super::table::render(ResultsDir::new(&r, Path::new("")));
         assert!(
             terminal.contains("900..1,100") && terminal.contains("1,900..2,100"),
             "{terminal}"
@@ -466,7 +467,7 @@ mod tests {
             });
             r.runs.push(run);
         }
-        let md = render_markdown(&r);
+        let md = render_markdown(ResultsDir::new(&r, Path::new("")));
         assert!(
             md.contains("| CPUs seen / workers | throttled % | OOM kills |"),
             "{md}"
@@ -500,7 +501,7 @@ mod tests {
                 r.runs.push(run);
             }
         }
-        let md = render_markdown(&r);
+        let md = render_markdown(ResultsDir::new(&r, Path::new("")));
         let (pipe, http) = md.split_once("**http**").expect("both scenarios");
         assert!(pipe.contains("open, 4000 records/s for 30s"), "{pipe}");
         assert!(
@@ -512,7 +513,7 @@ mod tests {
             http.contains("open, 4000 req/s for 30s") && http.contains("| req/s |"),
             "{http}"
         );
-        let terminal = super::super::table::render(&r, Path::new(""));
+        let terminal = super::super::table::render(ResultsDir::new(&r, Path::new("")));
         let (pipe, http) = terminal
             .split_once("http /plaintext")
             .expect("both scenarios");

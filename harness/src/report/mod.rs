@@ -41,13 +41,14 @@ mod section;
 pub mod table;
 mod verdicts;
 
-use crate::results::record::{Results, Run};
+use crate::results::dir::ResultsDir;
+use crate::results::record::Run;
 use crate::stats::{self, Cell, Difference, METRICS};
 use anyhow::{Context, Result};
 use chart::{Chart, PALETTE};
 use section::{Place, Section};
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Every section (section.rs), in the order each format shows them.
 pub(crate) const SECTIONS: [&dyn Section; 8] = [
@@ -75,8 +76,9 @@ pub struct ScenarioView {
     pub charts: Vec<Chart>,
 }
 
-pub fn views(results: &Results, dir: &Path) -> Vec<ScenarioView> {
-    stats::cells(results, dir)
+pub fn views(set: ResultsDir) -> Vec<ScenarioView> {
+    let results = set.results;
+    stats::cells(set)
         .into_iter()
         .map(|(scenario, cells)| {
             let first = results.runs.iter().find(|r| r.scenario == scenario);
@@ -231,10 +233,11 @@ const PNG_CHARTS: &[&str] = &[
 
 /// Every output of a results directory: summary.txt (the terminal table, returned) and the
 /// reports of `write_all`.
-pub fn write_outputs(dir: &Path, res: &Results) -> Result<String> {
-    let text = table::render(res, dir);
+pub fn write_outputs(set: ResultsDir) -> Result<String> {
+    let dir = set.dir;
+    let text = table::render(set);
     crate::util::files::write_atomic(&dir.join("summary.txt"), text.as_bytes())?;
-    let files = write_all(res, dir)?;
+    let files = write_all(set)?;
     eprintln!(
         "report: {} ({} files: report.md, CSV, {} PNG charts)",
         dir.join("report.html").display(),
@@ -247,9 +250,10 @@ pub fn write_outputs(dir: &Path, res: &Results) -> Result<String> {
     Ok(text)
 }
 
-/// Writes every output into `dir`; returns the files written.
-pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
-    let views = views(results, dir);
+/// Writes every output into the results directory; returns the files written.
+pub fn write_all(set: ResultsDir) -> Result<Vec<PathBuf>> {
+    let (results, dir) = (set.results, set.dir);
+    let views = views(set);
     let charts_dir = dir.join("charts");
     std::fs::create_dir_all(&charts_dir)
         .with_context(|| format!("cannot create {}", charts_dir.display()))?;
@@ -284,7 +288,7 @@ pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>> {
     }
     written.extend(pngs);
     for section in SECTIONS {
-        written.extend(section.files(results, dir)?);
+        written.extend(section.files(set)?);
     }
     Ok(written)
 }

@@ -10,6 +10,7 @@
 //! any difference, and finds measured figures written outside a marker (`unmarked_figures`).
 
 use super::figures::figure;
+use crate::results::dir::ResultsDir;
 use crate::results::record::Results;
 use anyhow::{anyhow, bail, Context, Result};
 use std::collections::HashMap;
@@ -50,13 +51,14 @@ struct Loaded<'a> {
 }
 
 impl Loaded<'_> {
-    fn get(&mut self, dir: &str) -> Result<&(PathBuf, Results)> {
+    fn get(&mut self, dir: &str) -> Result<ResultsDir<'_>> {
         if !self.by_dir.contains_key(dir) {
             let path = self.root.join(dir);
             let r = Results::load(&path.join("results.json"))?;
             self.by_dir.insert(dir.to_string(), (path, r));
         }
-        Ok(&self.by_dir[dir])
+        let (path, results) = &self.by_dir[dir];
+        Ok(ResultsDir::new(results, path))
     }
 }
 
@@ -121,11 +123,11 @@ fn table<'p>(from: &'p str, loaded: &mut Loaded) -> Result<(String, &'p str)> {
         .find(close)
         .ok_or_else(|| anyhow!("the block of the table of {dir} has no end `{close}`"))?;
     let block = &body[start..start + len];
-    let (path, results) = loaded.get(dir)?;
+    let set = loaded.get(dir)?;
     let printed = if markdown {
-        super::markdown::render_markdown(results)
+        super::markdown::render_markdown(set)
     } else {
-        super::table::render(results, path)
+        super::table::render(set)
     };
     // The block keeps its own blank lines around what is printed.
     let lead = &block[..block.len() - block.trim_start_matches('\n').len()];
@@ -179,8 +181,7 @@ fn prose_figure<'p>(from: &'p str, loaded: &mut Loaded) -> Result<(String, &'p s
     let Some((dir, words)) = words.split_first() else {
         bail!("an empty figure marker: `<!-- = DIR QUERY -->`");
     };
-    let (path, results) = loaded.get(dir)?;
-    let value = figure(results, path, words).with_context(|| format!("`{}`", query.trim()))?;
+    let value = figure(loaded.get(dir)?, words).with_context(|| format!("`{}`", query.trim()))?;
     Ok((format!("{FIGURE}{query}-->{value}{FIGURE_END}"), rest))
 }
 

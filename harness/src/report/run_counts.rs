@@ -1,7 +1,9 @@
 //! What the figure queries count over a scenario's runs (report/figures.rs): the runs that
-//! ended or failed, and the writes their checks acknowledged or found lost.
+//! ended, failed, did not settle or had the driver saturated, and the writes their checks
+//! acknowledged or found lost.
 
 use crate::results::record::{Results, Run, RunStatus};
+use crate::results::steady::unsettled;
 use anyhow::{bail, Result};
 
 /// Runs of `scenario` (`*`: every scenario) and of `contender` where given, whatever their
@@ -25,12 +27,26 @@ pub(super) fn runs_of<'a>(
     of_pair(results, scenario, contender).filter(|r| r.status != RunStatus::Failed)
 }
 
-/// Runs of `scenario` (of `contender`, where given) that failed: the contender crashed or ran
-/// out of memory.
-pub(super) fn failed_runs(results: &Results, scenario: &str, contender: Option<&&str>) -> usize {
-    of_pair(results, scenario, contender)
-        .filter(|r| r.status == RunStatus::Failed)
-        .count()
+/// How many runs of `scenario` (of `contender`, where given) are `kind`: `runs` that ended,
+/// `failed` (the contender crashed or ran out of memory), `unsettled` (ended, not at steady
+/// state) or `saturated` (ended with the driver's CPUs saturated: their throughput and latency
+/// are a bound set by the load, not the server's).
+pub(super) fn run_count(
+    results: &Results,
+    kind: &str,
+    scenario: &str,
+    contender: Option<&&str>,
+) -> Result<usize> {
+    let ended = || runs_of(results, scenario, contender);
+    Ok(match kind {
+        "runs" => ended().count(),
+        "failed" => of_pair(results, scenario, contender)
+            .filter(|r| r.status == RunStatus::Failed)
+            .count(),
+        "unsettled" => ended().filter(|r| unsettled(results, r)).count(),
+        "saturated" => ended().filter(|r| r.driver.saturated).count(),
+        _ => bail!("runs are counted as runs, failed, unsettled or saturated, not `{kind}`"),
+    })
 }
 
 /// The writes of the runs that ended, from each run's write check: `acknowledged` (creates,

@@ -4,9 +4,10 @@
 //! list, beside the stage that fills its detail (results/details.rs).
 
 use super::chart::Chart;
+use crate::results::dir::ResultsDir;
 use crate::results::record::{Results, Run};
 use anyhow::Result;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Where a section's results-wide part goes: with the answers before the scenario tables, or
 /// after them.
@@ -44,7 +45,7 @@ pub trait Section {
         Vec::new()
     }
     /// Other files it draws into the results directory (returns those written).
-    fn files(&self, _results: &Results, _dir: &Path) -> Result<Vec<PathBuf>> {
+    fn files(&self, _set: ResultsDir) -> Result<Vec<PathBuf>> {
         Ok(Vec::new())
     }
     /// Notes under a scenario's table (every format), from the scenario's runs.

@@ -4,15 +4,16 @@
 use super::markdown::{columns, stepped};
 use super::SECTIONS;
 use super::{counted, fmt_metric, fmt_num};
+use crate::results::dir::ResultsDir;
 use crate::results::record::{Results, Run, RunStatus};
 use crate::stats::{self, relative_change, scenarios, Cell, Difference, METRICS};
-use std::path::Path;
 
 /// The comparison for the terminal: per scenario, each metric's median over runs (latency
 /// from merged histograms) per contender, the change against the first contender ("~" when
 /// a test over runs finds no significant difference, "?" when there were too few runs to test),
 /// then per-level rows of the median run.
-pub fn render(results: &Results, dir: &Path) -> String {
+pub fn render(set: ResultsDir) -> String {
+    let results = set.results;
     let mut out: String = SECTIONS.iter().map(|s| s.terminal(results)).collect();
     for scenario in scenarios(results) {
         let cols: Vec<(&str, Option<&Run>)> = columns(results, &scenario)
@@ -21,7 +22,7 @@ pub fn render(results: &Results, dir: &Path) -> String {
             .collect();
         let cells: Vec<Option<Cell>> = cols
             .iter()
-            .map(|(n, _)| stats::cell(results, dir, &scenario, n))
+            .map(|(n, _)| stats::cell(set, &scenario, n))
             .collect();
         let first = results.runs.iter().find(|r| r.scenario == scenario);
         let path = first.map(|r| r.path.as_str()).unwrap_or_default();
@@ -351,6 +352,12 @@ fn push_row(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    /// The table of `r` read from `dir`.
+    fn render(r: &Results, dir: &Path) -> String {
+        super::render(ResultsDir::new(r, dir))
+    }
 
     fn results_with(rps: &[(&str, f64)]) -> Results {
         let mut names: Vec<&str> = rps.iter().map(|(c, _)| *c).collect();

@@ -22,7 +22,7 @@ pub struct EntryResult {
     pub ok: u64,
 }
 
-/// One probe of a capacity search (run/capacity.rs): its rate and whether the SLO held.
+/// One probe of a capacity search (run/kinds/capacity.rs): its rate and whether the SLO held.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Probe {
     /// The capacity scenario this probe belongs to.

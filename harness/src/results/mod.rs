@@ -1,5 +1,6 @@
 //! The record of a run, as results.json holds it and every later stage reads it: `record` (the
-//! result set, its runs and their status, verdicts and findings), `details` (what each kind of
+//! result set, its runs and their status, verdicts and findings), `dir` (a result set with its
+//! directory, which reads the files beside results.json: histogram logs, folded stacks), `details` (what each kind of
 //! run adds), `environment` (the machine and its software), `warmup` (how a run reached steady
 //! state and the rules it was judged by), `gc`, `event_loop` (a Node contender's delay), `profile` (a CPU profile and its folded
 //! stacks), `cold_start`, `faults` (injected faults, recovery and overload verdicts from the
@@ -11,6 +12,7 @@
 
 pub mod cold_start;
 pub mod details;
+pub mod dir;
 pub mod environment;
 pub mod event_loop;
 pub mod faults;

@@ -1,11 +1,9 @@
 //! A CPU profile as a run records it (`--profile`): the profiler, its samples, the folded
 //! stacks beside results.json ("root;...;leaf count" per line) and the hottest frames. Taken
-//! by run/profile.rs.
+//! by run/observe/profile.rs.
 
-use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::path::Path;
 
 /// The profile of one measured run, as results.json keeps it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -53,15 +51,13 @@ pub fn hottest(lines: &[(String, u64)], n: usize) -> Vec<HotFrame> {
         .collect()
 }
 
-/// Reads folded stacks back.
-pub fn read_folded(path: &Path) -> Result<Vec<(String, u64)>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(text
-        .lines()
+/// Folded stacks parsed: one (stack, samples) pair per line of `stack count` (other lines
+/// skipped).
+pub fn parse_folded(text: &str) -> Vec<(String, u64)> {
+    text.lines()
         .filter_map(|l| {
             l.rsplit_once(' ')
                 .and_then(|(s, n)| n.parse().ok().map(|n| (s.to_string(), n)))
         })
-        .collect())
+        .collect()
 }

@@ -227,34 +227,6 @@ pub struct CapacityResult {
     pub driver_limited: bool,
 }
 
-/// The largest histogram log read back (a run of an hour at C10K writes a few MB).
-pub const MAX_HISTOGRAM_LOG_BYTES: u64 = 256 << 20;
-
-impl Run {
-    /// The run's histogram log inside results directory `dir`, read back; None when it has
-    /// none, or when its path leaves the directory (absolute, or through `..`: a results file
-    /// from elsewhere must not make iobound read /dev/zero or another user's files), or the
-    /// file is larger than MAX_HISTOGRAM_LOG_BYTES.
-    pub fn histogram_log_bytes(&self, dir: &Path) -> Option<Vec<u8>> {
-        let rel = Path::new(self.histogram_log.as_ref()?);
-        let inside = rel
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_)));
-        if !inside {
-            return None;
-        }
-        let file = std::fs::File::open(dir.join(rel)).ok()?;
-        let meta = file.metadata().ok()?;
-        if !meta.is_file() || meta.len() > MAX_HISTOGRAM_LOG_BYTES {
-            return None;
-        }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        let mut capped = std::io::Read::take(file, MAX_HISTOGRAM_LOG_BYTES);
-        std::io::Read::read_to_end(&mut capped, &mut bytes).ok()?;
-        Some(bytes)
-    }
-}
-
 /// Waits before each further try of a write that failed (a full disk may be freed meanwhile).
 const SAVE_RETRIES: [std::time::Duration; 2] = [
     std::time::Duration::from_secs(1),
@@ -454,34 +426,5 @@ mod tests {
         std::fs::remove_file(dir.join("filler")).unwrap();
         res.save_last(dir).unwrap();
         assert_eq!(super::Results::load(&path).unwrap().runs.len(), 20);
-    }
-
-    #[test]
-    fn a_histogram_log_is_read_only_from_inside_the_results_directory() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join("histograms")).unwrap();
-        std::fs::write(dir.path().join("histograms/a.hlog"), b"#log").unwrap();
-        let mut r = blank_run("a", "s", 1);
-        r.histogram_log = Some("histograms/a.hlog".into());
-        assert_eq!(
-            r.histogram_log_bytes(dir.path()).as_deref(),
-            Some(&b"#log"[..])
-        );
-        // /dev/zero made `iobound table` read without end; `..` leaves the directory.
-        for outside in [
-            "/dev/zero",
-            "/etc/hostname",
-            "../a.hlog",
-            "histograms/../../x",
-        ] {
-            r.histogram_log = Some(outside.into());
-            assert_eq!(r.histogram_log_bytes(dir.path()), None, "{outside}");
-        }
-        r.histogram_log = Some("histograms".into());
-        assert_eq!(
-            r.histogram_log_bytes(dir.path()),
-            None,
-            "a directory is not a log"
-        );
     }
 }

@@ -6,7 +6,7 @@
 //! a few odd seconds do not move) projected over the window stays within the band of the
 //! window's median. A fixed band (largest over smallest second) fails runtimes with no JIT at
 //! all on a noisy two-core machine; a trend does not come from noise. The warm-up that applies
-//! these rules second by second is run/warmup.rs.
+//! these rules second by second is run/observe/warmup.rs.
 
 use serde::{Deserialize, Serialize};
 
@@ -83,7 +83,7 @@ fn band_rule() -> String {
 /// The rule of a fixed warm-up judged at its end: steady when none of the three figures
 /// drifted by more than `band_pct` over its last SETTLE_WINDOW_S seconds. A pipeline's load
 /// tool reports its seconds only when it ends, so its warm-up cannot end early; it is judged
-/// instead (run/pipeline_warmup.rs), over the seconds and steps below.
+/// instead (run/kinds/pipeline_warmup.rs), over the seconds and steps below.
 pub const RULE_AT_END: &str = "trend-at-end";
 
 /// Seconds in each step a pipeline's warm-up is judged in. A pipeline delivers its records in

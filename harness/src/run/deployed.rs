@@ -5,7 +5,7 @@
 //! sampled there like any server on that host, and stopped after the repeat.
 
 use super::launch::STOP_GRACE;
-use super::profile::{Place, Profiler};
+use super::observe::profile::{Place, Profiler};
 use super::round::RunCtx;
 use crate::remote::contender::{ContenderJob, RemoteContender};
 use crate::remote::deploy::{Fleet, HostReady};
@@ -155,8 +155,8 @@ impl RunCtx<'_> {
         let rel = dir.strip_prefix(&root).unwrap_or(Path::new("."));
         let mut env = self.contender_env()?;
         env.push((
-            super::gc::GO_GC_TRACE.0.to_string(),
-            super::gc::GO_GC_TRACE.1.to_string(),
+            super::observe::gc::GO_GC_TRACE.0.to_string(),
+            super::observe::gc::GO_GC_TRACE.1.to_string(),
         ));
         let job = ContenderJob {
             host: host.ssh.host.name.clone(),

@@ -102,7 +102,7 @@ pub(super) fn runtime_logs(
     };
     if let Some(log) = log {
         let start = began.saturating_duration_since(since);
-        r.gc = super::gc::from_text(&log, start, length);
-        r.event_loop = super::event_loop::from_text(&log, start, length);
+        r.gc = super::observe::gc::from_text(&log, start, length);
+        r.event_loop = super::observe::event_loop::from_text(&log, start, length);
     }
 }

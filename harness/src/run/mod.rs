@@ -5,44 +5,31 @@
 //!
 //! What a run writes is the results stage's (results/): this stage sequences and measures.
 //!
-//! Holds: `launch` (start a contender and check it), `round` (one contender's round), `http`,
-//! `pipeline`, `overload`, `capacity` (each kind of scenario), `lead_in` (a warm-up leading
-//! into the measured window), `resume`, `window_check`, `watch` (sampling, events, crashes,
-//! Ctrl-C beside the driver), `finish`, `slo`, `warnings`, `writes`, `gc` (collections read
-//! from each runtime's log), `warmup` (the settling watch), `cold_start` (timing a start),
-//! `jvm_train` (a JVM's training start), `profile`, `profile_place` and `stacks` (each
-//! profiler run and folded), `event_loop` and `verdicts` (the verdicts after every round,
-//! and when automatic repeats stop).
+//! Holds: `launch` (start a contender and check it), `round` (one contender's round),
+//! `kinds/` (each kind of measurement: one run, a pipeline, a capacity search, overload
+//! phases, the write check), `observe/` (what is watched beside the load: settling, the
+//! measured window, collections, event-loop delay, CPU profiles, start times), `resume`,
+//! `watch` (sampling, events, crashes, Ctrl-C beside the driver), `finish`, `slo`, `warnings`,
+//! `jvm_train` (a JVM's training start), `external` and `deployed` (a contender iobound did
+//! not start, or started on another host), `hosts` and `verdicts` (the verdicts after every
+//! round, and when automatic repeats stop).
 //! Uses: util, plan, services, conformance, driver, sampler, remote (contenders and load on
 //! other hosts), results (the record it writes), stats (verdicts between rounds).
 
-pub mod capacity;
-pub mod cold_start;
 mod deployed;
-pub mod event_loop;
 pub mod external;
 mod finish;
-pub mod gc;
 mod hosts;
-mod http;
 mod jvm_train;
+mod kinds;
 pub mod launch;
-mod lead_in;
-mod overload;
-pub mod pipeline;
-pub mod pipeline_warmup;
-pub mod profile;
-pub mod profile_place;
+pub mod observe;
 mod resume;
 mod round;
 mod slo;
-pub mod stacks;
 mod verdicts;
-pub mod warmup;
 mod warnings;
 mod watch;
-mod window_check;
-mod writes;
 
 use crate::plan::Plan;
 use crate::remote::deploy::Fleet;
@@ -157,7 +144,13 @@ fn check_profilers(prepared: &[Prepared], java: Option<&Path>, on_hosts: bool) -
         let kind = p.manifest.profiler_kind().unwrap_or_default();
         if !on_hosts {
             let work = crate::util::files::private_temp_dir("iobound-profile-")?;
-            let checked = profile::Profiler::new(kind, java, work.path(), profile::Place::Here, 0);
+            let checked = observe::profile::Profiler::new(
+                kind,
+                java,
+                work.path(),
+                observe::profile::Place::Here,
+                0,
+            );
             checked.with_context(|| format!("--profile for {}", p.manifest.name))?;
         }
         if kind == "pprof"

@@ -1,8 +1,8 @@
 //! One contender, one repeat: start, verify, every scenario, stop; and what every kind of
 //! scenario shares: the context it runs in and the runs it appends.
 
-use super::cold_start::PendingStart;
 use super::launch::{launch, verify_contender, Launched, STOP_GRACE};
+use super::observe::cold_start::PendingStart;
 use crate::plan::{Plan, Scenario};
 use crate::results::record::{Results, Run};
 use crate::services::contender::{describe_exit, Running, LOOPBACK};
@@ -30,9 +30,9 @@ pub(super) struct RunCtx<'a> {
     /// ...and says here that it did.
     pub gave_up: std::cell::Cell<bool>,
     /// During a warm-up that ends once the contender has settled: the watch, fed each second.
-    pub settle: std::cell::RefCell<Option<super::warmup::Settle>>,
+    pub settle: std::cell::RefCell<Option<super::observe::warmup::Settle>>,
     /// With --profile: the current contender's profiler.
-    pub profiler: Option<super::profile::Profiler>,
+    pub profiler: Option<super::observe::profile::Profiler>,
     /// With --hosts: the load hosts the driver runs on instead of this machine.
     pub fleet: Option<&'a crate::remote::deploy::Fleet>,
     /// With --hosts and a pipeline: the Kafka load tool on the load hosts.
@@ -106,14 +106,14 @@ impl RunCtx<'_> {
         eprintln!("\n[{}] run {run} of{most} {}", m.name, self.plan.runs);
         self.profiler = None;
         if self.plan.profile {
-            self.profiler = Some(super::profile::Profiler::new(
+            self.profiler = Some(super::observe::profile::Profiler::new(
                 m.profiler_kind().unwrap_or_default(),
                 java,
                 &self
                     .dir
                     .join("profiles")
                     .join(format!(".{}.run{run}", m.name)),
-                super::profile::Place::Here,
+                super::observe::profile::Place::Here,
                 crate::services::contender::free_port()?,
             )?);
         }

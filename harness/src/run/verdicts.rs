@@ -3,6 +3,7 @@
 //! headline difference decided, or the budget would be passed by another round.
 
 use crate::plan::{Plan, Sequential};
+use crate::results::dir::ResultsDir;
 use crate::results::record::Results;
 use crate::stats::sequential::MAX_RUNS;
 use crate::stats::verdict::{self, Design, ScenarioFindings};
@@ -44,7 +45,7 @@ impl VerdictWatch {
     pub(super) fn after_round(&mut self, res: &mut Results, dir: &Path, round: u32) -> bool {
         self.longest_round = self.longest_round.max(self.round_started.elapsed());
         self.round_started = Instant::now();
-        let findings = verdict::findings(res, dir, self.design);
+        let findings = verdict::findings(ResultsDir::new(res, dir), self.design);
         self.print_new(&findings);
         let stop = self
             .sequential
@@ -64,7 +65,7 @@ impl VerdictWatch {
         if self.stopped.is_none() && interrupt::stopped() {
             self.stopped = Some(format!("interrupted by the user after {rounds} round(s)"));
         }
-        let findings = verdict::findings(res, dir, self.design);
+        let findings = verdict::findings(ResultsDir::new(res, dir), self.design);
         res.verdicts = verdict::records(&findings, &self.reason(rounds));
     }
 

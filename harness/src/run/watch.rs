@@ -210,7 +210,7 @@ impl RunCtx<'_> {
             .is_some_and(|st| st.lead.as_ref().is_none_or(|l| l.from.is_none()));
         if let Some(settle) = self.settle.borrow_mut().as_mut().filter(|_| watching) {
             let ok = live.ok.load(Ordering::Relaxed);
-            let now = super::warmup::Totals {
+            let now = super::observe::warmup::Totals {
                 answers: ok + live.errors.load(Ordering::Relaxed),
                 ok,
                 ok_latency_us: live.latency_us.load(Ordering::Relaxed),
@@ -235,7 +235,7 @@ impl RunCtx<'_> {
         if let Some(limit) = self.abort_p99_ms {
             let above = sec.p99.is_some_and(|p| p.as_secs_f64() * 1000.0 > limit);
             sec.over = if above { sec.over + 1 } else { 0 };
-            if sec.over >= super::capacity::ABORT_AFTER_S {
+            if sec.over >= super::kinds::capacity::ABORT_AFTER_S {
                 self.gave_up.set(true);
                 cancel.store(true, Ordering::SeqCst);
             }

@@ -1,5 +1,5 @@
 //! The check after a run that writes: every write a contender acknowledged must be in the
-//! database (run/writes.rs reads the rows; this judges them).
+//! database (run/kinds/writes.rs reads the rows; this judges them).
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -6,22 +6,18 @@ use super::metrics::{Difference, Metric};
 use super::repeats::{cell, Cell};
 use crate::plan::thresholds::{with_unit, Op, Threshold};
 use crate::plan::Scenario;
-use crate::results::record::{Results, ThresholdCheck};
+use crate::results::dir::ResultsDir;
+use crate::results::record::ThresholdCheck;
 use anyhow::{bail, Result};
-use std::path::Path;
 
 /// Every scenario's thresholds against every contender measured in it. Contenders with no
 /// measured run in a scenario (a failed start, say) are left out: their failure is reported
 /// on its own.
-pub fn check_thresholds(
-    scenarios: &[Scenario],
-    results: &Results,
-    dir: &Path,
-) -> Vec<ThresholdCheck> {
+pub fn check_thresholds(scenarios: &[Scenario], set: ResultsDir) -> Vec<ThresholdCheck> {
     let mut out = Vec::new();
     for s in scenarios.iter().filter(|s| !s.thresholds.is_empty()) {
-        for c in &results.contenders {
-            let Some(cell) = cell(results, dir, &s.name, &c.name) else {
+        for c in &set.results.contenders {
+            let Some(cell) = cell(set, &s.name, &c.name) else {
                 continue;
             };
             out.extend(s.thresholds.iter().map(|t| check(t, &cell)));

@@ -14,13 +14,13 @@ use super::significance::MIN_RUNS;
 use super::Estimate;
 use crate::driver::summary::{decode_histogram, Latency};
 use crate::plan::metrics::{Figure, Metric, Source, Stat, METRICS};
+use crate::results::dir::ResultsDir;
 use crate::results::figures::{figure, unsampled};
-use crate::results::record::{Results, Run};
+use crate::results::record::Run;
 use crate::results::steady::unsettled;
 use crate::sampler::STEAL_LIMIT_PCT;
 use crate::util::numbers::median;
 use serde::Serialize;
-use std::path::Path;
 
 /// Coefficient of variation of throughput over runs above which a cell is flagged noisy.
 pub const NOISY_CV: f64 = 0.10;
@@ -101,30 +101,19 @@ impl Cell {
     }
 }
 
-pub fn cell(results: &Results, dir: &Path, scenario: &str, contender: &str) -> Option<Cell> {
-    cell_of(results, dir, scenario, contender, false)
+pub fn cell(set: ResultsDir, scenario: &str, contender: &str) -> Option<Cell> {
+    cell_of(set, scenario, contender, false)
 }
 
 /// The cell a verdict may rest on: only runs measured at steady state (a run whose warm-up
 /// or measured window still trended is shown in the tables, never tested).
-pub fn settled_cell(
-    results: &Results,
-    dir: &Path,
-    scenario: &str,
-    contender: &str,
-) -> Option<Cell> {
-    cell_of(results, dir, scenario, contender, true)
+pub fn settled_cell(set: ResultsDir, scenario: &str, contender: &str) -> Option<Cell> {
+    cell_of(set, scenario, contender, true)
 }
 
-fn cell_of(
-    results: &Results,
-    dir: &Path,
-    scenario: &str,
-    contender: &str,
-    settled_only: bool,
-) -> Option<Cell> {
-    let keep = |r: &Run| !settled_only || !unsettled(results, r);
-    let (runs, failed_runs, partial) = runs_of(results, scenario, contender, keep)?;
+fn cell_of(set: ResultsDir, scenario: &str, contender: &str, settled_only: bool) -> Option<Cell> {
+    let keep = |r: &Run| !settled_only || !unsettled(set.results, r);
+    let (runs, failed_runs, partial) = runs_of(set.results, scenario, contender, keep)?;
     let seed = seed_of(scenario, contender);
     // Point estimates merge whole runs; intervals come from the runs' values, or from one
     // run's seconds.
@@ -136,7 +125,7 @@ fn cell_of(
     let seconds = if runs.len() >= 2 || levels > 1 {
         None
     } else {
-        seconds_of(runs[0], dir)
+        seconds_of(runs[0], set)
     };
     let units = seconds.as_deref().unwrap_or(&[]);
     let method = method_of(runs.len(), levels, seconds.as_ref().map(Vec::len));
@@ -170,11 +159,11 @@ fn cell_of(
                 Source::Run(f) => per_run_estimate(&runs, |r| figure(r, f)),
             })
             .collect(),
-        unsettled_runs: runs.iter().filter(|r| unsettled(results, r)).count(),
+        unsettled_runs: runs.iter().filter(|r| unsettled(set.results, r)).count(),
         saturated_runs: runs.iter().filter(|r| r.driver.saturated).count(),
         noisy: noise(&runs, rps_cv),
         rps_cv,
-        settled: runs.iter().map(|r| !unsettled(results, r)).collect(),
+        settled: runs.iter().map(|r| !unsettled(set.results, r)).collect(),
     })
 }
 
@@ -449,14 +438,15 @@ fn noise(runs: &[&Run], cv: Option<f64>) -> Option<String> {
 }
 
 /// Every cell of a result set, scenario by scenario, contenders in plan order.
-pub fn cells(results: &Results, dir: &Path) -> Vec<(String, Vec<Option<Cell>>)> {
-    scenarios(results)
+pub fn cells(set: ResultsDir) -> Vec<(String, Vec<Option<Cell>>)> {
+    scenarios(set.results)
         .into_iter()
         .map(|s| {
-            let row = results
+            let row = set
+                .results
                 .contenders
                 .iter()
-                .map(|c| cell(results, dir, &s, &c.name))
+                .map(|c| cell(set, &s, &c.name))
                 .collect();
             (s, row)
         })
@@ -468,8 +458,9 @@ mod tests {
     use super::*;
     use crate::driver::record::new_histogram;
     use crate::driver::summary::{encode_histogram, Latency, Summary};
-    use crate::results::record::RunStatus;
+    use crate::results::record::{Results, RunStatus};
     use crate::stats::metrics::{Difference, METRICS};
+    use std::path::Path;
 
     fn run_with(contender: &str, n: u32, rps: f64, latencies_ms: &[u64]) -> Run {
         let mut h = new_histogram();
@@ -507,7 +498,7 @@ mod tests {
             run_with("a", 1, 100.0, &fast),
             run_with("a", 2, 100.0, &slow),
         ]);
-        let c = cell(&res, Path::new("/nonexistent"), "s", "a").unwrap();
+        let c = cell(ResultsDir::new(&res, Path::new("/nonexistent")), "s", "a").unwrap();
         assert!(
             (c.of("p99").value - 1000.0).abs() < 1.0,
             "{:?}",
@@ -527,7 +518,12 @@ mod tests {
         r.resources.ctx_voluntary = 1500;
         r.resources.ctx_involuntary = 500;
         r.resources.cpu_ms_per_1k_requests = 1000.0;
-        let c = cell(&results(vec![r]), Path::new("/nonexistent"), "s", "a").unwrap();
+        let c = cell(
+            ResultsDir::new(&results(vec![r]), Path::new("/nonexistent")),
+            "s",
+            "a",
+        )
+        .unwrap();
         assert_eq!(
             c.of("ctx_per_req").value,
             2.0,
@@ -546,7 +542,7 @@ mod tests {
             run_with("a", 4, 990.0, &lat),
             run_with("a", 5, 1020.0, &lat),
         ]);
-        let c = cell(&res, Path::new("/x"), "s", "a").unwrap();
+        let c = cell(ResultsDir::new(&res, Path::new("/x")), "s", "a").unwrap();
         assert_eq!(c.of("throughput").value, 1020.0);
         let (lo, hi) = (
             c.of("throughput").lo.unwrap(),
@@ -564,7 +560,7 @@ mod tests {
         assert!(c.noisy.is_none(), "{:?}", c.noisy);
         // Deterministic: the same results give the same interval.
         assert_eq!(
-            cell(&res, Path::new("/x"), "s", "a")
+            cell(ResultsDir::new(&res, Path::new("/x")), "s", "a")
                 .unwrap()
                 .of("throughput"),
             c.of("throughput")
@@ -586,8 +582,8 @@ mod tests {
             .collect();
         let res = results(a.iter().cloned().chain(close).collect());
         let (ca, cb) = (
-            cell(&res, Path::new("/x"), "s", "a").unwrap(),
-            cell(&res, Path::new("/x"), "s", "b").unwrap(),
+            cell(ResultsDir::new(&res, Path::new("/x")), "s", "a").unwrap(),
+            cell(ResultsDir::new(&res, Path::new("/x")), "s", "b").unwrap(),
         );
         let d = Difference::of(&METRICS[0], &ca, &cb);
         assert_eq!(d.significant, Some(false));
@@ -602,7 +598,7 @@ mod tests {
             .map(|(i, v)| run_with("b", i as u32 + 1, *v, &lat))
             .collect();
         let res = results(a.clone().into_iter().chain(far.clone()).collect());
-        let cb = cell(&res, Path::new("/x"), "s", "b").unwrap();
+        let cb = cell(ResultsDir::new(&res, Path::new("/x")), "s", "b").unwrap();
         let d = Difference::of(&METRICS[0], &ca, &cb);
         assert_eq!((d.significant, d.better), (Some(true), Some(true)));
         assert_eq!(d.describe(), "+100.0%");
@@ -615,8 +611,8 @@ mod tests {
                 .collect(),
         );
         let (ca, cb) = (
-            cell(&res, Path::new("/x"), "s", "a").unwrap(),
-            cell(&res, Path::new("/x"), "s", "b").unwrap(),
+            cell(ResultsDir::new(&res, Path::new("/x")), "s", "a").unwrap(),
+            cell(ResultsDir::new(&res, Path::new("/x")), "s", "b").unwrap(),
         );
         let d = Difference::of(&METRICS[0], &ca, &cb);
         assert_eq!(d.significant, None);
@@ -626,8 +622,8 @@ mod tests {
         runs[7].warmup = Some(crate::results::test_support::window_trended(8, 55.0));
         let res = results(runs);
         let (ca, cb) = (
-            cell(&res, Path::new("/x"), "s", "a").unwrap(),
-            cell(&res, Path::new("/x"), "s", "b").unwrap(),
+            cell(ResultsDir::new(&res, Path::new("/x")), "s", "a").unwrap(),
+            cell(ResultsDir::new(&res, Path::new("/x")), "s", "b").unwrap(),
         );
         assert_eq!((ca.unsettled_runs, cb.unsettled_runs), (0, 1));
         let d = Difference::of(&METRICS[0], &ca, &cb);
@@ -637,7 +633,7 @@ mod tests {
         let mut fifth = far[0].clone();
         fifth.run = 5;
         let res = results(res.runs.iter().cloned().chain([fifth]).collect());
-        let cb = cell(&res, Path::new("/x"), "s", "b").unwrap();
+        let cb = cell(ResultsDir::new(&res, Path::new("/x")), "s", "b").unwrap();
         assert_eq!(
             (
                 cb.runs,
@@ -659,7 +655,7 @@ mod tests {
             .map(|(i, v)| run_with("a", i as u32 + 1, *v, &lat))
             .collect();
         let res = results(runs.clone());
-        let why = cell(&res, Path::new("/x"), "s", "a")
+        let why = cell(ResultsDir::new(&res, Path::new("/x")), "s", "a")
             .unwrap()
             .noisy
             .unwrap();
@@ -669,7 +665,7 @@ mod tests {
         );
         runs[2].driver.saturated = true;
         runs[1].driver.cpu_steal_pct = 9.0;
-        let why = cell(&results(runs), Path::new("/x"), "s", "a")
+        let why = cell(ResultsDir::new(&results(runs), Path::new("/x")), "s", "a")
             .unwrap()
             .noisy
             .unwrap();
@@ -721,7 +717,7 @@ mod tests {
         r.histogram_log = Some(path.into());
         r.summary = summary;
         r.intervals = intervals;
-        let c = cell(&results(vec![r]), dir.path(), "s", "a").unwrap();
+        let c = cell(ResultsDir::new(&results(vec![r]), dir.path()), "s", "a").unwrap();
         assert!(c.method.contains("6 one-second intervals"), "{}", c.method);
         let (lo, hi) = (
             c.of("throughput").lo.unwrap(),
@@ -762,7 +758,7 @@ mod tests {
         r.histogram_log = Some(path.into());
         r.summary = summary;
         r.intervals = intervals;
-        let c = cell(&results(vec![r]), dir.path(), "s", "a").unwrap();
+        let c = cell(ResultsDir::new(&results(vec![r]), dir.path()), "s", "a").unwrap();
         assert_eq!(
             (c.of("throughput").lo, c.of("p50").lo),
             (None, None),

@@ -3,9 +3,9 @@
 //! and latency statistics of merged histogram counts.
 
 use crate::driver::summary::decode_histogram;
+use crate::results::dir::ResultsDir;
 use crate::results::record::Run;
 use hdrhistogram::Histogram;
-use std::path::Path;
 
 pub const BOOTSTRAP_SAMPLES: usize = 1000;
 
@@ -167,22 +167,8 @@ impl Merger {
 }
 
 /// The per-second histograms of a run's interval log (measured seconds only).
-pub(super) fn seconds_of(run: &Run, dir: &Path) -> Option<Vec<Unit>> {
-    let bytes = run.histogram_log_bytes(dir)?;
-    let mut hists: Vec<Histogram<u64>> = Vec::new();
-    for entry in hdrhistogram::serialization::interval_log::IntervalLogIterator::new(&bytes) {
-        if let Ok(hdrhistogram::serialization::interval_log::LogEntry::Interval(h)) = entry {
-            use base64::Engine;
-            let raw = base64::engine::general_purpose::STANDARD
-                .decode(h.encoded_histogram())
-                .ok()?;
-            hists.push(
-                hdrhistogram::serialization::Deserializer::new()
-                    .deserialize(&mut raw.as_slice())
-                    .ok()?,
-            );
-        }
-    }
+pub(super) fn seconds_of(run: &Run, set: ResultsDir) -> Option<Vec<Unit>> {
+    let hists = set.seconds(run)?;
     let measured = run.summary.duration_s.floor() as usize;
     let units: Vec<Unit> = run
         .intervals

@@ -9,9 +9,9 @@ use super::repeats::settled_cell;
 use super::sequential::{self, Decision, Ratio};
 use super::significance::{ALPHA, MIN_RUNS};
 use super::{scenarios, Cell};
+use crate::results::dir::ResultsDir;
 use crate::results::record::{Finding, Results, VerdictRecord};
 use crate::results::steady::unsettled;
-use std::path::Path;
 
 /// How differences are tested: one look at the end (a fixed number of runs) or a look after
 /// every round (`runs = "auto"`).
@@ -83,14 +83,15 @@ pub struct ScenarioFindings {
 /// (each contender's cell computed once per scenario). Only runs at steady state enter a
 /// finding: the others are counted, shown in the tables, and left out here (so the
 /// sequential design runs another in their place).
-pub fn findings(results: &Results, dir: &Path, design: Design) -> Vec<ScenarioFindings> {
+pub fn findings(set: ResultsDir, design: Design) -> Vec<ScenarioFindings> {
+    let results = set.results;
     scenarios(results)
         .into_iter()
         .map(|scenario| {
             let cells: Vec<Cell> = results
                 .contenders
                 .iter()
-                .filter_map(|c| settled_cell(results, dir, &scenario, &c.name))
+                .filter_map(|c| settled_cell(set, &scenario, &c.name))
                 .collect();
             let unsettled_runs = results
                 .runs
@@ -129,15 +130,14 @@ pub fn design_of(plan: &serde_json::Value) -> Design {
 /// settled runs as the headlines are, by the plan's design: for prose that quotes a tested
 /// difference the stored verdicts do not hold. None when either has no settled run.
 pub fn finding_on(
-    results: &Results,
-    dir: &Path,
+    set: ResultsDir,
     scenario: &str,
     metric: &super::Metric,
     (b, a): (&str, &str),
 ) -> Option<Finding> {
-    let ca = settled_cell(results, dir, scenario, a)?;
-    let cb = settled_cell(results, dir, scenario, b)?;
-    finding(&headline(metric), &ca, &cb, design_of(&results.plan))
+    let ca = settled_cell(set, scenario, a)?;
+    let cb = settled_cell(set, scenario, b)?;
+    finding(&headline(metric), &ca, &cb, design_of(&set.results.plan))
 }
 
 /// A metric of METRICS judged as a headline is.
@@ -154,8 +154,8 @@ fn headline(metric: &super::Metric) -> Headline {
 /// tuning, a release), judged from the settled runs of each by `after`'s plan's design (from
 /// every run that ended for a metric of its start).
 pub fn finding_between(
-    before: (&Results, &Path),
-    after: (&Results, &Path),
+    before: ResultsDir,
+    after: ResultsDir,
     scenario: &str,
     contender: &str,
     metric: &super::Metric,
@@ -165,9 +165,9 @@ pub fn finding_between(
     } else {
         settled_cell
     };
-    let ca = cell_of(before.0, before.1, scenario, contender)?;
-    let cb = cell_of(after.0, after.1, scenario, contender)?;
-    finding(&headline(metric), &ca, &cb, design_of(&after.0.plan))
+    let ca = cell_of(before, scenario, contender)?;
+    let cb = cell_of(after, scenario, contender)?;
+    finding(&headline(metric), &ca, &cb, design_of(&after.results.plan))
 }
 
 fn finding(h: &Headline, a: &Cell, b: &Cell, design: Design) -> Option<Finding> {
@@ -233,13 +233,13 @@ pub fn records(all: &[ScenarioFindings], stopped: &str) -> Vec<VerdictRecord> {
 
 /// The stored runs judged again by today's verdict rules, at the plan's last look (as its last
 /// round would judge them now), why repeating stopped kept; `rejudged_at` says when.
-pub fn rejudge(res: &mut Results, dir: &Path) {
+pub fn rejudge(res: &mut Results, dir: &std::path::Path) {
     let design = design_of(&res.plan);
     let stopped = res
         .verdicts
         .first()
         .map_or_else(|| "fixed number of runs".to_string(), |v| v.stopped.clone());
-    let all = findings(res, dir, design);
+    let all = findings(ResultsDir::new(res, dir), design);
     res.verdicts = records(&all, &stopped);
     res.rejudged_at = Some(crate::util::clock::now());
 }
@@ -354,6 +354,7 @@ mod tests {
     use super::*;
     use crate::results::record::RunStatus;
     use crate::results::test_support::{blank_results, blank_run};
+    use std::path::Path;
 
     fn results(a: &[f64], b: &[f64]) -> Results {
         let mut r = blank_results(&["mvc", "flux"]);
@@ -386,7 +387,7 @@ mod tests {
         );
         let dir = Path::new("/nonexistent");
         let v = records(
-            &findings(&r, dir, Design::sequential(0.05)),
+            &findings(ResultsDir::new(&r, dir), Design::sequential(0.05)),
             "every headline decided",
         );
         assert_eq!(v.len(), 1);
@@ -402,7 +403,10 @@ mod tests {
             "{s}"
         );
         assert!(v[0].decided, "{v:?}");
-        assert!(all_decided(&findings(&r, dir, Design::sequential(0.05))));
+        assert!(all_decided(&findings(
+            ResultsDir::new(&r, dir),
+            Design::sequential(0.05)
+        )));
     }
 
     #[test]
@@ -410,7 +414,10 @@ mod tests {
         // Every answer an expected error (a fan-out whose first call fails): throughput 0.
         let r = results(&[0.0, 0.0, 0.0, 0.0], &[0.0, 0.0, 0.0, 0.0]);
         let v = records(
-            &findings(&r, Path::new("/nonexistent"), Design::fixed(0.05)),
+            &findings(
+                ResultsDir::new(&r, Path::new("/nonexistent")),
+                Design::fixed(0.05),
+            ),
             "4 runs",
         );
         let s = &v[0].sentence;
@@ -425,7 +432,10 @@ mod tests {
     fn too_few_runs_are_not_tested_and_an_open_question_is_undecided() {
         let dir = Path::new("/nonexistent");
         let r = results(&[1000.0, 1010.0], &[3100.0, 3050.0]);
-        let v = records(&findings(&r, dir, Design::sequential(0.05)), "budget spent");
+        let v = records(
+            &findings(ResultsDir::new(&r, dir), Design::sequential(0.05)),
+            "budget spent",
+        );
         assert!(
             v[0].sentence.contains("not tested (2 run(s) each"),
             "{}",
@@ -437,7 +447,7 @@ mod tests {
             &[1000.0, 1100.0, 900.0, 1050.0, 950.0],
             &[1020.0, 1120.0, 930.0, 1060.0, 980.0],
         );
-        let f = findings(&r, dir, Design::sequential(0.05));
+        let f = findings(ResultsDir::new(&r, dir), Design::sequential(0.05));
         let thr = f[0]
             .findings
             .iter()
@@ -458,7 +468,7 @@ mod tests {
         // One mvc run measured on a plateau of its climb: left out, so 4 runs a side remain
         // and the sequential design (first look at 5) cannot test yet.
         r.runs[4].warmup = Some(crate::results::test_support::window_trended(8, 55.0));
-        let all = findings(&r, dir, Design::sequential(0.05));
+        let all = findings(ResultsDir::new(&r, dir), Design::sequential(0.05));
         assert_eq!(all[0].unsettled_runs, 1);
         let f = &all[0].findings[0];
         assert_eq!((f.runs, f.outcome.as_str()), (4, "not tested"));
@@ -473,7 +483,10 @@ mod tests {
         // bound; CPU per request (the contender's own) does not.
         r.runs[4].warmup = None;
         r.runs[7].driver.saturated = true;
-        let v = records(&findings(&r, dir, Design::sequential(0.05)), "decided");
+        let v = records(
+            &findings(ResultsDir::new(&r, dir), Design::sequential(0.05)),
+            "decided",
+        );
         let s = &v[0].sentence;
         assert!(
             s.contains("flux 3.09x mvc's throughput (tested: p = 0.008, 5 runs each; driver-limited: a bound, not the server's figure)"),

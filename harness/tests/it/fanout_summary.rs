@@ -55,7 +55,14 @@ fn row(r: &Results, dir: &Path, m: &manifest::Manifest, batch: usize) -> String 
     let over = |scenario: &str, f: &dyn Fn(&Run) -> f64| {
         median(measured(r, &m.name, scenario).into_iter().map(f).collect())
     };
-    let cell = |scenario: &str| iobound::stats::cell(r, dir, scenario, &m.name).unwrap();
+    let cell = |scenario: &str| {
+        iobound::stats::cell(
+            iobound::results::dir::ResultsDir::new(r, dir),
+            scenario,
+            &m.name,
+        )
+        .unwrap()
+    };
     let answered = |x: &Run| (x.summary.ok + x.summary.drained + x.summary.errors.total()) as f64;
     let (a, b) = (cell(shape), cell(failing));
     let cells = [
@@ -247,10 +254,14 @@ fn the_summary_prose_says_what_the_table_holds() {
     let cpu = |batch: &str, c: &str| {
         let dir = root.join("docs/results").join(batch);
         let r = Results::load(&dir.join("results.json")).unwrap();
-        let v = iobound::stats::cell(&r, &dir, "fanout-4x50ms", c)
-            .unwrap()
-            .of("cpu")
-            .value;
+        let v = iobound::stats::cell(
+            iobound::results::dir::ResultsDir::new(&r, &dir),
+            "fanout-4x50ms",
+            c,
+        )
+        .unwrap()
+        .of("cpu")
+        .value;
         one_decimal(v)
     };
     assert_eq!(cpu(BATCHES[2], "python-asyncio"), "29,035.4");
@@ -327,7 +338,12 @@ fn the_summary_prose_says_what_the_table_holds() {
     let sixteen = |c: &str| {
         let dir = root.join("docs/results").join(BATCHES[1]);
         let r = Results::load(&dir.join("results.json")).unwrap();
-        let x = iobound::stats::cell(&r, &dir, "fanout-16-at-1000", c).unwrap();
+        let x = iobound::stats::cell(
+            iobound::results::dir::ResultsDir::new(&r, &dir),
+            "fanout-16-at-1000",
+            c,
+        )
+        .unwrap();
         (
             whole(x.of("throughput").value),
             format!("{:.2}", x.of("errors").value),
@@ -349,18 +365,8 @@ fn the_summary_prose_says_what_the_table_holds() {
     assert!(measured(&py3, "python-asyncio", "fanout-16-at-1000")
         .iter()
         .all(|x| x.summary.ok + x.summary.drained == 0));
-    let summary = std::fs::read_to_string(root.join("docs/findings/all-models.md")).unwrap();
-    let summary = summary.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(summary.contains(&format!(
-        "a pool thread (Jetty, the Quarkus worker pool: {} a second), a connection (Vert.x {}, quarkus-virtual {})",
-        f("jetty", 6),
-        f("vertx", 6),
-        f("quarkus-virtual", 6)
-    )));
-    assert!(
-        f("quarkus-worker", 6) == f("jetty", 6)
-            && summary.contains("all 17 HTTP contenders, 4 runs each")
-    );
+    // all-models.md's summary points here without figures: most runs did not settle.
+    assert_eq!(f("quarkus-worker", 6), f("jetty", 6));
     // Minutes of runs, as the page says.
     let minutes: Vec<f64> = BATCHES
         .iter()

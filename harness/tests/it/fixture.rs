@@ -31,7 +31,11 @@ fn report_rebuilds_an_earlier_results_directory_byte_for_byte() {
     // In-process, through the library: what `iobound report DIR` does.
     let results = iobound::results::record::Results::load(&work.path().join("results.json"))
         .expect("an earlier results.json still loads");
-    iobound::report::write_outputs(work.path(), &results).expect("outputs written");
+    iobound::report::write_outputs(iobound::results::dir::ResultsDir::new(
+        &results,
+        work.path(),
+    ))
+    .expect("outputs written");
     for f in ["summary.txt", "report.md", "intervals.csv"] {
         let expected = std::fs::read_to_string(fixture.join("expected").join(f)).unwrap();
         let got = std::fs::read_to_string(work.path().join(f))

@@ -88,13 +88,17 @@ impl Lab {
             names,
             dir: tempfile::tempdir().unwrap(),
         };
+        // A test process killed with SIGKILL never drops its lab: the next one takes such labs
+        // down, and ties its own to this process so that the one after it can.
+        must(&format!("{} prune", lab_script()));
         must(&format!(
-            "{} up {} {} {} {} {options}",
+            "{} up {} {} {} {} --owner {} {options}",
             lab_script(),
             lab.dir.path().display(),
             lab.prefix,
             lab.subnet,
-            lab.names.join(" ")
+            lab.names.join(" "),
+            std::process::id()
         ));
         Some(lab)
     }
@@ -635,6 +639,59 @@ fn a_lab_directory_that_is_not_roots_alone_is_refused() {
         );
     }
     std::os::unix::fs::chown(dir.path(), Some(0), None).unwrap();
+}
+
+/// The network namespaces on this machine.
+fn namespaces() -> String {
+    String::from_utf8_lossy(&sh("ip netns list").stdout).into_owned()
+}
+
+#[test]
+#[ignore = "needs root; run by ./iobound test"]
+fn a_lab_whose_owner_was_killed_is_taken_down_by_the_next_prune() {
+    // A lab owned by this test process: pruning leaves it, its owner is alive.
+    let Some(alive) = Lab::new(vec!["app"]) else {
+        return;
+    };
+    // A lab owned by a process that is then killed, as a test process killed with SIGKILL
+    // (a timeout, the end of a session) leaves its lab with a key that logs in as root.
+    let mut owner = Command::new("sleep").arg("600").spawn().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (prefix, subnet) = ("iobtk", "10.231.248");
+    must(&format!(
+        "{} up {} {prefix} {subnet} app lg1 --owner {}",
+        lab_script(),
+        dir.path().join("lab").display(),
+        owner.id()
+    ));
+    let keys = PathBuf::from(format!("/run/iobound-netns-{prefix}"));
+    assert!(namespaces().contains("iobtk-lg1") && keys.exists());
+    owner.kill().unwrap();
+    owner.wait().unwrap();
+    must(&format!("{} prune", lab_script()));
+    let left = namespaces();
+    assert!(!left.contains("iobtk-"), "the killed owner's lab: {left}");
+    assert!(!keys.exists(), "its authorized key is removed");
+    let bridge = sh(&format!("ip link show {prefix}br"));
+    assert!(!bridge.status.success(), "its bridge is removed");
+    assert!(
+        left.contains(&alive.ns("app")),
+        "the live owner's lab stays: {left}"
+    );
+    // A lab cannot be tied to a process that is not running.
+    let out = sh(&format!(
+        "{} up {} iobtk {subnet} app --owner {}",
+        lab_script(),
+        dir.path().join("again").display(),
+        owner.id()
+    ));
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no such process is running"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!namespaces().contains("iobtk-"));
 }
 
 #[test]

@@ -93,6 +93,7 @@ fn no_measured_figure_is_typed_outside_a_marker() {
 /// re-measured (the others carry the first-look banner or say what their figures rest on).
 const LINTED: &[&str] = &[
     "README.md",
+    "docs/findings/all-models.md",
     "docs/findings/classics.md",
     "docs/findings/container.md",
     "docs/findings/cost-of-waiting.md",
@@ -310,7 +311,12 @@ fn the_webflux_event_loop_figures_match_their_results() {
             "docs/results/tuning-webflux-2026-11-24/loops-{loops}"
         ));
         let r = Results::load(&dir.join("results.json")).unwrap();
-        iobound::stats::cell(&r, &dir, "plaintext", "spring-webflux").unwrap()
+        iobound::stats::cell(
+            iobound::results::dir::ResultsDir::new(&r, &dir),
+            "plaintext",
+            "spring-webflux",
+        )
+        .unwrap()
     };
     let (four, one) = (cell(4), cell(1));
     assert_eq!((four.runs, one.runs), (5, 5));
@@ -361,7 +367,6 @@ fn the_crud_confirmation_figures_match_their_results() {
         assert_eq!(format!("{:.2}", f.ratio.unwrap()), ratio);
         assert!(f.ratio_lo.unwrap() < 1.0 && f.ratio_hi.unwrap() > 1.0);
     }
-    assert!(page.contains("throughput stays undecided after 8 runs each (worker/reactive 0.93, virtual/reactive 0.94,\n  virtual/worker 1.01"));
     // CPU per request and the tail.
     for (metric, a, b, outcome, pct) in [
         ("cpu", re, wo, "different", "+49"),
@@ -388,11 +393,25 @@ fn the_crud_confirmation_figures_match_their_results() {
         ),
         "1.09, interval 0.97..1.24"
     );
-    assert!(page.contains("(1.09, interval 0.97..1.24)"));
-    let cell = |c: &str| iobound::stats::cell(&r, &dir, "crud-200", c).unwrap();
+    let cell = |c: &str| {
+        iobound::stats::cell(
+            iobound::results::dir::ResultsDir::new(&r, &dir),
+            "crud-200",
+            c,
+        )
+        .unwrap()
+    };
+    // The words around the marked figures say what the stored findings say.
+    let flat = page.split_whitespace().collect::<Vec<_>>().join(" ");
+    for said in [
+        "throughput stays undecided (worker / reactive",
+        "(both tested)",
+        "virtual threads against the event loop stays undecided",
+    ] {
+        assert!(flat.contains(said), "{said}");
+    }
     let (cr, cw, cv) = (cell(re), cell(wo), cell(vi));
     assert_eq!(format!("{:.1}", cr.of("cpu").value), "24.3");
-    assert!(page.contains("spends 24.3 ms of CPU per 1,000 requests"));
     for c in [&cr, &cw, &cv] {
         assert!(
             (27_000.0..30_000.0).contains(&c.of("throughput").value),
@@ -400,32 +419,17 @@ fn the_crud_confirmation_figures_match_their_results() {
             c.of("throughput").value
         );
     }
-    // "at least 90% busy in most seconds of 23 of the 24 runs".
-    let saturated = r
-        .runs
-        .iter()
-        .filter(|run| {
-            let busy = run
-                .driver
-                .cpu_busy_pct
-                .iter()
-                .filter(|p| **p >= 90.0)
-                .count();
-            busy * 2 > run.driver.cpu_busy_pct.len()
-        })
-        .count();
-    assert_eq!((saturated, r.runs.len()), (23, 24));
+    // The page quotes the driver's own saturation flag: every run of the three.
+    assert!(r.runs.iter().all(|run| run.driver.saturated));
     // "the worker pool needed 40 s to settle (median of its 8 runs), against 20 and 22 s".
     let settle = |c: &str| median_settle_s(&r, c);
     assert_eq!((settle(wo), settle(vi), settle(re)), (40.0, 20.0, 22.0));
     // "23 minutes of runs".
     let took = common::minutes_of_runs(&r);
     assert_eq!(took.round(), 23.0);
-    assert!(page.contains("2026-11-24; 23 minutes of runs"));
     // The screening's figures the prose contrasts them with.
     let rps = |c: &str| screening_crud_rps(root, c).round();
     assert_eq!((rps(re), rps(wo), rps(vi)), (12_319.0, 6_060.0, 14_782.0));
-    assert!(page.contains("read 12,319, 6,060 and 14,782 req/s below"));
 }
 
 /// The prose of the C10K confirmation (docs/findings/all-models.md and its summary at the top),
@@ -469,22 +473,25 @@ fn the_c10k_confirmation_figures_match_their_results() {
             "{metric} {a} {b}"
         );
     }
-    let rust_cpu = iobound::stats::cell(&r, &dir, "c10k-delay-1s", rust).unwrap();
+    let rust_cpu = iobound::stats::cell(
+        iobound::results::dir::ResultsDir::new(&r, &dir),
+        "c10k-delay-1s",
+        rust,
+    )
+    .unwrap();
     assert_eq!(format!("{:.1}", rust_cpu.of("cpu").value), "13.8");
-    assert!(page.contains("Rust spends 13.8 ms of CPU per 1,000\n  requests: 45% less than Node and 46% less than Go (tested)"));
-    assert!(page.contains("virtual threads +13%, coroutines +28% (tested)"));
-    // Rust's p99 is stored as tested, but every Rust run had the driver saturated in its first
-    // measured second and no Node run did: the page calls it driver-limited.
-    let first_busy = |c: &str| -> Vec<bool> {
+    // Rust's p99 is stored as tested, but the driver was saturated in every Rust run and in no
+    // Node run: the page calls it driver-limited, as the stored finding does.
+    let saturated = |c: &str| -> Vec<bool> {
         r.runs
             .iter()
             .filter(|x| x.contender == c)
-            .map(|x| x.driver.cpu_busy_pct[0] >= 90.0)
+            .map(|x| x.driver.saturated)
             .collect()
     };
-    assert_eq!(first_busy(rust), [true; 8]);
-    assert_eq!(first_busy(node), [false; 8]);
-    assert!(page.contains("first measured second of all 8 Rust runs and of no Node run"));
+    assert_eq!(saturated(rust), [true; 8]);
+    assert_eq!(saturated(node), [false; 8]);
+    assert!(page.contains("so the figure is driver-limited"));
     // Rust over Go: its interval lies inside the 5% margin.
     let f = finding("throughput", go, rust);
     assert!(
@@ -492,10 +499,6 @@ fn the_c10k_confirmation_figures_match_their_results() {
         "{f:?}"
     );
     assert!(page.contains("equivalent within 5% by today's rule"));
-    assert!(page.contains("Ktor's coroutines answered 5% less than Node (tested)"));
-    assert!(page.contains(
-        "Rust's 45% below\n  Node's and the JVMs' above it (virtual threads +13%, coroutines +28%)"
-    ));
     // "settled within 11 to 19 s (medians)".
     let settle = |c: &str| median_settle_s(&r, c);
     let s: Vec<f64> = [node, go, rust, qv, ktor]
@@ -506,21 +509,9 @@ fn the_c10k_confirmation_figures_match_their_results() {
         .iter()
         .fold((f64::MAX, 0.0f64), |(l, h), x| (l.min(*x), h.max(*x)));
     assert_eq!((lo, hi), (11.0, 19.0), "{s:?}");
-    assert!(page.contains("settled within 11 to 19 s (medians)"));
     // "29 minutes of runs", in both places.
     let took = common::minutes_of_runs(&r);
     assert_eq!(took.floor(), 29.0, "{took}");
-    assert!(page.contains("2026-11-24; 29 minutes of runs"));
-    assert!(page.contains("29 minutes of runs, 8 each"));
-    // The summary of the CRUD confirmation.
-    assert!(page.contains("23 minutes of\n  runs, 8 each"));
-    assert!(page.contains("(the worker\n  pool +49%, virtual threads +46%), and virtual threads cut the worker pool's p99 by 20%"));
-    assert!(page.contains("one-run screening's 2.4x gap"));
-    let rps = |c: &str| screening_crud_rps(root, c);
-    assert_eq!(
-        format!("{:.1}", rps("quarkus-virtual") / rps("quarkus-worker")),
-        "2.4"
-    );
 }
 
 /// The measured example of docs/hosts.md: every figure of its prose from the committed results.
@@ -548,7 +539,12 @@ fn the_hosts_example_figures_match_their_results() {
         .iter()
         .all(|h| h.clock_offset_ms.abs() <= 0.01));
     assert!(page.contains("their clocks agreed to within 0.01 ms"));
-    let cell = iobound::stats::cell(&r, &dir, "delay-ms-5", "external").unwrap();
+    let cell = iobound::stats::cell(
+        iobound::results::dir::ResultsDir::new(&r, &dir),
+        "delay-ms-5",
+        "external",
+    )
+    .unwrap();
     assert_eq!(format!("{:.1}", cell.of("p50").value), "6.7");
     assert!(page.contains("the p50 of 6.7 ms for a 5 ms wait"));
     assert_eq!(
@@ -617,7 +613,7 @@ fn screening_crud_rps(root: &Path, contender: &str) -> f64 {
         .rps
 }
 
-/// The fan-out findings (docs/findings/fanout.md and all-models.md's summary), figure by figure,
+/// The fan-out findings (docs/findings/fanout.md; all-models.md's summary points to it), figure by figure,
 /// from their committed results.
 #[test]
 fn the_fanout_figures_match_their_results() {
@@ -645,7 +641,12 @@ fn the_fanout_figures_match_their_results() {
     };
     let answered = |x: &Run| (x.summary.ok + x.summary.drained + x.summary.errors.total()) as f64;
     let cell = |scenario: &str, contender: &str| {
-        iobound::stats::cell(&r, &dir, scenario, contender).unwrap()
+        iobound::stats::cell(
+            iobound::results::dir::ResultsDir::new(&r, &dir),
+            scenario,
+            contender,
+        )
+        .unwrap()
     };
     let n = |v: f64| thousands(v.round() as u64);
     // One decimal, thousands grouped: 2,492.4.
@@ -676,9 +677,6 @@ fn the_fanout_figures_match_their_results() {
     assert_eq!(firsts, ["51.9", "51.9", "52.9", "53.9", "76.4", "160.2"]);
     assert!(page.contains("the median\n  request took 51.9 ms on Go and WebFlux, 52.9 ms on Spring MVC with virtual threads and\n  53.9 ms on Node"));
     assert!(page.contains("Ktor took 76.4 ms. Spring MVC on platform threads took 160.2 ms"));
-    assert!(
-        summary.contains("(p50 51.9..53.9 ms at 50 users)") && summary.contains("takes 160.2 ms")
-    );
     let rps_at_500 = |contender: &str| n(over(a, contender, &|x| x.summary.levels[1].rps));
     assert_eq!(
         [go, ktor, vt, mvc].map(rps_at_500),
@@ -758,10 +756,6 @@ fn the_fanout_figures_match_their_results() {
         page.contains("it answered\n  50 502s a second")
             && page.contains("answered 1,586 a second")
     );
-    assert!(
-        summary.contains("answer 748 to 3,826 502s a second")
-            && summary.contains("and it answers 50")
-    );
     let tail = |contender: &str| format!("{:.1}", cell(b, contender).of("p99_all").value);
     assert_eq!([flux, ktor].map(tail), ["38.5", "216.8"]);
     assert_eq!(n1(cell(b, mvc).of("p99_all").value), "2,492.4");
@@ -801,9 +795,11 @@ fn the_fanout_figures_match_their_results() {
     ] {
         assert!(page.contains(said), "{said}");
     }
-    // "57 minutes of runs", in both places.
+    // "57 minutes of runs".
     assert_eq!(common::minutes_of_runs(&r).floor(), 57.0);
-    assert!(page.contains("57 minutes of runs") && summary.contains("57 minutes of runs"));
+    assert!(page.contains("57 minutes of runs"));
+    // all-models.md's summary gives fan-out no verdict, as this page's banner says.
+    assert!(summary.contains("most of its runs did not settle, so it gives no verdict yet"));
 }
 
 /// The measured example of the built-in contenders across hosts in docs/hosts.md: every figure
@@ -845,7 +841,14 @@ fn the_built_in_contenders_across_hosts_figures_match_their_results() {
         assert!(c.command.iter().any(|a| a.contains("10.231.7.10")));
     }
     assert!(page.contains("checked against the contract there (51 cases;"));
-    let fig = |c: &str| iobound::stats::cell(&r, &dir, "enrich-200", c).unwrap();
+    let fig = |c: &str| {
+        iobound::stats::cell(
+            iobound::results::dir::ResultsDir::new(&r, &dir),
+            "enrich-200",
+            c,
+        )
+        .unwrap()
+    };
     let (go, vertx) = (fig("go"), fig("vertx"));
     let p50 = go.of("p50").value;
     assert_eq!(format!("{p50:.1}"), "101.6");
@@ -923,7 +926,14 @@ fn the_pipelines_across_hosts_figures_match_their_results() {
         let v = c.verification.as_ref().unwrap();
         assert!(v.passed && v.cases.len() == 2, "{}", c.name);
     }
-    let fig = |c: &str| iobound::stats::cell(&r, &dir, "rate-1000", c).unwrap();
+    let fig = |c: &str| {
+        iobound::stats::cell(
+            iobound::results::dir::ResultsDir::new(&r, &dir),
+            "rate-1000",
+            c,
+        )
+        .unwrap()
+    };
     let (pool, virt, reactive) = (
         fig("pipeline-threadpool"),
         fig("pipeline-virtual"),

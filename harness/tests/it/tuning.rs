@@ -34,8 +34,12 @@ fn runs_of<'a>(r: &'a Results, contender: &str) -> Vec<&'a Run> {
 fn cell(dir: &str, scenario: &str, contender: &str) -> Cell {
     let r = results(dir);
     let dir = root().join("docs/results").join(dir);
-    stats::cell(&r, &dir, scenario, contender)
-        .unwrap_or_else(|| panic!("{contender} in {scenario} of {}", dir.display()))
+    stats::cell(
+        iobound::results::dir::ResultsDir::new(&r, &dir),
+        scenario,
+        contender,
+    )
+    .unwrap_or_else(|| panic!("{contender} in {scenario} of {}", dir.display()))
 }
 
 /// Whether `page` says `text`, wherever its lines happen to break.
@@ -340,25 +344,16 @@ fn the_spring_mvc_crud_figures_match_their_results() {
         );
     }
     assert!(says(&page, "busy in 19 of their 20 seconds"));
-    // all-models.md's summary of the same: "three times Jetty's CPU per request in the
-    // screening", "62 s", "about three times as many requests at a third of the CPU per request".
-    assert_eq!((cpu("spring-mvc") / cpu("jetty")).floor(), 3.0);
-    assert_eq!(
-        (narrow.of("cpu").value / wide.of("cpu").value * 3.0).round(),
-        1.0
-    );
-    assert_eq!(
-        (narrow.of("throughput").value / wide.of("throughput").value).round(),
-        3.0
-    );
+    // all-models.md's summary quotes the same two pool sizes by marker, and says why they are
+    // not a verdict.
     let summary = read("docs/findings/all-models.md");
-    for text in [
-        "cost three times Jetty's CPU per request in the screening",
-        "had settled (62 s)",
-        "about three times as many\n  requests at a third of the CPU per request (4 runs each, but as two blocks, not interleaved,\n  so not a verdict",
-    ] {
-        assert!(says(&summary, text), "all-models.md: {text:?}");
-    }
+    assert!(
+        says(
+            &summary,
+            "not a verdict, the two\n  settings ran as two blocks, not interleaved"
+        ),
+        "all-models.md"
+    );
 }
 
 /// docs/findings/streaming.md: the re-measured pipelines (one run each) and the first thread

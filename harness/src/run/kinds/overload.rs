@@ -2,11 +2,11 @@
 //! at C/2, factor x C and C/2 again, and a verdict on whether the contender shed, queued or
 //! absorbed the overload, with its recovery.
 
-use super::round::RunCtx;
 use crate::plan::{Load, Overload, OverloadRuns, Profile, Scenario};
 use crate::results::details::Detail;
 use crate::results::faults::verdict;
 use crate::results::record::RunStatus;
+use crate::run::round::RunCtx;
 use crate::services::contender::Running;
 use crate::util::interrupt;
 use std::net::SocketAddr;
@@ -16,7 +16,7 @@ impl RunCtx<'_> {
     /// An overload scenario: the scenario's closed load probes capacity C, then open-model
     /// phases at C/2, factor x C and C/2 again, each a run of its own ("<name>-probe",
     /// "<name>-calm", "<name>-<factor>x", "<name>-after"); the overload run gets the verdict.
-    pub(super) fn overload_round(
+    pub(in crate::run) fn overload_round(
         &mut self,
         name: &str,
         mut proc: Option<&mut Running>,

@@ -2,10 +2,10 @@
 //! the contender acknowledged (to this machine's driver, or to a load host's) is looked up in
 //! PostgreSQL after the run.
 
-use super::round::RunCtx;
 use crate::driver::{self, Target};
 use crate::results::details::{Detail, EntryResult};
 use crate::results::record::Run;
+use crate::run::round::RunCtx;
 use crate::services::database::Database;
 use crate::services::write_check::{judge_writes, Ack, WriteCheck};
 use anyhow::Result;
@@ -13,7 +13,12 @@ use anyhow::Result;
 impl RunCtx<'_> {
     /// A mix's requests per entry, and for a mix that writes, the check that every
     /// acknowledged write is in the database (a lost one fails the run).
-    pub(super) fn mix_and_writes(&self, r: &mut Run, outcome: &driver::Outcome, target: &Target) {
+    pub(in crate::run) fn mix_and_writes(
+        &self,
+        r: &mut Run,
+        outcome: &driver::Outcome,
+        target: &Target,
+    ) {
         if !target.entries.is_empty() {
             r.details.set(Detail::Mix(
                 target
@@ -78,7 +83,7 @@ impl RunCtx<'_> {
 /// Looks up every acknowledged write of a run in the database: `sources` are the targets the
 /// writes were sent with (one here, or one per load host, each with its own tag, all under
 /// `target`'s) and their acknowledgements.
-pub(super) fn check_writes(
+pub(in crate::run) fn check_writes(
     rt: &tokio::runtime::Runtime,
     db: &Database,
     target: &Target,

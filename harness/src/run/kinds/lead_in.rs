@@ -4,16 +4,16 @@
 //! of that same load, from a whole second on. A separate measured load would open new
 //! connections and start its users from nothing, so its first second would be short (and at
 //! a 1 s wait, empty). Used for every flat local load; stepped and ramped loads, load hosts,
-//! profiled runs and capacity probes keep a warm-up load of their own (run/http.rs).
+//! profiled runs and capacity probes keep a warm-up load of their own (run/kinds/http.rs).
 
 use super::http::{scenario_target, warmup_load, Window};
-use super::round::{failed_run, new_run, RunCtx};
-use super::warmup::{Lead, Settle};
-use super::watch::FaultLog;
-use super::window_check::constant_load;
 use crate::plan::Scenario;
 use crate::results::record::Run;
 use crate::results::warmup::WarmupRecord;
+use crate::run::observe::warmup::{Lead, Settle};
+use crate::run::observe::window_check::constant_load;
+use crate::run::round::{failed_run, new_run, RunCtx};
+use crate::run::watch::FaultLog;
 use crate::sampler::Sample;
 use crate::services::contender::Running;
 use crate::util::progress::Progress;
@@ -28,7 +28,7 @@ impl RunCtx<'_> {
     /// Whether scenario `s` is measured as a slice of its warm-up's load: a flat load, driven
     /// from here, with a warm-up that watches for steady state, not profiled, and not a
     /// capacity probe (whose give-up rule may end its load during the warm-up).
-    pub(super) fn leads_in(&self, s: &Scenario) -> bool {
+    pub(in crate::run) fn leads_in(&self, s: &Scenario) -> bool {
         let detect = !s.warmup.is_zero() && s.warmup > self.plan.warmup_min.min(s.warmup);
         detect
             && constant_load(s)
@@ -39,7 +39,7 @@ impl RunCtx<'_> {
 
     /// Warm-up and measured window of one flat load; None when stopped (Ctrl-C) before the
     /// window opened.
-    pub(super) fn measure_led(
+    pub(in crate::run) fn measure_led(
         &mut self,
         name: &str,
         mut proc: Option<&mut Running>,

@@ -3,11 +3,11 @@
 //! and the first failing rate to the stated precision, then repeat both final rates so the
 //! answer comes with how often each held. Every probe is a run of its own ("<name>@<rate>").
 
-use super::round::RunCtx;
-use super::slo::{judge, servers_failure, slo_words};
 use crate::plan::{Capacity, Load, Profile, Scenario};
 use crate::results::details::{Detail, Probe};
 use crate::results::record::{CapacityResult, Run, RunStatus};
+use crate::run::round::RunCtx;
+use crate::run::slo::{judge, servers_failure, slo_words};
 use crate::services::contender::Running;
 use crate::util::interrupt;
 use std::net::SocketAddr;
@@ -102,7 +102,7 @@ struct Search<'a> {
 impl RunCtx<'_> {
     /// One contender's capacity search in scenario `s`; probes are appended as runs and the
     /// answer to `res.capacity`.
-    pub(super) fn capacity_round(
+    pub(in crate::run) fn capacity_round(
         &mut self,
         name: &str,
         mut proc: Option<&mut Running>,

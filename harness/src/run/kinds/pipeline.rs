@@ -3,9 +3,7 @@
 //! arrival in `output`, per-second rows, the contender's resources) plus the delivery check:
 //! every record sent must arrive.
 
-use super::finish::{finish, Ended};
 use super::pipeline_warmup::{self, CpuReadings};
-use super::round::{failed_run, new_run, RunCtx};
 use crate::driver::assess::busy_warning;
 use crate::driver::cpu_busy::CpuBusy;
 use crate::driver::summary::{decode_histogram, IntervalRow, Latency};
@@ -15,6 +13,8 @@ use crate::remote::record_load::RecordLoadHosts;
 use crate::results::details::Detail;
 use crate::results::faults::EventRecord;
 use crate::results::record::{Run, RunStatus};
+use crate::run::finish::{finish, Ended};
+use crate::run::round::{failed_run, new_run, RunCtx};
 use crate::sampler::{self, Sample, Sampling};
 use crate::services::contender::{log_tail, Running};
 use crate::services::kafka::{run_load, Kafka, LoadReport, RecordLoad, LOCAL_START_AHEAD};
@@ -25,7 +25,7 @@ use std::time::Duration;
 impl RunCtx<'_> {
     /// A pipeline scenario: warm-up and measured load through Kafka, sampled and watched like
     /// an HTTP run; the run gets the delivery check.
-    pub(super) fn measure_pipeline(
+    pub(in crate::run) fn measure_pipeline(
         &mut self,
         name: &str,
         proc: Option<&mut Running>,
@@ -71,7 +71,7 @@ impl RunCtx<'_> {
 
     /// The warm-up and the measured load, one schedule without a pause between them (the load
     /// tool, its producer and consumer, and the pipeline carry on as they were): the contender's
-    /// CPU read during the warm-up, to judge it at its end (run/pipeline_warmup.rs); the
+    /// CPU read during the warm-up, to judge it at its end (run/kinds/pipeline_warmup.rs); the
     /// measured phase sampled, its events fired, the contender watched. The run is finished
     /// from the load tool's report, or failed with why it has none; None when stopped before
     /// the measured phase.

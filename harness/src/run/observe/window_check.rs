@@ -11,7 +11,7 @@ use crate::sampler::Sample;
 /// The measured window judged too, once the run is over: only a window that is itself flat
 /// shows the contender had settled (a warm-up can stop on a plateau of its climb). A run that
 /// is not at steady state says why in its warnings.
-pub(super) fn judge_measured_window(r: &mut Run, s: &Scenario) {
+pub(in crate::run) fn judge_measured_window(r: &mut Run, s: &Scenario) {
     let Some(w) = r.warmup.as_ref() else {
         return;
     };
@@ -30,7 +30,7 @@ pub(super) fn judge_measured_window(r: &mut Run, s: &Scenario) {
 
 /// Whether the scenario's measured load is meant to be flat (one level, no ramp, no mid-run
 /// event), so that a trend in its seconds can only be the contender's.
-pub(super) fn constant_load(s: &Scenario) -> bool {
+pub(in crate::run) fn constant_load(s: &Scenario) -> bool {
     let flat = match s.load.profile {
         Profile::Closed {
             step_users, steps, ..

@@ -1,13 +1,13 @@
 //! A pipeline's warm-up, judged at its end. The Kafka load tool reports its seconds only when
 //! it ends, so a pipeline's warm-up cannot stop once the contender has settled as an HTTP
 //! warm-up does; it runs for the scenario's `warmup` and is then judged by the same rule
-//! (run/warmup.rs), over 5-second steps instead of single seconds: records per second, their
+//! (run/observe/warmup.rs), over 5-second steps instead of single seconds: records per second, their
 //! mean latency and the contender's CPU per record must show no trend over its last 50 seconds.
 //! A run after a warm-up still drifting is flagged "not at steady state", as an HTTP run is.
 
-use super::warmup::{Settle, Totals};
 use crate::driver::summary::decode_histogram;
 use crate::results::warmup::{WarmupRecord, PIPELINE_JUDGED_S, PIPELINE_STEP_S, RULE_AT_END};
+use crate::run::observe::warmup::{Settle, Totals};
 use crate::services::kafka_report::LoadReport;
 use std::time::Duration;
 

@@ -2,16 +2,16 @@
 //! (not recorded), then the measured run with the sampler beside the driver; the run gets its
 //! summary, per-second rows, histograms, driver report and, for mixes that write, the write check.
 
-use super::finish::{finish, runtime_logs, Ended};
-use super::round::{failed_run, new_run, RunCtx};
-use super::warmup::Settle;
-use super::warnings::{accounting_warnings, load_host_warnings};
-use super::watch::FaultLog;
-use super::window_check::judge_measured_window;
 use crate::driver::{self, assess::driver_report, summary, Target};
 use crate::plan::{Load, Profile, Scenario};
 use crate::results::record::Run;
 use crate::results::warmup::WarmupRecord;
+use crate::run::finish::{finish, runtime_logs, Ended};
+use crate::run::observe::warmup::Settle;
+use crate::run::observe::window_check::judge_measured_window;
+use crate::run::round::{failed_run, new_run, RunCtx};
+use crate::run::warnings::{accounting_warnings, load_host_warnings};
+use crate::run::watch::FaultLog;
 use crate::sampler::{self, Sampler, Sampling};
 use crate::services::contender::Running;
 use crate::util::interrupt;
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 impl RunCtx<'_> {
     /// Warm-up then measured run of one scenario; the run is appended to the results.
-    pub(super) fn measure_scenario(
+    pub(in crate::run) fn measure_scenario(
         &mut self,
         name: &str,
         mut proc: Option<&mut Running>,
@@ -214,7 +214,7 @@ impl RunCtx<'_> {
 
     /// The rest of a measured run once its load has ended: summary, per-second rows, driver
     /// report, histograms, checks, resources and the runtime's own logs.
-    pub(super) fn complete(
+    pub(in crate::run) fn complete(
         &mut self,
         mut r: Run,
         outcome: anyhow::Result<(driver::Outcome, Option<String>)>,
@@ -260,7 +260,7 @@ impl RunCtx<'_> {
     /// The downstream service's port where scenario `s` calls it (/enrich, /aggregate, and
     /// every pipeline record): its connections are counted there. Reading /proc/net/tcp costs
     /// the harness's CPU (10,000 lines at C10K, four times a second), so only there.
-    pub(super) fn downstream_port(&self, s: &Scenario) -> Option<u16> {
+    pub(in crate::run) fn downstream_port(&self, s: &Scenario) -> Option<u16> {
         let calls = s.pipeline
             || ["/enrich", "/aggregate"]
                 .iter()
@@ -273,7 +273,7 @@ impl RunCtx<'_> {
     /// The sampler of the contender's process (or of the process tree given with --url, or
     /// of the server on the contender host, read there), counting connections to
     /// `downstream_port` where given; None when there is nothing to sample.
-    pub(super) fn sampler(
+    pub(in crate::run) fn sampler(
         &self,
         proc: Option<&Running>,
         downstream_port: Option<u16>,
@@ -299,7 +299,7 @@ impl RunCtx<'_> {
         proc: Option<&Running>,
         s: &Scenario,
         run: u32,
-    ) -> Option<(super::profile::Session, String)> {
+    ) -> Option<(crate::run::observe::profile::Session, String)> {
         let p = self.profiler.as_ref()?;
         // The contender here, or on its host.
         let pid = proc
@@ -317,7 +317,11 @@ impl RunCtx<'_> {
         }
     }
 
-    fn end_profile(&self, r: &mut Run, profiling: Option<(super::profile::Session, String)>) {
+    fn end_profile(
+        &self,
+        r: &mut Run,
+        profiling: Option<(crate::run::observe::profile::Session, String)>,
+    ) {
         let Some((session, stem)) = profiling else {
             if self.profiler.is_some() {
                 r.driver
@@ -382,7 +386,7 @@ impl RunCtx<'_> {
 }
 
 /// What a measured window leaves besides the driver's outcome.
-pub(super) struct Window {
+pub(in crate::run) struct Window {
     pub samples: Vec<crate::sampler::Sample>,
     /// /proc/stat steal when the window opened.
     pub steal_before: Option<(u64, u64)>,
@@ -436,7 +440,7 @@ fn print_run(r: &Run) {
 
 /// Warm-up offers the scenario's starting load (first level, or the starting rate): more
 /// would leave a queue behind in a saturated server that the measured run would inherit.
-pub(super) fn warmup_load(load: &Load, length: Duration) -> Load {
+pub(in crate::run) fn warmup_load(load: &Load, length: Duration) -> Load {
     let profile = match load.profile {
         Profile::Closed {
             users,
@@ -474,7 +478,12 @@ pub(super) fn warmup_load(load: &Load, length: Duration) -> Load {
 }
 
 /// The scenario's requests; a mix's write tokens start with `tag`.
-pub(super) fn scenario_target(addr: SocketAddr, s: &Scenario, close: bool, tag: &str) -> Target {
+pub(in crate::run) fn scenario_target(
+    addr: SocketAddr,
+    s: &Scenario,
+    close: bool,
+    tag: &str,
+) -> Target {
     if s.mix.is_empty() {
         Target::new(addr, &s.path, close)
     } else {
