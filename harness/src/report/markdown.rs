@@ -184,16 +184,22 @@ pub fn render_markdown(set: ResultsDir) -> String {
         .map(|s| s.markdown(results))
         .collect();
     for scenario in scenarios(results) {
+        // A scenario run once per contender prints the runs themselves: its cells (and the
+        // histogram logs they would read) are not needed.
+        let repeated = results
+            .contenders
+            .iter()
+            .any(|c| stats::cell_runs(results, &scenario, &c.name) >= 2);
+        if !repeated {
+            out.push_str(&single_runs_table(results, &scenario));
+            continue;
+        }
         let cells: Vec<(&ContenderInfo, Cell)> = results
             .contenders
             .iter()
             .filter_map(|c| Some((c, stats::cell(set, &scenario, &c.name)?)))
             .collect();
-        if cells.iter().any(|(_, c)| c.runs >= 2) {
-            out.push_str(&repeats_table(results, &scenario, &cells));
-            continue;
-        }
-        out.push_str(&single_runs_table(results, &scenario));
+        out.push_str(&repeats_table(results, &scenario, &cells));
     }
     out
 }

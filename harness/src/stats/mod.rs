@@ -24,7 +24,7 @@ pub mod verdict;
 
 pub use metrics::{measured, shown, Difference, Metric, METRICS};
 pub use repeats::{cell, cells, Cell};
-pub use runs::{merged_histogram, representative, scenarios};
+pub use runs::{cell_runs, merged_histogram, representative, scenarios};
 use serde::Serialize;
 
 /// A point value with its interval (absent when there is nothing to take one from; what kind

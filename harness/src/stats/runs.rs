@@ -63,6 +63,12 @@ pub fn representative<'a>(
         .or_else(|| all.first().copied())
 }
 
+/// How many runs a cell of `contender` in `scenario` is made of (`Cell::runs`), without
+/// computing the cell: a table decides from it whether it prints runs or medians over runs.
+pub fn cell_runs(results: &Results, scenario: &str, contender: &str) -> usize {
+    runs_of(results, scenario, contender, |_| true).map_or(0, |(runs, ..)| runs.len())
+}
+
 /// The runs a cell is made of: its finished runs, or, when none finished, its incomplete
 /// ones (the cell is then partial); with the number that failed. None when there is no run.
 pub(super) fn runs_of<'a>(
