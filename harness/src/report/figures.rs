@@ -22,6 +22,9 @@
 //! - `versus OTHER SCENARIO CONTENDER METRIC FIELD`: the contender here against itself in the
 //!   results directory OTHER (relative to DIR, e.g. `../pinned`), judged from the settled runs
 //!   of both by this plan's test; FIELD as for `verdict`, the ratio here over OTHER.
+//! - `across B/A CONTENDER METRIC FIELD`: the contender in scenario B against itself in
+//!   scenario A of the same plan (a fault against the baseline before it), judged from the
+//!   settled runs of each by this plan's test; FIELD as for `verdict`, the ratio B over A.
 //! - `detected CONTENDER`: what its runtime detected at start, in words ("1 CPU; 200 Tomcat
 //!   worker threads (max); heap 256 MB"), from the contract's start-up line.
 //! - `unsettled SCENARIO [CONTENDER]`: runs whose warm-up or measured window did not settle.
@@ -95,6 +98,10 @@ pub fn figure(set: ResultsDir, query: &[&str]) -> Result<String> {
             pick(&start_moments(results, scenario, contender, moment)?, which)?,
             1,
         )),
+        ("across", [pair, contender, metric, field]) => {
+            let f = across(set, pair, contender, metric)?;
+            verdict_field(&f, field, decimals)
+        }
         ("detected", [contender]) => detected(results, contender),
         ("rule", [name]) => super::rules::rule(name, decimals),
         ("recovery", [scenario, contender, which]) => {
@@ -122,8 +129,8 @@ pub fn figure(set: ResultsDir, query: &[&str]) -> Result<String> {
         ("ceiling", [scenario]) => Ok(num(ceiling(results, scenario)?, 0)),
         _ => bail!(
             "unknown figure query `{}`: one of verdict, tested, cell, settle, flat, start, versus, \
-             detected, rule, recovery, unsettled, runs, failed, saturated, writes, minutes, machine, \
-             plan, ceiling, with the words report/figures.rs lists",
+             across, detected, rule, recovery, unsettled, runs, failed, saturated, writes, \
+             minutes, machine, plan, ceiling, with the words report/figures.rs lists",
             query.join(" ")
         ),
     }
@@ -223,13 +230,22 @@ fn versus(
         )
     })?;
     crate::stats::verdict::finding_between(
-        ResultsDir::new(&base, &other_dir),
-        set,
-        scenario,
+        (ResultsDir::new(&base, &other_dir), scenario),
+        (set, scenario),
         contender,
         m,
     )
     .ok_or_else(|| anyhow!("no settled runs of {contender} on {scenario} on both sides"))
+}
+
+/// The contender in scenario B against itself in scenario A (`pair` = "B/A") of this plan.
+fn across(set: ResultsDir, pair: &str, contender: &str, metric: &str) -> Result<Finding> {
+    let m = metric_of(metric)?;
+    let (b, a) = pair
+        .split_once('/')
+        .ok_or_else(|| anyhow!("`{pair}`: name the scenarios as B/A, e.g. recovered/baseline"))?;
+    crate::stats::verdict::finding_between((set, a), (set, b), contender, m)
+        .ok_or_else(|| anyhow!("no settled runs of {contender} on both {a} and {b}"))
 }
 
 /// B against A (`pair` = "B/A") on any metric, judged now from their settled runs.
@@ -523,9 +539,13 @@ mod tests {
 
     /// Four ok runs of `name` on "wait" with these peak threads, and a start before each.
     fn four_runs(r: &mut Results, name: &str, threads: [u64; 4]) {
+        four_runs_on(r, name, "wait", threads);
+    }
+
+    fn four_runs_on(r: &mut Results, name: &str, scenario: &str, threads: [u64; 4]) {
         use crate::results::record::RunStatus;
         for (i, t) in threads.into_iter().enumerate() {
-            let mut run = crate::results::test_support::blank_run(name, "wait", i as u32 + 1);
+            let mut run = crate::results::test_support::blank_run(name, scenario, i as u32 + 1);
             run.status = RunStatus::Ok;
             (run.summary.ok, run.summary.rps) = (1000, 100.0);
             run.resources.peak_threads = t;
@@ -654,6 +674,36 @@ mod tests {
             q("versus ../elsewhere wait mvc threads outcome").unwrap_err()
         );
         assert!(e.contains("`versus ../elsewhere`: no results there"), "{e}");
+    }
+
+    #[test]
+    fn a_contender_is_tested_against_itself_in_another_scenario_of_the_plan() {
+        let mut r = results();
+        four_runs_on(&mut r, "mvc", "wait", [212, 214, 211, 213]);
+        four_runs_on(&mut r, "mvc", "fault", [21, 22, 21, 21]);
+        four_runs_on(&mut r, "mvc", "after", [213, 211, 212, 214]);
+        let dir = Path::new("/nonexistent");
+        let q = |q: &str| ask(&r, dir, q);
+        assert_eq!(
+            q("across fault/wait mvc threads outcome").unwrap(),
+            "different"
+        );
+        assert_eq!(q("across fault/wait mvc threads change").unwrap(), "-90%");
+        assert_eq!(q("across wait/fault mvc threads change").unwrap(), "+910%");
+        assert_eq!(
+            q("across after/wait mvc threads outcome").unwrap(),
+            "equivalent"
+        );
+        let e = format!(
+            "{:#}",
+            q("across after/wait flux threads runs").unwrap_err()
+        );
+        assert!(
+            e.contains("no settled runs of flux on both wait and after"),
+            "{e}"
+        );
+        let e = format!("{:#}", q("across after mvc threads runs").unwrap_err());
+        assert!(e.contains("name the scenarios as B/A"), "{e}");
     }
 
     /// A run whose measured window trended leaves the steady figures untested, three runs

@@ -150,13 +150,13 @@ fn headline(metric: &super::Metric) -> Headline {
     }
 }
 
-/// One contender against itself in two result sets (`before` = A, `after` = B: a limit, a
-/// tuning, a release), judged from the settled runs of each by `after`'s plan's design (from
-/// every run that ended for a metric of its start).
+/// One contender against itself in two places, each a result set and a scenario of it (`before`
+/// = A, `after` = B): a limit, a tuning or a release in two sets, or two scenarios of one plan
+/// (a fault and the baseline before it). Judged from the settled runs of each by `after`'s
+/// plan's design (from every run that ended for a metric of its start).
 pub fn finding_between(
-    before: ResultsDir,
-    after: ResultsDir,
-    scenario: &str,
+    (before, before_scenario): (ResultsDir, &str),
+    (after, after_scenario): (ResultsDir, &str),
     contender: &str,
     metric: &super::Metric,
 ) -> Option<Finding> {
@@ -165,8 +165,8 @@ pub fn finding_between(
     } else {
         settled_cell
     };
-    let ca = cell_of(before, scenario, contender)?;
-    let cb = cell_of(after, scenario, contender)?;
+    let ca = cell_of(before, before_scenario, contender)?;
+    let cb = cell_of(after, after_scenario, contender)?;
     finding(&headline(metric), &ca, &cb, design_of(&after.results.plan))
 }
 
