@@ -98,6 +98,7 @@ const LINTED: &[&str] = &[
     "docs/findings/container.md",
     "docs/findings/cost-of-waiting.md",
     "docs/findings/crud.md",
+    "docs/findings/faults.md",
     "docs/findings/overload.md",
 ];
 
