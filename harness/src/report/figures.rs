@@ -241,9 +241,7 @@ fn versus(
 /// The contender in scenario B against itself in scenario A (`pair` = "B/A") of this plan.
 fn across(set: ResultsDir, pair: &str, contender: &str, metric: &str) -> Result<Finding> {
     let m = metric_of(metric)?;
-    let (b, a) = pair
-        .split_once('/')
-        .ok_or_else(|| anyhow!("`{pair}`: name the scenarios as B/A, e.g. recovered/baseline"))?;
+    let (b, a) = b_over_a(pair, "the scenarios", "recovered/baseline")?;
     crate::stats::verdict::finding_between((set, a), (set, b), contender, m)
         .ok_or_else(|| anyhow!("no settled runs of {contender} on both {a} and {b}"))
 }
@@ -251,11 +249,15 @@ fn across(set: ResultsDir, pair: &str, contender: &str, metric: &str) -> Result<
 /// B against A (`pair` = "B/A") on any metric, judged now from their settled runs.
 fn tested(set: ResultsDir, scenario: &str, metric: &str, pair: &str) -> Result<Finding> {
     let m = metric_of(metric)?;
-    let (b, a) = pair
-        .split_once('/')
-        .ok_or_else(|| anyhow!("`{pair}`: name the pair as B/A, e.g. node/jetty"))?;
+    let (b, a) = b_over_a(pair, "the pair", "node/jetty")?;
     crate::stats::verdict::finding_on(set, scenario, m, (b, a))
         .ok_or_else(|| anyhow!("no settled runs of {a} and {b} on {scenario}"))
+}
+
+/// "B/A" -> (B, A); otherwise an error that says how to name `what`, e.g. `example`.
+fn b_over_a<'p>(pair: &'p str, what: &str, example: &str) -> Result<(&'p str, &'p str)> {
+    pair.split_once('/')
+        .ok_or_else(|| anyhow!("`{pair}`: name {what} as B/A, e.g. {example}"))
 }
 
 fn metric_of(key: &str) -> Result<&'static crate::stats::Metric> {
@@ -508,17 +510,9 @@ mod tests {
 
     #[test]
     fn any_metric_is_tested_between_two_contenders_by_the_plans_design() {
-        use crate::results::record::RunStatus;
         let mut r = results();
-        for (name, threads) in [("mvc", [212, 214, 211, 213]), ("flux", [21, 22, 21, 21])] {
-            for (i, t) in threads.into_iter().enumerate() {
-                let mut run = crate::results::test_support::blank_run(name, "wait", i as u32 + 1);
-                run.status = RunStatus::Ok;
-                (run.summary.ok, run.summary.rps) = (1000, 100.0);
-                run.resources.peak_threads = t;
-                r.runs.push(run);
-            }
-        }
+        four_runs(&mut r, "mvc", [212, 214, 211, 213]);
+        four_runs(&mut r, "flux", [21, 22, 21, 21]);
         let q = |q: &str| ask(&r, Path::new("/nonexistent"), q);
         // Four runs a side, one look: the smallest two-sided p of the rank test is 2/70.
         assert_eq!(
@@ -542,6 +536,7 @@ mod tests {
         four_runs_on(r, name, "wait", threads);
     }
 
+    /// The same on `scenario`.
     fn four_runs_on(r: &mut Results, name: &str, scenario: &str, threads: [u64; 4]) {
         use crate::results::record::RunStatus;
         for (i, t) in threads.into_iter().enumerate() {
