@@ -20,10 +20,13 @@ fn an_interrupted_plan_resumed_keeps_its_runs_and_decides_from_all_of_them() {
     );
     add_fake_contender(home.path(), "fast", &serve(""), "unbounded");
     let plan = home.path().join("plan.toml");
+    // A downstream timeout of 300 ms: every run starts a fresh process and checks it against the
+    // contract, whose two stall cases each wait out that timeout (2 s by default, most of a
+    // run's time here); the contract's bounds follow the timeout, so it checks the same things.
     std::fs::write(
         &plan,
         "name = \"two-sittings\"\ncontenders = [\"slow\", \"fast\"]\nruns = \"auto\"\n\
-         warmup = \"0s\"\n[[scenario]]\nname = \"wait\"\npath = \"/delay?ms=5\"\n\
+         warmup = \"0s\"\n[downstream]\ntimeout = \"300ms\"\n[[scenario]]\nname = \"wait\"\npath = \"/delay?ms=5\"\n\
          [scenario.load]\nmodel = \"closed\"\nusers = 16\nduration = \"1s\"\n",
     )
     .unwrap();
