@@ -247,6 +247,16 @@ pub struct RunArgs {
         value_delimiter = ','
     )]
     pub contenders: Vec<String>,
+    /// With --plan: the plan's scenarios to run, comma separated (by name; the others are left
+    /// out), e.g. to measure one scenario of a plan beside another plan that has only it
+    #[arg(
+        short = 's',
+        long = "scenario",
+        value_name = "NAMES",
+        value_delimiter = ',',
+        requires = "plan"
+    )]
+    pub scenarios: Vec<String>,
     /// Path to request (ad hoc runs), e.g. /delay?ms=100
     #[arg(long, value_name = "PATH")]
     pub path: Option<String>,

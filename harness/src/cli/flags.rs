@@ -201,6 +201,7 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
         None => adhoc_plan(a),
     };
     let external = choose_contenders(a, &mut file)?;
+    choose_scenarios(&a.scenarios, &mut file)?;
     apply_overrides(a, &mut file)?;
     // Thresholds are checked before anything starts, like every other flag.
     let flag_thresholds = a
@@ -221,6 +222,23 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
         eprintln!("iobound: warning: contender and driver share CPU(s) {overlap:?}: they will compete and figures will mix both costs");
     }
     Ok((plan, external))
+}
+
+/// --scenario: keep the plan's scenarios it names, in the plan's order; a name the plan does
+/// not have is refused with the names it has.
+fn choose_scenarios(names: &[String], file: &mut PlanFile) -> Result<()> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    let known: Vec<&str> = file.scenarios.iter().map(|s| s.name.as_str()).collect();
+    if let Some(unknown) = names.iter().find(|n| !known.contains(&n.as_str())) {
+        bail!(
+            "--scenario {unknown}: not in the plan's scenarios ({}); name one of them",
+            known.join(", ")
+        );
+    }
+    file.scenarios.retain(|s| names.contains(&s.name));
+    Ok(())
 }
 
 /// The plan's contenders from the flags: the server behind --url (returned), --contender for
@@ -464,6 +482,34 @@ mod tests {
         values.insert("jvm_start".into(), "default".into());
         values.insert("threads".into(), "400".into());
         assert!(refuse_trained_starts_across_hosts(&tunables).is_ok());
+    }
+
+    #[test]
+    fn scenario_picks_the_plans_scenarios_by_name_or_names_the_known_ones() {
+        let scenario = |name: &str| crate::plan::file::ScenarioFile {
+            name: name.into(),
+            ..Default::default()
+        };
+        let mut file = PlanFile {
+            scenarios: vec![
+                scenario("delay-100ms"),
+                scenario("c10k"),
+                scenario("static"),
+            ],
+            ..PlanFile::default()
+        };
+        choose_scenarios(&[], &mut file).unwrap();
+        assert_eq!(file.scenarios.len(), 3, "no --scenario keeps them all");
+        choose_scenarios(&["static".into(), "delay-100ms".into()], &mut file).unwrap();
+        let kept: Vec<&str> = file.scenarios.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(kept, ["delay-100ms", "static"], "the plan's order");
+        let e = choose_scenarios(&["c10k".into()], &mut file)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--scenario c10k") && e.contains("delay-100ms, static"),
+            "{e}"
+        );
     }
 
     #[test]
