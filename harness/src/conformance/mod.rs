@@ -310,6 +310,51 @@ async fn try_case(addr: SocketAddr, case: &Case) -> CaseResult {
     }
 }
 
+/// The cases in the order they are run: one at a time, except that neighbouring cases which
+/// wait out the downstream timeout (`timeout_bounds`) go together. Each still times its own
+/// requests against its own bounds, and a start waits the timeout once instead of once per
+/// such case (two in the contract: about 2 s of every start at the default timeout).
+fn in_turn(cases: &[Case]) -> Vec<&[Case]> {
+    let mut groups = Vec::new();
+    let mut rest = cases;
+    while !rest.is_empty() {
+        let waits = rest.iter().take_while(|c| c.timeout_bounds).count();
+        let (group, after) = rest.split_at(waits.max(1));
+        groups.push(group);
+        rest = after;
+    }
+    groups
+}
+
+/// `group`'s cases at the same time, their results in the group's order. Dropped (Ctrl-C), it
+/// stops them all.
+async fn run_together(addr: SocketAddr, group: &[Case]) -> Vec<CaseResult> {
+    if let [case] = group {
+        return vec![run_case(addr, case).await];
+    }
+    let mut running = tokio::task::JoinSet::new();
+    for (i, case) in group.iter().cloned().enumerate() {
+        running.spawn(async move { (i, run_case(addr, &case).await) });
+    }
+    let mut results: Vec<Option<CaseResult>> = group.iter().map(|_| None).collect();
+    while let Some(done) = running.join_next().await {
+        if let Ok((i, r)) = done {
+            results[i] = Some(r);
+        }
+    }
+    group
+        .iter()
+        .zip(results)
+        .map(|(case, r)| {
+            r.unwrap_or_else(|| CaseResult {
+                name: case.name.clone(),
+                passed: false,
+                detail: "check task failed".into(),
+            })
+        })
+        .collect()
+}
+
 pub fn verify(
     rt: &tokio::runtime::Runtime,
     addr: SocketAddr,
@@ -326,7 +371,7 @@ pub fn verify(
     }
     let results: Vec<CaseResult> = rt.block_on(async {
         let mut out = Vec::new();
-        for c in &cases {
+        for group in in_turn(&cases) {
             // Ctrl-C ends verification at once (the stall cases wait seconds each).
             let stopped = async {
                 while !crate::util::interrupt::stopped() {
@@ -334,9 +379,9 @@ pub fn verify(
                 }
             };
             tokio::select! {
-                r = run_case(addr, c) => out.push(r),
+                r = run_together(addr, group) => out.extend(r),
                 () = stopped => {
-                    out.push(CaseResult { name: c.name.clone(), passed: false, detail: "interrupted".into() });
+                    out.push(CaseResult { name: group[0].name.clone(), passed: false, detail: "interrupted".into() });
                     break;
                 }
             }
@@ -619,22 +664,30 @@ mod tests {
         );
     }
 
+    /// Reads a request's head from `conn`: whether it came whole (the connection may close
+    /// first).
+    fn read_head(conn: &mut std::net::TcpStream) -> bool {
+        use std::io::Read;
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+            match conn.read(&mut buf) {
+                Ok(0) | Err(_) => return false,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+            }
+        }
+        true
+    }
+
     /// A server on loopback whose first `slow` answers take 300 ms and the rest none.
     fn slow_at_first(slow: usize) -> SocketAddr {
-        use std::io::{Read, Write};
+        use std::io::Write;
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         std::thread::spawn(move || {
             for (i, conn) in listener.incoming().enumerate() {
                 let Ok(mut conn) = conn else { return };
-                let mut seen = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match conn.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => seen.extend_from_slice(&buf[..n]),
-                    }
-                }
+                read_head(&mut conn);
                 if i < slow {
                     std::thread::sleep(Duration::from_millis(300));
                 }
@@ -644,6 +697,93 @@ mod tests {
             }
         });
         addr
+    }
+
+    /// A server on loopback that answers a request only once another is in flight beside it
+    /// (200 "ok"), or with 503 when none came within 3 s: it tells requests sent together from
+    /// requests sent in turn by what they get, not by how long they took.
+    fn answers_in_pairs() -> SocketAddr {
+        use std::io::Write;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let arrived = Arc::new(AtomicUsize::new(0));
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { return };
+                let arrived = arrived.clone();
+                std::thread::spawn(move || {
+                    if !read_head(&mut conn) {
+                        return;
+                    }
+                    let mine = arrived.fetch_add(1, Ordering::SeqCst) / 2;
+                    let deadline = Instant::now() + Duration::from_secs(3);
+                    // Paired when the other of this pair has arrived too.
+                    let paired = || arrived.load(Ordering::SeqCst) >= 2 * (mine + 1);
+                    while !paired() && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    let answer: &[u8] = if paired() {
+                        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+                    } else {
+                        b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    };
+                    let _ = conn.write_all(answer);
+                });
+            }
+        });
+        addr
+    }
+
+    #[test]
+    fn neighbouring_cases_that_wait_out_the_timeout_run_together_and_the_rest_in_turn() {
+        let all = cases().unwrap();
+        let groups = in_turn(&all);
+        let names = |g: &[Case]| g.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+        let together: Vec<Vec<String>> = groups
+            .iter()
+            .filter(|g| g.len() > 1)
+            .map(|g| names(g))
+            .collect();
+        assert_eq!(
+            together,
+            [[
+                "enrich gives up at its timeout with 504",
+                "enrich times out each of 8 stalled calls at once"
+            ]],
+            "the contract's two stall cases, and nothing else, go together"
+        );
+        assert!(groups
+            .iter()
+            .all(|g| g.len() == 1 || g.iter().all(|c| c.timeout_bounds)));
+        assert_eq!(groups.concat().len(), all.len());
+        assert_eq!(
+            names(&groups.concat()),
+            names(&all),
+            "in the contract's order"
+        );
+
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let case = |name: &str| -> Case {
+            toml::from_str(&format!(
+                "name = '{name}'\npath = '/x'\nstatus = 200\nbody = 'ok'\ntimeout_bounds = true"
+            ))
+            .unwrap()
+        };
+        let pair = [case("first"), case("second")];
+        let r = rt.block_on(run_together(answers_in_pairs(), &pair));
+        assert_eq!(
+            names(&pair),
+            r.iter().map(|r| r.name.clone()).collect::<Vec<_>>()
+        );
+        assert!(r.iter().all(|r| r.passed), "sent together: {r:?}");
+        // The same server, one case alone: nothing beside it, so it is refused.
+        let r = rt.block_on(run_together(answers_in_pairs(), &pair[..1]));
+        assert!(!r[0].passed && r[0].detail.contains("503"), "{r:?}");
     }
 
     #[test]

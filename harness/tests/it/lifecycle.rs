@@ -6,8 +6,9 @@ use std::process::Command;
 
 #[test]
 fn a_contender_that_crashes_mid_run_is_reported_and_the_plan_goes_on() {
-    // Long enough to pass the contract checks (about 6 s: the stalled /enrich cases wait out
-    // the 2 s downstream timeout), short enough to die during the 8 s scenario.
+    // Long enough to pass the contract check (a few seconds: its stalled /enrich cases wait
+    // out the 2 s downstream timeout), and well inside the first scenario, which lasts longer
+    // than the crasher lives, so that the crash falls in it however long the check takes.
     let home = crashing_contender_home(12);
     let out = tempfile::tempdir().unwrap();
     let plan = home.path().join("plan.toml");
@@ -22,7 +23,7 @@ path = "/delay?ms=10"
 [scenario.load]
 model = "closed"
 users = 4
-duration = "8s"
+duration = "30s"
 timeout = "1s"
 [[scenario]]
 name = "second"

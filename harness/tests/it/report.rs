@@ -13,7 +13,7 @@ description = "two built-in servers, two runs, two levels of users"
 contenders = ["one", "two"]
 runs = 2
 warmup = "0s"
-# Each run's contract check waits out this timeout in its two stall cases (2 s by default).
+# Each run's contract check waits out this timeout in its stall cases (2 s by default).
 [downstream]
 timeout = "300ms"
 [[scenario]]

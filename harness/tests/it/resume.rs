@@ -21,8 +21,8 @@ fn an_interrupted_plan_resumed_keeps_its_runs_and_decides_from_all_of_them() {
     add_fake_contender(home.path(), "fast", &serve(""), "unbounded");
     let plan = home.path().join("plan.toml");
     // A downstream timeout of 300 ms: every run starts a fresh process and checks it against the
-    // contract, whose two stall cases each wait out that timeout (2 s by default, most of a
-    // run's time here); the contract's bounds follow the timeout, so it checks the same things.
+    // contract, whose stall cases wait out that timeout (2 s by default, much of a run's time
+    // here); the contract's bounds follow the timeout, so it checks the same things.
     std::fs::write(
         &plan,
         "name = \"two-sittings\"\ncontenders = [\"slow\", \"fast\"]\nruns = \"auto\"\n\
