@@ -310,11 +310,12 @@ async fn try_case(addr: SocketAddr, case: &Case) -> CaseResult {
     }
 }
 
-/// The cases in the order they are run: one at a time, except that neighbouring cases which
-/// wait out the downstream timeout (`timeout_bounds`) go together. Each still times its own
-/// requests against its own bounds, and a start waits the timeout once instead of once per
-/// such case (two in the contract: about 2 s of every start at the default timeout).
-fn in_turn(cases: &[Case]) -> Vec<&[Case]> {
+/// The cases in the order they are run, in groups run one after another: a case alone, except
+/// that neighbouring cases which wait out the downstream timeout (`timeout_bounds`) go
+/// together. Each still times its own requests against its own bounds, and a start waits the
+/// timeout once instead of once per such case (two in the contract: about 2 s of every start
+/// at the default timeout).
+fn groups_in_order(cases: &[Case]) -> Vec<&[Case]> {
     let mut groups = Vec::new();
     let mut rest = cases;
     while !rest.is_empty() {
@@ -371,7 +372,7 @@ pub fn verify(
     }
     let results: Vec<CaseResult> = rt.block_on(async {
         let mut out = Vec::new();
-        for group in in_turn(&cases) {
+        for group in groups_in_order(&cases) {
             // Ctrl-C ends verification at once (the stall cases wait seconds each).
             let stopped = async {
                 while !crate::util::interrupt::stopped() {
@@ -739,7 +740,7 @@ mod tests {
     #[test]
     fn neighbouring_cases_that_wait_out_the_timeout_run_together_and_the_rest_in_turn() {
         let all = cases().unwrap();
-        let groups = in_turn(&all);
+        let groups = groups_in_order(&all);
         let names = |g: &[Case]| g.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
         let together: Vec<Vec<String>> = groups
             .iter()
