@@ -873,13 +873,14 @@ fn a_plan_and_a_capacity_search_run_across_namespace_hosts() {
     }
     lab.assert_nothing_left_on(&["app", "lg1", "lg2"], &before);
 
-    // A capacity search: 4 workers each holding a request 50 ms serve at most 80 req/s.
+    // A capacity search: 4 workers each holding a request 50 ms serve at most 80 req/s (from
+    // 60 req/s: a step up, then the bisection).
     let out = dir.path().join("capacity");
     let o = Command::new(exe())
         .args(["capacity", "--hosts", &inv, "--url"])
         .arg(format!("{base}/delay?ms=50"))
         .args(["--cmd", &server("--workers 4")])
-        .args(["--slo", "p99<=200ms", "--slo", "errors<=1%", "--rate", "20"])
+        .args(["--slo", "p99<=200ms", "--slo", "errors<=1%", "--rate", "60"])
         .args(["--duration", "4s", "--precision", "10%", "--repeats", "1"])
         .args(["--max-rate", "1000", "--out"])
         .arg(&out)
@@ -912,6 +913,11 @@ fn deployed_plan(dir: &Path, seconds: u32) -> PathBuf {
 contenders = ["go"]
 runs = 1
 warmup = "1s"
+
+# The contract check at each start waits this out once (its stall cases); nothing here
+# measures the downstream's timeout.
+[downstream]
+timeout = "300ms"
 
 [[scenario]]
 name = "enrich"
