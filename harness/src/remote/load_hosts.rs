@@ -14,9 +14,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-/// Time between the controller sending the jobs and the common start: enough for every host
-/// to receive its job over an open SSH connection.
-const START_DELAY: Duration = Duration::from_secs(2);
+/// How long every host's agent has to read its job and say it is ready; one that has not by
+/// then is left out of the load (its input is closed, and it counts as lost).
+const READY_LIMIT: Duration = Duration::from_secs(30);
+
+/// Bounds of the time between the controller sending the common start and the start itself.
+/// Within them it is twice the slowest host's time from its job to its ready line, which
+/// bounds a line's way there and the error of the clock offset measured before.
+const START_MARGIN: (Duration, Duration) = (Duration::from_millis(300), Duration::from_secs(10));
 
 /// A load host as the controller drives it.
 pub struct LoadHost<'a> {
@@ -55,9 +60,6 @@ fn load_words(load: &Load) -> String {
     }
 }
 
-/// Drives `load` from `hosts` (each with its share) against the target described by `job`
-/// (its load, host and start are filled in per host) and returns the merged outcome with
-/// each host's share. `cancel` stops every host; `live` shows the sums as they come.
 /// The agents started on the load hosts: their processes, their stdins (None once closed) and
 /// the load each was given, in words.
 struct Agents {
@@ -66,14 +68,9 @@ struct Agents {
     shares: Vec<String>,
 }
 
-/// Starts `iobound agent drive` on every host with its share of the load and the common start
-/// (in the host's clock), and a thread per host that turns its output into events.
-fn start_agents(
-    hosts: &[LoadHost<'_>],
-    job: &Job,
-    start_unix: f64,
-    tx: &mpsc::Sender<Event>,
-) -> Result<Agents> {
+/// Starts `iobound agent drive` on every host with its share of the load and no start yet (it
+/// says `ready`, and waits to be told), and a thread per host that turns its output into events.
+fn start_agents(hosts: &[LoadHost<'_>], job: &Job, tx: &mpsc::Sender<Event>) -> Result<Agents> {
     let n = hosts.len();
     let mut agents = Agents {
         children: Vec::new(),
@@ -86,7 +83,7 @@ fn start_agents(
         j.load = share(&job.load, i, n);
         j.threads = h.threads;
         j.cpus = h.cpus.clone();
-        j.start_unix = start_unix + h.clock_offset_s;
+        j.start_unix = 0.0;
         j.tag = host_tag(&job.tag, i);
         agents.shares.push(load_words(&j.load));
         let mut child = h
@@ -123,6 +120,58 @@ impl Agents {
         for input in self.inputs.iter_mut().flatten() {
             let _ = writeln!(input, "{command}");
         }
+    }
+
+    /// Waits until every agent has said `ready` or ended (at most READY_LIMIT), and returns
+    /// which were ready, the slowest's time, and the other events that came meanwhile.
+    fn wait_ready(&mut self, rx: &mpsc::Receiver<Event>) -> (Vec<bool>, Duration, Vec<Event>) {
+        let n = self.inputs.len();
+        let sent = Instant::now();
+        let (mut ready, mut ended) = (vec![false; n], vec![false; n]);
+        let (mut slowest, mut early) = (Duration::ZERO, Vec::new());
+        while (0..n).any(|i| !ready[i] && !ended[i]) {
+            let Some(left) = READY_LIMIT.checked_sub(sent.elapsed()) else {
+                break;
+            };
+            match rx.recv_timeout(left) {
+                Ok(Event::Line(i, Line::Ready)) => {
+                    ready[i] = true;
+                    slowest = slowest.max(sent.elapsed());
+                }
+                Ok(e) => {
+                    if let Event::Closed(i, _) = &e {
+                        ended[*i] = true;
+                    }
+                    early.push(e);
+                }
+                Err(_) => break,
+            }
+        }
+        (ready, slowest, early)
+    }
+
+    /// Tells each ready agent the common start, in its host's clock; an agent that never said
+    /// it was ready has its input closed, which ends it.
+    fn start(&mut self, hosts: &[LoadHost<'_>], ready: &[bool], start_unix: f64) {
+        for ((input, h), &r) in self.inputs.iter_mut().zip(hosts).zip(ready) {
+            let told = r
+                && input.as_mut().is_some_and(|i| {
+                    writeln!(i, "start {:.6}", start_unix + h.clock_offset_s).is_ok()
+                });
+            if !told {
+                *input = None;
+            }
+        }
+    }
+
+    /// One event into the merge. Its end is in, or it is gone: its input closes, which lets
+    /// a finished agent exit (it waits for that, so that one whose controller froze cleans up
+    /// after itself).
+    fn take(&mut self, event: Event, m: &mut Merge, start: Instant, live: &Live) -> Result<()> {
+        if let Event::Closed(i, _) | Event::Line(i, Line::End { .. }) = &event {
+            self.inputs[*i] = None;
+        }
+        m.take(event, start, live)
     }
 }
 
@@ -184,6 +233,8 @@ impl Merge {
                 self.state[i].live = (ok, errors, latency_us, due, buckets);
                 publish(live, &self.state);
             }
+            // Said before the start, and taken then.
+            Event::Line(_, Line::Ready) => {}
             Event::Line(i, Line::Failed { error }) => {
                 self.state[i].lost.get_or_insert((elapsed_s(start), error));
             }
@@ -211,6 +262,10 @@ impl Merge {
     }
 }
 
+/// Drives `load` from `hosts` (each with its share) against the target described by `job`
+/// (its load and host are filled in per host) and returns the merged outcome with each host's
+/// share. The common start is sent once every host's agent is ready. `cancel` stops every
+/// host; `live` shows the sums as they come.
 pub fn run(
     hosts: &[LoadHost<'_>],
     job: &Job,
@@ -220,12 +275,18 @@ pub fn run(
     if hosts.is_empty() {
         bail!("no load host; give at least one host the role \"load\"");
     }
-    let start_unix = unix_now() + START_DELAY.as_secs_f64();
-    let start = Instant::now() + START_DELAY;
     let (tx, rx) = mpsc::channel();
-    let mut agents = start_agents(hosts, job, start_unix, &tx)?;
+    let mut agents = start_agents(hosts, job, &tx)?;
     drop(tx);
+    let (ready, slowest, early) = agents.wait_ready(&rx);
+    let margin = (slowest * 2).clamp(START_MARGIN.0, START_MARGIN.1);
+    let start_unix = unix_now() + margin.as_secs_f64();
+    let start = Instant::now() + margin;
+    agents.start(hosts, &ready, start_unix);
     let mut m = Merge::new(hosts.len(), start);
+    for event in early {
+        agents.take(event, &mut m, start, &live)?;
+    }
     let (mut stop_sent, mut finish_sent) = (false, false);
     while m.closed < hosts.len() {
         if cancel.load(Ordering::SeqCst) && !stop_sent {
@@ -242,12 +303,7 @@ pub fn run(
             Err(mpsc::RecvTimeoutError::Timeout) => continue,
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         };
-        // Its end is in, or it is gone: its input closes, which lets a finished agent exit
-        // (it waits for that, so that one whose controller froze cleans up after itself).
-        if let Event::Closed(i, _) | Event::Line(i, Line::End { .. }) = &event {
-            agents.inputs[*i] = None;
-        }
-        m.take(event, start, &live)?;
+        agents.take(event, &mut m, start, &live)?;
     }
     for mut c in agents.children {
         let _ = c.wait();

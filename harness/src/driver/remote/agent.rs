@@ -16,6 +16,10 @@ use std::time::{Duration, Instant};
 /// then blocks for ever, and neither "stop" nor the end of input ever comes.
 pub const OVERRUN_GRACE: Duration = Duration::from_secs(30);
 
+/// The latest common start an agent accepts, in seconds from when it reads it: later is a
+/// clock far off, or a controller confused.
+const LATEST_START_S: f64 = 60.0;
+
 /// How the agent's work ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
@@ -46,8 +50,25 @@ pub fn agent(
         Ok(j) => j,
         Err(e) => return refuse(out, format!("the job is not valid: {e}; {SAME_VERSION}")),
     };
-    let wait = job.start_unix - unix_now();
-    if !(0.0..=60.0).contains(&wait) {
+    // Until the start is known, the latest it could be: an armed agent whose controller froze
+    // before sending it must not wait for ever either.
+    let watch = Watchdog::start(
+        Instant::now() + Duration::from_secs_f64(LATEST_START_S) + grace,
+        overran,
+    );
+    let start_unix = if job.start_unix > 0.0 {
+        job.start_unix
+    } else {
+        // Armed: the controller sends the common start once every host has said so.
+        write_line(out, &Line::Ready)?;
+        match read_start(&mut input)? {
+            Told::Start(at) => at,
+            Told::Stop => return Ok(Ending::Closed),
+            Told::Gone => return Ok(Ending::ControllerLost),
+        }
+    };
+    let wait = start_unix - unix_now();
+    if !(0.0..=LATEST_START_S).contains(&wait) {
         return refuse(
             out,
             format!(
@@ -57,10 +78,7 @@ pub fn agent(
         );
     }
     let start = Instant::now() + Duration::from_secs_f64(wait);
-    let _watch = Watchdog::start(
-        start + job.load.profile.duration() + job.load.timeout + grace,
-        overran,
-    );
+    watch.until(start + job.load.profile.duration() + job.load.timeout + grace);
     let target = if job.mix.is_empty() {
         Target::new(job.addr, &job.path, job.close)
     } else {
@@ -110,17 +128,20 @@ pub fn agent(
     Ok(Ending::Closed)
 }
 
-/// Calls its action at a deadline unless dropped first (the agent returned).
+/// Calls its action at a deadline unless dropped first (the agent returned). The deadline can
+/// move (`until`): an armed agent's first is the latest start it would accept.
 struct Watchdog {
     done: Arc<AtomicBool>,
+    deadline: Arc<std::sync::Mutex<Instant>>,
 }
 
 impl Watchdog {
     fn start(deadline: Instant, action: impl FnOnce() + Send + 'static) -> Watchdog {
         let done = Arc::new(AtomicBool::new(false));
-        let seen = done.clone();
+        let deadline = Arc::new(std::sync::Mutex::new(deadline));
+        let (seen, due) = (done.clone(), deadline.clone());
         std::thread::spawn(move || {
-            while Instant::now() < deadline {
+            while Instant::now() < *due.lock().unwrap_or_else(|e| e.into_inner()) {
                 if seen.load(Ordering::SeqCst) {
                     return;
                 }
@@ -130,7 +151,11 @@ impl Watchdog {
                 action();
             }
         });
-        Watchdog { done }
+        Watchdog { done, deadline }
+    }
+
+    fn until(&self, deadline: Instant) {
+        *self.deadline.lock().unwrap_or_else(|e| e.into_inner()) = deadline;
     }
 }
 
@@ -195,6 +220,31 @@ fn end_line(o: &crate::driver::Outcome) -> Result<Line> {
 }
 
 /// Tells the controller why the job cannot run, and fails with the same reason.
+/// What an armed agent is told before its start.
+enum Told {
+    Start(f64),
+    Stop,
+    /// The input ended: the controller was killed or its connection dropped.
+    Gone,
+}
+
+/// Reads the line that follows `ready`: `start UNIX_SECONDS`, or `stop`; anything else is
+/// refused as another version's.
+fn read_start(input: &mut impl BufRead) -> Result<Told> {
+    let mut line = String::new();
+    if input.read_line(&mut line)? == 0 {
+        return Ok(Told::Gone);
+    }
+    let line = line.trim();
+    if line == "stop" {
+        return Ok(Told::Stop);
+    }
+    match line.strip_prefix("start ").map(str::parse::<f64>) {
+        Some(Ok(at)) if at > 0.0 => Ok(Told::Start(at)),
+        _ => bail!("expected `start UNIX_SECONDS` after ready, got {line:?}; controller and agent must be the same iobound version"),
+    }
+}
+
 fn refuse(out: &mut impl Write, error: String) -> Result<Ending> {
     write_line(
         out,
@@ -335,6 +385,65 @@ mod tests {
         };
         // Finished, not cancelled: what was sent was answered and counted.
         assert!(due > 10 && !cancelled, "{end}");
+    }
+
+    /// An armed agent (a job without a start) as the controller drives one: `lines` sent after
+    /// the job, its input then held open until the end line is in, or closed at once unless
+    /// `hold`; returns the outcome and what it wrote.
+    fn armed(lines: &[String], hold: bool) -> (Result<Ending>, String) {
+        let job = Job {
+            start_unix: 0.0,
+            ..closed_job(2, Duration::from_secs(1), Duration::from_secs(1))
+        };
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        writeln!(writer, "{}", serde_json::to_string(&job).unwrap()).unwrap();
+        for l in lines {
+            writeln!(writer, "{l}").unwrap();
+        }
+        let mut out = Controller {
+            seen: Vec::new(),
+            input: Arc::new(std::sync::Mutex::new(hold.then_some(writer))),
+        };
+        let ending = agent(
+            std::io::BufReader::new(reader),
+            &mut out,
+            OVERRUN_GRACE,
+            || panic!("overran"),
+        );
+        (ending, String::from_utf8(out.seen).unwrap())
+    }
+
+    #[test]
+    fn an_agent_without_a_start_says_ready_and_starts_when_told() {
+        let at = unix_now() + 0.3;
+        let (ending, text) = armed(&[format!("start {at:.6}")], true);
+        assert_eq!(ending.unwrap(), Ending::Closed);
+        assert_eq!(text.lines().next(), Some("\"ready\""), "{text}");
+        let end = text.lines().last().unwrap();
+        let Line::End { due, .. } = serde_json::from_str::<Line>(end).unwrap() else {
+            panic!("the last line is not the end: {end}");
+        };
+        assert!(due > 0, "{end}");
+        assert!(
+            unix_now() >= at + 1.0,
+            "a 1 s load from the start it was told"
+        );
+    }
+
+    #[test]
+    fn an_agent_stopped_or_left_before_its_start_runs_nothing() {
+        let (ending, text) = armed(&["stop".to_string()], true);
+        assert_eq!(
+            (ending.unwrap(), text.as_str()),
+            (Ending::Closed, "\"ready\"\n")
+        );
+        // A start in the past (a line that came late) is refused, as a late job is.
+        let (ending, _) = armed(&[format!("start {:.6}", unix_now() - 1.0)], true);
+        let err = ending.unwrap_err().to_string();
+        assert!(err.contains("came late"), "{err}");
+        // Its input ended before the start: the controller is gone.
+        let (ending, _) = armed(&[], false);
+        assert_eq!(ending.unwrap(), Ending::ControllerLost);
     }
 
     #[test]

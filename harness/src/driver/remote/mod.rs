@@ -35,7 +35,8 @@ pub struct Job {
     pub load: Load,
     pub threads: usize,
     pub cpus: Vec<usize>,
-    /// When the load starts, in the host's own clock (Unix seconds).
+    /// When the load starts, in the host's own clock (Unix seconds); 0 when the controller
+    /// sends it later: the agent says `ready` and waits for a line `start UNIX_SECONDS`.
     pub start_unix: f64,
 }
 
@@ -76,6 +77,8 @@ pub enum Line {
     },
     /// The agent could not run the job.
     Failed { error: String },
+    /// The job is read and the agent waits for its start (a job sent without one).
+    Ready,
 }
 
 /// The share of `load` that host `i` of `n` drives: users or rates split as evenly as whole
