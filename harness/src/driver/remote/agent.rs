@@ -56,28 +56,10 @@ pub fn agent(
         Instant::now() + Duration::from_secs_f64(LATEST_START_S) + grace,
         overran,
     );
-    let start_unix = if job.start_unix > 0.0 {
-        job.start_unix
-    } else {
-        // Armed: the controller sends the common start once every host has said so.
-        write_line(out, &Line::Ready)?;
-        match read_start(&mut input)? {
-            Told::Start(at) => at,
-            Told::Stop => return Ok(Ending::Closed),
-            Told::Gone => return Ok(Ending::ControllerLost),
-        }
+    let start = match start_of(&job, &mut input, out)? {
+        Ok(start) => start,
+        Err(ending) => return Ok(ending),
     };
-    let wait = start_unix - unix_now();
-    if !(0.0..=LATEST_START_S).contains(&wait) {
-        return refuse(
-            out,
-            format!(
-                "the common start is {wait:.3} s from now on host {}: its clock is off, or the job came late",
-                job.host
-            ),
-        );
-    }
-    let start = Instant::now() + Duration::from_secs_f64(wait);
     watch.until(start + job.load.profile.duration() + job.load.timeout + grace);
     let target = if job.mix.is_empty() {
         Target::new(job.addr, &job.path, job.close)
@@ -220,6 +202,37 @@ fn end_line(o: &crate::driver::Outcome) -> Result<Line> {
 }
 
 /// Tells the controller why the job cannot run, and fails with the same reason.
+/// When the load starts here: the job's start, or, for a job sent without one (armed), the
+/// common start the controller sends once every host has said it is ready. A start in the past
+/// or over LATEST_START_S ahead is refused; told to stop, or left, before it: how it ended.
+fn start_of(
+    job: &Job,
+    input: &mut impl BufRead,
+    out: &mut impl Write,
+) -> Result<std::result::Result<Instant, Ending>> {
+    let start_unix = if job.start_unix > 0.0 {
+        job.start_unix
+    } else {
+        write_line(out, &Line::Ready)?;
+        match read_start(input)? {
+            Told::Start(at) => at,
+            Told::Stop => return Ok(Err(Ending::Closed)),
+            Told::Gone => return Ok(Err(Ending::ControllerLost)),
+        }
+    };
+    let wait = start_unix - unix_now();
+    if !(0.0..=LATEST_START_S).contains(&wait) {
+        refuse(
+            out,
+            format!(
+                "the common start is {wait:.3} s from now on host {}: its clock is off, or the job came late",
+                job.host
+            ),
+        )?;
+    }
+    Ok(Ok(Instant::now() + Duration::from_secs_f64(wait)))
+}
+
 /// What an armed agent is told before its start.
 enum Told {
     Start(f64),
