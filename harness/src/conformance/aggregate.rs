@@ -1,7 +1,6 @@
-//! The fan-out contract, `GET /aggregate?keys=..`: its cases (contract/aggregate.toml, run with
-//! the contract's own) and the check that a failure cancels the calls still running, judged by
-//! the downstream's own counts (`GET /_stats` there: calls served, and calls whose caller closed
-//! the connection first).
+//! The fan-out contract, `GET /aggregate?keys=..`: its cases (contract/aggregate.toml) and the
+//! check that a failure cancels the calls still running, judged by the downstream's own counts
+//! (`GET /_stats` there: calls served, and calls whose caller closed the connection first).
 
 use super::{run_case, with_timeout_bounds, Case, CaseFile, CaseResult};
 use crate::services::downstream::{Control, Counts};
@@ -114,10 +113,7 @@ pub async fn cancels_siblings(
     }
 }
 
-/// The fan-out contract on its own: every /aggregate case in order, then the cancellation
-/// check. A contender's start runs these cases with the contract's instead (`Context::fanout`),
-/// so that the stall case waits out the timeout with the others; this is for a server checked
-/// against the fan-out alone (tests/it/fanout.rs).
+/// Every /aggregate case, then the cancellation check, in order.
 pub async fn verify(
     addr: SocketAddr,
     downstream: &Control,

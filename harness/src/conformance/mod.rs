@@ -61,9 +61,6 @@ pub struct Context<'a> {
     pub downstream_timeout: Duration,
     /// Reset before the cases, so that the /messages cases see the seed rows.
     pub database: Option<&'a crate::services::database::Database>,
-    /// Whether the contender serves the fan-out (`/aggregate`): its cases then join the
-    /// contract's, so that its stall case waits out the timeout with the others.
-    pub fanout: bool,
 }
 
 impl Context<'_> {
@@ -314,22 +311,18 @@ async fn try_case(addr: SocketAddr, case: &Case) -> CaseResult {
 }
 
 /// The cases in the order they are run, in groups run one after another: a case alone, except
-/// that every case which waits out the downstream timeout (`timeout_bounds`) goes in one group,
-/// where the first of them stands. Each still times its own requests against its own bounds,
-/// and a start waits the timeout once instead of once per such case (three with the fan-out:
-/// about 4 s of every start at the default timeout). The cases that check a contender still
-/// answers after its timeouts come after the first of them in the contract, so after the group.
-fn groups_in_order(cases: &[Case]) -> Vec<Vec<Case>> {
-    let waits: Vec<Case> = cases.iter().filter(|c| c.timeout_bounds).cloned().collect();
+/// that neighbouring cases which wait out the downstream timeout (`timeout_bounds`) go
+/// together. Each still times its own requests against its own bounds, and a start waits the
+/// timeout once instead of once per such case (two in the contract: about 2 s of every start
+/// at the default timeout).
+fn groups_in_order(cases: &[Case]) -> Vec<&[Case]> {
     let mut groups = Vec::new();
-    let mut waits_placed = false;
-    for c in cases {
-        if !c.timeout_bounds {
-            groups.push(vec![c.clone()]);
-        } else if !waits_placed {
-            groups.push(waits.clone());
-            waits_placed = true;
-        }
+    let mut rest = cases;
+    while !rest.is_empty() {
+        let waits = rest.iter().take_while(|c| c.timeout_bounds).count();
+        let (group, after) = rest.split_at(waits.max(1));
+        groups.push(group);
+        rest = after;
     }
     groups
 }
@@ -369,11 +362,7 @@ pub fn verify(
     ctx: &Context,
 ) -> Result<Verification> {
     // Without PostgreSQL (a plan that never calls /messages) its cases are left out, and said so.
-    let mut all = cases()?;
-    if ctx.fanout {
-        all.extend(aggregate::cases()?);
-    }
-    let cases = all
+    let cases = cases()?
         .iter()
         .filter(|c| ctx.database.is_some() || !c.path.starts_with("/messages"))
         .map(|c| ctx.resolve(c))
@@ -391,7 +380,7 @@ pub fn verify(
                 }
             };
             tokio::select! {
-                r = run_together(addr, &group) => out.extend(r),
+                r = run_together(addr, group) => out.extend(r),
                 () = stopped => {
                     out.push(CaseResult { name: group[0].name.clone(), passed: false, detail: "interrupted".into() });
                     break;
@@ -514,7 +503,6 @@ mod tests {
             corpus: &corpus,
             downstream_timeout: Duration::from_millis(2000),
             database: None,
-            fanout: false,
         };
         let all: Vec<Case> = cases()
             .unwrap()
@@ -750,9 +738,8 @@ mod tests {
     }
 
     #[test]
-    fn every_case_that_waits_out_the_timeout_runs_in_one_group_and_the_rest_in_turn() {
-        let mut all = cases().unwrap();
-        all.extend(aggregate::cases().unwrap());
+    fn neighbouring_cases_that_wait_out_the_timeout_run_together_and_the_rest_in_turn() {
+        let all = cases().unwrap();
         let groups = groups_in_order(&all);
         let names = |g: &[Case]| g.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
         let together: Vec<Vec<String>> = groups
@@ -764,33 +751,19 @@ mod tests {
             together,
             [[
                 "enrich gives up at its timeout with 504",
-                "enrich times out each of 8 stalled calls at once",
-                "aggregate answers 504 when one call passes the timeout"
+                "enrich times out each of 8 stalled calls at once"
             ]],
-            "the contract's three stall cases, and nothing else, go together"
+            "the contract's two stall cases, and nothing else, go together"
         );
         assert!(groups
             .iter()
             .all(|g| g.len() == 1 || g.iter().all(|c| c.timeout_bounds)));
-        let flat = groups.concat();
-        assert_eq!(flat.len(), all.len(), "every case once");
-        let at = |list: &[Case], name: &str| list.iter().position(|c| c.name == name).unwrap();
-        // Apart from the stall case moved into the group, the contract's order holds; each
-        // "still answers after" case comes after every timeout.
-        let moved = "aggregate answers 504 when one call passes the timeout";
-        let without = |list: &[Case]| {
-            list.iter()
-                .filter(|c| c.name != moved)
-                .cloned()
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(names(&without(&flat)), names(&without(&all)));
-        for after in [
-            "enrich still answers after timeouts",
-            "aggregate still answers after a timeout",
-        ] {
-            assert!(at(&flat, after) > at(&flat, moved), "{after}");
-        }
+        assert_eq!(groups.concat().len(), all.len());
+        assert_eq!(
+            names(&groups.concat()),
+            names(&all),
+            "in the contract's order"
+        );
 
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -150,18 +150,17 @@ fn contract_cases(
         corpus: &services.corpus,
         downstream_timeout: services.downstream_timeout,
         database: services.database.as_ref(),
-        fanout: m.fanout.is_some(),
     };
     let mut v = conformance::verify(rt, addr, &ctx)?;
     if m.fanout.is_some() {
-        let cancels = rt.block_on(conformance::aggregate::cancels_siblings(
+        let fanout = rt.block_on(conformance::aggregate::verify(
             addr,
             &services.downstream.control(),
             services.downstream_timeout,
             m.fanout_cancels.unwrap_or(true),
-        ));
-        v.passed &= cancels.passed;
-        v.cases.push(cancels);
+        ))?;
+        v.passed &= fanout.iter().all(|c| c.passed);
+        v.cases.extend(fanout);
     } else {
         v.not_checked
             .push("/aggregate (this contender does not serve the fan-out yet)".into());
