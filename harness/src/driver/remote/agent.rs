@@ -201,7 +201,6 @@ fn end_line(o: &crate::driver::Outcome) -> Result<Line> {
     })
 }
 
-/// Tells the controller why the job cannot run, and fails with the same reason.
 /// When the load starts here: the job's start, or, for a job sent without one (armed), the
 /// common start the controller sends once every host has said it is ready. A start in the past
 /// or over LATEST_START_S ahead is refused; told to stop, or left, before it: how it ended.
@@ -258,6 +257,7 @@ fn read_start(input: &mut impl BufRead) -> Result<Told> {
     }
 }
 
+/// Tells the controller why the job cannot run, and fails with the same reason.
 fn refuse(out: &mut impl Write, error: String) -> Result<Ending> {
     write_line(
         out,
