@@ -9,9 +9,11 @@
 pub mod aggregate;
 pub mod fuzz;
 mod hostile;
+mod order;
 pub mod pipeline;
 mod sequences;
 
+pub use order::{verify_fanout, Fanout};
 pub use sequences::KEEP_ALIVE_REQUESTS;
 use sequences::{keep_alive, message_round_trip};
 
@@ -36,6 +38,10 @@ pub struct Case {
     pub concurrency: Option<usize>,
     #[serde(default)]
     pub timeout_bounds: bool,
+    /// Checks that the contender still answers after its timeouts: run after the cases that
+    /// wait them out (see `order`).
+    #[serde(default)]
+    pub after_timeouts: bool,
     /// Request method (default GET) and body (sent as application/json).
     pub method: Option<String>,
     pub request_body: Option<String>,
@@ -61,6 +67,9 @@ pub struct Context<'a> {
     pub downstream_timeout: Duration,
     /// Reset before the cases, so that the /messages cases see the seed rows.
     pub database: Option<&'a crate::services::database::Database>,
+    /// For a contender that serves the fan-out: its cases join the contract's, and its
+    /// cancellation check runs with them.
+    pub fanout: Option<Fanout<'a>>,
 }
 
 impl Context<'_> {
@@ -310,26 +319,9 @@ async fn try_case(addr: SocketAddr, case: &Case) -> CaseResult {
     }
 }
 
-/// The cases in the order they are run, in groups run one after another: a case alone, except
-/// that neighbouring cases which wait out the downstream timeout (`timeout_bounds`) go
-/// together. Each still times its own requests against its own bounds, and a start waits the
-/// timeout once instead of once per such case (two in the contract: about 2 s of every start
-/// at the default timeout).
-fn groups_in_order(cases: &[Case]) -> Vec<&[Case]> {
-    let mut groups = Vec::new();
-    let mut rest = cases;
-    while !rest.is_empty() {
-        let waits = rest.iter().take_while(|c| c.timeout_bounds).count();
-        let (group, after) = rest.split_at(waits.max(1));
-        groups.push(group);
-        rest = after;
-    }
-    groups
-}
-
 /// `group`'s cases at the same time, their results in the group's order. Dropped (Ctrl-C), it
 /// stops them all.
-async fn run_together(addr: SocketAddr, group: &[Case]) -> Vec<CaseResult> {
+pub(crate) async fn run_together(addr: SocketAddr, group: &[Case]) -> Vec<CaseResult> {
     if let [case] = group {
         return vec![run_case(addr, case).await];
     }
@@ -362,7 +354,11 @@ pub fn verify(
     ctx: &Context,
 ) -> Result<Verification> {
     // Without PostgreSQL (a plan that never calls /messages) its cases are left out, and said so.
-    let cases = cases()?
+    let mut all = cases()?;
+    if ctx.fanout.is_some() {
+        all.extend(aggregate::cases()?);
+    }
+    let cases = all
         .iter()
         .filter(|c| ctx.database.is_some() || !c.path.starts_with("/messages"))
         .map(|c| ctx.resolve(c))
@@ -370,23 +366,10 @@ pub fn verify(
     if let Some(db) = ctx.database {
         db.reset(rt)?;
     }
+    let steps = order::steps(&cases, ctx.fanout.is_some());
     let results: Vec<CaseResult> = rt.block_on(async {
-        let mut out = Vec::new();
-        for group in groups_in_order(&cases) {
-            // Ctrl-C ends verification at once (the stall cases wait seconds each).
-            let stopped = async {
-                while !crate::util::interrupt::stopped() {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            };
-            tokio::select! {
-                r = run_together(addr, group) => out.extend(r),
-                () = stopped => {
-                    out.push(CaseResult { name: group[0].name.clone(), passed: false, detail: "interrupted".into() });
-                    break;
-                }
-            }
-        }
+        let mut out =
+            order::run_steps(addr, &steps, ctx.fanout.as_ref(), ctx.downstream_timeout).await;
         if !crate::util::interrupt::stopped() {
             if ctx.database.is_some() {
                 out.push(message_round_trip(addr).await);
@@ -503,6 +486,7 @@ mod tests {
             corpus: &corpus,
             downstream_timeout: Duration::from_millis(2000),
             database: None,
+            fanout: None,
         };
         let all: Vec<Case> = cases()
             .unwrap()
@@ -738,32 +722,71 @@ mod tests {
     }
 
     #[test]
-    fn neighbouring_cases_that_wait_out_the_timeout_run_together_and_the_rest_in_turn() {
-        let all = cases().unwrap();
-        let groups = groups_in_order(&all);
+    fn the_stall_cases_run_together_then_the_cancellation_check_then_what_follows_timeouts() {
+        let mut all = cases().unwrap();
+        all.extend(aggregate::cases().unwrap());
+        let steps = order::steps(&all, true);
         let names = |g: &[Case]| g.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
-        let together: Vec<Vec<String>> = groups
+        let at = |want: &dyn Fn(&order::Step) -> bool| steps.iter().position(want).unwrap();
+        let stalls = at(&|s| matches!(s, order::Step::Together(g) if g.len() > 1));
+        let order::Step::Together(group) = &steps[stalls] else {
+            unreachable!()
+        };
+        assert_eq!(
+            names(group),
+            [
+                "enrich gives up at its timeout with 504",
+                "enrich times out each of 8 stalled calls at once",
+                "aggregate answers 504 when one call passes the timeout"
+            ],
+            "the three stall cases, and nothing else, go together"
+        );
+        let cancellation = at(&|s| matches!(s, order::Step::Cancellation));
+        assert_eq!(
+            cancellation,
+            stalls + 1,
+            "cancelling is checked right after the stalls"
+        );
+        let cases_of = |range: &[order::Step]| -> Vec<Case> {
+            range
+                .iter()
+                .flat_map(|s| match s {
+                    order::Step::Together(g) => g.clone(),
+                    order::Step::Cancellation => Vec::new(),
+                })
+                .collect()
+        };
+        let after = cases_of(&steps[cancellation + 1..]);
+        assert_eq!(
+            names(&after),
+            [
+                "enrich still answers after timeouts",
+                "aggregate still answers after a timeout"
+            ]
+        );
+        let before = cases_of(&steps[..stalls]);
+        assert!(before
             .iter()
-            .filter(|g| g.len() > 1)
-            .map(|g| names(g))
+            .all(|c| !c.timeout_bounds && !c.after_timeouts));
+        let others: Vec<Case> = all
+            .iter()
+            .filter(|c| !c.timeout_bounds && !c.after_timeouts)
+            .cloned()
             .collect();
         assert_eq!(
-            together,
-            [[
-                "enrich gives up at its timeout with 504",
-                "enrich times out each of 8 stalled calls at once"
-            ]],
-            "the contract's two stall cases, and nothing else, go together"
+            names(&before),
+            names(&others),
+            "the rest in the contract's order"
         );
-        assert!(groups
-            .iter()
-            .all(|g| g.len() == 1 || g.iter().all(|c| c.timeout_bounds)));
-        assert_eq!(groups.concat().len(), all.len());
         assert_eq!(
-            names(&groups.concat()),
-            names(&all),
-            "in the contract's order"
+            before.len() + group.len() + after.len(),
+            all.len(),
+            "every case once"
         );
+        // Without the fan-out there is no cancellation step.
+        assert!(!order::steps(&cases().unwrap(), false)
+            .iter()
+            .any(|s| matches!(s, order::Step::Cancellation)));
 
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -146,22 +146,18 @@ fn contract_cases(
         };
         return Ok(conformance::pipeline::verify(k, cpus, logs, &m.name));
     }
+    let control = services.downstream.control();
     let ctx = conformance::Context {
         corpus: &services.corpus,
         downstream_timeout: services.downstream_timeout,
         database: services.database.as_ref(),
+        fanout: m.fanout.is_some().then(|| conformance::Fanout {
+            downstream: &control,
+            expect_cancel: m.fanout_cancels.unwrap_or(true),
+        }),
     };
     let mut v = conformance::verify(rt, addr, &ctx)?;
-    if m.fanout.is_some() {
-        let fanout = rt.block_on(conformance::aggregate::verify(
-            addr,
-            &services.downstream.control(),
-            services.downstream_timeout,
-            m.fanout_cancels.unwrap_or(true),
-        ))?;
-        v.passed &= fanout.iter().all(|c| c.passed);
-        v.cases.extend(fanout);
-    } else {
+    if m.fanout.is_none() {
         v.not_checked
             .push("/aggregate (this contender does not serve the fan-out yet)".into());
     }
