@@ -1,9 +1,9 @@
 //! Conformance: checks a running contender against contract/cases.toml before it is measured.
 //!
-//! Holds: the contract's cases and their checks (here), `sequences` (checks of several requests:
-//! the messages round trip, keep-alive), `aggregate` (the fan-out contract and its
-//! cancellation check), `fuzz` (generated hostile inputs), `pipeline` (the Kafka pipeline's
-//! delivery check).
+//! Holds: the contract's cases and their checks (here), `order` (the order they run in, and the
+//! fan-out's contract on its own), `sequences` (checks of several requests: the messages round
+//! trip, keep-alive), `aggregate` (the fan-out's cases and its cancellation check), `fuzz`
+//! (generated hostile inputs), `pipeline` (the Kafka pipeline's delivery check).
 //! Uses: util, plan, services.
 
 pub mod aggregate;
@@ -321,7 +321,7 @@ async fn try_case(addr: SocketAddr, case: &Case) -> CaseResult {
 
 /// `group`'s cases at the same time, their results in the group's order. Dropped (Ctrl-C), it
 /// stops them all.
-pub(crate) async fn run_together(addr: SocketAddr, group: &[Case]) -> Vec<CaseResult> {
+async fn run_together(addr: SocketAddr, group: &[Case]) -> Vec<CaseResult> {
     if let [case] = group {
         return vec![run_case(addr, case).await];
     }

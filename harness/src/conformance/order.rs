@@ -1,7 +1,8 @@
 //! The order a contender's cases run in. Most run one at a time, in the contract's order. The
 //! cases that wait out the downstream timeout (`timeout_bounds`: the /enrich stalls and the
 //! fan-out's) run together near the end, so that a start waits the timeout once, not once per
-//! such case (about 2 s of every start at the default timeout, 4 s with the fan-out's). The
+//! such case (once per case would add 2 s to every start at the default timeout, 4 s with the
+//! fan-out's). The
 //! fan-out's cancellation check follows them, and the cases that check the contender still
 //! answers after its timeouts (`after_timeouts`) come last.
 //!
