@@ -28,6 +28,7 @@ fn wrk_p99_ms(out: &str) -> f64 {
 #[test]
 #[ignore = "needs wrk; run by ./iobound test"]
 fn open_model_sees_a_stall_that_a_closed_loop_hides() {
+    let _machine = alone();
     // The server stalls once for 1 s, 2 s after its first request, like a long GC pause.
     let stall = ["--stall-at", "2s", "--stall-for", "1s"];
     let (_s1, port) = serve(&stall);
@@ -102,6 +103,7 @@ fn open_model_sees_a_stall_that_a_closed_loop_hides() {
 #[test]
 #[ignore = "timing test; run by ./iobound test"]
 fn closed_model_obeys_littles_law() {
+    let _machine = alone();
     let (_server, port) = serve(&[]);
     let url = format!("http://127.0.0.1:{port}/delay?ms=50");
     let v = json(&run(&[
@@ -134,6 +136,7 @@ fn load_test_server(path: &str, flags: &[&str]) -> serde_json::Value {
 #[test]
 #[ignore = "timing test; run by ./iobound test"]
 fn users_leave_after_their_stay() {
+    let _machine = alone();
     // Three waves of 4 users, one per second, each staying 1 s: 4 users at any time for 3 s,
     // about 4 / 0.1 s x 3 s = 120 requests. Users who never left would send twice as many.
     let v = load_test_server(
@@ -163,6 +166,7 @@ fn users_leave_after_their_stay() {
 #[test]
 #[ignore = "timing test; run by ./iobound test"]
 fn users_spread_over_their_join_span() {
+    let _machine = alone();
     // 4 users joining 0.5 s apart over 2 s, each request 1.5 s: the first user sends twice
     // before the end, the others once (5 due); joining at once, each would send twice (8).
     let v = load_test_server(
@@ -196,6 +200,7 @@ fn wrk_rps(out: &str) -> f64 {
 #[test]
 #[ignore = "needs wrk; run by ./iobound test"]
 fn closed_model_throughput_matches_wrk() {
+    let _machine = alone();
     let (_server, port) = serve(&[]);
     let url = format!("http://127.0.0.1:{port}/delay?ms=10");
     let ours = json(&run(&[
@@ -224,6 +229,7 @@ fn closed_model_throughput_matches_wrk() {
 #[test]
 #[ignore = "timing test; run by ./iobound test"]
 fn open_model_rate_is_kept_at_1k_and_10k() {
+    let _machine = alone();
     let (_server, port) = serve(&[]);
     let url = format!("http://127.0.0.1:{port}/delay?ms=1");
     for rate in [1_000u64, 10_000] {
@@ -264,6 +270,7 @@ fn open_model_rate_is_kept_at_1k_and_10k() {
 #[test]
 #[ignore = "timing test; run by ./iobound test"]
 fn a_driver_that_cannot_keep_up_says_so() {
+    let _machine = alone();
     let (_server, port) = serve(&[]);
     // Far beyond what one driver thread can send: it must warn, not report a lower rate as the
     // server's. Pinned, so that its CPU's busy share is watched: unpinned, a driver slowed by
@@ -376,6 +383,7 @@ fn hog(
 #[test]
 #[ignore = "timing test; run by ./iobound test"]
 fn a_cpu_hog_on_the_driver_cpu_raises_the_flag() {
+    let _machine = alone();
     let (_s, port) = serve(&[]);
     let cpu = driver_cpu().to_string();
     let args = [
@@ -421,6 +429,7 @@ fn a_cpu_hog_on_the_driver_cpu_raises_the_flag() {
 #[test]
 #[ignore = "timing test; run by ./iobound test"]
 fn a_slow_server_with_few_connections_is_not_blamed_on_the_driver() {
+    let _machine = alone();
     // 100 req/s of 50 ms requests need 5 connections; 2 allowed: requests queue for a
     // connection. That is the server's slowness (counted in latency), not the driver's.
     let (_s, port) = serve(&[]);

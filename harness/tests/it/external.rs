@@ -2,12 +2,15 @@
 //! stops it, --pid samples a running one with its children; --cpus and --memory hold it in a
 //! cgroup of its own, as a container would.
 //!
-//! The tests that put load on the contender CPU run one at a time: a neighbour's load on the
-//! same CPU would starve the server a quota test wants busy.
+//! The tests that put load on the contender CPU take the machine alone: a neighbour's load on
+//! the same CPU would starve the server a quota test wants busy. Those that check only a
+//! cgroup's making and removal share it.
 
 use crate::common;
 
-use crate::common::{alone, exe, free_port, load_results, processes_with, results_dir, run, serve};
+use crate::common::{
+    alone, beside_others, exe, free_port, load_results, processes_with, results_dir, run, serve,
+};
 use std::time::Duration;
 
 fn peak(results: &serde_json::Value, key: &str) -> f64 {
@@ -15,9 +18,9 @@ fn peak(results: &serde_json::Value, key: &str) -> f64 {
 }
 
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "needs the machine to itself; run by ./iobound test"]
 fn a_server_started_with_cmd_is_sampled_and_stopped() {
-    let _alone = alone();
+    let _machine = alone();
     let out = tempfile::tempdir().unwrap();
     let port = free_port();
     let cmd = format!("{} serve --port {port}", exe());
@@ -53,9 +56,9 @@ fn a_server_started_with_cmd_is_sampled_and_stopped() {
 }
 
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "needs the machine to itself; run by ./iobound test"]
 fn a_running_server_given_by_pid_is_sampled() {
-    let _alone = alone();
+    let _machine = alone();
     let (server, port) = serve(&[]);
     let out = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{port}/plaintext");
@@ -134,9 +137,9 @@ fn a_pid_that_does_not_exist_is_refused_before_anything_starts() {
 }
 
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "needs the machine to itself; run by ./iobound test"]
 fn a_plan_runs_its_scenarios_against_a_server_given_by_url() {
-    let _alone = alone();
+    let _machine = alone();
     let dir = tempfile::tempdir().unwrap();
     let plan = dir.path().join("two.toml");
     let two = common::two_scenario_plan(2, "0s", 4, 300, "1s");
@@ -280,9 +283,9 @@ fn cgroups_left_by(pid: u32) -> Vec<std::path::PathBuf> {
 /// A busy server (every request burns CPU) under `--cpus 0.5`: its cgroup's own count says it
 /// used at most about half a CPU, throttling is reported, and no cgroup is left.
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "needs the machine to itself; run by ./iobound test"]
 fn a_cpu_quota_holds_a_busy_server_to_it_and_its_throttling_is_reported() {
-    let _alone = alone();
+    let _machine = alone();
     let out = tempfile::tempdir().unwrap();
     let (pid, o) = run_as_child(&limited_run_args(
         "--jit-warmup 600s",
@@ -344,9 +347,9 @@ fn a_cpu_quota_holds_a_busy_server_to_it_and_its_throttling_is_reported() {
 /// A server that leaks under `--memory 64m` is killed by the kernel: the run is a failed run
 /// that says so (not a hang or a connection error), and no cgroup is left.
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "makes cgroups, as root; run by ./iobound test"]
 fn a_server_past_its_memory_limit_is_a_failed_run_that_says_oom_killed() {
-    let _alone = alone();
+    let _machine = beside_others(&[]);
     let out = tempfile::tempdir().unwrap();
     let (pid, o) = run_as_child(&limited_run_args(
         "--leak-kb 512",
@@ -371,9 +374,9 @@ fn a_server_past_its_memory_limit_is_a_failed_run_that_says_oom_killed() {
 /// Ctrl-C during a limited run: what was measured is kept, and the cgroup goes with the
 /// contender.
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "makes cgroups, as root; run by ./iobound test"]
 fn an_interrupted_limited_run_leaves_no_cgroup() {
-    let _alone = alone();
+    let _machine = beside_others(&[]);
     let out = tempfile::tempdir().unwrap();
     let child = std::process::Command::new(exe())
         .args(limited_run_args(
@@ -407,9 +410,9 @@ fn an_interrupted_limited_run_leaves_no_cgroup() {
 /// CPU is the cgroup's exact count, no limits note is printed, and a process it forked into a
 /// session of its own (out of reach of a process-group kill) is gone when the run ends.
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "makes cgroups, as root; run by ./iobound test"]
 fn an_unlimited_server_runs_in_a_cgroup_that_takes_its_forks_with_it() {
-    let _alone = alone();
+    let _machine = beside_others(&[]);
     let out = tempfile::tempdir().unwrap();
     let port = free_port();
     let marker = format!("sleep 86{port}");

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 // that no test's load is another's saturated CPU.
 
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "needs the machine to itself; run by ./iobound test"]
 fn a_broken_threshold_exits_4_and_says_which_and_by_how_much() {
-    let _alone = alone();
+    let _machine = alone();
     let (_server, port) = serve(&[]);
     let out = tempfile::tempdir().unwrap();
     let junit = out.path().join("thresholds.xml");
@@ -152,9 +152,9 @@ impl Drop for Downstream {
 }
 
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "needs the machine to itself; run by ./iobound test"]
 fn compare_fail_if_fails_on_a_seeded_regression_and_passes_a_rerun() {
-    let _alone = alone();
+    let _machine = alone();
     let out = tempfile::tempdir().unwrap();
     let (before, rerun, slower) = {
         let fast = Downstream::start("fixed:5ms");
@@ -222,9 +222,9 @@ fn compare_fail_if_fails_on_a_seeded_regression_and_passes_a_rerun() {
 /// it within the stated 10%. It starts at 60 req/s, below the capacity, so that it steps up
 /// once and then bisects: five probes or so, not the eight a start at 20 takes.
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "needs the machine to itself; run by ./iobound test"]
 fn capacity_search_finds_a_known_capacity_within_its_precision() {
-    let _alone = alone();
+    let _machine = alone();
     let (_server, port) = serve(&["--workers", "4"]);
     let out = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{port}/delay?ms=50");
@@ -291,9 +291,9 @@ fn capacity_search_finds_a_known_capacity_within_its_precision() {
 }
 
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "needs the machine to itself; run by ./iobound test"]
 fn a_server_that_never_meets_the_slo_has_no_capacity_number() {
-    let _alone = alone();
+    let _machine = alone();
     let (_server, port) = serve(&[]);
     let out = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{port}/delay?ms=300");

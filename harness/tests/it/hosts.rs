@@ -4,8 +4,9 @@
 //! few seconds.
 
 use crate::common;
+use crate::common::Resource;
 
-use crate::common::{alone, exe, load_results, missing_prerequisite, results_dir};
+use crate::common::{alone, beside_others, exe, load_results, missing_prerequisite, results_dir};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -32,8 +33,11 @@ fn must(cmd: &str) -> String {
 /// Labs made by this process so far: each gets its own prefix and subnet.
 static LABS: AtomicU32 = AtomicU32::new(0);
 
-// The end-to-end tests run one at a time (`alone()`): each drives real load on this machine's
-// two CPUs, and iobound (rightly) flags a driver CPU saturated by any process.
+// A test that judges load (a capacity search, a quota) takes the machine alone: iobound
+// (rightly) calls a driver CPU saturated by any process, and a capacity search stops at a
+// probe its driver could not offer. The others share the machine, but their namespace hosts
+// with no other test (`Resource::NamespaceHosts`): what is left behind is judged by every
+// per-run directory in /tmp and each lab's number comes from its process id.
 
 /// Namespaces named `{prefix}-{name}` on a bridge, each with an sshd (scripts/netns-lab);
 /// all removed on drop.
@@ -248,7 +252,7 @@ fn counts(run: &serde_json::Value) -> (u64, u64, u64, u64) {
 #[test]
 #[ignore = "needs root, iproute2 and openssh-server; run by ./iobound test"]
 fn load_from_two_namespace_hosts_is_merged_accounted_and_cleaned_up() {
-    let _alone = alone();
+    let _machine = beside_others(&[Resource::NamespaceHosts]);
     let Some(lab) = Lab::new(vec!["app", "lg1", "lg2"]) else {
         return;
     };
@@ -429,7 +433,7 @@ fn wait_for_process_within(lab: &Lab, name: &str, what: &str, limit: Duration) {
 #[test]
 #[ignore = "needs root, iproute2 and openssh-server; run by ./iobound test"]
 fn a_server_started_on_the_contender_host_is_sampled_there_and_stopped() {
-    let _alone = alone();
+    let _machine = beside_others(&[Resource::NamespaceHosts]);
     let Some(lab) = Lab::with_options(vec!["app", "lg1"], "--contender-cpus 0 --load-cpus 1")
     else {
         return;
@@ -532,6 +536,7 @@ fn a_server_started_on_the_contender_host_is_sampled_there_and_stopped() {
 #[test]
 #[ignore = "needs root, iproute2 and openssh-server; run by ./iobound test"]
 fn a_frozen_controller_leaves_nothing_on_its_hosts() {
+    let _machine = beside_others(&[Resource::NamespaceHosts]);
     let Some(gone) = controller_signalled(libc::SIGSTOP, "3s") else {
         return;
     };
@@ -548,6 +553,7 @@ fn a_frozen_controller_leaves_nothing_on_its_hosts() {
 #[test]
 #[ignore = "needs root, iproute2 and openssh-server; run by ./iobound test"]
 fn a_killed_controller_leaves_nothing_on_its_hosts() {
+    let _machine = beside_others(&[Resource::NamespaceHosts]);
     let Some(gone) = controller_signalled(libc::SIGKILL, "60s") else {
         return;
     };
@@ -562,7 +568,6 @@ fn a_killed_controller_leaves_nothing_on_its_hosts() {
 /// (failing after 90 s); None where the lab cannot be made (a missing prerequisite, which
 /// fails under IOBOUND_STRICT). The controller is killed and its SSH control directory removed.
 fn controller_signalled(signal: i32, duration: &str) -> Option<Duration> {
-    let _alone = alone();
     let lab = Lab::with_options(vec!["app", "lg1"], "--contender-cpus 0 --load-cpus 1")?;
     let before = remote_dirs();
     let out = tempfile::tempdir().unwrap();
@@ -604,6 +609,7 @@ fn controller_signalled(signal: i32, duration: &str) -> Option<Duration> {
 #[test]
 #[ignore = "needs root; run by ./iobound test"]
 fn a_lab_directory_that_is_not_roots_alone_is_refused() {
+    let _machine = beside_others(&[Resource::NamespaceHosts]);
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         missing_prerequisite("root, to give a directory to another user");
@@ -649,6 +655,7 @@ fn namespaces() -> String {
 #[test]
 #[ignore = "needs root; run by ./iobound test"]
 fn a_lab_whose_owner_was_killed_is_taken_down_by_the_next_prune() {
+    let _machine = beside_others(&[Resource::NamespaceHosts]);
     // A lab owned by this test process: pruning leaves it, its owner is alive.
     let Some(alive) = Lab::new(vec!["app"]) else {
         return;
@@ -754,7 +761,7 @@ fn iobound_cgroups() -> Vec<PathBuf> {
 #[test]
 #[ignore = "needs root, iproute2 and openssh-server; run by ./iobound test"]
 fn limits_hold_a_server_on_the_contender_host_in_a_cgroup_there() {
-    let _alone = alone();
+    let _machine = alone();
     let Some(lab) = Lab::with_options(vec!["app", "lg1"], "--contender-cpus 0 --load-cpus 1")
     else {
         return;
@@ -818,7 +825,7 @@ fn limits_hold_a_server_on_the_contender_host_in_a_cgroup_there() {
 #[test]
 #[ignore = "needs root, iproute2 and openssh-server; run by ./iobound test"]
 fn a_plan_and_a_capacity_search_run_across_namespace_hosts() {
-    let _alone = alone();
+    let _machine = alone();
     let Some(lab) = Lab::with_options(
         vec!["app", "lg1", "lg2"],
         "--contender-cpus 0 --load-cpus 1",
@@ -965,7 +972,7 @@ fn deployed_run(inv: &Path, plan: &Path, out: &Path) -> Command {
 #[test]
 #[ignore = "needs root, iproute2, openssh-server and the built Go contender; run by ./iobound test"]
 fn a_built_in_contender_runs_on_its_host_with_its_services_on_another() {
-    let _alone = alone();
+    let _machine = alone();
     if !built(&["contenders/go/target/go-server"]) {
         return;
     }
@@ -1157,7 +1164,7 @@ timeout = "10s"
 #[test]
 #[ignore = "needs root, iproute2, openssh-server, a JDK and the built pipelines; run by ./iobound test"]
 fn a_pipeline_runs_with_kafka_on_the_services_host_and_records_from_two_load_hosts() {
-    let _alone = alone();
+    let _machine = beside_others(&[Resource::NamespaceHosts]);
     if !built(&[
         "contenders/pipeline/target/pipeline.jar",
         "services/kafka-load/target/kafka-load.jar",
@@ -1253,7 +1260,7 @@ fn a_pipeline_runs_with_kafka_on_the_services_host_and_records_from_two_load_hos
 #[test]
 #[ignore = "needs root, iproute2, openssh-server, Go and the built contenders; run by ./iobound test"]
 fn profiles_are_taken_on_the_contender_host() {
-    let _alone = alone();
+    let _machine = beside_others(&[Resource::NamespaceHosts]);
     if !built(&[
         "contenders/go/target/go-server",
         "contenders/node/node_modules",

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 #[test]
 #[ignore = "needs built contenders and a JDK; run by ./iobound test"]
 fn interrupt_keeps_partial_results_and_leaves_no_process() {
+    let _machine = beside_others(&[]);
     let out = tempfile::tempdir().unwrap();
     let mut child = Command::new(exe())
         .args([
@@ -202,6 +203,7 @@ fn interrupt_during_start_up_verification_and_warm_up() {
 #[test]
 #[ignore = "needs the built pipeline jar, Kafka's jars and a JDK; run by ./iobound test"]
 fn interrupting_a_pipeline_run_leaves_no_broker_behind() {
+    let _machine = beside_others(&[]);
     let out = tempfile::tempdir().unwrap();
     let plan = pipeline_plan(out.path(), "pipeline-reactive", "0s", "60s");
     let results = out.path().join("results");

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use crate::common::repo_root;
+use crate::common::{beside_others, repo_root};
 use std::path::Path;
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
@@ -13,7 +13,7 @@ use std::sync::{Mutex, MutexGuard};
 /// exec of the file meanwhile fails with "Text file busy" (ETXTBSY): one test at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn alone() -> MutexGuard<'static, ()> {
+fn no_exec_race() -> MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -37,9 +37,10 @@ fn bare_path(dir: &Path) -> String {
 }
 
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "writes and runs copies of the launcher; run by ./iobound test"]
 fn a_missing_jdk_is_named_with_where_it_was_looked_for_and_how_to_install_one() {
-    let _alone = alone();
+    let _machine = beside_others(&[]);
+    let _exec = no_exec_race();
     let tmp = tempfile::tempdir().unwrap();
     let o = Command::new(repo_root().join("iobound"))
         .arg("build")
@@ -60,9 +61,10 @@ fn a_missing_jdk_is_named_with_where_it_was_looked_for_and_how_to_install_one() 
 }
 
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "writes and runs copies of the launcher; run by ./iobound test"]
 fn a_missing_rust_toolchain_is_named_with_how_to_install_it() {
-    let _alone = alone();
+    let _machine = beside_others(&[]);
+    let _exec = no_exec_race();
     // A copy of the launcher in an empty project: the harness is not built, cargo is not on PATH.
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("project");
@@ -95,9 +97,10 @@ fn a_missing_rust_toolchain_is_named_with_how_to_install_it() {
 }
 
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "writes and runs copies of the launcher; run by ./iobound test"]
 fn missing_test_tools_are_named_with_the_command_to_install_them_before_anything_is_built() {
-    let _alone = alone();
+    let _machine = beside_others(&[]);
+    let _exec = no_exec_race();
     // A copy of the launcher in an empty project; the toolchains are stand-ins (nothing may run
     // them before the check), wrk and Chromium are absent, the user is not root and has no sudo.
     let tmp = tempfile::tempdir().unwrap();
@@ -142,9 +145,10 @@ fn missing_test_tools_are_named_with_the_command_to_install_them_before_anything
 }
 
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "writes and runs copies of the launcher; run by ./iobound test"]
 fn a_fetched_file_whose_digest_changed_is_refused_by_name() {
-    let _alone = alone();
+    let _machine = beside_others(&[]);
+    let _exec = no_exec_race();
     // A copy of the launcher and its digests in an empty project, with Kafka's jar in .cache.
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("project");
@@ -200,9 +204,10 @@ fn a_fetched_file_whose_digest_changed_is_refused_by_name() {
 /// file whose digest differs, and a lock with a package without one). A pin changed without
 /// running scripts/lock-python again fails here.
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "writes and runs copies of the launcher; run by ./iobound test"]
 fn the_python_packages_are_installed_from_a_lock_of_digests_that_answers_for_the_pins() {
-    let _alone = alone();
+    let _machine = beside_others(&[]);
+    let _exec = no_exec_race();
     let dir = repo_root().join("contenders/python");
     let pins = std::fs::read_to_string(dir.join("requirements.txt")).unwrap();
     let lock = std::fs::read_to_string(dir.join("requirements.lock")).unwrap();
@@ -277,9 +282,10 @@ fn run_launcher(root: &Path, command: &str) -> std::process::Output {
 }
 
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "writes and runs copies of the launcher; run by ./iobound test"]
 fn a_contender_in_a_new_language_is_built_from_its_manifest_alone() {
-    let _alone = alone();
+    let _machine = beside_others(&[]);
+    let _exec = no_exec_race();
     // A copy of the launcher in a project with the harness built (the real one) and Kafka's
     // jars in place, and one contender whose toolchain the launcher has never heard of.
     let tmp = tempfile::tempdir().unwrap();

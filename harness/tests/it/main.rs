@@ -1,7 +1,8 @@
 //! The harness's integration tests, one binary with a module per feature: linking the whole
 //! library once instead of once per file is most of what building the tests cost. Tests that
-//! need the machine to themselves, or what only `./iobound test` installs, are `#[ignore]`d and
-//! run one at a time in its last phase (`cargo test --release -- --ignored --test-threads=1`).
+//! need the machine, or what only `./iobound test` installs, are `#[ignore]`d and run in its
+//! last phase, two at a time: each says first whether it takes the machine alone or shares it
+//! (common/machine.rs). By hand: `cargo test --release -- --ignored --test-threads=2`.
 
 mod common;
 mod dependencies;

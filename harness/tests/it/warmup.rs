@@ -7,15 +7,15 @@
 //! measured window is judged again after the run. The measured window is a slice of the
 //! warm-up's own load, so its first second is answered like the others, even at a 1 s wait.
 //!
-//! Each test judges a warm-up on this machine, so they run one at a time: a neighbour's load
-//! ending halfway makes a trend of its own.
+//! Each test judges a warm-up on this machine, so each takes the machine alone: a neighbour's
+//! load ending halfway makes a trend of its own.
 
 use crate::common::{alone, load_results, results_dir, run, serve};
 
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "needs the machine to itself; run by ./iobound test"]
 fn a_steady_server_settles_after_the_minimum_not_the_maximum() {
-    let _alone = alone();
+    let _machine = alone();
     let (server, port) = serve(&[]);
     let out = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{port}/delay?ms=5");
@@ -68,9 +68,9 @@ fn a_steady_server_settles_after_the_minimum_not_the_maximum() {
 }
 
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "needs the machine to itself; run by ./iobound test"]
 fn measurement_starts_only_after_a_jit_like_fall_in_cpu_cost_has_ended() {
-    let _alone = alone();
+    let _machine = alone();
     // CPU per request falls from 400 µs to nothing over the server's first 20 s: a 1 ms wait
     // behind it caps the load once the cost is small, so the steady part is not CPU-bound.
     // (CPU-bound, its throughput on this shared virtual machine wandered by a fifth over tens
@@ -122,9 +122,9 @@ fn measurement_starts_only_after_a_jit_like_fall_in_cpu_cost_has_ended() {
 }
 
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "needs the machine to itself; run by ./iobound test"]
 fn a_warm_up_that_ends_before_the_fall_is_flagged_not_at_steady_state() {
-    let _alone = alone();
+    let _machine = alone();
     let (server, port) = serve(&["--jit-warmup", "60s"]);
     let out = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{port}/plaintext");
@@ -160,9 +160,9 @@ fn a_warm_up_that_ends_before_the_fall_is_flagged_not_at_steady_state() {
 }
 
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "needs the machine to itself; run by ./iobound test"]
 fn no_run_is_measured_on_a_plateau_of_the_climb_and_called_steady() {
-    let _alone = alone();
+    let _machine = alone();
     // Cost per request: 400 -> 300 µs over 3 s, flat for 14 s (3..17 s), then falling to
     // nothing by 27 s. The warm-up's rule can settle on the flat stretch (10 s of it); the
     // 12 s window after it then climbs.
@@ -212,9 +212,9 @@ fn no_run_is_measured_on_a_plateau_of_the_climb_and_called_steady() {
 }
 
 #[test]
-#[ignore = "needs the machine to itself; run one at a time by ./iobound test"]
+#[ignore = "needs the machine to itself; run by ./iobound test"]
 fn the_first_measured_second_is_answered_like_the_others_at_a_one_second_wait() {
-    let _alone = alone();
+    let _machine = alone();
     // 200 users each waiting 1 s: a measured load started afresh would answer nothing in its
     // first second; a window opened inside the warm-up's load answers ~200 in every second.
     let (server, port) = serve(&[]);

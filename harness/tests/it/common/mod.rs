@@ -2,7 +2,10 @@
 
 #![allow(dead_code)]
 
+pub mod machine;
 pub mod sources;
+
+pub use machine::{alone, beside_others, Resource};
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -26,16 +29,6 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// Tests of one file that drive real load on this machine's two CPUs, or judge a warm-up on
-/// it, take this so that they run one at a time: a neighbour's load would saturate their
-/// driver's CPU (iobound rightly counts every process) or, ending halfway, make a trend of its
-/// own. Each test binary has its own lock.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-pub fn alone() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Kills the child when dropped, so a failing assertion leaves no server behind.
