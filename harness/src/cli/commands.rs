@@ -3,15 +3,14 @@
 use super::args::{dur, DownstreamArgs, LoadArgs, ServeArgs};
 use super::bench;
 use super::flags::{load_file, parse_url};
-use crate::conformance;
 use crate::driver;
-use crate::plan::{LoadFile, Plan, PlanFile, ScenarioFile};
+use crate::plan::Plan;
 use crate::results::dir::ResultsDir;
 use crate::results::record::{Results, RunStatus};
 use crate::run;
-use crate::services::{manifest, ServiceChoice, Services};
+use crate::services::{manifest, ServiceChoice};
 use crate::util::{interrupt, numbers::median};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -126,167 +125,6 @@ pub fn list_builds(root: &Path) -> Result<i32> {
     let builds = folder_builds(root, &manifest::discover(root)?)?;
     println!("{}", builds_listing(&builds));
     Ok(0)
-}
-
-/// `iobound verify`: starts each contender in turn and checks it against the contract (the
-/// same launch and checks as a plan's round), nothing measured.
-pub fn verify_cmd(
-    root: &Path,
-    names: Vec<String>,
-    fuzz: (usize, u64),
-    address: std::net::IpAddr,
-    choice: &ServiceChoice,
-) -> Result<i32> {
-    let all = manifest::discover(root)?;
-    let names = if names.is_empty() {
-        all.iter().map(|m| m.name.clone()).collect()
-    } else {
-        names
-    };
-    let plan = verify_plan(&names)?;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    interrupt::install();
-    // A private directory of a name no one can guess (made 0700, exclusively): a fixed path
-    // under /tmp could be a link another user put there for root to write through.
-    let log_dir = crate::util::files::private_temp_dir("iobound-verify-")?;
-    let logs = log_dir.path().to_path_buf();
-    let wanted = names
-        .iter()
-        .map(|name| manifest::find(&all, name))
-        .collect::<Result<Vec<_>>>()?;
-    let need_kafka = wanted.iter().any(|m| m.is_pipeline());
-    let settings = crate::services::Settings::of(&plan);
-    let mut services = Services::start(root, &settings, &rt, &logs, choice, true, need_kafka)?;
-    let verifier = Verifier {
-        plan: &plan,
-        rt: &rt,
-        services: &services,
-        logs: &logs,
-        java: crate::services::jdk::find_java(),
-        address,
-    };
-    let mut failed = Vec::new();
-    // Contenders of one build (one application in several models) share its parsing code:
-    // the hostile inputs go to the first of them; each still answers every contract case.
-    let mut fuzzed: Vec<(std::path::PathBuf, &str)> = Vec::new();
-    for m in &wanted {
-        let artifact = crate::util::files::lexical(&m.artifact_path());
-        let fuzz = match fuzzed.iter().find(|(a, _)| *a == artifact) {
-            Some((_, first)) => {
-                eprintln!(
-                    "[{}] hostile inputs: sent to {first}, which runs the same build",
-                    m.name
-                );
-                None
-            }
-            None => {
-                fuzzed.push((artifact, &m.name));
-                Some(fuzz)
-            }
-        };
-        if !verifier.verify(m, fuzz)? {
-            failed.push(m.name.clone());
-        }
-    }
-    services.stop();
-    if !failed.is_empty() {
-        // The logs of what failed are kept for the reader.
-        eprintln!("verify: logs in {}", log_dir.keep().display());
-    }
-    if failed.is_empty() {
-        eprintln!(
-            "verify: {} contender(s) conform to the contract",
-            names.len()
-        );
-        Ok(0)
-    } else {
-        eprintln!("verify: FAILED: {}", failed.join(", "));
-        Ok(1)
-    }
-}
-
-/// The plan `verify` starts contenders with: theirs, and one scenario that is never run.
-fn verify_plan(names: &[String]) -> Result<Plan> {
-    PlanFile {
-        name: Some("verify".into()),
-        contenders: names.to_vec(),
-        scenarios: vec![ScenarioFile {
-            name: "none".into(),
-            path: Some("/".into()),
-            load: LoadFile {
-                model: "closed".into(),
-                users: Some(1),
-                duration: Some("1s".into()),
-                ..LoadFile::default()
-            },
-            ..ScenarioFile::default()
-        }],
-        ..PlanFile::default()
-    }
-    .validate()
-}
-
-/// What verifying a contender needs, the same for each.
-struct Verifier<'a> {
-    plan: &'a Plan,
-    rt: &'a tokio::runtime::Runtime,
-    services: &'a Services,
-    logs: &'a Path,
-    java: Option<std::path::PathBuf>,
-    /// Where each contender listens (`verify --address`).
-    address: std::net::IpAddr,
-}
-
-impl Verifier<'_> {
-    /// Starts `m`, runs the contract and the generated hostile inputs (`fuzz`: count and seed)
-    /// against it, stops it: true if it passed.
-    fn verify(&self, m: &manifest::Manifest, fuzz: Option<(usize, u64)>) -> Result<bool> {
-        let name = &m.name;
-        if !m.artifact_path().exists() {
-            bail!(
-                "{name} is not built ({} is missing); run `./iobound build`",
-                m.artifact_path().display()
-            );
-        }
-        let log = self.logs.join(format!("{name}.log"));
-        let run::Launched {
-            mut proc,
-            startup_timeout,
-            ..
-        } = run::launch(
-            m,
-            &m.resolve_tunables(None)?,
-            self.plan,
-            self.java.as_deref(),
-            self.address,
-            &log,
-            &self.services.env(),
-        )?;
-        let passed = match proc.wait_ready(self.rt, &m.ready, startup_timeout) {
-            Ok(_) => run::launch::verify_contender(
-                self.rt,
-                proc.addr,
-                m,
-                self.services,
-                &self.plan.driver_cpus,
-                self.logs,
-                Some(log.as_path()),
-                fuzz,
-            )
-            .map(|(v, _)| {
-                conformance::print(name, &v);
-                v.passed
-            })?,
-            Err(e) => {
-                eprintln!("[{name}] FAIL: {e:#}");
-                false
-            }
-        };
-        proc.stop(run::STOP_GRACE);
-        Ok(passed)
-    }
 }
 
 /// `iobound load`: drive one URL, print a JSON summary on stdout.

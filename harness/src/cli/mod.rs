@@ -3,7 +3,7 @@
 //! Uses: util, plan, driver, services, sampler, conformance, remote, results, run, stats, report.
 //!
 //! Holds: `args` (subcommands and flags), `help` (the longer help texts), `flags` (flags -> plan), `commands` (the command
-//! bodies), `bench` (the driver benchmark against wrk).
+//! bodies), `verify` (the contract against every contender), `bench` (the driver benchmark against wrk).
 
 mod agent;
 mod args;
@@ -14,6 +14,7 @@ mod flags;
 mod generated_inputs;
 mod help;
 mod remote_args;
+mod verify;
 
 use crate::plan::PlanFile;
 use crate::services::ServiceChoice;
@@ -115,7 +116,7 @@ pub fn main() -> Result<i32> {
             allow_remote,
             kafka_bootstrap,
             address,
-        } => commands::verify_cmd(
+        } => verify::verify_cmd(
             &root,
             contenders,
             (fuzz, seed),
