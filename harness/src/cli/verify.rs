@@ -6,7 +6,7 @@ use crate::plan::{LoadFile, Plan, PlanFile, ScenarioFile};
 use crate::run;
 use crate::services::{manifest, ServiceChoice, Services};
 use crate::util::interrupt;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use std::path::Path;
 
 /// `iobound verify`: starts each contender in turn and checks it against the contract (the
@@ -39,13 +39,7 @@ pub fn verify_cmd(
         .collect::<Result<Vec<_>>>()?;
     // A contender not built is named before anything starts.
     for m in &wanted {
-        if !m.artifact_path().exists() {
-            bail!(
-                "{} is not built ({} is missing); run `./iobound build`",
-                m.name,
-                m.artifact_path().display()
-            );
-        }
+        crate::services::folder_builds::ensure_built(m)?;
     }
     let need_kafka = wanted.iter().any(|m| m.is_pipeline());
     let settings = crate::services::Settings::of(&plan);

@@ -103,13 +103,7 @@ fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf
         if plan.profile && m.profiler_kind().is_none() {
             bail!("--profile: {name} has no profiler (its manifest sets no `profiler`); leave it out with -c, or run without --profile");
         }
-        if !m.artifact_path().exists() {
-            bail!(
-                "{name} is not built ({} is missing); run `./iobound build` (it runs {})",
-                m.artifact_path().display(),
-                crate::services::folder_builds::describe(&m)
-            );
-        }
+        crate::services::folder_builds::ensure_built(&m)?;
         out.push(Prepared {
             manifest: m,
             tunables,

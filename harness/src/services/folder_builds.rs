@@ -91,6 +91,19 @@ pub fn builds_listing(builds: &[FolderBuild]) -> String {
         .join("\n")
 }
 
+/// An error naming `m` and what `./iobound build` runs for it, when its artifact is missing.
+pub fn ensure_built(m: &Manifest) -> Result<()> {
+    if !m.artifact_path().exists() {
+        bail!(
+            "{} is not built ({} is missing); run `./iobound build` (it runs {})",
+            m.name,
+            m.artifact_path().display(),
+            describe(m)
+        );
+    }
+    Ok(())
+}
+
 /// What `./iobound build` runs for a manifest, for the messages that ask for it.
 pub fn describe(m: &Manifest) -> String {
     match (&m.build.command, m.build.toolchain.as_str()) {

@@ -83,9 +83,17 @@ fn lock(name: &str, operation: i32) -> File {
     }
 }
 
-/// The `#[ignore]`d tests of `source` whose body does not begin by saying what they need of
-/// the machine (`let _machine = alone();` or `= beside_others(..)`): run two at a time, such a
-/// test would take whatever neighbour it got.
+/// The first lines a claim may take: the launcher (`claim_of` in ./iobound) reads them to put
+/// each test in its lane, and runs any other line alone.
+pub const CLAIMS: [&str; 3] = [
+    "let _machine = alone();",
+    "let _machine = beside_others(&[]);",
+    "let _machine = beside_others(&[Resource::NamespaceHosts]);",
+];
+
+/// The `#[ignore]`d tests of `source` whose body does not begin with one of the `CLAIMS`: run
+/// two at a time, such a test would take whatever neighbour it got, or a lane it did not ask
+/// for.
 pub fn unclaimed(source: &str) -> Vec<String> {
     let lines: Vec<&str> = source.lines().collect();
     let mut found = Vec::new();
@@ -102,9 +110,7 @@ pub fn unclaimed(source: &str) -> Vec<String> {
             .and_then(|rest| rest.split('(').next())
             .unwrap_or("?");
         let first = lines.get(open + 1).map_or("", |l| l.trim());
-        let claims = first == "let _machine = alone();"
-            || (first.starts_with("let _machine = beside_others(") && first.ends_with(");"));
-        if !claims {
+        if !CLAIMS.contains(&first) {
             found.push(name.to_string());
         }
     }
@@ -138,8 +144,12 @@ mod tests {
         let source = "#[test]\n#[ignore = \"x\"]\nfn claims() {\n    let _machine = alone();\n}\n\n\
                       #[test]\n#[ignore = \"x\"]\nfn shares() {\n    let _machine = beside_others(&[]);\n}\n\n\
                       #[test]\n#[ignore = \"x\"]\nfn late() {\n    let dir = 1;\n    let _machine = alone();\n}\n\n\
+                      #[test]\n#[ignore = \"x\"]\nfn unknown() {\n    let _machine = beside_others(&[Resource::Other]);\n}\n\n\
                       #[test]\nfn not_ignored() {\n    let x = 1;\n}\n";
-        assert_eq!(unclaimed(source), vec!["late".to_string()]);
+        assert_eq!(
+            unclaimed(source),
+            vec!["late".to_string(), "unknown".to_string()]
+        );
     }
 
     use std::sync::atomic::{AtomicBool, Ordering};
