@@ -56,6 +56,11 @@ pub enum Cmd {
         /// checks that each listens where told, as on a contender host of its own
         #[arg(long, value_name = "IP", default_value = "127.0.0.1")]
         address: std::net::IpAddr,
+        /// The contenders' timeout calling the downstream service, as a plan's `[downstream]
+        /// timeout` sets it: the contract's stall cases check that each gives up at it (and
+        /// wait it out once per contender, so a short one checks faster)
+        #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = downstream_timeout)]
+        downstream_timeout: std::time::Duration,
     },
     /// List the contenders with their model, framework and tunables
     List {
@@ -471,6 +476,13 @@ pub fn dur(s: &str) -> std::time::Duration {
     crate::util::units::parse_duration(s).expect("validated by clap")
 }
 
+/// `--downstream-timeout`: a duration in the range a plan's `[downstream] timeout` may take.
+fn downstream_timeout(text: &str) -> anyhow::Result<std::time::Duration> {
+    let timeout = crate::util::units::parse_duration(text)?;
+    crate::plan::validate::downstream_timeout_in_range(timeout)?;
+    Ok(timeout)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -484,6 +496,14 @@ mod tests {
             (
                 vec!["run", "-c", "x", "--rate", "5", "--users", "3"],
                 "--users",
+            ),
+            (
+                vec!["verify", "--downstream-timeout", "0ms"],
+                "--downstream-timeout <DURATION>': must be between 1ms and 60s",
+            ),
+            (
+                vec!["verify", "--downstream-timeout", "2x"],
+                "--downstream-timeout <DURATION>': \"2x\" has unknown unit",
             ),
         ] {
             let e = Cli::try_parse_from(std::iter::once("iobound").chain(args))

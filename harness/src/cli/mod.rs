@@ -116,11 +116,12 @@ pub fn main() -> Result<i32> {
             allow_remote,
             kafka_bootstrap,
             address,
+            downstream_timeout,
         } => verify::verify_cmd(
             &root,
             contenders,
             (fuzz, seed),
-            address,
+            (address, downstream_timeout),
             &ServiceChoice {
                 url: db_url,
                 allow_remote,

@@ -15,7 +15,7 @@ pub fn verify_cmd(
     root: &Path,
     names: Vec<String>,
     fuzz: (usize, u64),
-    address: std::net::IpAddr,
+    (address, downstream_timeout): (std::net::IpAddr, std::time::Duration),
     choice: &ServiceChoice,
 ) -> Result<i32> {
     let all = manifest::discover(root)?;
@@ -24,7 +24,7 @@ pub fn verify_cmd(
     } else {
         names
     };
-    let plan = verify_plan(&names)?;
+    let plan = verify_plan(&names, downstream_timeout)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -69,11 +69,16 @@ pub fn verify_cmd(
     }
 }
 
-/// The plan `verify` starts contenders with: theirs, and one scenario that is never run.
-fn verify_plan(names: &[String]) -> Result<Plan> {
+/// The plan `verify` starts contenders with: theirs, the downstream timeout asked for, and one
+/// scenario that is never run.
+fn verify_plan(names: &[String], downstream_timeout: std::time::Duration) -> Result<Plan> {
     PlanFile {
         name: Some("verify".into()),
         contenders: names.to_vec(),
+        downstream: crate::plan::DownstreamFile {
+            timeout: Some(format!("{}ms", downstream_timeout.as_secs_f64() * 1000.0)),
+            ..Default::default()
+        },
         scenarios: vec![ScenarioFile {
             name: "none".into(),
             path: Some("/".into()),

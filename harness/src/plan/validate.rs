@@ -188,9 +188,8 @@ impl PlanFile {
         downstream
             .behaviour()
             .map_err(|e| anyhow::anyhow!("downstream: {e:#}"))?;
-        if downstream.timeout.is_zero() || downstream.timeout > Duration::from_secs(60) {
-            bail!("downstream.timeout must be between 1ms and 60s (default 2s)");
-        }
+        downstream_timeout_in_range(downstream.timeout)
+            .map_err(|e| anyhow::anyhow!("downstream.timeout {e}"))?;
         Ok(downstream)
     }
 
@@ -395,4 +394,13 @@ impl PlanFile {
             }
         }
     }
+}
+
+/// The range a contenders' downstream timeout may take (a plan's `[downstream] timeout`,
+/// `verify --downstream-timeout`).
+pub fn downstream_timeout_in_range(timeout: Duration) -> Result<()> {
+    if timeout.is_zero() || timeout > Duration::from_secs(60) {
+        bail!("must be between 1ms and 60s (default 2s)");
+    }
+    Ok(())
 }

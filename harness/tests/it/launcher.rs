@@ -415,3 +415,70 @@ fn every_contender_folder_is_built_by_its_manifest_and_the_launcher_names_none()
         );
     }
 }
+
+/// Runs `script` in bash with the launcher's functions loaded (everything before its command
+/// dispatch), ROOT and TMPDIR pointed at `dir`.
+fn with_launcher_functions(dir: &Path, script: &str) -> std::process::Output {
+    let launcher = std::fs::read_to_string(repo_root().join("iobound")).unwrap();
+    let functions = &launcher[..launcher
+        .find("\ncmd=${1:-}")
+        .expect("the launcher's command dispatch")];
+    Command::new("bash")
+        .arg("-c")
+        .arg(format!("{functions}\nROOT={}\n{script}", dir.display()))
+        .env("TMPDIR", dir)
+        .output()
+        .unwrap()
+}
+
+/// What a test run leaves in the temporary directory fails it, by name; what was there
+/// before it started does not.
+#[test]
+fn what_the_tests_leave_in_the_temporary_directory_fails_the_run_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join(".tmpOLD")).unwrap();
+    let o = with_launcher_functions(
+        tmp.path(),
+        "before=$(temporary_files); mkdir \"$TMPDIR/.tmpNEW\" \"$TMPDIR/iobound-run.x\" \
+         \"$TMPDIR/unrelated\"; left_behind \"$before\"",
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the tests left these behind")
+            && err.contains(".tmpNEW")
+            && err.contains("iobound-run.x"),
+        "{err}"
+    );
+    assert!(
+        !err.contains(".tmpOLD") && !err.contains("unrelated"),
+        "{err}"
+    );
+    let o = with_launcher_functions(
+        tmp.path(),
+        "before=$(temporary_files); left_behind \"$before\" && echo clean",
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "clean");
+}
+
+/// Jobs run side by side each have their time printed, and a failing one's output is shown
+/// and fails the whole.
+#[test]
+fn side_by_side_jobs_show_a_failures_output_and_fail_together() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = with_launcher_functions(
+        tmp.path(),
+        "passes() { echo quiet; }; fails() { echo what went wrong; return 3; }; \
+         side_by_side passes fails || echo \"rc=$?\"",
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(" s  passes\n") && out.contains(" s  fails FAILED\n"),
+        "{out}"
+    );
+    assert!(out.contains("--- fails\nwhat went wrong\n"), "{out}");
+    assert!(
+        !out.contains("quiet") && out.trim_end().ends_with("rc=1"),
+        "{out}"
+    );
+}

@@ -27,17 +27,21 @@ steps = 1
 step_duration = "2s"
 "#;
 
-/// Runs the plan once for the whole file; returns the results directory.
+/// Runs the plan once for the whole file; returns the results directory. It is kept under the
+/// build's own temporary directory, made afresh by each test process: a static is never
+/// dropped, so a temporary directory held by one would stay in /tmp after every test run.
 fn measured() -> &'static Path {
-    static DIR: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
-    &DIR.get_or_init(|| {
-        let home = tempfile::tempdir().unwrap();
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let home = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-test");
+        let _ = std::fs::remove_dir_all(&home);
+        std::fs::create_dir_all(&home).unwrap();
         let argv = format!(r#""{}", "serve", "--port", "{{port}}""#, exe());
-        add_fake_contender(home.path(), "one", &argv, "first");
-        add_fake_contender(home.path(), "two", &argv, "second");
-        let plan = home.path().join("plan.toml");
+        add_fake_contender(&home, "one", &argv, "first");
+        add_fake_contender(&home, "two", &argv, "second");
+        let plan = home.join("plan.toml");
         std::fs::write(&plan, PLAN).unwrap();
-        let out = home.path().join("results");
+        let out = home.join("results");
         let o = Command::new(exe())
             .args([
                 "run",
@@ -46,7 +50,7 @@ fn measured() -> &'static Path {
                 "--out",
                 out.to_str().unwrap(),
             ])
-            .env("IOBOUND_HOME", home.path())
+            .env("IOBOUND_HOME", &home)
             .output()
             .unwrap();
         assert!(
@@ -55,15 +59,13 @@ fn measured() -> &'static Path {
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         );
-        let dir = std::fs::read_dir(&out)
+        std::fs::read_dir(&out)
             .unwrap()
             .next()
             .unwrap()
             .unwrap()
-            .path();
-        (home, dir)
+            .path()
     })
-    .1
 }
 
 fn read(dir: &Path, f: &str) -> String {

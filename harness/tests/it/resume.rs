@@ -10,8 +10,11 @@ use std::time::{Duration, Instant};
 fn an_interrupted_plan_resumed_keeps_its_runs_and_decides_from_all_of_them() {
     let home = tempfile::tempdir().unwrap();
     let serve = |extra: &str| format!(r#""{}", "serve", "--port", "{{port}}"{extra}"#, exe());
-    // Eight workers at 5 ms a request (enough for the contract's eight calls at once): half of
-    // what the other serves to 16 users.
+    // Eight workers at 20 ms a request (enough for the contract's eight calls at once): a
+    // quarter of what the other serves to 32 users, and four times its latency, so that every
+    // headline difference is decided at the first look (five rounds) even when other tests
+    // share the CPUs (at 5 ms and 16 users, a ratio of two, noise kept it open for more rounds:
+    // 46 s alone, 73 s beside the other tests).
     add_fake_contender(
         home.path(),
         "slow",
@@ -26,8 +29,8 @@ fn an_interrupted_plan_resumed_keeps_its_runs_and_decides_from_all_of_them() {
     std::fs::write(
         &plan,
         "name = \"two-sittings\"\ncontenders = [\"slow\", \"fast\"]\nruns = \"auto\"\n\
-         warmup = \"0s\"\n[downstream]\ntimeout = \"300ms\"\n[[scenario]]\nname = \"wait\"\npath = \"/delay?ms=5\"\n\
-         [scenario.load]\nmodel = \"closed\"\nusers = 16\nduration = \"1s\"\n",
+         warmup = \"0s\"\n[downstream]\ntimeout = \"300ms\"\n[[scenario]]\nname = \"wait\"\npath = \"/delay?ms=20\"\n\
+         [scenario.load]\nmodel = \"closed\"\nusers = 32\nduration = \"1s\"\n",
     )
     .unwrap();
     let out = tempfile::tempdir().unwrap();
