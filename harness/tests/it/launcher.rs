@@ -461,15 +461,16 @@ fn what_the_tests_leave_in_the_temporary_directory_fails_the_run_by_name() {
     assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "clean");
 }
 
-/// Jobs run side by side each have their time printed, and a failing one's output is shown
-/// and fails the whole.
+/// Jobs run side by side each have their time printed, each in a process group of its own,
+/// and a failing one's output is shown and fails the whole.
 #[test]
 fn side_by_side_jobs_show_a_failures_output_and_fail_together() {
     let tmp = tempfile::tempdir().unwrap();
     let o = with_launcher_functions(
         tmp.path(),
         "passes() { echo quiet; }; fails() { echo what went wrong; return 3; }; \
-         side_by_side passes fails || echo \"rc=$?\"",
+         alone() { [ \"$(ps -o pgid= -p $BASHPID)\" != \"$(ps -o pgid= -p $$)\" ]; }; \
+         side_by_side passes fails alone || echo \"rc=$?\"",
     );
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -477,6 +478,9 @@ fn side_by_side_jobs_show_a_failures_output_and_fail_together() {
         "{out}"
     );
     assert!(out.contains("--- fails\nwhat went wrong\n"), "{out}");
+    // Each job runs in a process group other than the launcher's: a test sampling its group
+    // finds no other job.
+    assert!(out.contains(" s  alone\n"), "{out}");
     assert!(
         !out.contains("quiet") && out.trim_end().ends_with("rc=1"),
         "{out}"
