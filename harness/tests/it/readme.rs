@@ -101,6 +101,7 @@ const LINTED: &[&str] = &[
     "docs/findings/faults.md",
     "docs/findings/overload.md",
     "docs/findings/pool-size.md",
+    "docs/findings/real-work.md",
 ];
 
 /// Every relative link in README and docs points at a file or folder of this repository: a
