@@ -52,12 +52,46 @@ pub fn free_port() -> Result<u16> {
     free_port_on(LOOPBACK)
 }
 
-/// A free port on one of this machine's addresses, found by binding port 0 there.
+/// How many ports handed out lately this process remembers, so as not to hand one out twice.
+const PORTS_REMEMBERED: usize = 1024;
+
+/// A free port on one of this machine's addresses, found by binding port 0 there, and not one
+/// this process handed out lately. The listener closes before the caller binds the port, so
+/// two calls in a row can be given the same port by the kernel, and two servers started one
+/// after the other then fight over it (Kafka's broker and controller were once given one port
+/// and the broker refused to start; a Go contender's pprof port is found the same way).
 pub fn free_port_on(ip: IpAddr) -> Result<u16> {
-    let l = TcpListener::bind((ip, 0)).with_context(|| {
-        format!("cannot bind a port on {ip}; give an address of this machine (`ip -brief address`)")
-    })?;
-    Ok(l.local_addr()?.port())
+    static HANDED_OUT: std::sync::Mutex<std::collections::VecDeque<u16>> =
+        std::sync::Mutex::new(std::collections::VecDeque::new());
+    // A refused port stays bound here until a fresh one is found, so the kernel cannot offer
+    // it again.
+    let mut refused = Vec::new();
+    loop {
+        let listener = TcpListener::bind((ip, 0)).with_context(|| {
+            format!(
+                "cannot bind a port on {ip}; give an address of this machine (`ip -brief address`)"
+            )
+        })?;
+        let port = listener.local_addr()?.port();
+        let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+        if !handed_out.contains(&port) {
+            if handed_out.len() == PORTS_REMEMBERED {
+                handed_out.pop_front();
+            }
+            handed_out.push_back(port);
+            return Ok(port);
+        }
+        refused.push(listener);
+    }
+}
+
+/// `N` distinct free loopback ports.
+pub fn free_ports<const N: usize>() -> Result<[u16; N]> {
+    let mut ports = [0; N];
+    for port in &mut ports {
+        *port = free_port()?;
+    }
+    Ok(ports)
 }
 
 /// Fails with a clear message when something already listens on `port` of `ip`.
@@ -590,6 +624,19 @@ mod tests {
         r.stop(Duration::from_secs(1));
         for p in escaped {
             unsafe { libc::kill(p, libc::SIGKILL) };
+        }
+    }
+
+    #[test]
+    fn free_ports_found_one_after_another_are_never_the_same() {
+        let ports: Vec<u16> = (0..PORTS_REMEMBERED)
+            .map(|_| free_port().unwrap())
+            .collect();
+        let distinct: std::collections::HashSet<_> = ports.iter().collect();
+        assert_eq!(distinct.len(), ports.len(), "{ports:?}");
+        for _ in 0..100 {
+            let [a, b, c] = free_ports().unwrap();
+            assert!(a != b && b != c && a != c, "{a} {b} {c}");
         }
     }
 }

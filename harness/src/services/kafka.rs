@@ -191,7 +191,7 @@ impl Kafka {
         let _ = std::fs::remove_dir_all(&data);
         std::fs::create_dir_all(&data)
             .with_context(|| format!("cannot create {}", data.display()))?;
-        let (port, controller) = (contender::free_port()?, contender::free_port()?);
+        let [port, controller] = contender::free_ports()?;
         let props = data.join("server.properties");
         let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
         std::fs::write(&props, server_properties(&data, loopback, port, controller))?;
