@@ -2,7 +2,7 @@
 //! same connections, same CPU. Both run as child processes pinned to the driver CPU and their
 //! CPU time comes from the kernel (wait4 rusage), so neither measures itself.
 
-use crate::services::contender;
+use crate::services::{contender, ports};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::os::unix::process::CommandExt;
@@ -98,7 +98,7 @@ fn tool_run(tool: &str, requests: u64, cpu_s: f64, secs: f64) -> ToolRun {
 }
 
 pub fn driver(exe: &Path, args: &BenchArgs) -> Result<Vec<(ToolRun, ToolRun)>> {
-    let port = contender::free_port()?;
+    let port = ports::free_port()?;
     let dir = tempfile_dir()?;
     let argv: Vec<String> = vec![
         exe.display().to_string(),

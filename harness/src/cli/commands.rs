@@ -253,7 +253,7 @@ pub fn compare_cmd(a: &Path, b: &Path, fail_if: &[String], junit: Option<&Path>)
 /// `iobound serve`: the built-in test server, in the foreground.
 pub fn serve_cmd(a: &ServeArgs) -> Result<i32> {
     let ip = a.address.unwrap_or(std::net::Ipv4Addr::LOCALHOST);
-    crate::services::contender::ensure_port_free(ip.into(), a.port)?;
+    crate::services::ports::ensure_port_free(ip.into(), a.port)?;
     crate::services::test_server::serve(crate::services::test_server::ServeConfig {
         port: a.port,
         address: a.address,
@@ -269,7 +269,7 @@ pub fn serve_cmd(a: &ServeArgs) -> Result<i32> {
 
 /// `iobound downstream`: the downstream service of /enrich, in the foreground.
 pub fn downstream_cmd(a: &DownstreamArgs) -> Result<i32> {
-    crate::services::contender::ensure_port_free(a.address.into(), a.port)?;
+    crate::services::ports::ensure_port_free(a.address.into(), a.port)?;
     let b = crate::plan::downstream::Behaviour::new(
         &a.latency,
         &a.error_rate,

@@ -8,6 +8,7 @@ use crate::services::contender::{self, Running};
 use crate::services::detected::{self, Detected};
 use crate::services::jvm_start::{self, JvmStart};
 use crate::services::manifest::{Manifest, StartVars};
+use crate::services::ports;
 use crate::services::Services;
 use crate::util::cgroup;
 use anyhow::{bail, Result};
@@ -38,7 +39,7 @@ pub fn launch(
     log: &Path,
     env: &[(String, String)],
 ) -> Result<Launched> {
-    let port = contender::free_port_on(address)?;
+    let port = ports::free_port_on(address)?;
     let mut flags = plan.jvm_flags();
     let start = if m.is_jvm() {
         JvmStart::of(&m.name, tunables)?

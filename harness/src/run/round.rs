@@ -114,7 +114,7 @@ impl RunCtx<'_> {
                     .join("profiles")
                     .join(format!(".{}.run{run}", m.name)),
                 super::observe::profile::Place::Here,
-                crate::services::contender::free_port()?,
+                crate::services::ports::free_port()?,
             )?);
         }
         if let Err(e) = self.train_jvm_start(m, tunables, java) {

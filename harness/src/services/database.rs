@@ -5,6 +5,7 @@
 //! acknowledged is in the database.
 
 use crate::services::contender::{self, Running};
+use crate::services::ports;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -262,7 +263,7 @@ impl Database {
         // superuser and reach the machine through it (`COPY ... TO PROGRAM`), as root.
         let password = crate::util::numbers::random_hex(16)?;
         init_data_dir(&bin, &data, &password)?;
-        let port = contender::free_port()?;
+        let port = ports::free_port()?;
         let s = |p: &Path| p.display().to_string();
         let argv = as_unprivileged(vec![
             s(&bin.join("postgres")),

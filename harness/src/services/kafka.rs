@@ -8,6 +8,7 @@
 
 use crate::services::contender::{self, Running};
 pub use crate::services::kafka_report::{DeliveryCheck, LoadInterval, LoadReport};
+use crate::services::ports;
 use anyhow::{bail, Context, Result};
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
@@ -191,7 +192,7 @@ impl Kafka {
         let _ = std::fs::remove_dir_all(&data);
         std::fs::create_dir_all(&data)
             .with_context(|| format!("cannot create {}", data.display()))?;
-        let [port, controller] = contender::free_ports()?;
+        let [port, controller] = ports::free_ports()?;
         let props = data.join("server.properties");
         let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
         std::fs::write(&props, server_properties(&data, loopback, port, controller))?;

@@ -24,6 +24,7 @@ pub mod jvm_start;
 pub mod kafka;
 pub mod kafka_report;
 pub mod manifest;
+pub mod ports;
 pub mod private_tmp;
 pub mod test_server;
 pub mod write_check;
@@ -265,7 +266,7 @@ fn start_downstream(
     token: &str,
 ) -> Result<Running> {
     let exe = std::env::current_exe().context("cannot find the iobound binary")?;
-    let port = contender::free_port()?;
+    let port = ports::free_port()?;
     let d = &settings.downstream;
     let mut argv = vec![exe.display().to_string()];
     argv.extend(downstream_args(settings, contender::LOOPBACK, port));
