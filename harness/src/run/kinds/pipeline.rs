@@ -3,7 +3,7 @@
 //! arrival in `output`, per-second rows, the contender's resources) plus the delivery check:
 //! every record sent must arrive.
 
-use super::pipeline_warmup::{self, CpuReadings};
+use super::pipeline_warmup::{self, WarmupReadings};
 use crate::driver::assess::busy_warning;
 use crate::driver::cpu_busy::CpuBusy;
 use crate::driver::summary::{decode_histogram, IntervalRow, Latency};
@@ -89,7 +89,7 @@ impl RunCtx<'_> {
             warm_sampler: (!s.warmup.is_zero())
                 .then(|| self.sampler(proc.as_deref(), None))
                 .flatten(),
-            cpu: CpuReadings::default(),
+            read: WarmupReadings::default(),
             sampler: None,
             samples: Vec::new(),
             fired: Vec::new(),
@@ -119,7 +119,7 @@ impl RunCtx<'_> {
             Err(e) => return Some(no_report(r, &watch, proc.as_deref(), measuring, &e)),
         };
         if let Some(warm) = report.warmup.as_deref() {
-            let w = pipeline_warmup::judge(warm, s.warmup, &watch.cpu, self.plan.warmup_band);
+            let w = pipeline_warmup::judge(warm, s.warmup, &watch.read, self.plan.warmup_band);
             eprintln!(
                 "[{name}] warm-up: {} at its end ({:.0} s)",
                 if w.settled { "steady" } else { "not steady" },
@@ -153,7 +153,7 @@ impl RunCtx<'_> {
     }
 
     /// Every 250 ms of a pipeline's load (`elapsed` from its schedule's start): during the
-    /// warm-up the contender's CPU is read; from the measured phase's start it is sampled and
+    /// warm-up the contender's CPU and its JIT compilers' are read; from the measured phase's start it is sampled and
     /// the scenario's events fire (their times count from that start). False stops the load:
     /// the contender exited, or Ctrl-C.
     fn pipeline_second(
@@ -166,7 +166,10 @@ impl RunCtx<'_> {
         if elapsed < s.warmup {
             if let Some(sm) = w.warm_sampler.as_ref() {
                 let x = sm.sample();
-                w.cpu.push(x.cpu_user_s + x.cpu_sys_s);
+                w.read.cpu.push(x.cpu_user_s + x.cpu_sys_s);
+                if let Some(jit) = x.jit_cpu_s {
+                    w.read.jit.push(jit);
+                }
             }
         } else {
             if w.sampler.is_none() {
@@ -235,9 +238,10 @@ fn no_report(
 
 /// What a pipeline's load keeps from one tick to the next.
 struct Phases {
-    /// The contender's sampler during the warm-up (its CPU only), and its readings.
+    /// The contender's sampler during the warm-up (its CPU and its JIT compilers' only), and
+    /// their readings.
     warm_sampler: Option<Box<dyn Sampling>>,
-    cpu: CpuReadings,
+    read: WarmupReadings,
     /// The measured phase's sampler: None before that phase, Some(None) with nothing to sample.
     sampler: Option<Option<Box<dyn Sampling>>>,
     samples: Vec<Sample>,

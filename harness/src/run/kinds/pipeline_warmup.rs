@@ -2,17 +2,22 @@
 //! it ends, so a pipeline's warm-up cannot stop once the contender has settled as an HTTP
 //! warm-up does; it runs for the scenario's `warmup` and is then judged by the same rule
 //! (run/observe/warmup.rs), over 5-second steps instead of single seconds: records per second, their
-//! mean latency and the contender's CPU per record must show no trend over its last 50 seconds.
-//! A run after a warm-up still drifting is flagged "not at steady state", as an HTTP run is.
+//! mean latency and the contender's CPU per record must show no trend over its last 50 seconds,
+//! and its JIT compiler threads must have been nearly idle over them (a JVM still compiling is
+//! on a plateau of its climb, as an HTTP contender's can be). A run after a warm-up still
+//! drifting or compiling is flagged "not at steady state", as an HTTP run is.
 
 use crate::driver::summary::decode_histogram;
-use crate::results::warmup::{WarmupRecord, PIPELINE_JUDGED_S, PIPELINE_STEP_S, RULE_AT_END};
+use crate::results::warmup::{
+    compiler_idle, WarmupRecord, JIT_IDLE_CPU, PIPELINE_JUDGED_S, PIPELINE_STEP_S, RULE_AT_END,
+};
 use crate::run::observe::warmup::{Settle, Totals};
 use crate::services::kafka_report::LoadReport;
 use std::time::Duration;
 
-/// The contender's CPU seconds read during a warm-up, each with the wall-clock time it was
-/// read at (ms since the epoch), to be lined up with the load tool's seconds.
+/// CPU seconds read during a warm-up (the contender's, or its JIT compiler threads'), each with
+/// the wall-clock time it was read at (ms since the epoch), to be lined up with the load tool's
+/// seconds.
 #[derive(Default)]
 pub struct CpuReadings(Vec<(u64, f64)>);
 
@@ -35,10 +40,25 @@ impl CpuReadings {
     }
 }
 
+/// What was read beside a pipeline's warm-up: the contender's CPU, and its JIT compiler
+/// threads' CPU (no readings where the runtime has no compiler threads to see).
+#[derive(Default)]
+pub struct WarmupReadings {
+    pub cpu: CpuReadings,
+    pub jit: CpuReadings,
+}
+
 /// The warm-up record of a pipeline warm-up of `warmup` that ended with `report`: settled
-/// when its last PIPELINE_JUDGED_S seconds, in steps of PIPELINE_STEP_S, were steady within `band` (0.05 = 5%).
-/// The curve is its records per second, second by second.
-pub fn judge(report: &LoadReport, warmup: Duration, cpu: &CpuReadings, band: f64) -> WarmupRecord {
+/// when its last PIPELINE_JUDGED_S seconds, in steps of PIPELINE_STEP_S, were steady within
+/// `band` (0.05 = 5%) and its JIT compilers nearly idle over them. The curves are its records
+/// per second and its compilers' CPU per second (ms), second by second.
+pub fn judge(
+    report: &LoadReport,
+    warmup: Duration,
+    read: &WarmupReadings,
+    band: f64,
+) -> WarmupRecord {
+    let cpu = &read.cpu;
     let whole = warmup.as_secs();
     let start_ms = report.start_epoch_ms;
     // The totals at each whole second of the warm-up, from its start.
@@ -67,9 +87,26 @@ pub fn judge(report: &LoadReport, warmup: Duration, cpu: &CpuReadings, band: f64
     for at in (whole % PIPELINE_STEP_S..=whole).step_by(PIPELINE_STEP_S as usize) {
         settle.second(Duration::from_secs(at), totals[at as usize]);
     }
+    // The compilers' CPU in each second (CPU seconds; NaN where not read), judged over the
+    // same last seconds as the figures.
+    let jit: Vec<f64> = (0..whole)
+        .map(|t| {
+            let at = |s: u64| read.jit.at(start_ms + s * 1000);
+            match (at(t), at(t + 1)) {
+                (Some(j0), Some(j1)) => (j1 - j0).max(0.0),
+                _ => f64::NAN,
+            }
+        })
+        .collect();
+    let judged = &jit[jit.len().saturating_sub(PIPELINE_JUDGED_S as usize)..];
+    let jit_curve = if jit.iter().all(|j| j.is_nan()) {
+        Vec::new()
+    } else {
+        jit.iter().map(|j| (j * 10_000.0).round() / 10.0).collect()
+    };
     WarmupRecord {
         seconds: warmup.as_secs_f64(),
-        settled: settle.settled_at.is_some(),
+        settled: settle.settled_at.is_some() && compiler_idle(judged),
         min_s: warmup.as_secs_f64(),
         max_s: warmup.as_secs_f64(),
         band_pct: band * 100.0,
@@ -77,8 +114,17 @@ pub fn judge(report: &LoadReport, warmup: Duration, cpu: &CpuReadings, band: f64
         curve,
         drift_pct: settle.drifts(),
         window: None,
-        jit_curve: Vec::new(),
+        jit_curve,
     }
+}
+
+/// The JIT compilers' mean CPU over the judged end of a pipeline warm-up (ms a second), when
+/// above what a settled runtime uses.
+fn compilers_busy_ms(w: &WarmupRecord) -> Option<f64> {
+    let judged = &w.jit_curve[w.jit_curve.len().saturating_sub(PIPELINE_JUDGED_S as usize)..];
+    let seen: Vec<f64> = judged.iter().copied().filter(|j| j.is_finite()).collect();
+    let mean = seen.iter().sum::<f64>() / seen.len().max(1) as f64;
+    (!seen.is_empty() && mean > JIT_IDLE_CPU * 1000.0).then_some(mean)
 }
 
 /// The warning of a run measured after a pipeline warm-up still drifting at its end, naming
@@ -94,19 +140,32 @@ pub fn unsettled_warning(w: &WarmupRecord) -> String {
                 .map(|d| format!("{name} by {d:.1}%"))
         })
         .collect();
+    let compiling = compilers_busy_ms(w).map(|ms| {
+        format!(
+            "its JIT compilers still used {ms:.0} ms of CPU a second (a settled runtime's use at most {:.0})",
+            JIT_IDLE_CPU * 1000.0
+        )
+    });
     let why = if (w.curve.len() as u64) < PIPELINE_JUDGED_S {
         format!(
             "its warm-up (a fixed {:.0} s) was too short to judge",
             w.max_s
         )
+    } else if drifted.is_empty() && compiling.is_some() {
+        format!(
+            "at the end of its warm-up (a fixed {:.0} s) {}",
+            w.max_s,
+            compiling.unwrap_or_default()
+        )
     } else if drifted.is_empty() {
         format!("a {PIPELINE_STEP_S} s step of its warm-up had no records")
     } else {
         format!(
-            "at the end of its warm-up (a fixed {:.0} s) {} still drifted (more than {:.0}%)",
+            "at the end of its warm-up (a fixed {:.0} s) {} still drifted (more than {:.0}%){}",
             w.max_s,
             drifted.join(", "),
-            w.band_pct
+            w.band_pct,
+            compiling.map(|c| format!(" and {c}")).unwrap_or_default()
         )
     };
     format!(
@@ -130,7 +189,7 @@ mod tests {
         rate: u64,
         ms: impl Fn(u64) -> u64,
         cpu_per_s: impl Fn(u64) -> f64,
-    ) -> (LoadReport, CpuReadings) {
+    ) -> (LoadReport, WarmupReadings) {
         bursty(11, seconds, rate, ms, cpu_per_s)
     }
 
@@ -141,7 +200,7 @@ mod tests {
         rate: u64,
         ms: impl Fn(u64) -> u64,
         cpu_per_s: impl Fn(u64) -> f64,
-    ) -> (LoadReport, CpuReadings) {
+    ) -> (LoadReport, WarmupReadings) {
         // Each five seconds hold these bursts in a shuffled order (records, latency and CPU
         // each their own order).
         let mut rng = crate::util::numbers::SplitMix64::new(seed);
@@ -175,23 +234,23 @@ mod tests {
             });
         }
         // Read every 250 ms from half a second before the schedule's start.
-        let mut cpu = CpuReadings::default();
+        let mut read = WarmupReadings::default();
         let mut total = 0.0;
         for q in 0..(seconds + 2) * 4 {
             let at = start - 500 + q * 250;
-            cpu.0.push((at, total));
+            read.cpu.0.push((at, total));
             let t = at.saturating_sub(start) / 1000;
             total += cpu_per_s(t) * cpu_bursts[t as usize] / 4.0;
         }
-        (report, cpu)
+        (report, read)
     }
 
     #[test]
     fn a_pipeline_still_warming_up_is_flagged_and_a_bursty_steady_one_is_not() {
         let warmup = Duration::from_secs(90);
         // Steady from second 20 on: 4,000 records/s at 300 ms, half a core, in bursts.
-        let (report, cpu) = warm_up(90, 4000, |t| if t < 20 { 900 } else { 300 }, |_| 0.5);
-        let w = judge(&report, warmup, &cpu, 0.05);
+        let (report, read) = warm_up(90, 4000, |t| if t < 20 { 900 } else { 300 }, |_| 0.5);
+        let w = judge(&report, warmup, &read, 0.05);
         assert!(w.settled && !w.unsettled(), "{w:?}");
         assert_eq!(
             (w.rule.as_str(), w.seconds, w.curve.len()),
@@ -204,8 +263,8 @@ mod tests {
             w.curve
         );
         // Latency still falling by 4 ms a second over the last 50 s (a backlog draining).
-        let (report, cpu) = warm_up(90, 4000, |t| 600 - 4 * t, |_| 0.5);
-        let w = judge(&report, warmup, &cpu, 0.05);
+        let (report, read) = warm_up(90, 4000, |t| 600 - 4 * t, |_| 0.5);
+        let w = judge(&report, warmup, &read, 0.05);
         assert!(w.unsettled(), "latency drifting: {w:?}");
         let text = unsettled_warning(&w);
         assert!(
@@ -214,8 +273,8 @@ mod tests {
             "{text}"
         );
         // Records and latency flat, CPU per record still falling (the JIT): not steady.
-        let (report, cpu) = warm_up(90, 4000, |_| 300, |t| 1.2 - 0.01 * t as f64);
-        let w = judge(&report, warmup, &cpu, 0.05);
+        let (report, read) = warm_up(90, 4000, |_| 300, |t| 1.2 - 0.01 * t as f64);
+        let w = judge(&report, warmup, &read, 0.05);
         assert!(w.unsettled(), "CPU per record drifting: {w:?}");
         assert!(
             unsettled_warning(&w).contains("(a fixed 90 s) CPU per record by "),
@@ -224,9 +283,9 @@ mod tests {
         );
         // The same CPU readings no longer line up when the tool's start is unknown (an older
         // tool): CPU is then not judged, and the flat figures are steady.
-        let (mut report, cpu) = warm_up(90, 4000, |_| 300, |t| 1.2 - 0.01 * t as f64);
+        let (mut report, read) = warm_up(90, 4000, |_| 300, |t| 1.2 - 0.01 * t as f64);
         report.start_epoch_ms = 0;
-        assert!(judge(&report, warmup, &cpu, 0.05).settled);
+        assert!(judge(&report, warmup, &read, 0.05).settled);
     }
 
     #[test]
@@ -236,13 +295,13 @@ mod tests {
         // none does.
         let (mut by_second, mut by_steps) = (0, 0);
         for seed in 0..40 {
-            let (report, cpu) = bursty(seed, 90, 4000, |_| 300, |_| 0.5);
+            let (report, read) = bursty(seed, 90, 4000, |_| 300, |_| 0.5);
             let last: Vec<f64> = report.intervals[80..90]
                 .iter()
                 .map(|i| i.ok as f64)
                 .collect();
             by_second += usize::from(crate::results::warmup::relative_drift(&last).unwrap() > 0.05);
-            let w = judge(&report, Duration::from_secs(90), &cpu, 0.05);
+            let w = judge(&report, Duration::from_secs(90), &read, 0.05);
             by_steps += usize::from(w.unsettled());
         }
         assert!(
@@ -257,14 +316,54 @@ mod tests {
 
     #[test]
     fn a_warm_up_shorter_than_what_is_judged_cannot_show_a_steady_state() {
-        let (report, cpu) = warm_up(40, 4000, |_| 300, |_| 0.5);
-        let w = judge(&report, Duration::from_secs(40), &cpu, 0.05);
+        let (report, read) = warm_up(40, 4000, |_| 300, |_| 0.5);
+        let w = judge(&report, Duration::from_secs(40), &read, 0.05);
         assert!(w.unsettled(), "{w:?}");
         let text = unsettled_warning(&w);
         assert!(
             text.contains("its warm-up (a fixed 40 s) was too short to judge")
                 && text.contains("over its last 50 s in 5 s steps"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn a_pipeline_whose_compilers_are_still_busy_is_not_settled_however_flat_its_figures() {
+        let warmup = Duration::from_secs(90);
+        // Flat records, latency and CPU; the JIT compilers' CPU read every 250 ms, at `ms(t)`
+        // ms of CPU a second in second t.
+        let with_compilers = |ms: fn(u64) -> f64| {
+            let (report, mut read) = warm_up(90, 4000, |_| 300, |_| 0.5);
+            let mut total = 0.0;
+            for q in 0..92 * 4 {
+                let at = report.start_epoch_ms - 500 + q * 250;
+                read.jit.0.push((at, total));
+                total += ms(at.saturating_sub(report.start_epoch_ms) / 1000) / 4000.0;
+            }
+            judge(&report, warmup, &read, 0.05)
+        };
+        // Compiling at 60 ms a second to the end: a plateau, not a steady state.
+        let w = with_compilers(|_| 60.0);
+        assert!(w.unsettled(), "{w:?}");
+        assert_eq!(w.jit_curve.len(), 90);
+        assert!(
+            w.jit_curve.iter().all(|ms| (ms - 60.0).abs() < 0.5),
+            "{:?}",
+            w.jit_curve
+        );
+        let text = unsettled_warning(&w);
+        assert!(
+            text.contains("(a fixed 90 s) its JIT compilers still used 60 ms of CPU a second")
+                && !text.contains("drifted"),
+            "{text}"
+        );
+        // Busy for the first 30 s, then nearly idle: settled.
+        let w = with_compilers(|t| if t < 30 { 300.0 } else { 5.0 });
+        assert!(w.settled && !w.unsettled(), "{w:?}");
+        assert!(
+            w.jit_curve[0] > 250.0 && w.jit_curve[89] < 10.0,
+            "{:?}",
+            w.jit_curve
         );
     }
 
