@@ -45,9 +45,21 @@ pub struct WarmupRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<WindowCheck>,
     /// The JIT compiler threads' CPU per second during the warm-up (ms), where the runtime has
-    /// them (a JVM): settled also means they were nearly idle (see JIT_IDLE_CPU).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// them (a JVM): settled also means they were nearly idle (see JIT_IDLE_CPU). A second
+    /// without a reading (a pipeline's first, before its compilers were first read) is written
+    /// `null` and read back as NaN.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "nan_for_null"
+    )]
     pub jit_curve: Vec<f64>,
+}
+
+/// A list of numbers in which `null` (how JSON writes NaN) stands for a second without a value.
+fn nan_for_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+    let values: Vec<Option<f64>> = serde::Deserialize::deserialize(d)?;
+    Ok(values.into_iter().map(|v| v.unwrap_or(f64::NAN)).collect())
 }
 
 /// The measured window's own steady-state check (see `WarmupRecord::window`).
@@ -495,6 +507,22 @@ mod tests {
     }
 
     /// A settled warm-up whose measured window failed `check`.
+    #[test]
+    fn a_jit_curve_with_seconds_unread_is_written_and_read_back() {
+        let w = WarmupRecord {
+            jit_curve: vec![f64::NAN, 12.5, 0.0, f64::NAN],
+            ..crate::results::test_support::window_trended(0, 0.0)
+        };
+        let json = serde_json::to_string(&w).unwrap();
+        assert!(
+            json.contains("\"jit_curve\":[null,12.5,0.0,null]"),
+            "{json}"
+        );
+        let back: WarmupRecord = serde_json::from_str(&json).unwrap();
+        let c = &back.jit_curve;
+        assert!(c.len() == 4 && c[0].is_nan() && c[1] == 12.5 && c[2] == 0.0 && c[3].is_nan());
+    }
+
     fn unsettled_window(check: WindowCheck) -> WarmupRecord {
         WarmupRecord {
             window: Some(check),
