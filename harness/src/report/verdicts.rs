@@ -31,8 +31,9 @@ fn none_tested(results: &Results) -> Option<String> {
         format!("{fewest} to {most}")
     };
     Some(format!(
-        "none tested: {runs} run(s) at steady state each, and a verdict needs more (--runs {needed} or more, or \
-         --runs auto); every difference below is untested"
+        "none tested: {runs} run(s) at steady state each, and a verdict needs {needed} or more a side at steady \
+         state (more --runs, or --runs auto, which goes on until each difference is decided); every \
+         difference below is untested"
     ))
 }
 
@@ -167,7 +168,7 @@ mod tests {
             stopped: "a fixed number of runs (1), tested once at the end".into(),
             findings: vec![finding(1, "not tested"), finding(1, "not tested")],
         });
-        let line = "none tested: 1 run(s) at steady state each, and a verdict needs more";
+        let line = "none tested: 1 run(s) at steady state each, and a verdict needs 4 or more a side at steady state";
         assert!(Verdicts.terminal(&r).contains(line) && !Verdicts.terminal(&r).contains("[open]"));
         assert!(Verdicts
             .markdown(&r)
