@@ -274,179 +274,58 @@ fn the_spring_mvc_crud_figures_match_their_results() {
     );
 }
 
-/// docs/findings/streaming.md: the re-measured pipelines (one run each) and the first thread
-/// pool's figures it contrasts them with.
+/// docs/findings/streaming.md, the single runs of 2026-11-24: what its prose says without a
+/// figure (the page's figures are markers, checked by rendering): the spike's recovery within
+/// 2 s of its end, and no record lost.
 #[test]
-fn the_streaming_figures_match_their_results() {
+fn the_streaming_single_runs_recovered_and_lost_nothing() {
     let page = read("docs/findings/streaming.md");
-    let dir = "pipeline-2026-11-24";
-    let models = [
+    let r = results("pipeline-2026-11-24");
+    for c in [
         "pipeline-threadpool",
         "pipeline-virtual",
         "pipeline-reactive",
-    ];
-    let at_4000: Vec<Cell> = models.iter().map(|c| cell(dir, "rate-4000", c)).collect();
-    let show = |f: &dyn Fn(&Cell) -> f64| -> Vec<String> {
-        at_4000.iter().map(|c| format!("{:.0}", f(c))).collect()
-    };
-    assert_eq!(
-        show(&|c| c.of("throughput").value),
-        ["3948", "3961", "3963"]
-    );
-    assert_eq!(show(&|c| c.of("p99").value), ["462", "373", "355"]);
-    assert_eq!(show(&|c| c.of("threads").value), ["1188", "26", "26"]);
-    assert_eq!(show(&|c| c.of("cpu").value), ["115", "62", "31"]);
-    assert!(page.contains("3,948, 3,961 and 3,963 records/s"));
-    assert!(page.contains("p99 of 462, 373 and 355 ms"));
-    assert!(page.contains("holds 1,188 threads where the others\nhold 26"));
-    assert!(page.contains("115 ms of CPU per 1,000 records at 4,000/s against 62 on virtual threads and\n31 non-blocking"));
-    // The spike: worst p99 8.7 to 8.8 s, back within 2 s; no record lost, 190,000 each.
-    let r = results(dir);
-    let mut worst = Vec::new();
-    for c in models {
+    ] {
         let runs = runs_of(&r, c);
         let spike = runs.iter().find(|x| x.scenario == "spike").unwrap();
         let rc = spike.details.recovery().unwrap();
-        worst.push((rc.worst_p99_ms / 100.0).round() / 10.0);
         assert!(rc.recovered_after_s.unwrap() <= 2.0, "{c}");
-        let sent: u64 = runs
-            .iter()
-            .map(|x| x.details.delivery().unwrap().sent)
-            .sum();
-        let lost: u64 = runs
-            .iter()
-            .map(|x| x.details.delivery().unwrap().lost)
-            .sum();
-        assert_eq!((sent, lost), (190_000, 0), "{c}");
+        for x in &runs {
+            let d = x.details.delivery().unwrap();
+            assert!(d.sent > 0 && d.lost == 0, "{c} {}", x.scenario);
+        }
     }
-    assert_eq!(span(&worst), (8.7, 8.8), "{worst:?}");
-    assert!(page.contains("(worst p99 8.7 to 8.8 s) and all were back within 2 s of its end"));
-    // The thread pool as first written: 2,963 records/s, p99 13 s.
-    let first = cell("pipeline-2026-11-23", "rate-4000", "pipeline-threadpool");
-    assert_eq!(first.of("throughput").value.round(), 2963.0);
-    assert_eq!((first.of("p99").value / 1000.0).round(), 13.0);
-    assert!(page.contains("2,963 delivered per second, p99 13 s"));
+    assert!(says(
+        &page,
+        "all were back soon after its end (the recovery lines above). No record was lost"
+    ));
 }
 
-/// docs/findings/streaming.md, at 4,000 records/s after a 90 s warm-up, 4 runs each: the thread
-/// pool's failed runs, the two that delivered, their tested differences, the flags, and
-/// docs/method.md's swing of single seconds.
+/// docs/findings/streaming.md, at 4,000 records/s after a 90 s warm-up, 4 runs each: what its
+/// prose says without a figure (every run of the pool failed with records missing; every
+/// warm-up still drifting), and docs/method.md's swing of single seconds.
 #[test]
-fn the_repeated_streaming_figures_match_their_results() {
+fn the_repeated_streaming_runs_at_4000_are_as_the_page_says() {
     let page = read("docs/findings/streaming.md");
-    let dir = "pipeline-steady-2026-11-25";
-    let r = results(dir);
-    let runs = |c: &str| runs_of(&r, c);
-    // The thread pool: every run failed, records missing 15 s after the load's end.
-    let pool = runs("pipeline-threadpool");
+    let r = results("pipeline-steady-2026-11-25");
+    let pool = runs_of(&r, "pipeline-threadpool");
     assert_eq!(pool.len(), 4);
-    let missing: Vec<f64> = pool
-        .iter()
-        .map(|x| {
-            assert!(x.failure.is_some(), "run {} did not fail", x.run);
-            let d = x.details.delivery().unwrap();
-            assert_eq!(d.sent, 120_000);
-            d.lost as f64
-        })
-        .collect();
-    assert_eq!(span(&missing), (7134.0, 95365.0));
-    let p50_s: Vec<f64> = pool
-        .iter()
-        .map(|x| (x.summary.latency.p50 / 1000.0).floor())
-        .collect();
-    assert_eq!(span(&p50_s), (16.0, 33.0));
-    assert!(says(&page, "None of its 4 runs delivered its 120,000 records within 15 s of the load's end: 7,134 to 95,365 of them were still missing, with a p50 of 16 to 33 s."));
-    // The two that delivered: medians, tested differences, each run's p50.
-    let virt = cell(dir, "rate-4000", "pipeline-virtual");
-    let reac = cell(dir, "rate-4000", "pipeline-reactive");
-    assert_eq!((virt.runs, reac.runs), (4, 4));
-    assert_eq!(
-        (
-            virt.of("throughput").value.round(),
-            reac.of("throughput").value.round()
-        ),
-        (3926.0, 3960.0)
-    );
-    assert_eq!(
-        (
-            format!("{:.1}", virt.of("cpu").value),
-            format!("{:.1}", reac.of("cpu").value)
-        ),
-        ("147.2".into(), "62.1".into())
-    );
-    let finding = |metric: &str| {
-        r.verdicts[0]
-            .findings
-            .iter()
-            .find(|f| f.metric == metric && f.a == "pipeline-virtual" && f.b == "pipeline-reactive")
-            .unwrap_or_else(|| panic!("{metric}"))
-            .clone()
-    };
-    let (thr, cpu) = (finding("throughput"), finding("cpu"));
-    assert_eq!(
-        (thr.outcome.as_str(), cpu.outcome.as_str()),
-        ("different", "different")
-    );
-    assert_eq!(format!("{:+.0}", (thr.ratio.unwrap() - 1.0) * 100.0), "+1");
-    assert_eq!(format!("{:+.0}", (cpu.ratio.unwrap() - 1.0) * 100.0), "-58");
-    for x in runs("pipeline-virtual")
-        .iter()
-        .chain(&runs("pipeline-reactive"))
-    {
-        assert_eq!(
-            x.details.delivery().unwrap().lost,
-            0,
-            "{} {}",
-            x.contender,
-            x.run
-        );
+    for x in &pool {
+        assert!(x.failure.is_some(), "run {} did not fail", x.run);
+        assert!(x.details.delivery().unwrap().lost > 0, "run {}", x.run);
     }
-    let p50 = |c: &str| -> Vec<f64> {
-        runs(c)
-            .iter()
-            .map(|x| x.summary.latency.p50.round())
-            .collect()
-    };
-    assert_eq!(p50("pipeline-virtual"), [585.0, 576.0, 900.0, 1887.0]);
-    assert_eq!(span(&p50("pipeline-reactive")), (294.0, 321.0));
-    for text in [
-        "3,926 and 3,960\n  records/s (medians), every record in `output`",
-        "delivered 1% more\n  (tested) and spent 58% less CPU per record (tested): 62.1 ms per 1,000 records against 147.2.",
-        "p50 stayed between 294 and 321 ms from run to run; the virtual-thread pipeline's was 585,\n  576, 900 and 1,887 ms in its four runs.",
-    ] {
-        assert!(says(&page, text), "{text:?}");
-    }
-    // Every warm-up, all 12, judged at its end and still drifting.
-    assert_eq!(r.runs.len(), 12);
+    assert!(says(
+        &page,
+        "records were still missing from `output` 15 s after the load's end"
+    ));
     for x in &r.runs {
         let w = x.warmup.as_ref().unwrap();
         assert_eq!((w.rule.as_str(), w.seconds), ("trend-at-end", 90.0));
         assert!(w.unsettled(), "{} {}", x.contender, x.run);
     }
-    assert!(says(
-        &page,
-        "Every warm-up, all 12, still drifted by more\n  than 5% over its last 50 s"
-    ));
-    // CPU per record against 2026-11-24's single runs: 2.0 to 2.4 times.
-    let ratio = |c: &str, now: &Cell| {
-        (now.of("cpu").value / cell("pipeline-2026-11-24", "rate-4000", c).of("cpu").value * 10.0)
-            .round()
-            / 10.0
-    };
-    assert_eq!(
-        (
-            ratio("pipeline-reactive", &reac),
-            ratio("pipeline-virtual", &virt)
-        ),
-        (2.0, 2.4)
-    );
-    assert!(says(
-        &page,
-        "spent 2.0 to 2.4 times the CPU per\n  record of the 2026-11-24 runs"
-    ));
     // method.md: the non-blocking pipeline's largest single-second swing from the median of the
     // last 50 seconds of each warm-up.
-    let swings: Vec<f64> = runs("pipeline-reactive")
+    let swings: Vec<f64> = runs_of(&r, "pipeline-reactive")
         .iter()
         .map(|x| {
             let last = &x.warmup.as_ref().unwrap().curve[40..90];
@@ -462,158 +341,70 @@ fn the_repeated_streaming_figures_match_their_results() {
     ));
 }
 
-/// docs/findings/streaming.md, at 1,000 records/s after a 90 s warm-up, 4 runs each: the
-/// tested verdicts, each run's latency, the warm-ups' drifts, the busy seconds of CPU 1 and
-/// the comparison with 2026-11-24.
+/// docs/findings/streaming.md, at 1,000 records/s after a 90 s warm-up, 4 runs each: what its
+/// prose says without a figure: every record delivered, CPU per record the figure that kept
+/// every warm-up from settling with records per second flat, and CPU 1 saturated in some runs.
 #[test]
-fn the_repeated_streaming_figures_at_1000_match_their_results() {
+fn the_repeated_streaming_runs_at_1000_are_as_the_page_says() {
     let page = read("docs/findings/streaming.md");
-    let dir = "pipeline-steady-1000-2026-11-25";
-    let r = results(dir);
-    let names = [
-        "pipeline-threadpool",
-        "pipeline-virtual",
-        "pipeline-reactive",
-    ];
-    let runs = |c: &str| runs_of(&r, c);
+    let r = results("pipeline-steady-1000-2026-11-25");
     assert_eq!(r.runs.len(), 12);
     for x in &r.runs {
         let d = x.details.delivery().unwrap();
         assert_eq!((d.sent, d.lost), (30_000, 0), "{} {}", x.contender, x.run);
+        let w = x.warmup.as_ref().unwrap();
+        assert!(w.unsettled(), "{} {}", x.contender, x.run);
+        let (records, cpu) = (w.drift_pct[0].unwrap(), w.drift_pct[2].unwrap());
+        assert!(records < 5.0 && cpu > 5.0, "{} {}", x.contender, x.run);
     }
-    let cells: Vec<Cell> = names.iter().map(|c| cell(dir, "rate-1000", c)).collect();
-    let medians: Vec<f64> = cells
-        .iter()
-        .map(|c| c.of("throughput").value.round())
-        .collect();
-    assert_eq!(medians, [989.0, 990.0, 990.0]);
-    let cpu: Vec<String> = cells
-        .iter()
-        .map(|c| format!("{:.1}", c.of("cpu").value))
-        .collect();
-    assert_eq!(cpu, ["344.7", "205.5", "96.2"]);
-    let findings = &r.verdicts[0].findings;
-    for (a, b, change) in [(0, 1, "-36"), (0, 2, "-70"), (1, 2, "-53")] {
-        let of = |metric: &str| {
-            findings
-                .iter()
-                .find(|f| f.metric == metric && f.a == names[a] && f.b == names[b])
-                .unwrap_or_else(|| panic!("{metric} {a} {b}"))
-        };
-        assert_eq!(of("throughput").outcome, "equivalent");
-        let c = of("cpu");
-        assert_eq!(c.outcome, "different");
-        assert_eq!(format!("{:.3}", c.p.unwrap()), "0.029");
-        assert_eq!(format!("{:+.0}", (c.ratio.unwrap() - 1.0) * 100.0), change);
-    }
-    // As the table prints them (a median of four can end in .5).
-    let peaks: Vec<String> = cells
-        .iter()
-        .map(|c| format!("{:.0}", c.of("threads").value))
-        .collect();
-    assert_eq!(peaks, ["1126", "26", "26"]);
-    for text in [
-        "989 to 990 records/s (medians), every one of each run's 30,000 records in `output`. Every pair's throughput is equivalent within 5% (tested).",
-        "Per 1,000 records the thread pool spent 344.7 ms of CPU, virtual threads 205.5 and the non-blocking pipeline 96.2. Virtual threads spent 36% less than the pool, non-blocking 70% less than the pool and 53% less than virtual threads (each p = 0.029, 4 runs each;",
-        "The pool held 1,126 threads at its peak; the other two held 26.",
-    ] {
-        assert!(says(&page, text), "{text:?}");
-    }
-    // Each run's latency: the p99 ranges apart, the p50 ranges of the first two overlapping.
-    let per_run = |c: &str, f: fn(&Run) -> f64| -> (f64, f64) {
-        span(&runs(c).iter().map(|x| f(x).round()).collect::<Vec<_>>())
-    };
-    let p50: Vec<_> = names
-        .iter()
-        .map(|c| per_run(c, |x| x.summary.latency.p50))
-        .collect();
-    let p99: Vec<_> = names
-        .iter()
-        .map(|c| per_run(c, |x| x.summary.latency.p99))
-        .collect();
-    assert_eq!(p50, [(300.0, 322.0), (289.0, 301.0), (279.0, 283.0)]);
-    assert_eq!(p99, [(383.0, 436.0), (358.0, 375.0), (338.0, 354.0)]);
-    assert!(says(&page, "p50 per run: thread pool 300 to 322 ms, virtual threads 289 to 301, non-blocking 279 to 283; p99: 383 to 436, 358 to 375 and 338 to 354 ms. The p99 ranges do not overlap; the p50 ranges of the pool and virtual threads do."));
-    // The warm-ups: CPU per record drifting in every one; records per second hardly at all.
-    let drift = |i: usize| -> Vec<f64> {
-        r.runs
-            .iter()
-            .map(|x| x.warmup.as_ref().unwrap().drift_pct[i].unwrap())
-            .collect()
-    };
-    assert!(r
+    assert!(says(&page, "The figure that kept the\n  warm-ups from settling was CPU per record; records per second stayed flat"));
+    let saturated = r
         .runs
         .iter()
-        .all(|x| x.warmup.as_ref().unwrap().unsettled()));
-    assert_eq!(span(&drift(2)), (7.9, 65.2));
-    assert!(drift(2).iter().all(|d| *d > 5.0));
-    assert_eq!(span(&drift(0)).1, 1.3);
-    let latency: Vec<f64> = drift(1).into_iter().filter(|d| *d > 5.0).collect();
-    assert_eq!((latency.len(), span(&latency)), (3, (8.3, 9.7)));
-    assert!(says(&page, "In all 12 warm-ups CPU per record still drifted, by 7.9% to 65.2% over the last 50 s. Records per second drifted by at most 1.3%. Mean latency drifted by more than 5% in 3 runs (8.3% to 9.7%)."));
-    // The measured 30 s of the non-blocking pipeline, CPU per 5 s: bursts, no run monotone.
-    let mut all_steps = Vec::new();
-    for x in runs("pipeline-reactive") {
-        let s = &x.resources.samples;
-        let at = |t: f64| {
-            let n = s
+        .filter(|x| {
+            x.driver
+                .warnings
                 .iter()
-                .min_by(|a, b| (a.t - t).abs().total_cmp(&(b.t - t).abs()))
-                .unwrap();
-            n.cpu_user_s + n.cpu_sys_s
-        };
-        let steps: Vec<f64> = (0..6)
-            .map(|k| ((at(5.0 * k as f64 + 5.0) - at(5.0 * k as f64)) / 5.0 * 1000.0).round())
-            .collect();
-        let rising = steps.windows(2).all(|w| w[1] >= w[0]);
-        let falling = steps.windows(2).all(|w| w[1] <= w[0]);
-        assert!(!rising && !falling, "run {}: {steps:?}", x.run);
-        all_steps.extend(steps);
+                .any(|w| w.contains("driver CPUs saturated"))
+        })
+        .count();
+    assert!(saturated > 0);
+    assert!(says(&page, "CPU 1 was briefly saturated in some runs."));
+}
+
+/// docs/findings/streaming.md, 2026-11-29: what the prose says without a figure: every record
+/// delivered, every unsettled run's warning naming CPU per record and not the compilers, the
+/// compilers nearly idle at the end of every warm-up.
+#[test]
+fn the_streaming_runs_of_2026_11_29_are_as_the_page_says() {
+    let page = read("docs/findings/streaming.md");
+    let r = results("pipeline-steady-2026-11-29");
+    assert_eq!(r.runs.len(), 12);
+    for x in &r.runs {
+        assert!(x.failure.is_none(), "{} {}", x.contender, x.run);
+        assert_eq!(x.details.delivery().unwrap().lost, 0);
+        let w = x.warmup.as_ref().unwrap();
+        let judged = &w.jit_curve[w.jit_curve.len() - 50..];
+        let seen: Vec<f64> = judged.iter().copied().filter(|j| j.is_finite()).collect();
+        assert!(
+            seen.iter().sum::<f64>() / seen.len() as f64 <= 20.0,
+            "{} {}",
+            x.contender,
+            x.run
+        );
+        if w.unsettled() {
+            let warning = x.driver.warnings.join(" ");
+            assert!(
+                warning.contains("CPU per record by") && !warning.contains("JIT compilers"),
+                "{warning}"
+            );
+        }
     }
-    assert_eq!(span(&all_steps), (58.0, 188.0));
-    assert!(says(&page, "the non-blocking pipeline's CPU per 5 s ranged from 58 to 188 ms a second, with none of the four runs falling or rising step after step."));
-    // CPU 1 at least 90% busy in 1 or 2 seconds of 6 runs.
-    let busy: Vec<&str> = r
-        .runs
-        .iter()
-        .flat_map(|x| x.driver.warnings.iter())
-        .filter(|w| w.contains("driver CPUs saturated"))
-        .map(|w| w.split(" was >= 90% busy in ").nth(1).unwrap())
-        .collect();
-    assert_eq!(busy.len(), 6, "{busy:?}");
-    assert!(busy
-        .iter()
-        .all(|b| b.starts_with("1 of 31") || b.starts_with("2 of 31")));
     assert!(says(
         &page,
-        "in 6 of the 12 runs it was at least 90% busy in 1 or 2 of the 31 seconds"
+        "each\n  warning names CPU per record as still drifting"
     ));
-    // Against 2026-11-24's single runs: CPU per record, and the JVMs' start to ready.
-    let ratios: Vec<f64> = names
-        .iter()
-        .zip(&cells)
-        .map(|(c, now)| {
-            let then = cell("pipeline-2026-11-24", "rate-1000", c);
-            (now.of("cpu").value / then.of("cpu").value * 10.0).round() / 10.0
-        })
-        .collect();
-    assert_eq!(span(&ratios), (1.6, 2.7));
-    let startups = |dirs: &[&str]| -> (f64, f64) {
-        let v: Vec<f64> = dirs
-            .iter()
-            .flat_map(|d| {
-                results(d)
-                    .contenders
-                    .iter()
-                    .map(|c| (c.startup_s.unwrap() * 10.0).round() / 10.0)
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        span(&v)
-    };
-    assert_eq!(startups(&["pipeline-2026-11-24"]), (1.2, 1.7));
-    assert_eq!(startups(&[dir, "pipeline-steady-2026-11-25"]), (2.7, 3.6));
-    assert!(says(&page, "CPU per record is 1.6 to 2.7 times the single runs' below at this rate. The machine itself differed: the same JVMs took 1.2 to 1.7 s from start to ready on 2026-11-24, and 2.7 to 3.6 s in both plans of 2026-11-25 (each contender's last start in a plan, which its results keep)."));
+    assert!(says(&page, "None names the compilers"));
 }
 
 /// docs/findings/capacity.md, re-measured: the capacities, the CRUD probes at 20,000 req/s and
