@@ -349,8 +349,23 @@ pub const JIT_IDLE_CPU: f64 = 0.02;
 /// Whether the compiler threads were nearly idle over `jit` (CPU seconds per second; NaN
 /// where not seen: a runtime without them is not held back).
 pub fn compiler_idle(jit: &[f64]) -> bool {
+    compiler_mean(jit).is_none_or(|mean| mean <= JIT_IDLE_CPU)
+}
+
+/// The compiler threads' mean CPU per second over `jit`, in its unit, seconds not seen (NaN)
+/// left out; None when none was seen.
+pub fn compiler_mean(jit: &[f64]) -> Option<f64> {
     let seen: Vec<f64> = jit.iter().copied().filter(|j| j.is_finite()).collect();
-    seen.is_empty() || seen.iter().sum::<f64>() / seen.len() as f64 <= JIT_IDLE_CPU
+    (!seen.is_empty()).then(|| seen.iter().sum::<f64>() / seen.len() as f64)
+}
+
+/// The compiler threads' CPU per second as a warm-up record keeps it (`jit_curve`: ms, one
+/// decimal), from CPU seconds; empty where none was seen (no compiler threads to see).
+pub fn jit_curve_ms(jit: &[f64]) -> Vec<f64> {
+    if jit.iter().all(|j| j.is_nan()) {
+        return Vec::new();
+    }
+    jit.iter().map(|j| (j * 10_000.0).round() / 10.0).collect()
 }
 
 #[cfg(test)]
@@ -506,7 +521,6 @@ mod tests {
         assert!(!why.contains("mean latency"), "{why}");
     }
 
-    /// A settled warm-up whose measured window failed `check`.
     #[test]
     fn a_jit_curve_with_seconds_unread_is_written_and_read_back() {
         let w = WarmupRecord {
@@ -523,6 +537,7 @@ mod tests {
         assert!(c.len() == 4 && c[0].is_nan() && c[1] == 12.5 && c[2] == 0.0 && c[3].is_nan());
     }
 
+    /// A settled warm-up whose measured window failed `check`.
     fn unsettled_window(check: WindowCheck) -> WarmupRecord {
         WarmupRecord {
             window: Some(check),

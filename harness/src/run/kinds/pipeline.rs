@@ -153,9 +153,9 @@ impl RunCtx<'_> {
     }
 
     /// Every 250 ms of a pipeline's load (`elapsed` from its schedule's start): during the
-    /// warm-up the contender's CPU and its JIT compilers' are read; from the measured phase's start it is sampled and
-    /// the scenario's events fire (their times count from that start). False stops the load:
-    /// the contender exited, or Ctrl-C.
+    /// warm-up the contender's CPU and its JIT compilers' are read; from the measured phase's
+    /// start it is sampled and the scenario's events fire (their times count from that start).
+    /// False stops the load: the contender exited, or Ctrl-C.
     fn pipeline_second(
         &self,
         w: &mut Phases,

@@ -9,7 +9,8 @@
 
 use crate::driver::summary::decode_histogram;
 use crate::results::warmup::{
-    compiler_idle, WarmupRecord, JIT_IDLE_CPU, PIPELINE_JUDGED_S, PIPELINE_STEP_S, RULE_AT_END,
+    compiler_idle, compiler_mean, jit_curve_ms, WarmupRecord, JIT_IDLE_CPU, PIPELINE_JUDGED_S,
+    PIPELINE_STEP_S, RULE_AT_END,
 };
 use crate::run::observe::warmup::{Settle, Totals};
 use crate::services::kafka_report::LoadReport;
@@ -89,21 +90,17 @@ pub fn judge(
     }
     // The compilers' CPU in each second (CPU seconds; NaN where not read), judged over the
     // same last seconds as the figures.
-    let jit: Vec<f64> = (0..whole)
-        .map(|t| {
-            let at = |s: u64| read.jit.at(start_ms + s * 1000);
-            match (at(t), at(t + 1)) {
-                (Some(j0), Some(j1)) => (j1 - j0).max(0.0),
-                _ => f64::NAN,
-            }
+    let jit_totals: Vec<Option<f64>> = (0..=whole)
+        .map(|t| read.jit.at(start_ms + t * 1000))
+        .collect();
+    let jit: Vec<f64> = jit_totals
+        .windows(2)
+        .map(|w| match (w[0], w[1]) {
+            (Some(j0), Some(j1)) => (j1 - j0).max(0.0),
+            _ => f64::NAN,
         })
         .collect();
     let judged = &jit[jit.len().saturating_sub(PIPELINE_JUDGED_S as usize)..];
-    let jit_curve = if jit.iter().all(|j| j.is_nan()) {
-        Vec::new()
-    } else {
-        jit.iter().map(|j| (j * 10_000.0).round() / 10.0).collect()
-    };
     WarmupRecord {
         seconds: warmup.as_secs_f64(),
         settled: settle.settled_at.is_some() && compiler_idle(judged),
@@ -114,7 +111,7 @@ pub fn judge(
         curve,
         drift_pct: settle.drifts(),
         window: None,
-        jit_curve,
+        jit_curve: jit_curve_ms(&jit),
     }
 }
 
@@ -122,9 +119,7 @@ pub fn judge(
 /// above what a settled runtime uses.
 fn compilers_busy_ms(w: &WarmupRecord) -> Option<f64> {
     let judged = &w.jit_curve[w.jit_curve.len().saturating_sub(PIPELINE_JUDGED_S as usize)..];
-    let seen: Vec<f64> = judged.iter().copied().filter(|j| j.is_finite()).collect();
-    let mean = seen.iter().sum::<f64>() / seen.len().max(1) as f64;
-    (!seen.is_empty() && mean > JIT_IDLE_CPU * 1000.0).then_some(mean)
+    compiler_mean(judged).filter(|ms| *ms > JIT_IDLE_CPU * 1000.0)
 }
 
 /// The warning of a run measured after a pipeline warm-up still drifting at its end, naming

@@ -4,7 +4,9 @@
 //! every run, with the warm-up's throughput second by second; a warm-up that reached its maximum
 //! without settling is flagged ("not at steady state").
 
-use crate::results::warmup::{compiler_idle, relative_drift, steady, SETTLE_WINDOW_S};
+use crate::results::warmup::{
+    compiler_idle, jit_curve_ms, relative_drift, steady, SETTLE_WINDOW_S,
+};
 use std::time::Duration;
 
 /// CPU seconds per second below which CPU per request is not judged.
@@ -88,13 +90,7 @@ impl Settle {
     /// The JIT compiler threads' CPU per second so far (ms, one decimal); empty where the
     /// runtime has no compiler threads to see.
     pub fn jit_curve(&self) -> Vec<f64> {
-        if self.jit.iter().all(|j| j.is_nan()) {
-            return Vec::new();
-        }
-        self.jit
-            .iter()
-            .map(|j| (j * 10_000.0).round() / 10.0)
-            .collect()
+        jit_curve_ms(&self.jit)
     }
 
     /// How far each figure (answers, mean latency, CPU per answer) drifts over the last
