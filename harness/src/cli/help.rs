@@ -75,7 +75,14 @@ probe whose p99 stays above 10x the latency objective for 3 s stops early; one w
 fell behind is not counted as the server's limit. Every probe is kept (results.json, report,
 Ctrl-C included); the report draws latency against offered load for all contenders.
 
+One search is one capacity per contender. With --runs N (or auto) every contender is searched
+again in each round, in a fresh process, and the verdicts rank the capacities: a pair is
+\"different\" by the rank test over searches, \"equivalent\" only within the search's
+precision (or the margin, if wider), and not ordered at all when both reached a bound
+(--max-rate, or the driver's limit). A search whose warm-up did not settle enters no verdict.
+
 Examples:
   iobound capacity -c spring-mvc,spring-webflux --path '/delay?ms=100' --slo 'p99<=200ms' --slo 'errors<=0.1%'
+  iobound capacity -c spring-mvc,spring-webflux --path '/delay?ms=100' --slo 'p99<=200ms' --rate 500 --runs auto --budget 30m
   iobound capacity --plan plans/capacity.toml
   iobound capacity --url http://127.0.0.1:8080/ --slo 'p99<=50ms' --rate 500 --duration 10s";

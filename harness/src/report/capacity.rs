@@ -49,12 +49,18 @@ const HEADER: [&str; 7] = [
     "verdict",
 ];
 
-/// One row per contender (and repeat) of a capacity scenario.
+/// One row per contender (and repeat) of a capacity scenario, in the plan's order of
+/// contenders and each one's searches in turn (a resumed plan appends them out of order).
 fn rows(results: &Results, scenario: &str) -> Vec<Vec<String>> {
-    results
+    let place = |name: &str| results.contenders.iter().position(|c| c.name == name);
+    let mut searches: Vec<_> = results
         .capacity
         .iter()
         .filter(|c| c.scenario == scenario)
+        .collect();
+    searches.sort_by_key(|c| (place(&c.contender), c.repeat));
+    searches
+        .into_iter()
         .map(|c| {
             let name = if results.capacity.iter().any(|o| {
                 o.scenario == scenario && o.contender == c.contender && o.repeat != c.repeat
@@ -83,7 +89,14 @@ fn rows(results: &Results, scenario: &str) -> Vec<Vec<String>> {
                 c.per_gb_rss.map_or("-".into(), |v| fmt_num(v, 0)),
                 c.broke_first.clone().unwrap_or_else(|| "-".into()),
                 c.probes.to_string(),
-                c.verdict.clone(),
+                if c.warmup_unsettled {
+                    format!(
+                        "{} (warm-up unsettled: left out of the verdicts)",
+                        c.verdict
+                    )
+                } else {
+                    c.verdict.clone()
+                },
             ]
         })
         .collect()
@@ -351,6 +364,7 @@ mod tests {
                     driver_limited: false,
                     stopped_early: false,
                     counted: true,
+                    search: 1,
                 }));
                 r.runs.push(run);
             }
@@ -368,6 +382,8 @@ mod tests {
             per_gb_rss: None,
             probes: 2,
             driver_limited: false,
+            warmup_unsettled: false,
+            cut_short: false,
         };
         r.capacity = vec![
             result("spring-mvc", Some(100.0), Some(200.0)),

@@ -13,6 +13,8 @@
 //! - `cell SCENARIO CONTENDER METRIC [lo|hi|min|max]`: the median over runs, as the tables
 //!   print it (METRIC is a key of stats::metrics::METRICS: throughput, p99_all, cpu, rss, ...),
 //!   or its interval's bounds, or the lowest or highest single run.
+//! - `capacity SCENARIO CONTENDER min|max|median`: the capacities (req/s) its searches found
+//!   after a settled warm-up, those a capacity verdict ranks.
 //! - `settle SCENARIO CONTENDER min|max|median`: seconds from the warm-up's start to settled.
 //! - `flat SCENARIO CONTENDER min|max|median`: the second the warm-up's throughput alone had
 //!   stopped drifting (WarmupRecord::throughput_flat_at), runs where it did.
@@ -94,6 +96,10 @@ pub fn figure(set: ResultsDir, query: &[&str]) -> Result<String> {
             anyhow::ensure!(!s.is_empty(), "no warm-up of {contender} on {scenario}");
             Ok(num(pick(&s, which)?, 0))
         }
+        ("capacity", [scenario, contender, which]) => Ok(num(
+            pick(&capacities(results, scenario, contender)?, which)?,
+            0,
+        )),
         ("start", [scenario, contender, moment, which]) => Ok(num(
             pick(&start_moments(results, scenario, contender, moment)?, which)?,
             1,
@@ -130,10 +136,31 @@ pub fn figure(set: ResultsDir, query: &[&str]) -> Result<String> {
         _ => bail!(
             "unknown figure query `{}`: one of verdict, tested, cell, settle, flat, start, versus, \
              across, detected, rule, recovery, unsettled, runs, failed, saturated, writes, \
-             minutes, machine, plan, ceiling, with the words report/figures.rs lists",
+             capacity, minutes, machine, plan, ceiling, with the words report/figures.rs lists",
             query.join(" ")
         ),
     }
+}
+
+/// The capacities `contender`'s searches of `scenario` found, those after a warm-up that
+/// settled and not cut short by the user (the ones a capacity verdict ranks).
+fn capacities(results: &Results, scenario: &str, contender: &str) -> Result<Vec<f64>> {
+    let found: Vec<f64> = results
+        .capacity
+        .iter()
+        .filter(|c| {
+            c.scenario == scenario
+                && c.contender == contender
+                && !c.warmup_unsettled
+                && !c.cut_short
+        })
+        .filter_map(|c| c.capacity_rps)
+        .collect();
+    anyhow::ensure!(
+        !found.is_empty(),
+        "no capacity of {contender} on {scenario} after a settled warm-up"
+    );
+    Ok(found)
 }
 
 /// Seconds from exec to `moment` (port, first_200, checked, steady) of each start of
@@ -587,6 +614,37 @@ mod tests {
         assert_eq!(ask(&r, dir, "recovery over mvc max").unwrap(), "11");
         assert_eq!(ask(&r, dir, "recovery over mvc never").unwrap(), "1");
         assert!(ask(&r, dir, "recovery over flux median").is_err());
+    }
+
+    #[test]
+    fn capacities_are_read_from_the_searches_after_a_settled_warm_up() {
+        use crate::results::record::CapacityResult;
+        let mut r = results();
+        for (i, (found, unsettled)) in [
+            (Some(1945.0), false),
+            (Some(2121.0), false),
+            (Some(9999.0), true),
+            (None, false),
+            (Some(1800.0), false),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            r.capacity.push(CapacityResult {
+                warmup_unsettled: unsettled,
+                ..crate::results::test_support::blank_search(
+                    "mvc",
+                    i as u32 + 1,
+                    found,
+                    found.map(|c| c * 1.1),
+                )
+            });
+        }
+        let dir = Path::new("/nonexistent");
+        assert_eq!(ask(&r, dir, "capacity wait mvc median").unwrap(), "1,945");
+        assert_eq!(ask(&r, dir, "capacity wait mvc max").unwrap(), "2,121");
+        assert_eq!(ask(&r, dir, "capacity wait mvc min").unwrap(), "1,800");
+        assert!(ask(&r, dir, "capacity wait flux median").is_err());
     }
 
     #[test]

@@ -159,6 +159,7 @@ mod tests {
             alpha: 0.05,
             margin: 0.05,
             driver_limited: false,
+            lower_bound: false,
         };
         let mut r = blank_results(&["a", "b"]);
         r.verdicts.push(VerdictRecord {

@@ -39,6 +39,10 @@ pub struct Probe {
     /// False for a probe that began with the warm-up's backlog: it judges nothing.
     #[serde(default = "counted_default")]
     pub counted: bool,
+    /// The search (the plan's round) it belongs to, from 1; 0 in results written before this
+    /// was kept.
+    #[serde(default)]
+    pub search: u32,
 }
 
 fn counted_default() -> bool {
@@ -217,6 +221,7 @@ mod tests {
             driver_limited: false,
             stopped_early: false,
             counted: true,
+            search: 1,
         }
     }
 

@@ -93,6 +93,10 @@ pub struct Finding {
     /// CPU the driver shares) saturated: a bound set by the load, not the server's figure.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub driver_limited: bool,
+    /// A capacity finding where a search stopped before the SLO broke (at its max_rate, or
+    /// where the driver could not offer more): that side's figure is a lower bound.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lower_bound: bool,
 }
 
 /// One threshold, one contender, one scenario: the measured value against the limit.
@@ -225,6 +229,13 @@ pub struct CapacityResult {
     /// The search stopped where the driver could not offer the rate.
     #[serde(default)]
     pub driver_limited: bool,
+    /// The warm-up before the search's first probe did not settle: the search enters no
+    /// verdict (results written before this was kept read as settled).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub warmup_unsettled: bool,
+    /// The search was stopped by the user before it ended (`--resume` measures it again).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut_short: bool,
 }
 
 /// Waits before each further try of a write that failed (a full disk may be freed meanwhile).

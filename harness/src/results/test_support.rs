@@ -1,7 +1,7 @@
 //! Blank results and runs for unit tests of the stages that read results (stats, report).
 
 use super::environment::Environment;
-use super::record::{ContenderInfo, Results, Run, SCHEMA_VERSION};
+use super::record::{CapacityResult, ContenderInfo, Results, Run, SCHEMA_VERSION};
 use super::warmup::{WarmupRecord, WindowCheck};
 use crate::util::clock::now;
 
@@ -14,6 +14,32 @@ pub fn blank_run(contender: &str, scenario: &str, run: u32) -> Run {
         serde_json::Value::Null,
         "closed, 1 user",
     )
+}
+
+/// One capacity search of `contender` on the scenario "wait" (its round `repeat`) that found
+/// `capacity` and broke at `failed` (None: it stopped at a bound).
+pub fn blank_search(
+    contender: &str,
+    repeat: u32,
+    capacity: Option<f64>,
+    failed: Option<f64>,
+) -> CapacityResult {
+    CapacityResult {
+        contender: contender.into(),
+        scenario: "wait".into(),
+        repeat,
+        slo: vec!["p99 <= 200 ms".into()],
+        capacity_rps: capacity,
+        failed_rps: failed,
+        verdict: String::new(),
+        broke_first: None,
+        per_cpu_second: None,
+        per_gb_rss: None,
+        probes: 6,
+        driver_limited: false,
+        warmup_unsettled: false,
+        cut_short: false,
+    }
 }
 
 pub fn blank_results(contenders: &[&str]) -> Results {

@@ -8,7 +8,7 @@
 //! same threshold, on the same runs, whether the rounds ran in one sitting or several.
 
 use crate::plan::{Plan, Scenario};
-use crate::results::record::{Results, RunStatus};
+use crate::results::record::{Results, Run, RunStatus};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -33,19 +33,41 @@ pub fn reopen(dir: &Path, plan: &Plan) -> Result<Results> {
             differs.join(", ")
         );
     }
+    if res
+        .runs
+        .iter()
+        .any(|r| r.details.probe().is_some_and(|p| p.search == 0))
+    {
+        bail!(
+            "--resume {}: its capacity probes were written before iobound kept which search \
+             each belongs to, so the searches cut short cannot be told apart; start anew \
+             without --resume",
+            dir.display()
+        );
+    }
     let before = res.runs.len();
     let names: Vec<String> = res.contenders.iter().map(|c| c.name.clone()).collect();
     let scenarios = &plan.scenarios;
-    // A run cut by the stop, and its contender's round with it, is measured again.
+    // A run cut by the stop, and its contender's round with it, is measured again (a capacity
+    // search the stop cut short likewise, with every probe of its round; a probe given up
+    // early for breaking its SLO is incomplete too, and is not a cut: the search says which).
     let cut: BTreeSet<(String, u32)> = res
         .runs
         .iter()
-        .filter(|r| r.status == RunStatus::Incomplete)
-        .map(|r| (r.contender.clone(), r.run))
+        .filter(|r| r.status == RunStatus::Incomplete && r.details.probe().is_none())
+        .map(|r| (r.contender.clone(), round_of(r)))
+        .chain(
+            res.capacity
+                .iter()
+                .filter(|c| c.cut_short)
+                .map(|c| (c.contender.clone(), c.repeat)),
+        )
         .chain(partial_rounds(&res, &names, scenarios))
         .collect();
     res.runs
-        .retain(|r| !cut.contains(&(r.contender.clone(), r.run)));
+        .retain(|r| !cut.contains(&(r.contender.clone(), round_of(r))));
+    res.capacity
+        .retain(|c| !cut.contains(&(c.contender.clone(), c.repeat)));
     if res.runs.len() < before {
         eprintln!(
             "iobound: --resume: {} run(s) of {} round(s) cut short are measured again",
@@ -81,13 +103,25 @@ fn differing_fields(was: &serde_json::Value, now: &serde_json::Value) -> Vec<Str
 }
 
 /// Whether `contender` was measured in round `run` on every scenario (a failed run counts:
-/// it was measured, and failed).
+/// it was measured, and failed; a capacity scenario by its search's answer).
 pub fn finished(res: &Results, contender: &str, scenarios: &[Scenario], run: u32) -> bool {
     scenarios.iter().all(|s| {
+        if s.capacity.is_some() {
+            return res
+                .capacity
+                .iter()
+                .any(|c| c.contender == contender && c.scenario == s.name && c.repeat == run);
+        }
         res.runs
             .iter()
             .any(|r| r.contender == contender && r.scenario == s.name && r.run == run)
     })
+}
+
+/// The round a run belongs to: its own number, or for a capacity probe (numbered among the
+/// probes of its scenario) the search it was part of.
+fn round_of(r: &Run) -> u32 {
+    r.details.probe().map_or(r.run, |p| p.search)
 }
 
 /// Rounds every one of `names` finished, from the first on.
@@ -105,7 +139,7 @@ fn partial_rounds(res: &Results, names: &[String], scenarios: &[Scenario]) -> Ve
         .runs
         .iter()
         .filter(|r| names.contains(&r.contender))
-        .map(|r| (r.contender.clone(), r.run))
+        .map(|r| (r.contender.clone(), round_of(r)))
         .collect();
     rounds
         .into_iter()
@@ -175,6 +209,89 @@ mod tests {
         assert!(!finished(&back, "a", &p.scenarios, 2));
         assert_eq!(back.resumed_at.len(), 1);
         assert_eq!(back.incomplete_reason.as_deref(), Some("running"));
+    }
+
+    #[test]
+    fn a_capacity_search_cut_short_is_searched_again_with_all_its_probes() {
+        use crate::results::details::{Detail, Probe};
+        use crate::results::record::CapacityResult;
+        let p = crate::plan::PlanFile {
+            contenders: vec!["a".into()],
+            scenarios: vec![crate::plan::ScenarioFile {
+                name: "wait".into(),
+                path: Some("/delay?ms=100".into()),
+                load: crate::plan::LoadFile {
+                    model: "open".into(),
+                    rate: Some(100.0),
+                    duration: Some("3s".into()),
+                    ..Default::default()
+                },
+                capacity: Some(crate::plan::CapacityFile {
+                    slo: vec!["p99<=200ms".into()],
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }
+        .validate()
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut res = blank_results(&["a"]);
+        res.plan = serde_json::to_value(&p).unwrap();
+        // Search 1: three probes and its answer; search 2: two probes, stopped by the user.
+        for (k, (search, rate)) in [(1, 100.0), (1, 200.0), (1, 141.0), (2, 100.0), (2, 200.0)]
+            .into_iter()
+            .enumerate()
+        {
+            let mut r = blank_run("a", &format!("wait@{rate}"), k as u32 + 1);
+            // The probes at 200 broke the SLO so far that they were given up: incomplete.
+            r.status = if rate > 150.0 {
+                RunStatus::Incomplete
+            } else {
+                RunStatus::Ok
+            };
+            r.details.set(Detail::Probe(Probe {
+                of: "wait".into(),
+                rate,
+                passed: rate < 150.0,
+                broke: Vec::new(),
+                driver_limited: false,
+                stopped_early: rate > 150.0,
+                counted: true,
+                search,
+            }));
+            res.runs.push(r);
+        }
+        for (repeat, cut_short) in [(1, false), (2, true)] {
+            res.capacity.push(CapacityResult {
+                cut_short,
+                ..crate::results::test_support::blank_search("a", repeat, Some(141.0), Some(200.0))
+            });
+        }
+        res.save(dir.path()).unwrap();
+        let back = reopen(dir.path(), &p).unwrap();
+        assert_eq!(
+            back.runs.len(),
+            3,
+            "search 2's probes go with it; search 1's given-up probe is not a cut"
+        );
+        assert_eq!(back.capacity.len(), 1);
+        let names = vec!["a".to_string()];
+        assert_eq!(rounds_done(&back, &names, &p.scenarios), 1);
+        assert!(!finished(&back, "a", &p.scenarios, 2));
+
+        // Probes that do not say their search cannot be resumed safely: refused, not guessed.
+        let mut old = back.clone();
+        for r in &mut old.runs {
+            if let Some(mut probe) = r.details.probe().cloned() {
+                probe.search = 0;
+                r.details.set(Detail::Probe(probe));
+            }
+        }
+        old.save(dir.path()).unwrap();
+        let e = format!("{:#}", reopen(dir.path(), &p).unwrap_err());
+        assert!(e.contains("start anew without --resume"), "{e}");
     }
 
     #[test]

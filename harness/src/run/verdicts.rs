@@ -61,7 +61,7 @@ impl VerdictWatch {
 
     /// The verdicts of the finished (or interrupted) plan.
     pub(super) fn finish(&mut self, res: &mut Results, dir: &Path) {
-        let rounds = res.runs.iter().map(|r| r.run).max().unwrap_or(0);
+        let rounds = rounds_measured(res);
         if self.stopped.is_none() && interrupt::stopped() {
             self.stopped = Some(format!("interrupted by the user after {rounds} round(s)"));
         }
@@ -125,6 +125,17 @@ impl VerdictWatch {
     }
 }
 
+/// The rounds measured so far: the highest run number, where a capacity probe's number
+/// counts probes and its search's number is the round.
+fn rounds_measured(res: &Results) -> u32 {
+    (res.runs.iter())
+        .filter(|r| r.details.probe().is_none())
+        .map(|r| r.run)
+        .chain(res.capacity.iter().map(|c| c.repeat))
+        .max()
+        .unwrap_or(0)
+}
+
 /// "15 min", "90 s".
 fn fmt_minutes(d: Duration) -> String {
     let s = d.as_secs();
@@ -132,5 +143,40 @@ fn fmt_minutes(d: Duration) -> String {
         format!("{} min", s / 60)
     } else {
         format!("{s} s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::details::{Detail, Probe};
+    use crate::results::test_support::{blank_results, blank_run};
+
+    #[test]
+    fn rounds_are_counted_by_searches_not_by_probes() {
+        let mut r = blank_results(&["a"]);
+        for k in 1..=9 {
+            let mut run = blank_run("a", "wait@100", k);
+            run.details.set(Detail::Probe(Probe {
+                of: "wait".into(),
+                rate: 100.0,
+                passed: true,
+                broke: Vec::new(),
+                driver_limited: false,
+                stopped_early: false,
+                counted: true,
+                search: 1 + (k - 1) / 3,
+            }));
+            r.runs.push(run);
+        }
+        assert_eq!(rounds_measured(&r), 0, "no search has ended yet");
+        r.capacity = (1..=3)
+            .map(|repeat| {
+                crate::results::test_support::blank_search("a", repeat, Some(100.0), None)
+            })
+            .collect();
+        assert_eq!(rounds_measured(&r), 3);
+        r.runs.push(blank_run("a", "plaintext", 4));
+        assert_eq!(rounds_measured(&r), 4);
     }
 }

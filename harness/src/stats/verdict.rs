@@ -5,44 +5,15 @@
 //! after how many runs. Everything else is "undecided" or "not tested", with what would decide
 //! it.
 
+use super::judge::judged;
+pub use super::judge::{Design, ScenarioFindings};
 use super::repeats::settled_cell;
-use super::sequential::{self, Decision, Ratio};
+use super::sequential;
 use super::significance::{ALPHA, MIN_RUNS};
 use super::{scenarios, Cell};
 use crate::results::dir::ResultsDir;
 use crate::results::record::{Finding, Results, VerdictRecord};
 use crate::results::steady::unsettled;
-
-/// How differences are tested: one look at the end (a fixed number of runs) or a look after
-/// every round (`runs = "auto"`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Design {
-    /// The p-value threshold of each look.
-    pub alpha: f64,
-    /// Runs a side before the first look.
-    pub min_runs: usize,
-    pub margin: f64,
-}
-
-impl Design {
-    /// A single look after a fixed number of runs: the Mann-Whitney test at ALPHA.
-    pub fn fixed(margin: f64) -> Design {
-        Design {
-            alpha: ALPHA,
-            min_runs: MIN_RUNS,
-            margin,
-        }
-    }
-
-    /// Looks after every round, each at LOOK_ALPHA (overall ALPHA; see `sequential`).
-    pub fn sequential(margin: f64) -> Design {
-        Design {
-            alpha: sequential::LOOK_ALPHA,
-            min_runs: sequential::MIN_LOOK,
-            margin,
-        }
-    }
-}
 
 /// The metrics a verdict is about, with how to read each from a cell.
 struct Headline {
@@ -71,16 +42,8 @@ const HEADLINES: &[Headline] = &[
     },
 ];
 
-/// One scenario's findings, and how many runs were left out of them for not being at steady
-/// state.
-pub struct ScenarioFindings {
-    pub scenario: String,
-    pub findings: Vec<Finding>,
-    pub unsettled_runs: usize,
-}
-
 /// Every finding of every scenario: per pair of contenders with results, per headline metric
-/// (each contender's cell computed once per scenario). Only runs at steady state enter a
+/// (each contender's cell computed once per scenario), then those of capacity searches. Only runs at steady state enter a
 /// finding: the others are counted, shown in the tables, and left out here (so the
 /// sequential design runs another in their place).
 pub fn findings(set: ResultsDir, design: Design) -> Vec<ScenarioFindings> {
@@ -114,6 +77,7 @@ pub fn findings(set: ResultsDir, design: Design) -> Vec<ScenarioFindings> {
                 unsettled_runs,
             }
         })
+        .chain(super::capacity::findings(results, design))
         .collect()
 }
 
@@ -175,39 +139,13 @@ fn finding(h: &Headline, a: &Cell, b: &Cell, design: Design) -> Option<Finding> 
     if !va.value.is_finite() || !vb.value.is_finite() {
         return None; // not measured (older results, or no CPU figures)
     }
-    let runs = va.per_run.len().min(vb.per_run.len());
-    let mut f = Finding {
-        metric: h.key.into(),
-        a: a.contender.clone(),
-        b: b.contender.clone(),
-        outcome: "not tested".into(),
-        runs,
-        alpha: design.alpha,
-        margin: design.margin,
-        driver_limited: h.load_bound && (a.saturated_runs > 0 || b.saturated_runs > 0),
-        ..Finding::default()
-    };
-    if runs < design.min_runs {
-        return Some(f);
-    }
-    let decision = sequential::decide_at(
-        &va.per_run,
-        &vb.per_run,
-        design.margin,
-        design.alpha,
-        design.min_runs,
+    let mut f = judged(
+        h.key,
+        (&a.contender, &b.contender),
+        (&va.per_run, &vb.per_run),
+        design,
     );
-    let (outcome, p) = match &decision {
-        Decision::TooFew => ("not tested", None),
-        Decision::Different { p, .. } => ("different", Some(*p)),
-        Decision::Equivalent { p, .. } => ("equivalent", Some(*p)),
-        Decision::Open { p, .. } => ("undecided", Some(*p)),
-    };
-    f.outcome = outcome.into();
-    f.p = p;
-    if let Some(Ratio { value, lo, hi }) = decision.ratio() {
-        (f.ratio, f.ratio_lo, f.ratio_hi) = (Some(*value), *lo, *hi);
-    }
+    f.driver_limited = h.load_bound && (a.saturated_runs > 0 || b.saturated_runs > 0);
     Some(f)
 }
 
@@ -260,6 +198,11 @@ pub fn sentence(scenario: &str, findings: &[Finding], unsettled_runs: usize) -> 
 /// What a finding from a saturated driver must say beside its words.
 const DRIVER_LIMITED: &str = "; driver-limited: a bound, not the server's figure";
 
+/// What a capacity finding must say when a search on one side stopped at a bound (its max_rate,
+/// or the driver's limit) before the SLO broke.
+const LOWER_BOUND: &str =
+    "; one side's capacity is a lower bound: a search stopped before the SLO broke";
+
 /// A p-value as a reader should see it: three decimals, and "p < 0.001" rather than a
 /// "p = 0.000" that reads as impossible.
 fn p_words(p: Option<f64>) -> String {
@@ -283,10 +226,15 @@ pub fn runs_needed(f: &Finding) -> usize {
 /// One finding in words.
 pub fn describe(f: &Finding) -> String {
     let mut words = describe_outcome(f);
-    if f.driver_limited && f.outcome != "not tested" {
+    if f.outcome != "not tested" {
         // Inside the finding's closing parenthesis, so it cannot be read as the next one's.
         let at = words.rfind(')').unwrap_or(words.len());
-        words.insert_str(at, DRIVER_LIMITED);
+        if f.lower_bound {
+            words.insert_str(at, LOWER_BOUND);
+        }
+        if f.driver_limited {
+            words.insert_str(at, DRIVER_LIMITED);
+        }
     }
     words
 }
@@ -303,13 +251,18 @@ fn describe_outcome(f: &Finding) -> String {
     };
     let level = (1.0 - f.alpha) * 100.0;
     match f.outcome.as_str() {
-        "different" if f.metric == "throughput" && !(0.9..=1.1).contains(&ratio) => format!(
-            "{} {ratio:.2}x {}'s {words} (tested: {}, {} runs each)",
-            f.b,
-            f.a,
-            p_words(f.p),
-            f.runs
-        ),
+        "different"
+            if (f.metric == "throughput" || f.metric == super::capacity::METRIC)
+                && !(0.9..=1.1).contains(&ratio) =>
+        {
+            format!(
+                "{} {ratio:.2}x {}'s {words} (tested: {}, {} runs each)",
+                f.b,
+                f.a,
+                p_words(f.p),
+                f.runs
+            )
+        }
         "different" => format!(
             "{words} {} {:+.0}% vs {} (tested: {}, {} runs each)",
             f.b,
@@ -330,6 +283,13 @@ fn describe_outcome(f: &Finding) -> String {
             "{words} {} vs {} undecided after {} runs each ({} / {} = {ratio:.2}, interval \
              {interval}; more runs or a quieter machine would decide it)",
             f.b, f.a, f.runs, f.b, f.a
+        ),
+        "not tested" if f.lower_bound => format!(
+            "{words} {} vs {} not tested (a search stopped at a bound, its max_rate or the \
+             driver's limit, before the SLO broke: such a capacity is only a lower bound, so \
+             these searches neither order the two nor make them equal; a higher max_rate, or a \
+             driver with more CPU, would decide it)",
+            f.b, f.a
         ),
         // Enough runs, yet not tested: the test compares ratios of positive values, and a run
         // with no request answered ok has a throughput (and a CPU per ok answer) of zero.

@@ -6,6 +6,7 @@
 use crate::plan::{Capacity, Load, Profile, Scenario};
 use crate::results::details::{Detail, Probe};
 use crate::results::record::{CapacityResult, Run, RunStatus};
+use crate::results::steady::unsettled;
 use crate::run::round::RunCtx;
 use crate::run::slo::{judge, servers_failure, slo_words};
 use crate::services::contender::Running;
@@ -97,6 +98,8 @@ struct Search<'a> {
     driver_stop: bool,
     /// Probes the driver fell behind in, probed again.
     driver_retries: u32,
+    /// Which search of the scenario this is (the plan's round).
+    repeat: u32,
 }
 
 impl RunCtx<'_> {
@@ -124,6 +127,7 @@ impl RunCtx<'_> {
             first_failure: None,
             driver_stop: false,
             driver_retries: 0,
+            repeat,
         };
         // Step up, then bisect.
         let mut warm = true;
@@ -155,7 +159,7 @@ impl RunCtx<'_> {
                 }
             }
         }
-        let result = self.capacity_result(&st, repeat);
+        let result = self.capacity_result(&st);
         eprintln!("[{name}] capacity: {}", result.verdict);
         self.res.capacity.push(result);
         self.res.checkpoint(self.dir);
@@ -202,6 +206,10 @@ impl RunCtx<'_> {
             retry,
             inherited,
         } = assess(run, c, &s.name, rate, stopped_early, retries_left);
+        let probe = Probe {
+            search: st.repeat,
+            ..probe
+        };
         let (passed, driver_limited, broke) =
             (probe.passed, probe.driver_limited, probe.broke.clone());
         eprintln!(
@@ -240,7 +248,7 @@ impl RunCtx<'_> {
         Some(passed)
     }
 
-    fn capacity_result(&self, st: &Search, repeat: u32) -> CapacityResult {
+    fn capacity_result(&self, st: &Search) -> CapacityResult {
         let (tally, c) = (&st.tally, st.c);
         let (lo, hi) = tally.bounds();
         let count = |rate: Option<f64>| rate.map(|r| tally.of(r)).unwrap_or((0, 0));
@@ -275,7 +283,7 @@ impl RunCtx<'_> {
         CapacityResult {
             contender: st.name.to_string(),
             scenario: st.s.name.clone(),
-            repeat,
+            repeat: st.repeat,
             slo: c
                 .slo
                 .iter()
@@ -289,6 +297,12 @@ impl RunCtx<'_> {
             per_gb_rss: lo.filter(|_| rss > 0.0).map(|l| l / (rss / 1024.0)),
             probes: st.probes.len(),
             driver_limited: st.driver_stop,
+            warmup_unsettled: st
+                .probes
+                .first()
+                .and_then(|&i| self.res.runs.get(i))
+                .is_some_and(|r| unsettled(self.res, r)),
+            cut_short: interrupt::stopped(),
         }
     }
 }
@@ -392,6 +406,7 @@ fn assess(
             driver_limited,
             stopped_early,
             counted: !inherited && !driver_limited,
+            search: 0, // the caller knows which search it belongs to
         },
         retry,
         inherited,
