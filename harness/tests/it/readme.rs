@@ -94,6 +94,8 @@ fn no_measured_figure_is_typed_outside_a_marker() {
 const LINTED: &[&str] = &[
     "README.md",
     "docs/findings/all-models.md",
+    "docs/findings/c10k.md",
+    "docs/findings/capacity.md",
     "docs/findings/classics.md",
     "docs/findings/container.md",
     "docs/findings/cost-of-waiting.md",
