@@ -5,6 +5,7 @@
 use super::chart::{Chart, Series};
 use super::{color, fmt_num, slug};
 use crate::results::record::{Results, Run};
+use crate::stats::runs::capacity_scenarios;
 use std::fmt::Write;
 
 /// Capacity searches: a table and a chart per capacity scenario.
@@ -26,17 +27,6 @@ impl super::section::Section for Capacity {
     fn charts(&self, results: &Results) -> Vec<Chart> {
         charts(results)
     }
-}
-
-/// Capacity scenarios in the order they were searched.
-fn scenarios(results: &Results) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for c in &results.capacity {
-        if !out.contains(&c.scenario) {
-            out.push(c.scenario.clone());
-        }
-    }
-    out
 }
 
 const HEADER: [&str; 7] = [
@@ -143,7 +133,7 @@ fn heading(results: &Results, scenario: &str) -> String {
 pub fn markdown(results: &Results) -> String {
     let mut out = String::new();
     let header: Vec<String> = HEADER.iter().map(|h| h.to_string()).collect();
-    for s in scenarios(results) {
+    for s in capacity_scenarios(results) {
         let _ = write!(
             out,
             "\n**{}**\n\n{}",
@@ -157,7 +147,7 @@ pub fn markdown(results: &Results) -> String {
 /// The same for the terminal.
 pub fn terminal(results: &Results) -> String {
     let mut out = String::new();
-    for s in scenarios(results) {
+    for s in capacity_scenarios(results) {
         let _ = writeln!(out, "\n{}", heading(results, &s).replace('`', ""));
         for r in rows(results, &s) {
             let _ = writeln!(out, "  {:<22} {:>12}  {}", r[0], r[1], r[6]);
@@ -169,7 +159,7 @@ pub fn terminal(results: &Results) -> String {
 /// The HTML section: tables and charts.
 pub fn html(results: &Results) -> String {
     let mut h = String::new();
-    for s in scenarios(results) {
+    for s in capacity_scenarios(results) {
         let _ = write!(
             h,
             "<h2 id=\"{}\">{}</h2><table><tr>",
@@ -330,7 +320,7 @@ fn contender_series(
 
 /// Every capacity chart (for the PNG files).
 pub fn charts(results: &Results) -> Vec<Chart> {
-    scenarios(results)
+    capacity_scenarios(results)
         .iter()
         .filter_map(|s| chart(results, s))
         .collect()

@@ -148,12 +148,7 @@ fn capacities(results: &Results, scenario: &str, contender: &str) -> Result<Vec<
     let found: Vec<f64> = results
         .capacity
         .iter()
-        .filter(|c| {
-            c.scenario == scenario
-                && c.contender == contender
-                && !c.warmup_unsettled
-                && !c.cut_short
-        })
+        .filter(|c| c.scenario == scenario && c.contender == contender && c.ranked())
         .filter_map(|c| c.capacity_rps)
         .collect();
     anyhow::ensure!(

@@ -213,16 +213,7 @@ mod tests {
     use super::*;
 
     fn probe(rate: f64) -> Probe {
-        Probe {
-            of: "wait".into(),
-            rate,
-            passed: true,
-            broke: Vec::new(),
-            driver_limited: false,
-            stopped_early: false,
-            counted: true,
-            search: 1,
-        }
+        crate::results::test_support::blank_probe(rate, 1)
     }
 
     #[test]

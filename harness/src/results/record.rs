@@ -64,6 +64,14 @@ pub struct VerdictRecord {
     pub findings: Vec<Finding>,
 }
 
+impl CapacityResult {
+    /// Whether a verdict ranks this search: its warm-up settled and the user did not cut it
+    /// short.
+    pub fn ranked(&self) -> bool {
+        !self.warmup_unsettled && !self.cut_short
+    }
+}
+
 impl Finding {
     /// Decided: tested different, or equivalent within the margin.
     pub fn decided(&self) -> bool {

@@ -1,5 +1,6 @@
 //! Blank results and runs for unit tests of the stages that read results (stats, report).
 
+use super::details::Probe;
 use super::environment::Environment;
 use super::record::{CapacityResult, ContenderInfo, Results, Run, SCHEMA_VERSION};
 use super::warmup::{WarmupRecord, WindowCheck};
@@ -39,6 +40,20 @@ pub fn blank_search(
         driver_limited: false,
         warmup_unsettled: false,
         cut_short: false,
+    }
+}
+
+/// A probe of search `search` of the scenario "wait" at `rate` that held its SLO.
+pub fn blank_probe(rate: f64, search: u32) -> Probe {
+    Probe {
+        of: "wait".into(),
+        rate,
+        passed: true,
+        broke: Vec::new(),
+        driver_limited: false,
+        stopped_early: false,
+        counted: true,
+        search,
     }
 }
 

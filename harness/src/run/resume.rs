@@ -252,14 +252,9 @@ mod tests {
                 RunStatus::Ok
             };
             r.details.set(Detail::Probe(Probe {
-                of: "wait".into(),
-                rate,
                 passed: rate < 150.0,
-                broke: Vec::new(),
-                driver_limited: false,
                 stopped_early: rate > 150.0,
-                counted: true,
-                search,
+                ..crate::results::test_support::blank_probe(rate, search)
             }));
             res.runs.push(r);
         }

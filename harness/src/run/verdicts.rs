@@ -149,24 +149,16 @@ fn fmt_minutes(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::details::{Detail, Probe};
-    use crate::results::test_support::{blank_results, blank_run};
+    use crate::results::details::Detail;
+    use crate::results::test_support::{blank_probe, blank_results, blank_run};
 
     #[test]
     fn rounds_are_counted_by_searches_not_by_probes() {
         let mut r = blank_results(&["a"]);
         for k in 1..=9 {
             let mut run = blank_run("a", "wait@100", k);
-            run.details.set(Detail::Probe(Probe {
-                of: "wait".into(),
-                rate: 100.0,
-                passed: true,
-                broke: Vec::new(),
-                driver_limited: false,
-                stopped_early: false,
-                counted: true,
-                search: 1 + (k - 1) / 3,
-            }));
+            run.details
+                .set(Detail::Probe(blank_probe(100.0, 1 + (k - 1) / 3)));
             r.runs.push(run);
         }
         assert_eq!(rounds_measured(&r), 0, "no search has ended yet");

@@ -13,6 +13,7 @@
 //!   no bound is ever called equivalent.
 
 use super::judge::{judged, Design, ScenarioFindings};
+use super::runs::capacity_scenarios;
 use crate::results::record::{CapacityResult, Finding, Results};
 
 /// The metric key of capacity findings.
@@ -20,14 +21,8 @@ pub const METRIC: &str = "capacity";
 
 /// The findings of every capacity scenario, in the order the scenarios were searched.
 pub fn findings(results: &Results, design: Design) -> Vec<ScenarioFindings> {
-    let mut scenarios: Vec<&str> = Vec::new();
-    for c in &results.capacity {
-        if !scenarios.contains(&c.scenario.as_str()) {
-            scenarios.push(&c.scenario);
-        }
-    }
-    scenarios
-        .into_iter()
+    capacity_scenarios(results)
+        .iter()
         .map(|scenario| scenario_findings(results, scenario, design))
         .collect()
 }
@@ -48,7 +43,7 @@ fn scenario_findings(results: &Results, scenario: &str, design: Design) -> Scena
         .iter()
         .filter_map(|c| {
             let counted: Vec<&CapacityResult> = of_scenario()
-                .filter(|s| s.contender == c.name && !s.warmup_unsettled && !s.cut_short)
+                .filter(|s| s.contender == c.name && s.ranked())
                 .filter(|s| s.capacity_rps.is_some())
                 .collect();
             (!counted.is_empty()).then(|| Searches {
@@ -65,9 +60,7 @@ fn scenario_findings(results: &Results, scenario: &str, design: Design) -> Scena
         ..design
     };
     let driver_limited = |contender: &str| {
-        of_scenario().any(|s| {
-            s.contender == contender && s.driver_limited && !s.warmup_unsettled && !s.cut_short
-        })
+        of_scenario().any(|s| s.contender == contender && s.driver_limited && s.ranked())
     };
     let mut findings = Vec::new();
     for (i, a) in sides.iter().enumerate() {

@@ -6,9 +6,9 @@
 //! show, and how two cells differ on each), `resample` (intervals: order statistics over runs,
 //! block bootstrap within a run; merged histogram counts), `significance` (the Mann-Whitney test
 //! over runs; its exact distribution in `ranks`), `sequential` (repeats that stop once decided),
-//! `judge` (one difference judged by a design), `verdict`
-//! (findings in words), `capacity` (findings on repeated capacity searches), `repeats` (one cell per contender x scenario: every metric
-//! with its interval; noise), `runs` (which runs stand for what: scenarios, merged histograms,
+//! `judge` (one difference judged by a design), `verdict` (findings in words), `capacity`
+//! (findings on repeated capacity searches), `repeats` (one cell per contender x scenario:
+//! every metric with its interval; noise), `runs` (which runs stand for what: scenarios, merged histograms,
 //! the representative run).
 //! Uses: util, plan (metric names of thresholds), driver (summaries, histogram codec),
 //! sampler, results (the record of runs).

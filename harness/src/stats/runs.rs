@@ -19,6 +19,17 @@ pub fn scenarios(results: &Results) -> Vec<String> {
     out
 }
 
+/// Capacity scenarios in the order they were first searched.
+pub fn capacity_scenarios(results: &Results) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in &results.capacity {
+        if !out.contains(&c.scenario) {
+            out.push(c.scenario.clone());
+        }
+    }
+    out
+}
+
 /// The latency histogram of every measured run of a cell, merged.
 pub fn merged_histogram(
     results: &Results,

@@ -43,9 +43,9 @@ const HEADLINES: &[Headline] = &[
 ];
 
 /// Every finding of every scenario: per pair of contenders with results, per headline metric
-/// (each contender's cell computed once per scenario), then those of capacity searches. Only runs at steady state enter a
-/// finding: the others are counted, shown in the tables, and left out here (so the
-/// sequential design runs another in their place).
+/// (each contender's cell computed once per scenario), then those of capacity searches. Only
+/// runs at steady state enter a finding: the others are counted, shown in the tables, and left
+/// out here (so the sequential design runs another in their place).
 pub fn findings(set: ResultsDir, design: Design) -> Vec<ScenarioFindings> {
     let results = set.results;
     scenarios(results)
