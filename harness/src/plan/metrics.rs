@@ -111,6 +111,9 @@ pub enum Figure {
     /// out, and the processes the OOM killer killed (NaN without a limit).
     ThrottledPct,
     OomKills,
+    /// Seconds from a mid-run fault clearing (a downstream spike's end) until the contender's
+    /// p99 was back at its baseline (NaN where the run had no such fault).
+    RecoveryS,
 }
 
 impl Figure {
@@ -440,6 +443,14 @@ pub const METRICS: &[Metric] = &[
         None,
     ),
     figure("oom_kills", "OOM kills", 0, Figure::OomKills, true, None),
+    figure(
+        "recovery_s",
+        "back after the fault (s)",
+        0,
+        Figure::RecoveryS,
+        false,
+        None,
+    ),
 ];
 
 impl Metric {

@@ -183,6 +183,8 @@ mod tests {
                 drift_pct: Vec::new(),
                 window: None,
                 jit_curve: Vec::new(),
+                end_check: None,
+                steps: Vec::new(),
             });
             r.runs.push(run);
         }

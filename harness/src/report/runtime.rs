@@ -5,7 +5,7 @@
 use super::chart::{Chart, Series};
 use super::color;
 use crate::results::record::{Results, Run};
-use crate::results::warmup::{WarmupRecord, RULE_AT_END};
+use crate::results::warmup::{WarmupRecord, RULE_AT_END, RULE_ORDERED_AT_END};
 
 /// The GC charts of one scenario, each contender from its representative run (none when no
 /// run carries GC figures).
@@ -196,7 +196,7 @@ pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {
             format!("{lo:.0}-{hi:.0} s")
         };
         let unsettled = w.iter().filter(|x| !x.settled).count();
-        parts.push(match (unsettled, first.rule == RULE_AT_END) {
+        parts.push(match (unsettled, first.judged_at_end()) {
             (0, true) => format!("{} steady", c.name),
             (0, false) => format!("{} {secs}", c.name),
             (n, true) if n == w.len() => format!("{} not steady", c.name),
@@ -208,6 +208,18 @@ pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {
         });
     }
     let (band, min, max, rule) = bounds?;
+    if rule == RULE_ORDERED_AT_END {
+        return Some(format!(
+            "Warm-up: a fixed {max:.0} s, judged at its end (steady when none of records per \
+             second, their mean latency and CPU per record trended over its last {} s in {} s \
+             steps: a drift of more than {band:.0}% by the Theil-Sen slope that is also ordered, \
+             Mann-Kendall p <= {}): {}.",
+            crate::results::warmup::PIPELINE_JUDGED_S,
+            crate::results::warmup::PIPELINE_STEP_S,
+            crate::results::warmup::WINDOW_TREND_P,
+            parts.join(", ")
+        ));
+    }
     if rule == RULE_AT_END {
         return Some(format!(
             "Warm-up: a fixed {max:.0} s, judged at its end (steady when records per second, \
@@ -260,6 +272,8 @@ mod tests {
                 drift_pct: Vec::new(),
                 window: None,
                 jit_curve: Vec::new(),
+                end_check: None,
+                steps: Vec::new(),
             });
             r.runs.push(run);
         }
@@ -281,6 +295,16 @@ mod tests {
         let n = warmup_note(&r, "s").unwrap();
         assert!(
             n.starts_with("Warm-up: a fixed 30 s, judged at its end")
+                && n.ends_with(": spring-mvc steady, vertx not steady."),
+            "{n}"
+        );
+        // Judged by the ordered rule: the note says a trend must be ordered too.
+        for run in &mut r.runs {
+            run.warmup.as_mut().unwrap().rule = RULE_ORDERED_AT_END.into();
+        }
+        let n = warmup_note(&r, "s").unwrap();
+        assert!(
+            n.contains("that is also ordered, Mann-Kendall p <= 0.05)")
                 && n.ends_with(": spring-mvc steady, vertx not steady."),
             "{n}"
         );

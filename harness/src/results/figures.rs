@@ -22,7 +22,19 @@ pub fn figure(r: &Run, f: Figure) -> f64 {
         Figure::First200S => r.cold_start.as_ref().map_or(f64::NAN, |c| c.first_200_s),
         Figure::ThrottledPct => limited(r).map_or(f64::NAN, |c| c.throttled_pct),
         Figure::OomKills => limited(r).map_or(f64::NAN, |c| c.oom_kills as f64),
+        Figure::RecoveryS => recovery_s(r),
     }
+}
+
+/// Seconds from a mid-run fault clearing until the contender was back at its baseline (NaN
+/// where the run had no such fault). A run that never got back counts the rest of its measured
+/// window after the fault cleared: a lower bound, longer than any run that got back could
+/// take, so the rank test orders it behind every one of them.
+fn recovery_s(r: &Run) -> f64 {
+    r.details.recovery().map_or(f64::NAN, |rec| {
+        rec.recovered_after_s
+            .unwrap_or((r.summary.duration_s - rec.cleared_at_s).max(0.0))
+    })
 }
 
 /// Whether the sampler read nothing for `r`: a server that was not sampled (an external one
@@ -67,5 +79,41 @@ fn downstream_per_answer(r: &Run, count: fn(&DownstreamCalls) -> u64) -> f64 {
     match &r.downstream_calls {
         Some(c) if answered > 0.0 => count(c) as f64 / answered,
         _ => f64::NAN,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::details::Detail;
+    use crate::results::faults::Recovery;
+    use crate::results::test_support::blank_run;
+
+    fn spike_run(recovered_after_s: Option<f64>) -> Run {
+        let mut r = blank_run("go", "spike", 1);
+        r.summary.duration_s = 40.0;
+        r.details.set(Detail::Faults {
+            events: Vec::new(),
+            recovery: Some(Recovery {
+                fault_at_s: 10.0,
+                cleared_at_s: 20.0,
+                baseline_p99_ms: 104.0,
+                worst_p99_ms: 1511.0,
+                errors: 0,
+                recovered_after_s,
+                limit_ms: 161.0,
+            }),
+        });
+        r
+    }
+
+    #[test]
+    fn recovery_is_the_seconds_back_and_a_run_that_never_got_back_ranks_behind() {
+        assert_eq!(figure(&spike_run(Some(2.0)), Figure::RecoveryS), 2.0);
+        // Never back within the 20 s after the fault cleared: at least those 20 s.
+        assert_eq!(figure(&spike_run(None), Figure::RecoveryS), 20.0);
+        // A run without a fault has no such figure.
+        let calm = blank_run("go", "baseline", 1);
+        assert!(figure(&calm, Figure::RecoveryS).is_nan());
     }
 }

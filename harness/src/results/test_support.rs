@@ -107,5 +107,7 @@ pub fn window_trended(seconds: usize, drift_pct: f64) -> WarmupRecord {
             steady: false,
         }),
         jit_curve: Vec::new(),
+        end_check: None,
+        steps: Vec::new(),
     }
 }

@@ -39,6 +39,7 @@ impl Design {
 
 /// One scenario's findings, and how many runs were left out of them for not being at steady
 /// state.
+#[derive(Debug)]
 pub struct ScenarioFindings {
     pub scenario: String,
     pub findings: Vec<Finding>,

@@ -139,6 +139,18 @@ fn finding(h: &Headline, a: &Cell, b: &Cell, design: Design) -> Option<Finding> 
     if !va.value.is_finite() || !vb.value.is_finite() {
         return None; // not measured (older results, or no CPU figures)
     }
+    // No run of either side answered a request ok (a fan-out whose one call fails answers
+    // only the 502 its contract asks for): both throughputs are zero in every run, nothing
+    // tells them apart, and a question no run could decide would keep `runs = "auto"` going
+    // to its budget. Their p99 of all requests still says how fast each failed.
+    if h.key == "throughput" && va.per_run.iter().chain(&vb.per_run).all(|v| *v == 0.0) {
+        return None;
+    }
+    // Nor is a figure of ok answers (CPU per request) a question where a side answered none.
+    let metric = super::Metric::named(h.key);
+    if !super::metrics::measured(metric, a) || !super::metrics::measured(metric, b) {
+        return None;
+    }
     let mut f = judged(
         h.key,
         (&a.contender, &b.contender),
@@ -371,8 +383,8 @@ mod tests {
 
     #[test]
     fn a_metric_at_zero_is_not_tested_for_that_reason_not_for_too_few_runs() {
-        // Every answer an expected error (a fan-out whose first call fails): throughput 0.
-        let r = results(&[0.0, 0.0, 0.0, 0.0], &[0.0, 0.0, 0.0, 0.0]);
+        // One run of one side answered nothing ok: its throughput is 0, no ratio to test.
+        let r = results(&[0.0, 900.0, 910.0, 905.0], &[950.0, 940.0, 960.0, 955.0]);
         let v = records(
             &findings(
                 ResultsDir::new(&r, Path::new("/nonexistent")),
@@ -386,6 +398,30 @@ mod tests {
             "{s}"
         );
         assert!(!s.contains("a verdict needs"), "{s}");
+    }
+
+    #[test]
+    fn where_no_run_of_either_side_answered_ok_throughput_is_no_question() {
+        // Every answer an expected error (a fan-out whose first call fails): throughput 0 in
+        // every run of both. No throughput finding, so it cannot hold runs = "auto" open; the
+        // scenario's other headlines are judged as ever.
+        let mut r = results(&[0.0; 5], &[0.0; 5]);
+        let all = findings(
+            ResultsDir::new(&r, Path::new("/nonexistent")),
+            Design::sequential(0.05),
+        );
+        let metrics: Vec<&str> = all[0].findings.iter().map(|f| f.metric.as_str()).collect();
+        assert_eq!(metrics, ["cpu"], "{all:?}");
+        assert!(all_decided(&all), "{all:?}");
+        // With no request answered ok at all, CPU per ok answer is no question either.
+        for run in &mut r.runs {
+            (run.summary.ok, run.summary.errors.status) = (0, 1000);
+        }
+        let all = findings(
+            ResultsDir::new(&r, Path::new("/nonexistent")),
+            Design::sequential(0.05),
+        );
+        assert!(all[0].findings.is_empty(), "{all:?}");
     }
 
     #[test]

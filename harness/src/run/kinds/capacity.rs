@@ -254,7 +254,7 @@ impl RunCtx<'_> {
         let count = |rate: Option<f64>| rate.map(|r| tally.of(r)).unwrap_or((0, 0));
         let ((lp, ln), (hp, hn)) = (count(lo), count(hi));
         let lowest = tally.rates.iter().map(|t| t.0).reduce(f64::min);
-        let fmt = |v: f64| format!("{v:.0}");
+        let fmt = |v: f64| crate::util::units::thousands(v.round() as u64);
         let verdict = match (lo, hi) {
             (None, _) if st.driver_stop => format!("not found: the driver could not offer {} req/s on its CPU, so nothing was learned of the server", st.first_failure.as_ref().map_or("-".into(), |f| fmt(f.0))),
             (None, _) => format!("below the lowest rate tried ({} req/s): the SLO did not hold in {} of {hn} probes there", lowest.map_or("-".into(), fmt), hn - hp),

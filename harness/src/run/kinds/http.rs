@@ -138,6 +138,8 @@ impl RunCtx<'_> {
             drift_pct,
             window: None,
             jit_curve,
+            end_check: None,
+            steps: Vec::new(),
         };
         if detect {
             match settled_at {

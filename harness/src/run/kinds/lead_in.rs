@@ -148,6 +148,8 @@ fn warmup_record(settle: &Settle, from: u64, band: f64) -> WarmupRecord {
         drift_pct: settle.drifts(),
         window: None,
         jit_curve: settle.jit_curve(),
+        end_check: None,
+        steps: Vec::new(),
     }
 }
 

@@ -14,6 +14,7 @@ use crate::results::details::Detail;
 use crate::results::faults::EventRecord;
 use crate::results::record::{Run, RunStatus};
 use crate::run::finish::{finish, Ended};
+use crate::run::observe::window_check::judge_pipeline_window;
 use crate::run::round::{failed_run, new_run, RunCtx};
 use crate::sampler::{self, Sample, Sampling};
 use crate::services::contender::{log_tail, Running};
@@ -57,9 +58,10 @@ impl RunCtx<'_> {
                 s.warmup.as_secs()
             );
         }
-        let Some(r) = self.pipeline_run(&load, name, proc, s, run, duration) else {
+        let Some(mut r) = self.pipeline_run(&load, name, proc, s, run, duration) else {
             return; // stopped during the warm-up: nothing was measured
         };
+        judge_pipeline_window(&mut r, s);
         if let Some(check) = r.details.delivery() {
             eprintln!(
                 "  {:.0} records/s, p50 {:.1} ms, p99 {:.1} ms, {} lost, {} duplicates, {} failed enrichments, peak lag {}, peak {} threads, {:.0} MB RSS",
@@ -335,6 +337,15 @@ fn delivered(r: &mut Run, report: &LoadReport, rate: f64, seconds: f64, drain: f
     ok
 }
 
+/// The mean latency (ms) of one second's records, from its histogram (µs); 0 where the second
+/// has none, or the tool sent none (an older tool).
+fn second_mean_ms(histogram: &str) -> f64 {
+    decode_histogram(histogram)
+        .ok()
+        .filter(|h| !h.is_empty())
+        .map_or(0.0, |h| h.mean() / 1000.0)
+}
+
 /// Per-second rows of a load report; seconds past `seconds` are the drain.
 pub fn intervals(r: &LoadReport, rate: f64, seconds: f64) -> Vec<IntervalRow> {
     let last = r
@@ -354,6 +365,7 @@ pub fn intervals(r: &LoadReport, rate: f64, seconds: f64) -> Vec<IntervalRow> {
                 p90: i.p90,
                 p99: i.p99,
                 max: i.max,
+                mean: second_mean_ms(&i.histogram),
                 ..Latency::default()
             },
             drain: f64::from(i.t) >= seconds,

@@ -4,13 +4,16 @@
 //! (run/observe/warmup.rs), over 5-second steps instead of single seconds: records per second, their
 //! mean latency and the contender's CPU per record must show no trend over its last 50 seconds,
 //! and its JIT compiler threads must have been nearly idle over them (a JVM still compiling is
-//! on a plateau of its climb, as an HTTP contender's can be). A run after a warm-up still
-//! drifting or compiling is flagged "not at steady state", as an HTTP run is.
+//! on a plateau of its climb, as an HTTP contender's can be). A trend there is what the
+//! measured window's check calls one, a drift beyond the band that is also ordered: the warm-up
+//! cannot be extended, and a pipeline's batches and collections swing its CPU per record from
+//! step to step by more than the band. A run after a warm-up still trending or compiling is
+//! flagged "not at steady state", as an HTTP run is.
 
 use crate::driver::summary::decode_histogram;
 use crate::results::warmup::{
-    compiler_idle, compiler_mean, jit_curve_ms, WarmupRecord, JIT_IDLE_CPU, PIPELINE_JUDGED_S,
-    PIPELINE_STEP_S, RULE_AT_END,
+    compiler_idle, compiler_mean, jit_curve_ms, judge_window, WarmupRecord, JIT_IDLE_CPU,
+    PIPELINE_JUDGED_S, PIPELINE_STEP_S, RULE_ORDERED_AT_END, SETTLE_WINDOW_S, WINDOW_TREND_P,
 };
 use crate::run::observe::warmup::{Settle, Totals};
 use crate::services::kafka_report::LoadReport;
@@ -82,12 +85,17 @@ pub fn judge(
         now.cpu_s = cpu.at(start_ms + (t + 1) * 1000);
         totals.push(now);
     }
-    // Judged in steps that end where the warm-up ends.
+    // Judged in steps that end where the warm-up ends: the last SETTLE_WINDOW_S of them, by
+    // the measured window's rule (a drift beyond the band that is also ordered).
     let end = Duration::from_secs(whole);
     let mut settle = Settle::new(end, end, band);
     for at in (whole % PIPELINE_STEP_S..=whole).step_by(PIPELINE_STEP_S as usize) {
         settle.second(Duration::from_secs(at), totals[at as usize]);
     }
+    let steps = settle.window();
+    let end_check = (steps.len() == SETTLE_WINDOW_S)
+        .then(|| judge_window(steps, band))
+        .flatten();
     // The compilers' CPU in each second (CPU seconds; NaN where not read), judged over the
     // same last seconds as the figures.
     let jit_totals: Vec<Option<f64>> = (0..=whole)
@@ -103,16 +111,25 @@ pub fn judge(
     let judged = &jit[jit.len().saturating_sub(PIPELINE_JUDGED_S as usize)..];
     WarmupRecord {
         seconds: warmup.as_secs_f64(),
-        settled: settle.settled_at.is_some() && compiler_idle(judged),
+        settled: end_check.as_ref().is_some_and(|c| c.steady) && compiler_idle(judged),
         min_s: warmup.as_secs_f64(),
         max_s: warmup.as_secs_f64(),
         band_pct: band * 100.0,
-        rule: RULE_AT_END.into(),
+        rule: RULE_ORDERED_AT_END.into(),
         curve,
         drift_pct: settle.drifts(),
         window: None,
         jit_curve: jit_curve_ms(&jit),
+        steps: steps.iter().map(step_figures).collect(),
+        end_check,
     }
+}
+
+/// One judged step as the record keeps it: records, mean latency (ms), CPU per record (ms);
+/// None for a figure not judged in that step.
+fn step_figures(step: &(f64, f64, f64)) -> [Option<f64>; 3] {
+    let kept = |v: f64, scale: f64| v.is_finite().then(|| (v * scale * 1000.0).round() / 1000.0);
+    [kept(step.0, 1.0), kept(step.1, 1.0), kept(step.2, 1000.0)]
 }
 
 /// The JIT compilers' mean CPU over the judged end of a pipeline warm-up (ms a second), when
@@ -126,12 +143,19 @@ fn compilers_busy_ms(w: &WarmupRecord) -> Option<f64> {
 /// the figures that drifted and by how much.
 pub fn unsettled_warning(w: &WarmupRecord) -> String {
     let names = ["records per second", "their mean latency", "CPU per record"];
+    // A figure drifted when it trended by the record's rule: ordered beyond the band, or (a
+    // record judged before the order counted) beyond the band alone.
+    let trended = |i: usize, d: f64| match &w.end_check {
+        Some(c) => c.trending.get(i).copied().unwrap_or(false),
+        // At least the band: drifts are kept rounded, one just over it may read as equal.
+        None => d >= w.band_pct,
+    };
     let drifted: Vec<String> = names
         .iter()
         .zip(&w.drift_pct)
-        .filter_map(|(name, d)| {
-            // At least the band: drifts are kept rounded, one just over it may read as equal.
-            d.filter(|d| *d >= w.band_pct)
+        .enumerate()
+        .filter_map(|(i, (name, d))| {
+            d.filter(|d| trended(i, *d))
                 .map(|d| format!("{name} by {d:.1}%"))
         })
         .collect();
@@ -141,6 +165,14 @@ pub fn unsettled_warning(w: &WarmupRecord) -> String {
             JIT_IDLE_CPU * 1000.0
         )
     });
+    let how = if w.end_check.is_some() {
+        format!(
+            "more than {:.0}%, step after step: Mann-Kendall p <= {WINDOW_TREND_P}",
+            w.band_pct
+        )
+    } else {
+        format!("more than {:.0}%", w.band_pct)
+    };
     let why = if (w.curve.len() as u64) < PIPELINE_JUDGED_S {
         format!(
             "its warm-up (a fixed {:.0} s) was too short to judge",
@@ -156,10 +188,9 @@ pub fn unsettled_warning(w: &WarmupRecord) -> String {
         format!("a {PIPELINE_STEP_S} s step of its warm-up had no records")
     } else {
         format!(
-            "at the end of its warm-up (a fixed {:.0} s) {} still drifted (more than {:.0}%){}",
+            "at the end of its warm-up (a fixed {:.0} s) {} still drifted ({how}){}",
             w.max_s,
             drifted.join(", "),
-            w.band_pct,
             compiling.map(|c| format!(" and {c}")).unwrap_or_default()
         )
     };
@@ -249,7 +280,7 @@ mod tests {
         assert!(w.settled && !w.unsettled(), "{w:?}");
         assert_eq!(
             (w.rule.as_str(), w.seconds, w.curve.len()),
-            (RULE_AT_END, 90.0, 90)
+            (RULE_ORDERED_AT_END, 90.0, 90)
         );
         let first: f64 = w.curve[..5].iter().sum();
         assert!(
@@ -264,7 +295,10 @@ mod tests {
         let text = unsettled_warning(&w);
         assert!(
             text.contains("(a fixed 90 s) their mean latency by ")
-                && text.contains("still drifted (more than 5%), judged over its last 50 s"),
+                && text.contains(
+                    "still drifted (more than 5%, step after step: Mann-Kendall p <= 0.05), \
+                     judged over its last 50 s"
+                ),
             "{text}"
         );
         // Records and latency flat, CPU per record still falling (the JIT): not steady.
@@ -307,6 +341,50 @@ mod tests {
             by_steps, 0,
             "flagged in steps ({by_second} second by second)"
         );
+    }
+
+    #[test]
+    fn steps_that_swing_in_no_order_settle_and_a_climb_through_them_does_not() {
+        // Forty steady pipelines whose CPU per record swings from one 5 s step to the next by
+        // up to a fifth (a collection in one, a larger batch in another), in no order: the
+        // slope alone reads most as drifting, the ordered rule few.
+        let swings = |seed: u64, by: f64| {
+            let mut rng = crate::util::numbers::SplitMix64::new(1000 + seed);
+            (0..20)
+                .map(|_| 1.0 - by + 2.0 * by * rng.unit())
+                .collect::<Vec<f64>>()
+        };
+        let (mut by_drift, mut by_order) = (0, 0);
+        for seed in 0..40 {
+            let swing = swings(seed, 0.2);
+            let (report, read) = bursty(seed, 90, 4000, |_| 300, |t| 0.5 * swing[t as usize / 5]);
+            let w = judge(&report, Duration::from_secs(90), &read, 0.05);
+            assert_eq!(w.steps.len(), 10, "{w:?}");
+            by_drift += usize::from(w.drift_pct[2].is_some_and(|d| d > 5.0));
+            by_order += usize::from(w.unsettled());
+        }
+        assert!(by_drift >= 15, "{by_drift} of 40 beyond 5% by the slope");
+        assert!(
+            by_order <= 4,
+            "{by_order} of 40 flagged, {by_drift} by the slope"
+        );
+        // CPU per record climbing 2% a step (18% over the ten judged) through swings of 5%.
+        let swing = swings(7, 0.05);
+        let climb = |t: u64| 0.5 * (1.0 + 0.02 * (t / 5) as f64) * swing[t as usize / 5];
+        let (report, read) = bursty(7, 90, 4000, |_| 300, climb);
+        let w = judge(&report, Duration::from_secs(90), &read, 0.05);
+        assert!(w.unsettled(), "{w:?}");
+        let check = w.end_check.as_ref().unwrap();
+        assert_eq!(check.trending, [false, false, true], "{check:?}");
+        let text = unsettled_warning(&w);
+        assert!(
+            text.contains("CPU per record by ") && !text.contains("records per second by"),
+            "{text}"
+        );
+        // The judged steps are kept: the last one's CPU per record, in ms, near 0.5 s a second
+        // times 1.34 over 4,000 records.
+        let last = w.steps[9][2].unwrap();
+        assert!((last - 0.5 * 1.34 / 4.0).abs() < 0.02, "{:?}", w.steps);
     }
 
     #[test]

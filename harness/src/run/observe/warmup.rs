@@ -96,14 +96,19 @@ impl Settle {
     /// How far each figure (answers, mean latency, CPU per answer) drifts over the last
     /// window so far (%, one decimal); None where it cannot be judged.
     pub fn drifts(&self) -> Vec<Option<f64>> {
-        let window = &self.seconds[self.seconds.len().saturating_sub(SETTLE_WINDOW_S)..];
         let figure = |f: fn(&(f64, f64, f64)) -> f64| {
-            let v: Vec<f64> = window.iter().map(f).collect();
+            let v: Vec<f64> = self.window().iter().map(f).collect();
             relative_drift(&v)
                 .filter(|d| d.is_finite())
                 .map(|d| (d * 1000.0).round() / 10.0)
         };
         vec![figure(|s| s.0), figure(|s| s.1), figure(|s| s.2)]
+    }
+
+    /// The last SETTLE_WINDOW_S seconds (or steps) so far, each its answers, their mean
+    /// latency and the CPU per answer (NaN where not judged): what settling is judged on.
+    pub fn window(&self) -> &[(f64, f64, f64)] {
+        &self.seconds[self.seconds.len().saturating_sub(SETTLE_WINDOW_S)..]
     }
 
     pub fn new(min: Duration, max: Duration, band: f64) -> Settle {
@@ -305,6 +310,8 @@ mod tests {
             drift_pct: s.drifts(),
             window: Some(check),
             jit_curve: Vec::new(),
+            end_check: None,
+            steps: Vec::new(),
         };
         assert!(record.unsettled(), "kept, shown, and out of every verdict");
         let why = record.unsettled_reason().unwrap();

@@ -5,7 +5,7 @@
 use super::warmup::MIN_CPU_S;
 use crate::plan::{Profile, Scenario};
 use crate::results::record::Run;
-use crate::results::warmup::judge_window;
+use crate::results::warmup::{judge_window, PIPELINE_STEP_S};
 use crate::sampler::Sample;
 
 /// The measured window judged too, once the run is over: only a window that is itself flat
@@ -67,6 +67,75 @@ pub fn window_seconds(r: &Run) -> Vec<(f64, f64, f64)> {
         .collect()
 }
 
+/// A pipeline's measured window judged as its warm-up is, in steps of PIPELINE_STEP_S (a
+/// pipeline delivers a polled batch at a time, so single seconds swing by a fifth): records,
+/// their mean latency and CPU per record must not trend over the steps. A window of the usual
+/// 30 s gives six steps, enough for the check (MIN_WINDOW_S). Not judged where the scenario's
+/// load is not flat, or the run has no warm-up record.
+pub(in crate::run) fn judge_pipeline_window(r: &mut Run, s: &Scenario) {
+    if constant_load(s) {
+        judge_in_steps(r, PIPELINE_STEP_S as u32);
+    }
+}
+
+/// The measured window of `r` judged in steps of `step` seconds, the record and its warnings
+/// told the outcome.
+fn judge_in_steps(r: &mut Run, step: u32) {
+    let Some(band) = r.warmup.as_ref().map(|w| w.band_pct / 100.0) else {
+        return;
+    };
+    let window = judge_window(&window_steps(r, step), band).map(|mut c| {
+        c.seconds *= step as usize; // counted in steps; the record says seconds
+        c
+    });
+    let Some(w) = r.warmup.as_mut() else {
+        return;
+    };
+    w.window = window;
+    if w.window.as_ref().is_some_and(|c| !c.steady) {
+        if let Some(why) = w.unsettled_reason() {
+            eprintln!("  warning: {why}");
+            r.driver.warnings.push(why);
+        }
+    }
+}
+
+/// The measured window's whole steps of `step` seconds, each its answers, their mean latency
+/// (weighted by the ok answers of each second; NaN without any) and the contender's CPU per
+/// answer over the step (NaN where not sampled, or below MIN_CPU_S a second on average).
+pub fn window_steps(r: &Run, step: u32) -> Vec<(f64, f64, f64)> {
+    let whole = r.summary.duration_s.floor() as u32;
+    let samples = &r.resources.samples;
+    (0..whole / step.max(1))
+        .map(|k| {
+            let (from, to) = (k * step, (k + 1) * step);
+            let rows = r
+                .intervals
+                .iter()
+                .filter(|row| !row.drain && (from..to).contains(&row.t));
+            let (mut answers, mut ok, mut latency_sum) = (0.0, 0.0, 0.0);
+            for row in rows {
+                answers += (row.ok + row.errors) as f64;
+                if row.ok > 0 && row.latency.mean > 0.0 {
+                    ok += row.ok as f64;
+                    latency_sum += row.ok as f64 * row.latency.mean;
+                }
+            }
+            let mean_ms = if ok > 0.0 { latency_sum / ok } else { f64::NAN };
+            let cpu = match (
+                cpu_at(samples, f64::from(from)),
+                cpu_at(samples, f64::from(to)),
+            ) {
+                (Some(a), Some(b)) if answers > 0.0 && b - a >= MIN_CPU_S * f64::from(step) => {
+                    (b - a) / answers
+                }
+                _ => f64::NAN,
+            };
+            (answers, mean_ms, cpu)
+        })
+        .collect()
+}
+
 /// The contender's cumulative CPU seconds at `t` s into the measured phase, interpolated
 /// between the samples around it; None outside the samples.
 fn cpu_at(samples: &[Sample], t: f64) -> Option<f64> {
@@ -82,4 +151,87 @@ fn cpu_at(samples: &[Sample], t: f64) -> Option<f64> {
         return Some(cpu(b));
     }
     Some(cpu(a) + (cpu(b) - cpu(a)) * (t - a.t) / span)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::summary::{IntervalRow, Latency};
+    use crate::results::test_support::blank_run;
+    use crate::results::warmup::{WarmupRecord, RULE_ORDERED_AT_END};
+
+    /// A pipeline's 30 s measured window: 4,000 records a second in bursts (each five seconds
+    /// hold the same five swings, so a step's sum is flat), 300 ms each, and the contender's
+    /// CPU sampled every 250 ms at `cpu_per_s(t)` CPU seconds in second t; its warm-up settled.
+    fn pipeline_window(cpu_per_s: impl Fn(u32) -> f64) -> Run {
+        let mut r = blank_run("pipeline-reactive", "rate-4000", 1);
+        r.summary.duration_s = 30.0;
+        let swings = [1.15, 0.85, 1.1, 0.9, 1.0];
+        r.intervals = (0..33)
+            .map(|t| IntervalRow {
+                t,
+                ok: (4000.0 * swings[t as usize % 5]) as u64,
+                latency: Latency {
+                    mean: 300.0,
+                    ..Latency::default()
+                },
+                drain: t >= 30,
+                ..IntervalRow::default()
+            })
+            .collect();
+        let mut cpu = 0.0;
+        for q in 0..=31 * 4 {
+            let t = q as f64 / 4.0;
+            r.resources.samples.push(Sample {
+                t,
+                cpu_user_s: cpu,
+                ..Sample::default()
+            });
+            cpu += cpu_per_s(t as u32) * swings[t as usize % 5] / 4.0;
+        }
+        r.warmup = Some(WarmupRecord {
+            seconds: 150.0,
+            settled: true,
+            min_s: 150.0,
+            max_s: 150.0,
+            band_pct: 5.0,
+            rule: RULE_ORDERED_AT_END.into(),
+            ..WarmupRecord::default()
+        });
+        r
+    }
+
+    #[test]
+    fn a_pipeline_window_is_judged_in_steps_and_a_climb_in_it_is_not_steady() {
+        // Bursty seconds, flat steps: steady, judged over six steps of 5 s (30 s).
+        let mut flat = pipeline_window(|_| 0.5);
+        let steps = window_steps(&flat, 5);
+        assert_eq!(steps.len(), 6, "{steps:?}");
+        assert!(
+            steps.iter().all(|s| s.0 == 20_000.0 && s.1 == 300.0),
+            "{steps:?}"
+        );
+        judge_in_steps(&mut flat, 5);
+        let w = flat.warmup.as_ref().unwrap();
+        let check = w.window.as_ref().unwrap();
+        assert!(check.steady && !w.unsettled(), "{check:?}");
+        assert_eq!(check.seconds, 30);
+        assert!(
+            flat.driver.warnings.is_empty(),
+            "{:?}",
+            flat.driver.warnings
+        );
+        // CPU per record climbing 3% a step (15% over the window): not at steady state.
+        let mut climbing = pipeline_window(|t| 0.5 * (1.0 + 0.03 * f64::from(t / 5)));
+        judge_in_steps(&mut climbing, 5);
+        let w = climbing.warmup.as_ref().unwrap();
+        assert!(w.unsettled(), "{w:?}");
+        assert_eq!(w.window.as_ref().unwrap().trending, [false, false, true]);
+        let warning = climbing.driver.warnings.join(" ");
+        assert!(
+            warning.contains("the measured window itself still trended (CPU per request drifted")
+                && warning.contains("over its 30 s"),
+            "{warning}"
+        );
+    }
 }
