@@ -1220,7 +1220,7 @@ fn a_pipeline_runs_with_kafka_on_the_services_host_and_records_from_two_load_hos
     let w = &r["warmup"];
     assert_eq!(
         (w["rule"].as_str(), w["settled"].as_bool()),
-        (Some("trend-at-end"), Some(false)),
+        (Some("ordered-trend-at-end"), Some(false)),
         "{w}"
     );
     let curve: Vec<f64> = serde_json::from_value(w["curve"].clone()).unwrap();

@@ -62,7 +62,7 @@ fn a_pipeline_run_delivers_every_record_through_real_kafka() {
             w["settled"].as_bool(),
             w["seconds"].as_f64()
         ),
-        (Some("trend-at-end"), Some(false), Some(2.0)),
+        (Some("ordered-trend-at-end"), Some(false), Some(2.0)),
         "{w}"
     );
     let curve: Vec<f64> = serde_json::from_value(w["curve"].clone()).unwrap();
