@@ -19,6 +19,7 @@ pub mod hosts;
 pub(crate) mod kinds;
 pub mod limits;
 mod load;
+pub mod metric_list;
 pub mod metrics;
 pub mod thresholds;
 pub(crate) mod validate;

@@ -1,9 +1,9 @@
-//! Every metric of the registry reaches every output: a metric added to plan/metrics.rs shows
+//! Every metric of the registry reaches every output: a metric added to plan/metric_list.rs shows
 //! in the terminal table (where it says so), report.md, report.html and metrics.csv with no
 //! other change, and a limit may name it where the registry allows one.
 
 use super::{csv, html, markdown, table, ScenarioView};
-use crate::plan::metrics::METRICS;
+use crate::plan::metric_list::METRICS;
 use crate::plan::thresholds::Threshold;
 use crate::stats::{Cell, Estimate};
 

@@ -1,4 +1,4 @@
-//! A run's own figures, as the metric registry (plan/metrics.rs) names them: read once here
+//! A run's own figures, as the metric registry (plan/metric_list.rs) names them: read once here
 //! for an SLO judging one run and for stats/ estimating a cell of runs.
 
 use super::record::{DownstreamCalls, Run};
@@ -18,12 +18,26 @@ pub fn figure(r: &Run, f: Figure) -> f64 {
         Figure::CtxSwitchesPerReq => ctx_per_answer(r),
         Figure::GcPauseTotalMs => r.gc.as_ref().map_or(f64::NAN, |g| g.pause_total_ms),
         Figure::GcPauseMaxMs => r.gc.as_ref().map_or(f64::NAN, |g| g.pause_max_ms),
+        Figure::GcCollections => r.gc.as_ref().map_or(f64::NAN, |g| g.collections as f64),
+        Figure::HeapAfterMaxMb => gc_option(r, |g| g.heap_after_max_mb),
+        Figure::AllocationMbPerS => gc_option(r, |g| g.allocation_mb_per_s),
+        Figure::ProfileSamples => r.profile.as_ref().map_or(f64::NAN, |p| p.samples as f64),
+        Figure::VirtualThreadsStarted => r
+            .profile
+            .as_ref()
+            .and_then(|p| p.virtual_threads_started)
+            .map_or(f64::NAN, |n| n as f64),
         Figure::SteadyAfterS => steady_after(r),
         Figure::First200S => r.cold_start.as_ref().map_or(f64::NAN, |c| c.first_200_s),
         Figure::ThrottledPct => limited(r).map_or(f64::NAN, |c| c.throttled_pct),
         Figure::OomKills => limited(r).map_or(f64::NAN, |c| c.oom_kills as f64),
         Figure::RecoveryS => recovery_s(r),
     }
+}
+
+/// A figure of the run's GC log that not every runtime's log gives (NaN without it).
+fn gc_option(r: &Run, read: fn(&super::gc::GcReport) -> Option<f64>) -> f64 {
+    r.gc.as_ref().and_then(read).unwrap_or(f64::NAN)
 }
 
 /// Seconds from a mid-run fault clearing until the contender was back at its baseline (NaN
@@ -115,5 +129,40 @@ mod tests {
         // A run without a fault has no such figure.
         let calm = blank_run("go", "baseline", 1);
         assert!(figure(&calm, Figure::RecoveryS).is_nan());
+    }
+
+    #[test]
+    fn the_gc_log_and_the_profile_give_their_figures_and_a_run_without_them_none() {
+        use crate::results::gc::GcReport;
+        use crate::results::profile::ProfileRecord;
+        let mut r = blank_run("spring-mvc-virtual", "c10k", 1);
+        for f in [
+            Figure::GcCollections,
+            Figure::HeapAfterMaxMb,
+            Figure::AllocationMbPerS,
+            Figure::ProfileSamples,
+            Figure::VirtualThreadsStarted,
+        ] {
+            assert!(figure(&r, f).is_nan(), "{f:?} without a GC log or profile");
+        }
+        r.gc = Some(GcReport {
+            source: "JVM -Xlog:gc".into(),
+            collections: 36,
+            heap_after_max_mb: Some(2047.0),
+            allocation_mb_per_s: None,
+            ..GcReport::default()
+        });
+        r.profile = Some(ProfileRecord {
+            tool: "jfr".into(),
+            samples: 495,
+            virtual_threads_started: Some(40_117),
+            ..ProfileRecord::default()
+        });
+        assert_eq!(figure(&r, Figure::GcCollections), 36.0);
+        assert_eq!(figure(&r, Figure::HeapAfterMaxMb), 2047.0);
+        // A log that cannot tell the allocation (Node's) leaves it unknown, not zero.
+        assert!(figure(&r, Figure::AllocationMbPerS).is_nan());
+        assert_eq!(figure(&r, Figure::ProfileSamples), 495.0);
+        assert_eq!(figure(&r, Figure::VirtualThreadsStarted), 40_117.0);
     }
 }

@@ -1,10 +1,11 @@
-//! The metrics of a cell (declared once in plan/metrics.rs): whether a cell has a figure for
+//! The metrics of a cell (declared once in plan/metric_list.rs): whether a cell has a figure for
 //! one, and how one cell differs from another on each.
 
 use super::relative_change;
 use super::repeats::Cell;
 use super::significance::mann_whitney;
-pub use crate::plan::metrics::{Metric, METRICS};
+pub use crate::plan::metric_list::METRICS;
+pub use crate::plan::metrics::Metric;
 use serde::Serialize;
 
 /// How `b` differs from baseline `a` on one metric.

@@ -13,7 +13,8 @@ use super::runs::{runs_of, scenarios};
 use super::significance::MIN_RUNS;
 use super::Estimate;
 use crate::driver::summary::{decode_histogram, Latency};
-use crate::plan::metrics::{Figure, Metric, Source, Stat, METRICS};
+use crate::plan::metric_list::METRICS;
+use crate::plan::metrics::{Figure, Metric, Source, Stat};
 use crate::results::dir::ResultsDir;
 use crate::results::figures::{figure, unsampled};
 use crate::results::record::Run;
@@ -39,7 +40,7 @@ pub struct Cell {
     pub method: String,
     pub ok: u64,
     pub ko: u64,
-    /// Every metric of plan::metrics::METRICS, in its order: read with `get` or `of`.
+    /// Every metric of plan::metric_list::METRICS, in its order: read with `get` or `of`.
     pub estimates: Vec<Estimate>,
     /// Runs measured before the contender had settled ("not at steady state").
     pub unsettled_runs: usize,

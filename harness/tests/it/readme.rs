@@ -51,12 +51,17 @@ fn readme_and_docs_tables_and_figures_are_printed_by_their_committed_results() {
 /// The banner a findings page measured before steady state carries until it is re-measured.
 const FIRST_LOOK: &str = "> **Measured before steady state.**";
 
-/// Constants of the method, not measurements: the equivalence margin and the warm-up band.
+/// Constants of the method and settings, not measurements: the equivalence margin, and a few
+/// settings written into docs/hosts.md's prose.
 const NOT_MEASURED: &[&str] = &[
     "within 5%",
     "margin of 5%",
     "5% margin",
     "equivalence margin (5%)",
+    // docs/hosts.md: how far ahead a common start is sent, the broker's heap, a search's precision.
+    "at least 0.3 s",
+    "512 MB heap",
+    "its 10% precision",
 ];
 
 /// A measured figure typed into prose drifts from the runs it quotes: on every page without
@@ -106,6 +111,7 @@ const LINTED: &[&str] = &[
     "docs/findings/pool-size.md",
     "docs/findings/real-work.md",
     "docs/findings/streaming.md",
+    "docs/hosts.md",
 ];
 
 /// Every relative link in README and docs points at a file or folder of this repository: a
@@ -300,59 +306,6 @@ fn two_demo_runs_agree_on_every_verdict_both_decided() {
     assert_eq!(tail(&first), ("different".to_string(), true));
     assert_eq!(tail(&second), ("different".to_string(), true));
     assert_eq!(tail(&one_loop), ("different".to_string(), false));
-    assert_eq!(common::minutes_of_runs(&first).floor(), 13.0);
-    assert_eq!(common::minutes_of_runs(&second).floor(), 12.0);
-    let method = std::fs::read_to_string(root.join("docs/method.md")).unwrap();
-    assert!(method.contains("with 13 and 12 minutes of runs"));
-    assert!(method.contains("(4.91 to 4.92x the\nthroughput in all three)"));
-}
-
-/// "with one loop ... WebFlux's plaintext p99 of all requests fell from 12.5 ms to 1.9 ms, its
-/// throughput not significantly changed": the two committed tuning results.
-#[test]
-fn the_webflux_event_loop_figures_match_their_results() {
-    use iobound::results::record::Results;
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let cell = |loops: u32| {
-        let dir = root.join(format!(
-            "docs/results/tuning-webflux-2026-11-24/loops-{loops}"
-        ));
-        let r = Results::load(&dir.join("results.json")).unwrap();
-        iobound::stats::cell(
-            iobound::results::dir::ResultsDir::new(&r, &dir),
-            "plaintext",
-            "spring-webflux",
-        )
-        .unwrap()
-    };
-    let (four, one) = (cell(4), cell(1));
-    assert_eq!((four.runs, one.runs), (5, 5));
-    assert_eq!(
-        format!(
-            "{:.1} {:.1}",
-            four.of("p99_all").value,
-            one.of("p99_all").value
-        ),
-        "12.5 1.9"
-    );
-    let p99 = iobound::stats::METRICS
-        .iter()
-        .find(|m| m.key == "p99_all")
-        .unwrap();
-    let thr = iobound::stats::METRICS
-        .iter()
-        .find(|m| m.key == "throughput")
-        .unwrap();
-    assert_eq!(
-        iobound::stats::Difference::of(p99, &four, &one).significant,
-        Some(true)
-    );
-    assert_eq!(
-        iobound::stats::Difference::of(thr, &four, &one).significant,
-        Some(false)
-    );
-    let method = std::fs::read_to_string(root.join("docs/method.md")).unwrap();
-    assert!(method.contains("fell from 12.5 ms to 1.9 ms"));
 }
 
 /// The prose of the CRUD confirmation in docs/findings/all-models.md, figure by figure, from
@@ -521,7 +474,9 @@ fn the_c10k_confirmation_figures_match_their_results() {
     assert_eq!(took.floor(), 29.0, "{took}");
 }
 
-/// The measured example of docs/hosts.md: every figure of its prose from the committed results.
+/// The measured example of docs/hosts.md: what its prose says without a figure (every request
+/// accounted on each host and in the merge, the clocks agreed, the server sampled in its own
+/// namespace), from the committed results; its figures are markers.
 #[test]
 fn the_hosts_example_figures_match_their_results() {
     use iobound::results::record::Results;
@@ -545,20 +500,7 @@ fn the_hosts_example_figures_match_their_results() {
         .remote_hosts
         .iter()
         .all(|h| h.clock_offset_ms.abs() <= 0.01));
-    assert!(page.contains("their clocks agreed to within 0.01 ms"));
-    let cell = iobound::stats::cell(
-        iobound::results::dir::ResultsDir::new(&r, &dir),
-        "delay-ms-5",
-        "external",
-    )
-    .unwrap();
-    assert_eq!(format!("{:.1}", cell.of("p50").value), "6.7");
-    assert!(page.contains("the p50 of 6.7 ms for a 5 ms wait"));
-    assert_eq!(
-        (cell.of("throughput").value / 100.0).round() * 100.0,
-        9_800.0
-    );
-    assert!(page.contains("about 9,800 answers a second"));
+    assert!(page.contains("their clocks agreed to within a hundredth of a millisecond"));
     // Sampled in the contender's namespace, where iobound started the server.
     let app = r
         .environment
@@ -568,15 +510,6 @@ fn the_hosts_example_figures_match_their_results() {
         .unwrap();
     assert!(app.net_namespace.as_deref().unwrap().starts_with("net:["));
     assert_eq!(app.cpus, vec![0]);
-    assert_eq!(
-        (
-            cell.of("threads").value,
-            cell.of("rss").value.round(),
-            cell.of("sockets").value
-        ),
-        (1.0, 6.0, 65.0)
-    );
-    assert!(page.contains("one thread, 6 MB, and 65\nsockets at the peak"));
 }
 
 /// The first scenario's finding on `metric` between `a` (the baseline) and `b`.
@@ -620,8 +553,9 @@ fn screening_crud_rps(root: &Path, contender: &str) -> f64 {
         .rps
 }
 
-/// The measured example of the built-in contenders across hosts in docs/hosts.md: every figure
-/// of its prose from the committed results.
+/// The measured example of the built-in contenders across hosts in docs/hosts.md: what its
+/// prose says without a figure (hosts, roles, the contract checked there, every request
+/// accounted) and the arithmetic it shows; its figures are markers.
 #[test]
 fn the_built_in_contenders_across_hosts_figures_match_their_results() {
     use iobound::results::record::Results;
@@ -667,36 +601,15 @@ fn the_built_in_contenders_across_hosts_figures_match_their_results() {
         )
         .unwrap()
     };
-    let (go, vertx) = (fig("go"), fig("vertx"));
-    let p50 = go.of("p50").value;
+    let p50 = fig("go").of("p50").value;
     assert_eq!(format!("{p50:.1}"), "101.6");
     assert_eq!(((200.0 / (p50 / 1000.0)) / 10.0).round() * 10.0, 1_970.0);
     assert!(page.contains("200 / 0.1016 s is about 1,970 a second"));
-    let text = format!(
-        "{} req/s for Go and {} for Vert.x, p50 {:.1} and {:.1} ms",
-        iobound::report::fmt_num(go.of("throughput").value, 0),
-        iobound::report::fmt_num(vertx.of("throughput").value, 0),
-        go.of("p50").value,
-        vertx.of("p50").value
-    );
-    assert!(page.contains(&text), "{text}");
-    for c in [&go, &vertx] {
-        assert_eq!(c.of("downstream_conns").value, 200.0);
-        assert_eq!(format!("{:.2}", c.of("downstream_served").value), "1.00");
-    }
-    assert!(page.contains("(1.00 per request, counted there) over 200 connections at the peak"));
-    let cost = format!(
-        "Go {} threads and {} MB, Vert.x {} threads and {} MB",
-        go.of("threads").value,
-        go.of("rss").value.round(),
-        vertx.of("threads").value,
-        vertx.of("rss").value.round()
-    );
-    assert!(page.contains(&cost), "{cost}");
 }
 
-/// The measured example of the pipelines across hosts in docs/hosts.md: every figure of its
-/// prose from the committed results.
+/// The measured example of the pipelines across hosts in docs/hosts.md: what its prose says
+/// without a figure (every record delivered, each host's share, where each part ran); its
+/// figures are markers.
 #[test]
 fn the_pipelines_across_hosts_figures_match_their_results() {
     use iobound::results::record::Results;
@@ -744,44 +657,6 @@ fn the_pipelines_across_hosts_figures_match_their_results() {
         let v = c.verification.as_ref().unwrap();
         assert!(v.passed && v.cases.len() == 2, "{}", c.name);
     }
-    let fig = |c: &str| {
-        iobound::stats::cell(
-            iobound::results::dir::ResultsDir::new(&r, &dir),
-            "rate-1000",
-            c,
-        )
-        .unwrap()
-    };
-    let (pool, virt, reactive) = (
-        fig("pipeline-threadpool"),
-        fig("pipeline-virtual"),
-        fig("pipeline-reactive"),
-    );
-    let rates: Vec<f64> = [&pool, &virt, &reactive]
-        .iter()
-        .map(|c| c.of("throughput").value.round())
-        .collect();
-    let (lo, hi) = (
-        rates.iter().copied().fold(f64::MAX, f64::min),
-        rates.iter().copied().fold(0.0, f64::max),
-    );
-    assert!(
-        page.contains(&format!("({lo} to {hi} records a second)")),
-        "{lo} {hi}"
-    );
-    let text = format!(
-        "The p50 runs from {:.1} ms (thread pool) to {:.1} ms (reactive) and the p99 from {:.1} to {:.1} ms",
-        pool.of("p50").value, reactive.of("p50").value, pool.of("p99").value, reactive.of("p99").value
-    );
-    assert!(page.contains(&text), "{text}");
-    let cost = format!(
-        "the thread pool peaks at {} threads and {:.1} ms of CPU per 1,000 records, the reactive one at {} threads and {:.1} ms",
-        iobound::report::fmt_num(pool.of("threads").value, 0),
-        pool.of("cpu").value,
-        reactive.of("threads").value,
-        reactive.of("cpu").value
-    );
-    assert!(page.contains(&cost), "{cost}");
     assert!(page.contains("Three runs are too few to test a difference"));
 }
 

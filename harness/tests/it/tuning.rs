@@ -337,7 +337,7 @@ fn the_repeated_streaming_runs_at_4000_are_as_the_page_says() {
     assert_eq!(span(&swings), (10.0, 21.0));
     assert!(says(
         &read("docs/method.md"),
-        "the largest swing of a single second from the median of the last 50 was 10% to 21%"
+        "the largest swing of a single second from the median of the last 50 was a tenth to a fifth of it"
     ));
 }
 

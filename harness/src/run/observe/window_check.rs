@@ -5,7 +5,7 @@
 use super::warmup::MIN_CPU_S;
 use crate::plan::{Profile, Scenario};
 use crate::results::record::Run;
-use crate::results::warmup::{judge_window, PIPELINE_STEP_S};
+use crate::results::warmup::{judge_window, WindowCheck, PIPELINE_STEP_S};
 use crate::sampler::Sample;
 
 /// The measured window judged too, once the run is over: only a window that is itself flat
@@ -16,16 +16,10 @@ pub(in crate::run) fn judge_measured_window(r: &mut Run, s: &Scenario) {
         return;
     };
     let window = (w.watched() && constant_load(s))
-        .then(|| judge_window(&window_seconds(r), w.band_pct / 100.0))
+        .then(|| judged_in_steps(r, 1, w.band_pct / 100.0))
         .flatten();
-    let Some(w) = r.warmup.as_mut() else {
-        return;
-    };
-    w.window = window;
-    if let Some(why) = w.unsettled_reason() {
-        eprintln!("  warning: {why}");
-        r.driver.warnings.push(why);
-    }
+    // An HTTP run's unsettled warm-up is told nowhere else, so any reason is told here.
+    keep_window(r, window, true);
 }
 
 /// Whether the scenario's measured load is meant to be flat (one level, no ramp, no mid-run
@@ -40,33 +34,6 @@ pub(in crate::run) fn constant_load(s: &Scenario) -> bool {
     flat && s.events.is_empty()
 }
 
-/// The measured window's seconds as the window check reads them: answers (ok or not), the
-/// ok answers' mean latency (NaN in a second without any) and the contender's CPU per answer
-/// (NaN where not sampled, or below MIN_CPU_S that second), for each whole second of the
-/// measured phase (the partial last second and the drain left out).
-pub fn window_seconds(r: &Run) -> Vec<(f64, f64, f64)> {
-    let whole = r.summary.duration_s.floor() as u32;
-    let samples = &r.resources.samples;
-    r.intervals
-        .iter()
-        .filter(|row| !row.drain && row.t < whole)
-        .map(|row| {
-            let answers = (row.ok + row.errors) as f64;
-            let mean_ms = if row.ok > 0 {
-                row.latency.mean
-            } else {
-                f64::NAN
-            };
-            let t = f64::from(row.t);
-            let cpu = match (cpu_at(samples, t), cpu_at(samples, t + 1.0)) {
-                (Some(a), Some(b)) if answers > 0.0 && b - a >= MIN_CPU_S => (b - a) / answers,
-                _ => f64::NAN,
-            };
-            (answers, mean_ms, cpu)
-        })
-        .collect()
-}
-
 /// A pipeline's measured window judged as its warm-up is, in steps of PIPELINE_STEP_S (a
 /// pipeline delivers a polled batch at a time, so single seconds swing by a fifth): records,
 /// their mean latency and CPU per record must not trend over the steps. A window of the usual
@@ -79,20 +46,33 @@ pub(in crate::run) fn judge_pipeline_window(r: &mut Run, s: &Scenario) {
 }
 
 /// The measured window of `r` judged in steps of `step` seconds, the record and its warnings
-/// told the outcome.
+/// told the outcome (the warm-up's own warning is pipeline_warmup's to tell).
 fn judge_in_steps(r: &mut Run, step: u32) {
     let Some(band) = r.warmup.as_ref().map(|w| w.band_pct / 100.0) else {
         return;
     };
-    let window = judge_window(&window_steps(r, step), band).map(|mut c| {
-        c.seconds *= step as usize; // counted in steps; the record says seconds
+    let window = judged_in_steps(r, step, band);
+    keep_window(r, window, false);
+}
+
+/// The check of the measured window's steps of `step` seconds within `band` (None where the
+/// window is too short to judge), its length counted in seconds.
+fn judged_in_steps(r: &Run, step: u32, band: f64) -> Option<WindowCheck> {
+    judge_window(&window_steps(r, step), band).map(|mut c| {
+        c.seconds *= step as usize;
         c
-    });
+    })
+}
+
+/// `window` kept in the run's warm-up record; where the run is not at steady state its
+/// warnings say why: for any reason when `warm_up_too`, else only for a window that trended.
+fn keep_window(r: &mut Run, window: Option<WindowCheck>, warm_up_too: bool) {
     let Some(w) = r.warmup.as_mut() else {
         return;
     };
     w.window = window;
-    if w.window.as_ref().is_some_and(|c| !c.steady) {
+    let window_trended = w.window.as_ref().is_some_and(|c| !c.steady);
+    if warm_up_too || window_trended {
         if let Some(why) = w.unsettled_reason() {
             eprintln!("  warning: {why}");
             r.driver.warnings.push(why);
@@ -100,7 +80,8 @@ fn judge_in_steps(r: &mut Run, step: u32) {
     }
 }
 
-/// The measured window's whole steps of `step` seconds, each its answers, their mean latency
+/// The measured window's whole steps of `step` seconds (1 for an HTTP run's seconds), each
+/// its answers (ok or not; a second without a row counts as silent), their mean latency
 /// (weighted by the ok answers of each second; NaN without any) and the contender's CPU per
 /// answer over the step (NaN where not sampled, or below MIN_CPU_S a second on average).
 pub fn window_steps(r: &Run, step: u32) -> Vec<(f64, f64, f64)> {
@@ -233,5 +214,80 @@ mod tests {
                 && warning.contains("over its 30 s"),
             "{warning}"
         );
+    }
+
+    /// An HTTP run's 12 s window at 1,000 answers a second of 100 ms, its CPU 0.2 s a second
+    /// (second `gap` missing from the rows, where given), after a warm-up watched second by
+    /// second that `settled` or reached its cap.
+    fn http_window(settled: bool, gap: Option<u32>) -> Run {
+        let mut r = blank_run("go", "delay", 1);
+        r.summary.duration_s = 12.0;
+        r.intervals = (0..13)
+            .filter(|t| Some(*t) != gap)
+            .map(|t| IntervalRow {
+                t,
+                ok: 1000,
+                latency: Latency {
+                    mean: 100.0,
+                    ..Latency::default()
+                },
+                drain: t >= 12,
+                ..IntervalRow::default()
+            })
+            .collect();
+        r.resources.samples = (0..=52)
+            .map(|q| Sample {
+                t: q as f64 / 4.0,
+                cpu_user_s: 0.05 * q as f64,
+                ..Sample::default()
+            })
+            .collect();
+        r.warmup = Some(WarmupRecord {
+            seconds: if settled { 30.0 } else { 120.0 },
+            settled,
+            min_s: 10.0,
+            max_s: 120.0,
+            band_pct: 5.0,
+            rule: "trend".into(),
+            ..WarmupRecord::default()
+        });
+        r
+    }
+
+    #[test]
+    fn an_http_window_is_judged_second_by_second_and_its_unsettled_warm_up_is_told_once() {
+        let mut r = http_window(true, None);
+        let seconds = window_steps(&r, 1);
+        assert_eq!(seconds.len(), 12);
+        assert!(
+            seconds.iter().all(|s| s.0 == 1000.0 && s.1 == 100.0),
+            "{seconds:?}"
+        );
+        assert!((seconds[0].2 - 0.0002).abs() < 1e-9, "{seconds:?}");
+        let check = judged_in_steps(&r, 1, 0.05).expect("12 s can be judged");
+        assert!(check.steady && check.seconds == 12, "{check:?}");
+        keep_window(&mut r, Some(check.clone()), true);
+        assert!(r.driver.warnings.is_empty(), "{:?}", r.driver.warnings);
+
+        // A warm-up that reached its cap is told by the HTTP check even when its window is
+        // flat; the pipeline check leaves that warning to the pipeline's warm-up.
+        let mut capped = http_window(false, None);
+        keep_window(&mut capped, Some(check.clone()), true);
+        assert_eq!(
+            capped.driver.warnings.len(),
+            1,
+            "{:?}",
+            capped.driver.warnings
+        );
+        let mut capped_pipeline = http_window(false, None);
+        keep_window(&mut capped_pipeline, Some(check), false);
+        assert!(capped_pipeline.driver.warnings.is_empty());
+
+        // A second the driver has no row for answered nothing: it is judged as silent, not
+        // skipped (skipping it would hide a stall).
+        let gap = window_steps(&http_window(true, Some(5)), 1);
+        assert_eq!(gap.len(), 12);
+        assert_eq!(gap[5].0, 0.0);
+        assert!(gap[5].1.is_nan() && gap[5].2.is_nan(), "{:?}", gap[5]);
     }
 }
