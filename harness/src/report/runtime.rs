@@ -208,27 +208,28 @@ pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {
         });
     }
     let (band, min, max, rule) = bounds?;
-    if rule == RULE_ORDERED_AT_END {
-        return Some(format!(
-            "Warm-up: a fixed {max:.0} s, judged at its end (steady when none of records per \
-             second, their mean latency and CPU per record trended over its last {} s in {} s \
-             steps: a drift of more than {band:.0}% by the Theil-Sen slope that is also ordered, \
-             Mann-Kendall p <= {}): {}.",
-            crate::results::warmup::PIPELINE_JUDGED_S,
-            crate::results::warmup::PIPELINE_STEP_S,
-            crate::results::warmup::WINDOW_TREND_P,
+    let judged = crate::results::warmup::PIPELINE_JUDGED_S;
+    let step = crate::results::warmup::PIPELINE_STEP_S;
+    // Both fixed warm-ups judged at their end share the frame; only the steadiness test differs.
+    let at_end = |how: String| {
+        format!(
+            "Warm-up: a fixed {max:.0} s, judged at its end (steady when {how}): {}.",
             parts.join(", ")
-        ));
+        )
+    };
+    if rule == RULE_ORDERED_AT_END {
+        return Some(at_end(format!(
+            "none of records per second, their mean latency and CPU per record trended over its \
+             last {judged} s in {step} s steps: a drift of more than {band:.0}% by the Theil-Sen \
+             slope that is also ordered, Mann-Kendall p <= {}",
+            crate::results::warmup::WINDOW_TREND_P
+        )));
     }
     if rule == RULE_AT_END {
-        return Some(format!(
-            "Warm-up: a fixed {max:.0} s, judged at its end (steady when records per second, \
-             their mean latency and CPU per record drifted by at most {band:.0}% over its last \
-             {} s in {} s steps, Theil-Sen slope): {}.",
-            crate::results::warmup::PIPELINE_JUDGED_S,
-            crate::results::warmup::PIPELINE_STEP_S,
-            parts.join(", ")
-        ));
+        return Some(at_end(format!(
+            "records per second, their mean latency and CPU per record drifted by at most \
+             {band:.0}% over its last {judged} s in {step} s steps, Theil-Sen slope"
+        )));
     }
     if max <= min {
         return Some(format!("Warm-up: a fixed {max:.0} s (the plan's maximum is not above its minimum, so settling was not watched)."));

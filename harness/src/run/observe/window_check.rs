@@ -84,7 +84,7 @@ fn keep_window(r: &mut Run, window: Option<WindowCheck>, warm_up_too: bool) {
 /// its answers (ok or not; a second without a row counts as silent), their mean latency
 /// (weighted by the ok answers of each second; NaN without any) and the contender's CPU per
 /// answer over the step (NaN where not sampled, or below MIN_CPU_S a second on average).
-pub fn window_steps(r: &Run, step: u32) -> Vec<(f64, f64, f64)> {
+fn window_steps(r: &Run, step: u32) -> Vec<(f64, f64, f64)> {
     let whole = r.summary.duration_s.floor() as u32;
     let samples = &r.resources.samples;
     (0..whole / step.max(1))
