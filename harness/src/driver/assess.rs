@@ -5,9 +5,9 @@ use super::summary::Latency;
 use serde::{Deserialize, Serialize};
 
 /// Above this share of its CPUs the driver may be what limits throughput.
-const DRIVER_SATURATED: f64 = 0.90;
+pub const DRIVER_SATURATED: f64 = 0.90;
 /// Open model: a p99 dispatch lag above this means the schedule was not kept.
-const LAG_LIMIT_MS: f64 = 10.0;
+pub const LAG_LIMIT_MS: f64 = 10.0;
 /// A driver CPU this busy in a second (every process counted) leaves the driver no headroom.
 pub const CPU_BUSY_LIMIT_PCT: f64 = 90.0;
 

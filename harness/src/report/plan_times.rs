@@ -179,12 +179,7 @@ mod tests {
                 max_s: 120.0,
                 band_pct: 5.0,
                 rule: "trend".into(),
-                curve: Vec::new(),
-                drift_pct: Vec::new(),
-                window: None,
-                jit_curve: Vec::new(),
-                end_check: None,
-                steps: Vec::new(),
+                ..Default::default()
             });
             r.runs.push(run);
         }

@@ -48,11 +48,18 @@ const RULES: &[Rule] = &[
     rule_of("noisy_cv_pct", 0, || repeats::NOISY_CV * 100.0),
     rule_of("steal_limit_pct", 0, || sampler::STEAL_LIMIT_PCT),
     rule_of("driver_busy_pct", 0, || driver::assess::CPU_BUSY_LIMIT_PCT),
+    rule_of("driver_threads_pct", 0, || {
+        driver::assess::DRIVER_SATURATED * 100.0
+    }),
+    rule_of("lag_limit_ms", 0, || driver::assess::LAG_LIMIT_MS),
     rule_of("sample_every_ms", 0, || {
         sampler::SAMPLE_EVERY.as_secs_f64() * 1000.0
     }),
     rule_of("census_budget_pct", 1, || sampler::CENSUS_BUDGET * 100.0),
     rule_of("timeout_s", 0, || seconds_in(plan::DEFAULT_TIMEOUT)),
+    rule_of("max_file_mb", 0, || {
+        crate::results::dir::MAX_FILE_BYTES as f64 / (1u64 << 20) as f64
+    }),
 ];
 
 /// "10s" in seconds; the constants above are valid durations (a unit test reads each).
@@ -65,11 +72,31 @@ fn percent_in(text: &str) -> f64 {
     text.trim_end_matches('%').parse().unwrap_or(f64::NAN)
 }
 
+/// The rule with a number of runs in its name: `median_coverage_N_pct`, how often the interval
+/// over N runs covers the true median (the label the report prints beside it).
+const COVERAGE: (&str, &str) = ("median_coverage_", "_pct");
+
 /// The rule named `name`, printed with its usual decimals (or `decimals`).
 pub fn rule(name: &str, decimals: Option<usize>) -> Result<String> {
+    let runs = name
+        .strip_prefix(COVERAGE.0)
+        .and_then(|n| n.strip_suffix(COVERAGE.1))
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|n| (2..=100).contains(n));
+    if let Some(n) = runs {
+        return Ok(super::fmt_num(
+            repeats::median_coverage(n) * 100.0,
+            decimals.unwrap_or(0),
+        ));
+    }
     let Some(r) = RULES.iter().find(|r| r.name == name) else {
         let names: Vec<_> = RULES.iter().map(|r| r.name).collect();
-        bail!("unknown rule `{name}`: one of {}", names.join(", "));
+        bail!(
+            "unknown rule `{name}`: one of {}, {}N{} (N runs, 2 to 100)",
+            names.join(", "),
+            COVERAGE.0,
+            COVERAGE.1
+        );
     };
     Ok(super::fmt_num((r.value)(), decimals.unwrap_or(r.decimals)))
 }
@@ -86,9 +113,13 @@ mod tests {
         assert_eq!(rule("min_runs", None).unwrap(), "4");
         assert_eq!(rule("look_alpha", None).unwrap(), "0.015");
         assert_eq!(rule("timeout_s", None).unwrap(), "10");
+        // The coverage labels of the interval over runs: 1 - 2 / 2^n with min..max.
+        assert_eq!(rule("median_coverage_3_pct", None).unwrap(), "75");
+        assert_eq!(rule("median_coverage_5_pct", Some(2)).unwrap(), "93.75");
+        assert!(rule("median_coverage_1_pct", None).is_err());
         let e = rule("speed", None).unwrap_err().to_string();
         assert!(
-            e.contains("settle_window_s") && e.contains("margin_pct"),
+            e.contains("settle_window_s") && e.contains("median_coverage_N_pct"),
             "{e}"
         );
     }

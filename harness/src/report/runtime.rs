@@ -269,12 +269,7 @@ mod tests {
                 max_s: 30.0,
                 band_pct: 10.0,
                 rule: "band".into(),
-                curve: Vec::new(),
-                drift_pct: Vec::new(),
-                window: None,
-                jit_curve: Vec::new(),
-                end_check: None,
-                steps: Vec::new(),
+                ..Default::default()
             });
             r.runs.push(run);
         }

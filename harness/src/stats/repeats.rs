@@ -300,12 +300,18 @@ fn estimate(
     }
 }
 
+/// How often the interval over `runs` runs' values covers the true median (0..1): the label
+/// the report prints beside it.
+pub fn median_coverage(runs: usize) -> f64 {
+    median_interval(&vec![0.0; runs]).2
+}
+
 /// How a cell's intervals were obtained, in words: over `runs` runs, or over the one run's
 /// `seconds` one-second intervals; and how its differences are judged.
 fn method(runs: usize, seconds: Option<usize>) -> String {
     match (runs, seconds) {
         (2.., _) => {
-            let (_, _, coverage) = median_interval(&vec![0.0; runs]);
+            let coverage = median_coverage(runs);
             let test = if runs >= MIN_RUNS { "differences by Mann-Whitney over runs (p <= 0.05)".to_string() } else { format!("differences not tested (a test needs >= {MIN_RUNS} runs each)") };
             format!("median of {runs} runs; interval: the runs' {}, a {:.0}% confidence interval for the median; {test}", if coverage < 0.95 { "min..max" } else { "order statistics" }, coverage * 100.0)
         }
