@@ -529,8 +529,12 @@ mod tests {
         .map(|s| s.to_string())
         .collect();
         let mut r = start(&argv, dir.path(), &[0], 1, &log, &[]).unwrap();
+        // Wait for both forks and for the first child's setsid(2): between its fork and that
+        // call it is still in the group (CI saw the group at 3 once).
         let t0 = std::time::Instant::now();
-        while tree_pids(r.pid).len() < 3 && t0.elapsed() < Duration::from_secs(5) {
+        while (tree_pids(r.pid).len() < 3 || group_pids(r.pid).len() != 2)
+            && t0.elapsed() < Duration::from_secs(5)
+        {
             std::thread::sleep(Duration::from_millis(20));
         }
         let tree = tree_pids(r.pid);
