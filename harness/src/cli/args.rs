@@ -449,10 +449,11 @@ pub struct ServeArgs {
 
 fn runs_arg(s: &str) -> std::result::Result<String, String> {
     match s.parse::<u32>() {
-        Ok(n) if (1..=100).contains(&n) => Ok(s.to_string()),
+        Ok(n) if (1..=plan::MAX_FIXED_RUNS).contains(&n) => Ok(s.to_string()),
         _ if s == "auto" => Ok(s.to_string()),
         _ => Err(format!(
-            "{s:?}: give a number of runs from 1 to 100, or \"auto\""
+            "{s:?}: give a number of runs from 1 to {}, or \"auto\"",
+            plan::MAX_FIXED_RUNS
         )),
     }
 }

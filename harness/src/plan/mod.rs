@@ -38,6 +38,8 @@ pub const DEFAULT_TIMEOUT: &str = "10s";
 /// Runs of each contender x scenario when a plan does not say: the fewest with which a
 /// difference can be tested (Mann-Whitney, 4 vs 4).
 pub const DEFAULT_PLAN_RUNS: u32 = 4;
+/// The most runs a side a plan (`runs = N`) or `--runs N` may ask for.
+pub const MAX_FIXED_RUNS: u32 = 100;
 /// The most runs a side `runs = "auto"` takes before calling a difference undecided.
 pub const AUTO_MAX_RUNS: u32 = 12;
 /// The longest a warm-up lasts when a plan does not say: long enough for a JVM on one CPU to

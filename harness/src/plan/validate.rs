@@ -11,7 +11,7 @@ use super::{
     default_jvm_flags, CorpusSpec, DownstreamPlan, Plan, Profile, Scenario, DEFAULT_DB_POOL,
     DEFAULT_HEAP, DEFAULT_PLAN_RUNS, DEFAULT_WARMUP, DEFAULT_WARMUP_MIN,
 };
-use super::{Sequential, AUTO_MAX_RUNS};
+use super::{Sequential, AUTO_MAX_RUNS, MAX_FIXED_RUNS};
 use crate::util::cpus::parse_cpu_list;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
@@ -371,8 +371,8 @@ impl PlanFile {
                 Ok((DEFAULT_PLAN_RUNS, None))
             }
             Some(RunsFile::Count(n)) => {
-                if !(1..=100).contains(n) {
-                    bail!("plan.runs = {n} is out of range; use 1..=100, or \"auto\"");
+                if !(1..=i64::from(MAX_FIXED_RUNS)).contains(n) {
+                    bail!("plan.runs = {n} is out of range; use 1..={MAX_FIXED_RUNS}, or \"auto\"");
                 }
                 if self.budget.is_some() {
                     bail!("plan.budget is set but runs = {n} is fixed: a budget limits automatic repeats; set runs = \"auto\" (or remove budget)");
@@ -390,7 +390,9 @@ impl PlanFile {
                 Ok((AUTO_MAX_RUNS, Some(Sequential { budget, margin })))
             }
             Some(RunsFile::Word(w)) => {
-                bail!("plan.runs = {w:?}: write a number of runs (1..=100) or \"auto\"")
+                bail!(
+                    "plan.runs = {w:?}: write a number of runs (1..={MAX_FIXED_RUNS}) or \"auto\""
+                )
             }
         }
     }

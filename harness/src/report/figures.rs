@@ -39,6 +39,8 @@
 //! - `recovery SCENARIO CONTENDER min|max|median|never`: after an overload phase (SCENARIO, e.g.
 //!   `overload-5x`), the seconds into the calm phase after it until p99 was back at the
 //!   baseline, over the runs that got back, or `never`: the runs that did not within it.
+//! - `stacks SCENARIO CONTENDER FRAME min|max|median`: the share (%) of a CPU profile's
+//!   samples with a frame containing FRAME on the stack, over the profiled runs that ended.
 //! - `rule NAME`: one of the harness's rules of measurement (report/rules.rs lists them: the
 //!   settling window, the test's alpha, the most runs a side, ...), the same for every DIR.
 //!
@@ -82,20 +84,10 @@ pub fn figure(set: ResultsDir, query: &[&str]) -> Result<String> {
             let (v, decimals) = cell_value(set, scenario, contender, metric, which)?;
             Ok(num(v, decimals))
         }
-        ("settle" | "flat", [scenario, contender, which]) => {
-            let s: Vec<f64> = runs_of(results, scenario, Some(contender))
-                .filter_map(|r| r.warmup.as_ref())
-                .filter_map(|w| {
-                    if kind == "flat" {
-                        w.throughput_flat_at()
-                    } else {
-                        Some(w.seconds)
-                    }
-                })
-                .collect();
-            anyhow::ensure!(!s.is_empty(), "no warm-up of {contender} on {scenario}");
-            Ok(num(pick(&s, which)?, 0))
-        }
+        ("settle" | "flat", [scenario, contender, which]) => Ok(num(
+            pick(&warmup_seconds(results, kind, scenario, contender)?, which)?,
+            0,
+        )),
         ("capacity", [scenario, contender, which]) => Ok(num(
             pick(&capacities(results, scenario, contender)?, which)?,
             0,
@@ -109,6 +101,13 @@ pub fn figure(set: ResultsDir, query: &[&str]) -> Result<String> {
             verdict_field(&f, field, decimals)
         }
         ("detected", [contender]) => detected(results, contender),
+        ("stacks", [scenario, contender, frame, which]) => Ok(num(
+            pick(
+                &super::stacks::shares(set, scenario, contender, frame)?,
+                which,
+            )?,
+            0,
+        )),
         ("rule", [name]) => super::rules::rule(name, decimals),
         ("recovery", [scenario, contender, which]) => {
             recovery(results, scenario, contender, which, decimals)
@@ -135,11 +134,33 @@ pub fn figure(set: ResultsDir, query: &[&str]) -> Result<String> {
         ("ceiling", [scenario]) => Ok(num(ceiling(results, scenario)?, 0)),
         _ => bail!(
             "unknown figure query `{}`: one of verdict, tested, cell, settle, flat, start, versus, \
-             across, detected, rule, recovery, unsettled, runs, failed, saturated, writes, \
+             across, detected, stacks, rule, recovery, unsettled, runs, failed, saturated, writes, \
              capacity, minutes, machine, plan, ceiling, with the words report/figures.rs lists",
             query.join(" ")
         ),
     }
+}
+
+/// Seconds from each warm-up's start of `contender` on `scenario` to settled (`settle`), or to
+/// its throughput alone flat (`flat`, the warm-ups where it was).
+fn warmup_seconds(
+    results: &Results,
+    kind: &str,
+    scenario: &str,
+    contender: &str,
+) -> Result<Vec<f64>> {
+    let s: Vec<f64> = runs_of(results, scenario, Some(&contender))
+        .filter_map(|r| r.warmup.as_ref())
+        .filter_map(|w| {
+            if kind == "flat" {
+                w.throughput_flat_at()
+            } else {
+                Some(w.seconds)
+            }
+        })
+        .collect();
+    anyhow::ensure!(!s.is_empty(), "no warm-up of {contender} on {scenario}");
+    Ok(s)
 }
 
 /// The capacities `contender`'s searches of `scenario` found, those after a warm-up that
@@ -574,6 +595,40 @@ mod tests {
             });
             r.runs.push(run);
         }
+    }
+
+    #[test]
+    fn stacks_read_the_profiles_of_the_runs_that_ended() {
+        use crate::results::profile::ProfileRecord;
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("profiles")).unwrap();
+        let mut r = results();
+        four_runs(&mut r, "mvc", [30; 4]);
+        // Dispatch under 1, 2, 3 of 4 samples; the fourth run (all of them) failed.
+        for (i, run) in r.runs.iter_mut().enumerate() {
+            let folded = format!("profiles/mvc.wait.run{}.folded", i + 1);
+            let under = i + 1;
+            let text = format!(
+                "T.run;D.dispatch;H.get {under}\nT.run;Poller.run {}\n",
+                4 - under
+            );
+            std::fs::write(tmp.path().join(&folded), text).unwrap();
+            run.profile = Some(ProfileRecord {
+                folded,
+                ..ProfileRecord::default()
+            });
+        }
+        r.runs[3].status = crate::results::record::RunStatus::Failed;
+        let q = |q: &str| ask(&r, tmp.path(), q);
+        assert_eq!(q("stacks wait mvc D.dispatch median").unwrap(), "50");
+        assert_eq!(q("stacks wait mvc D.dispatch max").unwrap(), "75");
+        assert_eq!(q("stacks wait mvc D.dispatch min .1").unwrap(), "25.0");
+        assert_eq!(q("stacks wait mvc Vertx max").unwrap(), "0");
+        let e = format!("{:#}", q("stacks wait flux D.dispatch max").unwrap_err());
+        assert!(
+            e.contains("no profiled run of flux on wait that ended"),
+            "{e}"
+        );
     }
 
     #[test]

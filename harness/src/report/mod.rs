@@ -38,6 +38,7 @@ mod runtime;
 mod scenario_charts;
 mod scenario_notes;
 mod section;
+mod stacks;
 pub mod table;
 mod verdicts;
 

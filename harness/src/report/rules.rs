@@ -3,7 +3,7 @@
 //! ...), so that method.md cannot say 5% where the code says 10%. The results directory of
 //! the marker is not read: a rule is the code's, the same for every run.
 
-use crate::results::warmup;
+use crate::results::{dir, warmup};
 use crate::stats::{repeats, sequential, significance};
 use crate::{driver, plan, sampler};
 use anyhow::{bail, Result};
@@ -58,7 +58,7 @@ const RULES: &[Rule] = &[
     rule_of("census_budget_pct", 1, || sampler::CENSUS_BUDGET * 100.0),
     rule_of("timeout_s", 0, || seconds_in(plan::DEFAULT_TIMEOUT)),
     rule_of("max_file_mb", 0, || {
-        crate::results::dir::MAX_FILE_BYTES as f64 / (1u64 << 20) as f64
+        dir::MAX_FILE_BYTES as f64 / (1u64 << 20) as f64
     }),
 ];
 
@@ -76,13 +76,17 @@ fn percent_in(text: &str) -> f64 {
 /// over N runs covers the true median (the label the report prints beside it).
 const COVERAGE: (&str, &str) = ("median_coverage_", "_pct");
 
+/// The numbers of runs the coverage rule takes: one run has no interval, and no side has more
+/// runs than a plan may ask for.
+const COVERAGE_RUNS: std::ops::RangeInclusive<usize> = 2..=plan::MAX_FIXED_RUNS as usize;
+
 /// The rule named `name`, printed with its usual decimals (or `decimals`).
 pub fn rule(name: &str, decimals: Option<usize>) -> Result<String> {
     let runs = name
         .strip_prefix(COVERAGE.0)
         .and_then(|n| n.strip_suffix(COVERAGE.1))
         .and_then(|n| n.parse::<usize>().ok())
-        .filter(|n| (2..=100).contains(n));
+        .filter(|n| COVERAGE_RUNS.contains(n));
     if let Some(n) = runs {
         return Ok(super::fmt_num(
             repeats::median_coverage(n) * 100.0,
@@ -92,10 +96,12 @@ pub fn rule(name: &str, decimals: Option<usize>) -> Result<String> {
     let Some(r) = RULES.iter().find(|r| r.name == name) else {
         let names: Vec<_> = RULES.iter().map(|r| r.name).collect();
         bail!(
-            "unknown rule `{name}`: one of {}, {}N{} (N runs, 2 to 100)",
+            "unknown rule `{name}`: one of {}, {}N{} (N runs, {} to {})",
             names.join(", "),
             COVERAGE.0,
-            COVERAGE.1
+            COVERAGE.1,
+            COVERAGE_RUNS.start(),
+            COVERAGE_RUNS.end()
         );
     };
     Ok(super::fmt_num((r.value)(), decimals.unwrap_or(r.decimals)))

@@ -51,6 +51,19 @@ pub fn hottest(lines: &[(String, u64)], n: usize) -> Vec<HotFrame> {
         .collect()
 }
 
+/// The share of all samples, in %, whose stack holds a frame containing `frame` (a class,
+/// a method, a package: "DispatcherServlet", "org.springframework."), counted once per
+/// stack however often the frame recurs in it.
+pub fn share_under(lines: &[(String, u64)], frame: &str) -> f64 {
+    let total: u64 = lines.iter().map(|(_, c)| c).sum();
+    let under: u64 = lines
+        .iter()
+        .filter(|(stack, _)| stack.split(';').any(|f| f.contains(frame)))
+        .map(|(_, c)| c)
+        .sum();
+    100.0 * under as f64 / total.max(1) as f64
+}
+
 /// Folded stacks parsed: one (stack, samples) pair per line of `stack count` (other lines
 /// skipped).
 pub fn parse_folded(text: &str) -> Vec<(String, u64)> {
@@ -60,4 +73,23 @@ pub fn parse_folded(text: &str) -> Vec<(String, u64)> {
                 .and_then(|(s, n)| n.parse().ok().map(|n| (s.to_string(), n)))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_counts_the_samples_of_every_stack_it_is_on_once() {
+        let lines = parse_folded(
+            "Thread.run;Dispatcher.doDispatch;Dispatcher.doDispatch;Handler.get 3\n\
+             Thread.run;Poller.run 1\n\
+             not a folded line\n",
+        );
+        assert_eq!(lines.len(), 2);
+        assert_eq!(share_under(&lines, "Dispatcher."), 75.0);
+        assert_eq!(share_under(&lines, "Thread.run"), 100.0);
+        assert_eq!(share_under(&lines, "Vertx"), 0.0);
+        assert_eq!(share_under(&[], "Thread.run"), 0.0);
+    }
 }

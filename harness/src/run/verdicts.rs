@@ -4,7 +4,7 @@
 
 use crate::plan::{Plan, Sequential};
 use crate::results::dir::ResultsDir;
-use crate::results::record::Results;
+use crate::results::record::{Results, RunStatus};
 use crate::stats::sequential::MAX_RUNS;
 use crate::stats::verdict::{self, Design, ScenarioFindings};
 use crate::util::interrupt;
@@ -49,7 +49,7 @@ impl VerdictWatch {
         self.print_new(&findings);
         let stop = self
             .sequential
-            .and_then(|s| self.stop_reason(&findings, s, round));
+            .and_then(|s| self.stop_reason(res, &findings, s, round));
         let stopping = stop.is_some();
         if let Some(why) = stop {
             eprintln!("iobound: repeats stop after round {round}: {why}");
@@ -71,11 +71,15 @@ impl VerdictWatch {
 
     fn stop_reason(
         &self,
+        res: &Results,
         findings: &[ScenarioFindings],
         s: Sequential,
         round: u32,
     ) -> Option<String> {
-        if findings.iter().all(|s| s.findings.is_empty()) {
+        // A run that did not settle enters no finding: while two contenders have runs, the
+        // next round may give the pair it lacks (the most runs and the budget still bound it).
+        let waiting = findings.iter().any(|s| s.unsettled_runs > 0) && with_runs(res) >= 2;
+        if findings.iter().all(|s| s.findings.is_empty()) && !waiting {
             return Some("nothing to compare: fewer than two contenders with results".into());
         }
         if verdict::all_decided(findings) {
@@ -136,6 +140,15 @@ fn rounds_measured(res: &Results) -> u32 {
         .unwrap_or(0)
 }
 
+/// How many contenders have a run that ended (settled or not).
+fn with_runs(res: &Results) -> usize {
+    (res.runs.iter())
+        .filter(|r| r.status != RunStatus::Failed)
+        .map(|r| r.contender.as_str())
+        .collect::<HashSet<_>>()
+        .len()
+}
+
 /// "15 min", "90 s".
 fn fmt_minutes(d: Duration) -> String {
     let s = d.as_secs();
@@ -151,6 +164,49 @@ mod tests {
     use super::*;
     use crate::results::details::Detail;
     use crate::results::test_support::{blank_probe, blank_results, blank_run};
+
+    #[test]
+    fn a_round_whose_runs_did_not_settle_does_not_end_a_comparison() {
+        use crate::results::test_support::window_trended;
+        let sequential = Sequential {
+            budget: None,
+            margin: 0.05,
+        };
+        let watch = VerdictWatch {
+            design: Design::sequential(sequential.margin),
+            sequential: Some(sequential),
+            started: Instant::now(),
+            round_started: Instant::now(),
+            longest_round: Duration::ZERO,
+            printed: HashSet::new(),
+            stopped: None,
+        };
+        let reason = |r: &Results| {
+            let findings = verdict::findings(ResultsDir::new(r, Path::new("/none")), watch.design);
+            watch.stop_reason(r, &findings, sequential, 1)
+        };
+        // Two contenders, one of whose first run trended: no pair yet, but the next may give one.
+        let mut two = blank_results(&["a", "b"]);
+        let ended = |name: &str| {
+            let mut r = blank_run(name, "wait", 1);
+            r.status = RunStatus::Ok;
+            r
+        };
+        let mut trended = ended("b");
+        trended.warmup = Some(window_trended(10, 25.0));
+        two.runs = vec![ended("a"), trended.clone()];
+        assert_eq!(reason(&two), None);
+        // One contender: no round can give a pair.
+        let mut one = blank_results(&["b"]);
+        one.runs = vec![trended];
+        let why = reason(&one).expect("one contender has nothing to compare");
+        assert!(why.contains("nothing to compare"), "{why}");
+        // Two contenders whose runs all failed: nothing to compare either.
+        for r in &mut two.runs {
+            r.status = RunStatus::Failed;
+        }
+        assert!(reason(&two).is_some());
+    }
 
     #[test]
     fn rounds_are_counted_by_searches_not_by_probes() {

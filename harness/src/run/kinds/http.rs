@@ -203,7 +203,8 @@ impl RunCtx<'_> {
         if counted {
             r.downstream_calls = self.downstream_stats(false);
         }
-        self.end_profile(&mut r, profiling);
+        // Stopped with the load, kept once the run is complete (which writes its driver report).
+        let profile = self.end_profile(profiling);
         let window = Window {
             samples,
             steal_before,
@@ -211,7 +212,13 @@ impl RunCtx<'_> {
             wall_start,
             warm_left,
         };
-        self.complete(r, outcome, window, &target, proc, s)
+        let mut r = self.complete(r, outcome, window, &target, proc, s);
+        match profile {
+            Some(Ok(p)) => r.profile = Some(p),
+            Some(Err(why)) => r.driver.warnings.push(why),
+            None => {}
+        }
+        r
     }
 
     /// The rest of a measured run once its load has ended: summary, per-second rows, driver
@@ -290,63 +297,6 @@ impl RunCtx<'_> {
             )),
             (None, Some(pid)) => Some(Box::new(Sampler::of_tree(pid, Instant::now()))),
             (None, None) => None,
-        }
-    }
-
-    /// With --profile: the contender's profiler started for the measured run (a profiler that
-    /// cannot start costs the run nothing but its profile: a warning says why).
-    fn begin_profile(
-        &self,
-        name: &str,
-        proc: Option<&Running>,
-        s: &Scenario,
-        run: u32,
-    ) -> Option<(crate::run::observe::profile::Session, String)> {
-        let p = self.profiler.as_ref()?;
-        // The contender here, or on its host.
-        let pid = proc
-            .map(|p| p.pid)
-            .or_else(|| self.remote.as_ref().map(|r| r.pid))?;
-        let file = format!("{name}.{}.run{run}", s.name);
-        let stem = format!("profiles/{file}");
-        let _ = std::fs::create_dir_all(self.dir.join("profiles"));
-        match p.begin(pid, s.load.profile.duration(), &file) {
-            Ok(session) => Some((session, stem)),
-            Err(e) => {
-                eprintln!("[{name}] warning: the profiler did not start: {e:#}");
-                None
-            }
-        }
-    }
-
-    fn end_profile(
-        &self,
-        r: &mut Run,
-        profiling: Option<(crate::run::observe::profile::Session, String)>,
-    ) {
-        let Some((session, stem)) = profiling else {
-            if self.profiler.is_some() {
-                r.driver
-                    .warnings
-                    .push("no CPU profile: the profiler did not start".into());
-            }
-            return;
-        };
-        let folded = format!("{stem}.folded");
-        match session.end(&self.dir.join(&folded)) {
-            Ok(p) => {
-                eprintln!(
-                    "  profile ({}): {} samples, hottest {}",
-                    p.tool,
-                    p.samples,
-                    p.hottest
-                        .first()
-                        .map(|h| format!("{} ({:.0}%)", h.frame, h.self_pct))
-                        .unwrap_or_default()
-                );
-                r.profile = Some(crate::results::profile::ProfileRecord { folded, ..p });
-            }
-            Err(e) => r.driver.warnings.push(format!("no CPU profile: {e:#}")),
         }
     }
 

@@ -65,7 +65,14 @@ impl Profiler {
         place: Place,
         pprof_port: u16,
     ) -> Result<Profiler> {
-        place.make_dir(work)?;
+        // The profiler's files are named to the contender, whose working directory is its own
+        // folder: a relative path (a relative --out) would land there, or nowhere.
+        let work = match place {
+            Place::Here => std::path::absolute(work)
+                .with_context(|| format!("the profiler's folder {}", work.display()))?,
+            Place::Host { .. } => work.to_path_buf(),
+        };
+        place.make_dir(&work)?;
         let kind = match kind {
             "jfr" => {
                 let java = java.context("JFR profiles need the JDK that starts the contender")?;
@@ -86,11 +93,7 @@ impl Profiler {
             "v8" => Kind::V8,
             other => bail!("profiler {other:?} is unknown; use \"jfr\", \"pprof\" or \"v8\""),
         };
-        Ok(Profiler {
-            kind,
-            place,
-            work: work.to_path_buf(),
-        })
+        Ok(Profiler { kind, place, work })
     }
 
     /// Environment the contender starts with so that it can be profiled later.
@@ -267,4 +270,30 @@ fn expected_v8_profiles(place: &Place, pid: i32) -> usize {
         .read(Path::new(&format!("/proc/{pid}/task/{pid}/children")))
         .unwrap_or_default();
     children.split_whitespace().count().max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relative_folder_is_named_to_the_contender_in_full() {
+        let tmp = tempfile::tempdir().unwrap();
+        // The same folder, named from the test's working directory.
+        let up = std::env::current_dir().unwrap().components().count() - 1;
+        let relative: PathBuf = std::iter::repeat_n(Path::new(".."), up)
+            .collect::<PathBuf>()
+            .join(tmp.path().strip_prefix("/").unwrap())
+            .join("profiles");
+        assert!(relative.is_relative());
+        let p = Profiler::new("v8", None, &relative, Place::Here, 0).unwrap();
+        let env = p.env();
+        let named = Path::new(&env[0].1);
+        assert!(named.is_absolute(), "{env:?}");
+        assert!(named.is_dir(), "{env:?}");
+        assert_eq!(
+            named.canonicalize().unwrap(),
+            tmp.path().join("profiles").canonicalize().unwrap()
+        );
+    }
 }
