@@ -5,7 +5,6 @@
 
 use crate::results::dir::ResultsDir;
 use crate::results::profile::share_under;
-use crate::results::record::RunStatus;
 use anyhow::{ensure, Context, Result};
 
 /// The share, in % of its samples, of each profiled run of `contender` on `scenario` that
@@ -17,9 +16,7 @@ pub(super) fn shares(
     frame: &str,
 ) -> Result<Vec<f64>> {
     let mut out = Vec::new();
-    for r in set.results.runs.iter().filter(|r| {
-        r.scenario == scenario && r.contender == contender && r.status != RunStatus::Failed
-    }) {
+    for r in super::run_counts::runs_of(set.results, scenario, Some(&contender)) {
         let Some(profile) = &r.profile else { continue };
         let lines = set
             .folded(&profile.folded)

@@ -433,6 +433,7 @@ fn run_rounds(
         gave_up: Default::default(),
         settle: Default::default(),
         profiler: None,
+        profile_ahead: Default::default(),
         fleet,
         record_load,
         remote: None,

@@ -33,6 +33,9 @@ pub(super) struct RunCtx<'a> {
     pub settle: std::cell::RefCell<Option<super::observe::warmup::Settle>>,
     /// With --profile: the current contender's profiler.
     pub profiler: Option<super::observe::profile::Profiler>,
+    /// With --profile, in a run led into by its warm-up: its profile, started once the
+    /// measured window is decided.
+    pub profile_ahead: std::cell::RefCell<Option<super::observe::profile::Ahead>>,
     /// With --hosts: the load hosts the driver runs on instead of this machine.
     pub fleet: Option<&'a crate::remote::deploy::Fleet>,
     /// With --hosts and a pipeline: the Kafka load tool on the load hosts.

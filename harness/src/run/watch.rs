@@ -223,6 +223,7 @@ impl RunCtx<'_> {
                 None if settled => live.finish_early(),
                 Some(lead) if lead.from.is_none() && (settled || elapsed >= max) => {
                     live.end_at(lead.decide(elapsed));
+                    self.start_profile_ahead();
                 }
                 _ => {}
             }

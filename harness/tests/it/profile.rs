@@ -19,8 +19,10 @@ fn profile_draws_a_flame_graph_per_contender_naming_its_own_code() {
         "300",
         "--duration",
         "4s",
+        // Above the warm-up's 10 s minimum, so that each run is led into by its warm-up, the
+        // profiler started once the window is decided.
         "--warmup",
-        "2s",
+        "11s",
         "--profile",
         "--out",
         out.path().to_str().unwrap(),
@@ -33,6 +35,16 @@ fn profile_draws_a_flame_graph_per_contender_naming_its_own_code() {
     let dir = results_dir(out.path());
     let r = load_results(&dir);
     assert_eq!(r["plan"]["profile"], true);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    for name in ["go", "node", "spring-mvc-virtual"] {
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.starts_with(&format!("[{name}] warm-up: "))
+                    && l.ends_with("of the same load")),
+            "{name} was not led into its measured window:\n{stderr}"
+        );
+    }
     // A frame of each contender's own code: Go's package main, the Node server's file, the
     // Java contenders' package.
     let own = [

@@ -213,11 +213,7 @@ impl RunCtx<'_> {
             warm_left,
         };
         let mut r = self.complete(r, outcome, window, &target, proc, s);
-        match profile {
-            Some(Ok(p)) => r.profile = Some(p),
-            Some(Err(why)) => r.driver.warnings.push(why),
-            None => {}
-        }
+        super::profiling::keep_profile(&mut r, profile);
         r
     }
 

@@ -3,8 +3,9 @@
 //! settled (or the warm-up's maximum), and the measured window is the next `duration` seconds
 //! of that same load, from a whole second on. A separate measured load would open new
 //! connections and start its users from nothing, so its first second would be short (and at
-//! a 1 s wait, empty). Used for every flat local load; stepped and ramped loads, load hosts,
-//! profiled runs and capacity probes keep a warm-up load of their own (run/kinds/http.rs).
+//! a 1 s wait, empty). Used for every flat local load, profiled or not (the profiler starts
+//! once the window is decided); stepped and ramped loads, load hosts and capacity probes keep a
+//! warm-up load of their own (run/kinds/http.rs).
 
 use super::http::{scenario_target, warmup_load, Window};
 use crate::plan::Scenario;
@@ -26,15 +27,11 @@ const SLACK: Duration = Duration::from_secs(2);
 
 impl RunCtx<'_> {
     /// Whether scenario `s` is measured as a slice of its warm-up's load: a flat load, driven
-    /// from here, with a warm-up that watches for steady state, not profiled, and not a
-    /// capacity probe (whose give-up rule may end its load during the warm-up).
+    /// from here, with a warm-up that watches for steady state, and not a capacity probe
+    /// (whose give-up rule may end its load during the warm-up).
     pub(in crate::run) fn leads_in(&self, s: &Scenario) -> bool {
         let detect = !s.warmup.is_zero() && s.warmup > self.plan.warmup_min.min(s.warmup);
-        detect
-            && constant_load(s)
-            && self.fleet.is_none()
-            && self.profiler.is_none()
-            && self.abort_p99_ms.is_none()
+        detect && constant_load(s) && self.fleet.is_none() && self.abort_p99_ms.is_none()
     }
 
     /// Warm-up and measured window of one flat load; None when stopped (Ctrl-C) before the
@@ -72,6 +69,7 @@ impl RunCtx<'_> {
         });
         *self.settle.borrow_mut() = Some(settle);
         let sampler = self.sampler(proc.as_deref(), downstream_port);
+        self.profile_ahead(name, proc.as_deref(), s, run);
         let mut samples = Vec::new();
         let wall_at_start = SystemTime::now();
         // The load's clock starts 20 ms after the drive is called (RunCtx::drive).
@@ -89,6 +87,8 @@ impl RunCtx<'_> {
             },
         );
         bar.finish();
+        // Stopped with the load (its profiler started once the window was decided, if it was).
+        let profile = self.end_profile(self.profile_started_ahead());
         let settle = self.settle.borrow_mut().take()?;
         let lead = settle.lead.clone().unwrap_or_default();
         let Some(from) = lead.from.filter(|_| lead.opened) else {
@@ -112,6 +112,7 @@ impl RunCtx<'_> {
             warm_left: None,
         };
         let mut r = self.complete(r, outcome, window, &target, proc, s);
+        super::profiling::keep_profile(&mut r, profile);
         r.warmup = Some(warm);
         Some(r)
     }

@@ -1,8 +1,8 @@
 //! Each kind of measurement a scenario can ask for, as methods of a contender's round
 //! (run/round.rs): one measured run (`http`, led into by a warm-up on the same load, `lead_in`),
 //! a Kafka pipeline (`pipeline`, settled by `pipeline_warmup`), a capacity search
-//! (`capacity`), overload phases (`overload`), a run's CPU profile (`profiling`), and the write check after a CRUD run
-//! (`writes`). What they observe meanwhile is run/observe's.
+//! (`capacity`), overload phases (`overload`), a run's CPU profile (`profiling`), and the write
+//! check after a CRUD run (`writes`). What they observe meanwhile is run/observe's.
 //! Its files use only the folders run/mod.rs lists.
 
 pub mod capacity;
@@ -11,5 +11,5 @@ pub mod lead_in;
 pub mod overload;
 pub mod pipeline;
 pub mod pipeline_warmup;
-mod profiling;
+pub(in crate::run) mod profiling;
 pub mod writes;

@@ -54,6 +54,45 @@ enum Taking {
     },
 }
 
+/// A profile of one run, not started yet (run/kinds/profiling.rs).
+pub struct Start {
+    pub profiler: Profiler,
+    pub pid: i32,
+    pub length: Duration,
+    /// Names the profiler's raw files.
+    pub file: String,
+    /// The profile's folded stacks, without their extension, under the results directory.
+    pub stem: String,
+    pub contender: String,
+}
+
+/// The profile of a led-in run: due once its window is decided, then starting on its own
+/// thread.
+pub enum Ahead {
+    Due(Start),
+    Starting(std::thread::JoinHandle<Profiling>),
+}
+
+/// A profile being taken, and its folded stacks' stem.
+pub type Profiling = Option<(Session, String)>;
+
+impl Start {
+    /// Starts the profiler (one that cannot start costs the run nothing but its profile: a
+    /// warning says why).
+    pub fn begin(self) -> Profiling {
+        match self.profiler.begin(self.pid, self.length, &self.file) {
+            Ok(session) => Some((session, self.stem)),
+            Err(e) => {
+                eprintln!(
+                    "[{}] warning: the profiler did not start: {e:#}",
+                    self.contender
+                );
+                None
+            }
+        }
+    }
+}
+
 impl Profiler {
     /// The profiler for a contender whose manifest says `profiler = KIND`, at `place`: `java`
     /// is the JDK that starts the contender there, `work` a folder there for the profiler's raw
