@@ -33,8 +33,8 @@ pub(super) struct RunCtx<'a> {
     pub settle: std::cell::RefCell<Option<super::observe::warmup::Settle>>,
     /// With --profile: the current contender's profiler.
     pub profiler: Option<super::observe::profile::Profiler>,
-    /// With --profile, in a run led into by its warm-up: its profile, started once the
-    /// measured window is decided.
+    /// With --profile, in a run led into by its warm-up: its profile, started once the warm-up
+    /// has ended (the measured window opens when it has started).
     pub profile_ahead: std::cell::RefCell<Option<super::observe::profile::Ahead>>,
     /// With --hosts: the load hosts the driver runs on instead of this machine.
     pub fleet: Option<&'a crate::remote::deploy::Fleet>,

@@ -222,8 +222,10 @@ impl RunCtx<'_> {
             match settle.lead.as_mut() {
                 None if settled => live.finish_early(),
                 Some(lead) if lead.from.is_none() && (settled || elapsed >= max) => {
-                    live.end_at(lead.decide(elapsed));
-                    self.start_profile_ahead();
+                    let due_at = *lead.due_at.get_or_insert(elapsed);
+                    if self.profile_ready(elapsed.saturating_sub(due_at)) {
+                        live.end_at(lead.decide(elapsed));
+                    }
                 }
                 _ => {}
             }

@@ -20,7 +20,7 @@ fn profile_draws_a_flame_graph_per_contender_naming_its_own_code() {
         "--duration",
         "4s",
         // Above the warm-up's 10 s minimum, so that each run is led into by its warm-up, the
-        // profiler started once the window is decided.
+        // window opening once the profiler has started.
         "--warmup",
         "11s",
         "--profile",
@@ -115,8 +115,8 @@ fn profile_draws_a_flame_graph_per_contender_naming_its_own_code() {
         }
         if name == "spring-mvc-virtual" {
             // A virtual thread per request: as many as the run answered, whatever the
-            // machine's speed (half, as the recording and the measured window need not
-            // begin on the same request).
+            // machine's speed (the recording starts before the window opens, unless its
+            // jcmd took longer than the 5 s the window waits for it: half leaves room).
             let vt = p["virtual_threads_started"].as_u64().unwrap();
             let ok = run["summary"]["ok"].as_u64().unwrap();
             assert!(

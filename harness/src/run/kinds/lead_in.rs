@@ -3,8 +3,8 @@
 //! settled (or the warm-up's maximum), and the measured window is the next `duration` seconds
 //! of that same load, from a whole second on. A separate measured load would open new
 //! connections and start its users from nothing, so its first second would be short (and at
-//! a 1 s wait, empty). Used for every flat local load, profiled or not (the profiler starts
-//! once the window is decided); stepped and ramped loads, load hosts and capacity probes keep a
+//! a 1 s wait, empty). Used for every flat local load, profiled or not (the window opens
+//! once the profiler has started); stepped and ramped loads, load hosts and capacity probes keep a
 //! warm-up load of their own (run/kinds/http.rs).
 
 use super::http::{scenario_target, warmup_load, Window};
@@ -45,7 +45,12 @@ impl RunCtx<'_> {
         run: u32,
     ) -> Option<Run> {
         let length = s.load.profile.duration();
-        let load = warmup_load(&s.load, s.warmup + length + SLACK);
+        // A profiled run's window may wait for its profiler to start.
+        let wait = match self.profiler {
+            Some(_) => super::profiling::PROFILER_WAIT + Duration::from_secs(1),
+            None => Duration::ZERO,
+        };
+        let load = warmup_load(&s.load, s.warmup + length + SLACK + wait);
         let target = scenario_target(
             addr,
             s,
@@ -87,7 +92,7 @@ impl RunCtx<'_> {
             },
         );
         bar.finish();
-        // Stopped with the load (its profiler started once the window was decided, if it was).
+        // Stopped with the load (its profiler started before the window, if the warm-up ended).
         let profile = self.end_profile(self.profile_started_ahead());
         let settle = self.settle.borrow_mut().take()?;
         let lead = settle.lead.clone().unwrap_or_default();

@@ -1,9 +1,8 @@
 //! A CPU profile of the measured run (`--profile`): the contender's profiler started with the
 //! measured load and stopped with it, its outcome kept for the run (run/kinds/http.rs). A run
-//! led into by its warm-up (run/kinds/lead_in.rs) starts its profiler once the measured window
-//! is decided, less than a second before it opens: jcmd takes about half a second (mostly
-//! before the window, then), on a thread of its own, as the loop beside the load (run/watch.rs)
-//! cannot spare it from its quarter-second samples.
+//! led into by its warm-up (run/kinds/lead_in.rs) primes its profiler before the warm-up (so that
+//! what starting JFR sets off is over before steady state is judged), starts it once the
+//! warm-up has ended and opens its measured window only when it has started.
 
 use crate::plan::Scenario;
 use crate::results::profile::ProfileRecord;
@@ -11,6 +10,12 @@ use crate::results::record::Run;
 use crate::run::observe::profile::{Ahead, Profiling, Start};
 use crate::run::round::RunCtx;
 use crate::services::contender::Running;
+use std::time::Duration;
+
+/// How long a led-in run's window waits for its profiler to start (JFR's jcmd calls take a
+/// second or two on a busy machine); past it the window opens anyway, the profile missing its
+/// first moments.
+pub(in crate::run) const PROFILER_WAIT: Duration = Duration::from_secs(5);
 
 impl RunCtx<'_> {
     /// With --profile: the profile of run `run` of scenario `s`, ready to start.
@@ -35,6 +40,7 @@ impl RunCtx<'_> {
             stem: format!("profiles/{file}"),
             file,
             contender: name.to_string(),
+            primed: false,
         })
     }
 
@@ -54,16 +60,36 @@ impl RunCtx<'_> {
         *self.profile_ahead.borrow_mut() = self.profile_start(name, proc, s, run).map(Ahead::Due);
     }
 
-    /// The measured window is decided now: a profile due then starts, on its own thread.
-    pub(in crate::run) fn start_profile_ahead(&self) {
+    /// Whether a led-in run's measured window may be decided now, `waited` after its warm-up
+    /// ended: true once its profiler has started (its jcmd calls, a JVM each, then over, so
+    /// that none runs inside the window), or PROFILER_WAIT has passed; true at once for a run
+    /// without a profile. A profile still due starts now, on a thread of its own on the
+    /// services' CPUs (jcmd takes a second or so, which the loop beside the load cannot spare,
+    /// and is kept off the contender's CPU).
+    pub(in crate::run) fn profile_ready(&self, waited: Duration) -> bool {
         let mut ahead = self.profile_ahead.borrow_mut();
-        if let Some(Ahead::Due(start)) = ahead.take() {
-            *ahead = Some(Ahead::Starting(std::thread::spawn(move || start.begin())));
+        match ahead.take() {
+            None => true,
+            Some(Ahead::Due(start)) => {
+                let cpus = self.plan.services_cpus.clone();
+                *ahead = Some(Ahead::Starting(std::thread::spawn(move || {
+                    // Unpinned, it would only share the contender's CPU at times: no reason
+                    // to go without the profile.
+                    let _ = crate::util::cpus::pin_current_thread(&cpus);
+                    start.begin()
+                })));
+                false
+            }
+            Some(Ahead::Starting(starting)) => {
+                let ready = starting.is_finished() || waited >= PROFILER_WAIT;
+                *ahead = Some(Ahead::Starting(starting));
+                ready
+            }
         }
     }
 
-    /// The profile of a led-in run once its load has ended: None when its window was never
-    /// decided (the profiler never started) or the profiler did not start.
+    /// The profile of a led-in run once its load has ended: None when its warm-up never ended
+    /// (the profiler never started) or the profiler did not start.
     pub(super) fn profile_started_ahead(&self) -> Profiling {
         match self.profile_ahead.borrow_mut().take()? {
             Ahead::Due(_) => None,

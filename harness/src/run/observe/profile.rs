@@ -16,6 +16,11 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// JFR's recording of the measured run, and the one that runs through a led-in warm-up before it
+/// (`Profiler::prime`), whose data is discarded.
+const MEASURED_RECORDING: &str = "iobound";
+const WARM_RECORDING: &str = "iobound-warm";
+
 /// Which profiler a contender gets, and where it runs (this machine or its host).
 #[derive(Clone)]
 pub struct Profiler {
@@ -64,10 +69,12 @@ pub struct Start {
     /// The profile's folded stacks, without their extension, under the results directory.
     pub stem: String,
     pub contender: String,
+    /// Whether `Profiler::prime` started a recording for the warm-up.
+    pub primed: bool,
 }
 
-/// The profile of a led-in run: due once its window is decided, then starting on its own
-/// thread.
+/// The profile of a led-in run: due until its warm-up has ended, then starting on a thread of
+/// its own.
 pub enum Ahead {
     Due(Start),
     Starting(std::thread::JoinHandle<Profiling>),
@@ -80,7 +87,10 @@ impl Start {
     /// Starts the profiler (one that cannot start costs the run nothing but its profile: a
     /// warning says why).
     pub fn begin(self) -> Profiling {
-        match self.profiler.begin(self.pid, self.length, &self.file) {
+        match self
+            .profiler
+            .begin(self.pid, self.length, &self.file, self.primed)
+        {
             Ok(session) => Some((session, self.stem)),
             Err(e) => {
                 eprintln!(
@@ -152,28 +162,41 @@ impl Profiler {
         self.place.remove(&self.work);
     }
 
-    /// Starts profiling `pid` for about `length`; `name` names its raw files.
-    pub fn begin(&self, pid: i32, length: Duration, name: &str) -> Result<Session> {
+    /// Before a led-in run's warm-up: a JFR recording with the measured one's settings, so
+    /// that what starting one sets off in the JVM (JFR's event classes instrumented, the
+    /// methods they touch compiled again: the JIT threads busy for two or three seconds) is
+    /// over before steady state is judged, and the measured recording that follows changes
+    /// nothing. Discarded once that one has started (`begin` with `primed`). The other
+    /// profilers need none.
+    pub fn prime(&self, pid: i32) -> Result<()> {
+        let Kind::Jfr { jdk_bin } = &self.kind else {
+            return Ok(());
+        };
+        jfr_start(&self.place, jdk_bin, pid, WARM_RECORDING, None, true)
+    }
+
+    /// Starts profiling `pid` for about `length`; `name` names its raw files. `primed`: a
+    /// recording was started by `prime`, and is discarded once this one runs.
+    pub fn begin(&self, pid: i32, length: Duration, name: &str, primed: bool) -> Result<Session> {
         let place = self.place.clone();
         let file = self.work.join(format!("{name}.jfr"));
         let taking = match &self.kind {
             Kind::Jfr { jdk_bin } => {
-                let jcmd = jdk_bin.join("jcmd");
-                let pid_arg = pid.to_string();
-                // Java frames of Spring's stacks run deeper than JFR's default 64.
-                place.run(&jcmd, &[&pid_arg, "JFR.configure", "stackdepth=256"])?;
-                let filename = format!("filename={}", file.display());
-                place.run(
-                    &jcmd,
-                    &[
-                        &pid_arg,
-                        "JFR.start",
-                        "name=iobound",
-                        "settings=profile",
-                        "jdk.VirtualThreadStart#enabled=true",
-                        &filename,
-                    ],
+                jfr_start(
+                    &place,
+                    jdk_bin,
+                    pid,
+                    MEASURED_RECORDING,
+                    Some(&file),
+                    !primed,
                 )?;
+                if primed {
+                    let stop = format!("name={WARM_RECORDING}");
+                    place.run(
+                        &jdk_bin.join("jcmd"),
+                        &[&pid.to_string(), "JFR.stop", &stop],
+                    )?;
+                }
                 Taking::Jfr {
                     jdk_bin: jdk_bin.clone(),
                     file,
@@ -215,9 +238,10 @@ impl Session {
             Taking::Jfr { jdk_bin, file, pid } => {
                 let jfr = jdk_bin.join("jfr");
                 let recording = file.display().to_string();
+                let stop = format!("name={MEASURED_RECORDING}");
                 place.run(
                     &jdk_bin.join("jcmd"),
-                    &[&pid.to_string(), "JFR.stop", "name=iobound"],
+                    &[&pid.to_string(), "JFR.stop", &stop],
                 )?;
                 let text = place.run(
                     &jfr,
@@ -309,6 +333,37 @@ fn expected_v8_profiles(place: &Place, pid: i32) -> usize {
         .read(Path::new(&format!("/proc/{pid}/task/{pid}/children")))
         .unwrap_or_default();
     children.split_whitespace().count().max(1)
+}
+
+/// Starts JFR recording `name` in `pid` with the profile settings and a count of virtual threads
+/// started, written to `file` when it stops (discarded when None); `configure`: the JVM's first
+/// recording, whose stack depth is set first.
+fn jfr_start(
+    place: &Place,
+    jdk_bin: &Path,
+    pid: i32,
+    name: &str,
+    file: Option<&Path>,
+    configure: bool,
+) -> Result<()> {
+    let jcmd = jdk_bin.join("jcmd");
+    let pid_arg = pid.to_string();
+    if configure {
+        // Java frames of Spring's stacks run deeper than JFR's default 64.
+        place.run(&jcmd, &[&pid_arg, "JFR.configure", "stackdepth=256"])?;
+    }
+    let name = format!("name={name}");
+    let mut args = vec![
+        pid_arg.as_str(),
+        "JFR.start",
+        &name,
+        "settings=profile",
+        "jdk.VirtualThreadStart#enabled=true",
+    ];
+    let filename = file.map(|f| format!("filename={}", f.display()));
+    args.extend(filename.as_deref());
+    place.run(&jcmd, &args)?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -48,6 +48,9 @@ pub struct Settle {
 #[derive(Debug, Clone, Default)]
 pub struct Lead {
     pub length: Duration,
+    /// When the warm-up ended (settled or at its maximum): the window is decided then, or once
+    /// the run's profiler has started.
+    pub due_at: Option<Duration>,
     /// The whole second of the load the measured window opens at, once decided.
     pub from: Option<u64>,
     /// Whether the window's opening has been seen by the loop beside the load (the
