@@ -12,9 +12,9 @@ use crate::run::round::RunCtx;
 use crate::services::contender::Running;
 use std::time::Duration;
 
-/// How long a led-in run's window waits for its profiler to start (JFR's jcmd calls take a
-/// second or two on a busy machine); past it the window opens anyway, the profile missing its
-/// first moments.
+/// How long a led-in run's window waits after its warm-up for its profiler to start (JFR's jcmd
+/// calls take a second or two on a busy machine); past it the window opens anyway, the profile
+/// missing its first moments.
 pub(in crate::run) const PROFILER_WAIT: Duration = Duration::from_secs(5);
 
 impl RunCtx<'_> {
@@ -55,17 +55,25 @@ impl RunCtx<'_> {
         self.profile_start(name, proc, s, run)?.begin()
     }
 
-    /// With --profile: the profile of a led-in run, to start once its window is decided.
+    /// With --profile: the profile of a led-in run, primed now (before its warm-up) and
+    /// started once its warm-up has ended, before its window is decided (`profile_ready`).
     pub(super) fn profile_ahead(&self, name: &str, proc: Option<&Running>, s: &Scenario, run: u32) {
-        *self.profile_ahead.borrow_mut() = self.profile_start(name, proc, s, run).map(Ahead::Due);
+        let due = self.profile_start(name, proc, s, run).map(|mut start| {
+            match start.profiler.prime(start.pid) {
+                Ok(()) => start.primed = true,
+                Err(e) => eprintln!("[{name}] warning: the profiler was not primed: {e:#}"),
+            }
+            Ahead::Due(start)
+        });
+        *self.profile_ahead.borrow_mut() = due;
     }
 
     /// Whether a led-in run's measured window may be decided now, `waited` after its warm-up
-    /// ended: true once its profiler has started (its jcmd calls, a JVM each, then over, so
-    /// that none runs inside the window), or PROFILER_WAIT has passed; true at once for a run
-    /// without a profile. A profile still due starts now, on a thread of its own on the
-    /// services' CPUs (jcmd takes a second or so, which the loop beside the load cannot spare,
-    /// and is kept off the contender's CPU).
+    /// ended: once its profiler has started (its jcmd calls, a JVM each, then over, so that
+    /// none runs inside the window), or PROFILER_WAIT after the warm-up whatever the profiler
+    /// does; at once for a run without a profile. A profile still due starts now, on a thread
+    /// of its own on the services' CPUs (jcmd takes a second or so, which the loop beside the
+    /// load cannot spare, and is kept off the contender's CPU).
     pub(in crate::run) fn profile_ready(&self, waited: Duration) -> bool {
         let mut ahead = self.profile_ahead.borrow_mut();
         match ahead.take() {
