@@ -190,17 +190,17 @@ fn results_dir(base: &Path, plan: &Plan) -> Result<PathBuf> {
             Err(e) => return Err(e).with_context(|| unwritable(&dir)),
         }
     };
-    std::fs::create_dir_all(dir.join("histograms"))
-        .and_then(|_| std::fs::create_dir_all(dir.join("logs")))
-        .and_then(|_| std::fs::write(dir.join(".write-test"), b""))
-        .and_then(|_| std::fs::remove_file(dir.join(".write-test")))
-        .with_context(|| {
-            format!(
-                "results directory {} is not writable; choose another with --out DIR",
-                dir.display()
-            )
-        })?;
+    ready_for_writing(&dir).with_context(|| unwritable(&dir))?;
     Ok(dir)
+}
+
+/// Makes the subdirectories a run writes into (a new directory's, or a resumed one's: results
+/// committed under docs/results keep no logs) and checks that files can be written there.
+pub(crate) fn ready_for_writing(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir.join("histograms"))?;
+    std::fs::create_dir_all(dir.join("logs"))?;
+    std::fs::write(dir.join(".write-test"), b"")?;
+    std::fs::remove_file(dir.join(".write-test"))
 }
 
 /// The results of a plan before anything has run: its contenders, the machine, "running".

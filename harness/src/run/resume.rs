@@ -75,6 +75,13 @@ pub fn reopen(dir: &Path, plan: &Plan) -> Result<Results> {
             cut.len()
         );
     }
+    super::ready_for_writing(dir).with_context(|| {
+        format!(
+            "--resume {}: the directory is not writable; to continue it, copy it where you may \
+             write and --resume the copy",
+            dir.display()
+        )
+    })?;
     res.resumed_at.push(crate::util::clock::now());
     res.complete = false;
     res.incomplete_reason = Some("running".into());
@@ -287,6 +294,24 @@ mod tests {
         old.save(dir.path()).unwrap();
         let e = format!("{:#}", reopen(dir.path(), &p).unwrap_err());
         assert!(e.contains("start anew without --resume"), "{e}");
+    }
+
+    #[test]
+    fn a_committed_directory_without_its_logs_is_resumed_with_them() {
+        // Results committed under docs/results keep no logs/ (nor, for a plan whose runs were
+        // all cut, histograms/): resuming one failed when the first contender's log was opened.
+        let p = plan();
+        let dir = tempfile::tempdir().unwrap();
+        let mut res = blank_results(&["a", "b"]);
+        res.plan = serde_json::to_value(&p).unwrap();
+        res.save(dir.path()).unwrap();
+        assert!(!dir.path().join("logs").exists());
+        reopen(dir.path(), &p).unwrap();
+        assert!(dir.path().join("logs").is_dir(), "logs/ recreated");
+        assert!(
+            dir.path().join("histograms").is_dir(),
+            "histograms/ recreated"
+        );
     }
 
     #[test]

@@ -1164,7 +1164,7 @@ timeout = "10s"
 #[test]
 #[ignore = "needs root, iproute2, openssh-server, a JDK and the built pipelines; run by ./iobound test"]
 fn a_pipeline_runs_with_kafka_on_the_services_host_and_records_from_two_load_hosts() {
-    let _machine = beside_others(&[Resource::NamespaceHosts]);
+    let _machine = beside_others(&[Resource::NamespaceHosts, Resource::BusyCpus]);
     if !built(&[
         "contenders/pipeline/target/pipeline.jar",
         "services/kafka-load/target/kafka-load.jar",
@@ -1260,7 +1260,7 @@ fn a_pipeline_runs_with_kafka_on_the_services_host_and_records_from_two_load_hos
 #[test]
 #[ignore = "needs root, iproute2, openssh-server, Go and the built contenders; run by ./iobound test"]
 fn profiles_are_taken_on_the_contender_host() {
-    let _machine = beside_others(&[Resource::NamespaceHosts]);
+    let _machine = beside_others(&[Resource::NamespaceHosts, Resource::BusyCpus]);
     if !built(&[
         "contenders/go/target/go-server",
         "contenders/node/node_modules",

@@ -203,7 +203,7 @@ fn interrupt_during_start_up_verification_and_warm_up() {
 #[test]
 #[ignore = "needs the built pipeline jar, Kafka's jars and a JDK; run by ./iobound test"]
 fn interrupting_a_pipeline_run_leaves_no_broker_behind() {
-    let _machine = beside_others(&[]);
+    let _machine = beside_others(&[Resource::BusyCpus]);
     let out = tempfile::tempdir().unwrap();
     let plan = pipeline_plan(out.path(), "pipeline-reactive", "0s", "60s");
     let results = out.path().join("results");

@@ -486,3 +486,69 @@ fn side_by_side_jobs_show_a_failures_output_and_fail_together() {
         "{out}"
     );
 }
+
+#[test]
+#[ignore = "writes and runs copies of the launcher; run by ./iobound test"]
+fn the_launchers_own_commands_answer_help_and_refuse_unknown_arguments_before_anything_runs() {
+    let _machine = beside_others(&[]);
+    let _exec = no_exec_race();
+    // A copy of the launcher in an empty project, every toolchain a stand-in that leaves a mark:
+    // `test --help` once ran the whole suite, and `test --fast` ran it too, ignoring the flag.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("project");
+    std::fs::create_dir_all(root.join("harness")).unwrap();
+    std::fs::copy(repo_root().join("iobound"), root.join("iobound")).unwrap();
+    let path = bare_path(tmp.path());
+    for tool in ["cargo", "mvn", "go", "npm", "python3", "wrk", "chromium"] {
+        let p = tmp.path().join("bin").join(tool);
+        let mark = tmp.path().join("ran");
+        std::fs::write(
+            &p,
+            format!("#!/bin/sh\necho {tool} >> {}\nexit 1\n", mark.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    let launch = |args: &[&str]| {
+        Command::new("/bin/bash")
+            .arg(root.join("iobound"))
+            .args(args)
+            .env("PATH", &path)
+            .output()
+            .unwrap()
+    };
+    for (command, says) in [
+        ("test", "conformance"),
+        ("build", "builds"),
+        ("lint", "formatting"),
+        ("format", "rewrites"),
+        ("digests", "scripts/fetched.sha256"),
+    ] {
+        for help in ["--help", "-h"] {
+            let o = launch(&[command, help]);
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{command} {help}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert!(
+                out.contains(&format!("./iobound {command}")) && out.contains(says),
+                "{command} {help} says what it does: {out}"
+            );
+        }
+        let o = launch(&[command, "--fast"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{command} --fast: {err}");
+        assert!(
+            err.contains("--fast") && err.contains(&format!("./iobound {command} --help")),
+            "{command} names the argument and where the usage is: {err}"
+        );
+    }
+    let ran = std::fs::read_to_string(tmp.path().join("ran")).unwrap_or_default();
+    assert!(
+        ran.is_empty(),
+        "nothing ran for help or a refused argument: {ran}"
+    );
+}

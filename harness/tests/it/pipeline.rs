@@ -7,7 +7,7 @@ use crate::common::*;
 #[test]
 #[ignore = "needs the built pipeline jar, Kafka's jars and a JDK; run by ./iobound test"]
 fn a_pipeline_run_delivers_every_record_through_real_kafka() {
-    let _machine = beside_others(&[]);
+    let _machine = beside_others(&[Resource::BusyCpus]);
     let out = tempfile::tempdir().unwrap();
     let plan = pipeline_plan(out.path(), "pipeline-virtual", "2s", "4s");
     let results = out.path().join("results");

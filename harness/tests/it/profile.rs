@@ -7,7 +7,7 @@ use crate::common::*;
 #[test]
 #[ignore = "needs built contenders and a JDK; run by ./iobound test"]
 fn profile_draws_a_flame_graph_per_contender_naming_its_own_code() {
-    let _machine = beside_others(&[]);
+    let _machine = beside_others(&[Resource::BusyCpus]);
     let out = tempfile::tempdir().unwrap();
     let o = run(&[
         "run",

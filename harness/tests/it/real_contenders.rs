@@ -7,7 +7,7 @@ use crate::common::*;
 #[test]
 #[ignore = "needs built contenders and a JDK; run by ./iobound test"]
 fn short_comparison_writes_real_results() {
-    let _machine = beside_others(&[]);
+    let _machine = beside_others(&[Resource::BusyCpus]);
     let out = tempfile::tempdir().unwrap();
     let o = run(&[
         "run",
@@ -113,7 +113,7 @@ fn short_comparison_writes_real_results() {
 #[test]
 #[ignore = "needs built contenders and a JDK 25; run by ./iobound test"]
 fn a_jvm_asked_for_its_aot_cache_is_trained_first_and_starts_from_it() {
-    let _machine = beside_others(&[]);
+    let _machine = beside_others(&[Resource::BusyCpus]);
     let argv = start_from_aot_cache("jetty", &[]);
     assert!(argv.contains(&"target/jetty.jar".to_string()), "{argv:?}");
 }
@@ -125,7 +125,7 @@ fn a_jvm_asked_for_its_aot_cache_is_trained_first_and_starts_from_it() {
 #[test]
 #[ignore = "needs built contenders and a JDK 25; run by ./iobound test"]
 fn a_spring_boot_jar_is_extracted_for_its_aot_cache() {
-    let _machine = beside_others(&[]);
+    let _machine = beside_others(&[Resource::BusyCpus]);
     let name = "spring-mvc-virtual";
     let argv = start_from_aot_cache(name, &["--memory", "512m", "--heap", "256m"]);
     let extracted = repo_root().join(format!("contenders/{name}/target/{name}-extracted"));
