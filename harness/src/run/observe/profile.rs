@@ -204,7 +204,7 @@ impl Profiler {
                 }
             }
             Kind::Pprof { addr } => {
-                let (addr, seconds) = (*addr, length.as_secs().max(1));
+                let (addr, seconds) = (*addr, pprof_seconds(length));
                 let there = place.clone();
                 let fetch = std::thread::spawn(move || {
                     there.http_get(
@@ -366,9 +366,25 @@ fn jfr_start(
     Ok(())
 }
 
+/// How long Go's CPU profile is asked to run (pprof takes whole seconds) for a window of
+/// `length`: a led-in run's window opens at the next whole second after the profiler has
+/// started, so the profile, begun at the warm-up's end, runs a second more to cover the
+/// window's end (it took `length` truncated and ended up to a second before the load did).
+/// The extra second is the warm-up's, on the same load at steady state, or, in a run not led
+/// in, after the load, when a Go server idles and adds no CPU sample.
+fn pprof_seconds(length: Duration) -> u64 {
+    length.as_secs_f64().ceil() as u64 + 1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gos_profile_outlasts_the_window_it_was_started_for() {
+        let s = |ms: u64| pprof_seconds(Duration::from_millis(ms));
+        assert_eq!((s(4_000), s(4_200), s(300), s(0)), (5, 6, 2, 1));
+    }
 
     #[test]
     fn a_relative_folder_is_named_to_the_contender_in_full() {
