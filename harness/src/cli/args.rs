@@ -293,10 +293,12 @@ pub struct RunArgs {
     /// Repeats of each contender x scenario, interleaved (A B A B ..., a fresh process each):
     /// a number, or "auto" to repeat until every headline difference (throughput, p99 of all
     /// requests, CPU per request) is decided, different or equivalent, at most 12 runs (see
-    /// --budget). Default: the plan's `runs` (4 when a plan does not say), 1 for an ad hoc run
+    /// --budget). Default: the plan's `runs` (4 when a plan does not say), 1 for an ad hoc run.
+    /// A number measures a plan written for "auto" that many times, its budget set aside
     #[arg(long, value_name = "N|auto", value_parser = runs_arg)]
     pub runs: Option<String>,
-    /// With --runs auto: stop repeating before another round would pass this, e.g. 15m
+    /// With --runs auto (or a plan's runs = "auto"): stop repeating before another round would
+    /// pass this, e.g. 15m
     #[arg(long, value_name = "D", value_parser = duration_arg)]
     pub budget: Option<String>,
     /// Differences whose interval lies within this are called equivalent (default 5%)

@@ -309,6 +309,38 @@ fn plan_for_a_server(url: &str, path: &str, a: &RunArgs, file: &PlanFile) -> Res
     Ok(())
 }
 
+/// --budget, and the plan's `budget` under --runs. A budget bounds automatic repeats only: a
+/// fixed --runs N sets the plan's aside (so that a plan written for `runs = "auto"` can be
+/// measured N times as it stands), and --budget beside a fixed number of runs is refused by
+/// its flag.
+fn apply_budget(a: &RunArgs, file: &mut PlanFile) -> Result<()> {
+    let fixed = match &file.runs {
+        Some(RunsFile::Word(w)) => w.trim() != "auto",
+        _ => true,
+    };
+    match (&a.budget, fixed) {
+        (Some(b), true) => bail!(
+            "--budget {b} bounds automatic repeats, but the runs are a fixed number ({}): \
+             add --runs auto, or drop --budget",
+            a.runs
+                .as_deref()
+                .map_or("the plan's `runs`".into(), |r| format!("--runs {r}"))
+        ),
+        (Some(b), false) => file.budget = Some(b.clone()),
+        (None, true) if a.runs.is_some() => {
+            if let Some(b) = file.budget.take() {
+                eprintln!(
+                    "iobound: --runs {} is a fixed number: the plan's budget ({b}) bounds \
+                     automatic repeats only and is set aside",
+                    a.runs.as_deref().unwrap_or_default()
+                );
+            }
+        }
+        (None, _) => {}
+    }
+    Ok(())
+}
+
 /// Flags that override the plan file: warm-up, runs, budget, margin, profile, heap, CPUs,
 /// limits, driver threads, tunables.
 fn apply_overrides(a: &RunArgs, file: &mut PlanFile) -> Result<()> {
@@ -324,7 +356,7 @@ fn apply_overrides(a: &RunArgs, file: &mut PlanFile) -> Result<()> {
             Err(_) => RunsFile::Word(r.clone()),
         });
     }
-    file.budget = a.budget.clone().or(file.budget.take());
+    apply_budget(a, file)?;
     file.margin = a.margin.clone().or(file.margin.take());
     if a.profile {
         if a.load.url.is_some() {
@@ -508,6 +540,66 @@ mod tests {
             .to_string();
         assert!(
             e.contains("--scenario c10k") && e.contains("delay-100ms, static"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_fixed_runs_flag_sets_a_plans_budget_aside_and_budget_needs_auto() {
+        use crate::cli::args::{Cli, Cmd};
+        use clap::Parser;
+        use std::time::Duration;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("auto.toml");
+        std::fs::write(
+            &path,
+            "contenders = [\"a\", \"b\"]\nruns = \"auto\"\nbudget = \"30m\"\n\
+             [[scenario]]\nname = \"wait\"\npath = \"/delay?ms=100\"\n\
+             [scenario.load]\nmodel = \"closed\"\nusers = 8\nduration = \"10s\"\n",
+        )
+        .unwrap();
+        let plan_of = |flags: &[&str]| {
+            let args = ["iobound", "run", "--plan", path.to_str().unwrap()];
+            let cli = Cli::try_parse_from(args.iter().chain(flags)).unwrap();
+            let Cmd::Run(a) = cli.cmd else {
+                unreachable!("a run command")
+            };
+            build_plan(&a, dir.path()).map(|(plan, _)| plan)
+        };
+        let auto = plan_of(&[]).unwrap();
+        assert_eq!(
+            auto.sequential.and_then(|s| s.budget),
+            Some(Duration::from_secs(1800))
+        );
+        let five = plan_of(&["--runs", "5"]).unwrap();
+        assert_eq!(
+            (five.runs, five.sequential),
+            (5, None),
+            "measured 5 times as it stands"
+        );
+        let longer = plan_of(&["--budget", "45m"]).unwrap();
+        assert_eq!(
+            longer.sequential.and_then(|s| s.budget),
+            Some(Duration::from_secs(2700))
+        );
+        let e = plan_of(&["--runs", "5", "--budget", "10m"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--budget 10m") && e.contains("--runs 5") && e.contains("--runs auto"),
+            "{e}"
+        );
+        // A plan whose runs are fixed: --budget is refused by its flag, not by the plan's field.
+        std::fs::write(
+            &path,
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .replace("runs = \"auto\"\nbudget = \"30m\"\n", "runs = 3\n"),
+        )
+        .unwrap();
+        let e = plan_of(&["--budget", "10m"]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("--budget 10m") && e.contains("the plan's `runs`"),
             "{e}"
         );
     }

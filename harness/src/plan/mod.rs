@@ -258,6 +258,12 @@ pub struct Plan {
     /// `runs = "auto"`: stop repeating once every headline difference is decided.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sequential: Option<Sequential>,
+    /// The equivalence margin (0.05 = 5%) of a fixed number of runs, when the plan sets one
+    /// (automatic repeats keep theirs in `sequential`; without either, 5%). Left out of
+    /// results.json when unset, so that a plan measured before it existed reads the same on
+    /// `--resume`.
+    #[serde(rename = "margin", skip_serializing_if = "Option::is_none")]
+    pub fixed_margin: Option<f64>,
     /// A warm-up lasts at least this, and at most its scenario's `warmup`, ending when the
     /// contender has settled within `warmup_band` (a fraction).
     #[serde(with = "secs")]

@@ -216,6 +216,27 @@ fn plans_repeat_four_times_unless_they_say() {
 }
 
 #[test]
+fn a_margin_holds_for_fixed_runs_as_for_automatic_ones() {
+    let fixed = plan(&format!("runs = 5\nmargin = \"10%\"\n{GOOD}")).unwrap();
+    assert_eq!(fixed.fixed_margin, Some(0.10));
+    assert!(fixed.sequential.is_none());
+    let recorded = serde_json::to_value(&fixed).unwrap();
+    assert_eq!(recorded["margin"], 0.10, "results.json keeps it");
+    let auto = plan(&format!("runs = \"auto\"\nmargin = \"10%\"\n{GOOD}")).unwrap();
+    assert_eq!(auto.sequential.map(|s| s.margin), Some(0.10));
+    assert_eq!(auto.fixed_margin, None, "one place for it");
+    // A plan that does not set one records none: plans measured before it existed resume.
+    let unset = plan(GOOD).unwrap();
+    assert_eq!(unset.fixed_margin, None);
+    assert!(serde_json::to_value(&unset)
+        .unwrap()
+        .get("margin")
+        .is_none());
+    let e = err(&format!("runs = 5\nmargin = \"60%\"\n{GOOD}"));
+    assert!(e.contains("plan.margin"), "{e}");
+}
+
+#[test]
 fn open_ramp_is_linear() {
     let p = plan(
         r#"

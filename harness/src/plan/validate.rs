@@ -36,6 +36,10 @@ impl PlanFile {
         // Plans repeat each contender x scenario three times unless they say otherwise; ad hoc
         // runs from flags set one.
         let (runs, sequential) = self.repeats()?;
+        let fixed_margin = match (sequential, &self.margin) {
+            (None, Some(_)) => Some(self.margin()?),
+            _ => None,
+        };
         let downstream = self.downstream_plan()?;
         let default_warmup = field_duration(
             "plan.warmup",
@@ -87,6 +91,7 @@ impl PlanFile {
             contenders: self.contenders.clone(),
             runs,
             sequential,
+            fixed_margin,
             warmup_min,
             warmup_band,
             jvm_heap: heap,
@@ -354,15 +359,20 @@ pub(super) fn services_cpus(
 }
 
 impl PlanFile {
-    /// `runs` (a number, or "auto" with its budget and margin) as the most rounds to run and,
-    /// for "auto", how to stop early.
-    fn repeats(&self) -> Result<(u32, Option<Sequential>)> {
-        let margin = percent(
+    /// `margin` as a fraction: differences whose interval lies within it are equivalent.
+    fn margin(&self) -> Result<f64> {
+        percent(
             "plan.margin",
             self.margin.as_deref().unwrap_or("5%"),
             0.5..=50.0,
             "e.g. \"5%\" (differences within it are called equivalent)",
-        )?;
+        )
+    }
+
+    /// `runs` (a number, or "auto" with its budget and margin) as the most rounds to run and,
+    /// for "auto", how to stop early.
+    fn repeats(&self) -> Result<(u32, Option<Sequential>)> {
+        let margin = self.margin()?;
         match &self.runs {
             None => {
                 if self.budget.is_some() {

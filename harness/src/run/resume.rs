@@ -182,12 +182,17 @@ mod tests {
         .unwrap()
     }
 
-    #[test]
-    fn rounds_cut_short_are_measured_again_whole_and_finished_ones_kept() {
+    /// `plan()`, a directory to save into, and blank results of its contenders recording it.
+    fn measured() -> (Plan, tempfile::TempDir, Results) {
         let p = plan();
-        let dir = tempfile::tempdir().unwrap();
         let mut res = blank_results(&["a", "b"]);
         res.plan = serde_json::to_value(&p).unwrap();
+        (p, tempfile::tempdir().unwrap(), res)
+    }
+
+    #[test]
+    fn rounds_cut_short_are_measured_again_whole_and_finished_ones_kept() {
+        let (p, dir, mut res) = measured();
         for (c, s, run, status) in [
             ("a", "s1", 1, RunStatus::Ok),
             ("a", "s2", 1, RunStatus::Ok),
@@ -300,10 +305,7 @@ mod tests {
     fn a_committed_directory_without_its_logs_is_resumed_with_them() {
         // Results committed under docs/results keep no logs/ (nor, for a plan whose runs were
         // all cut, histograms/): resuming one failed when the first contender's log was opened.
-        let p = plan();
-        let dir = tempfile::tempdir().unwrap();
-        let mut res = blank_results(&["a", "b"]);
-        res.plan = serde_json::to_value(&p).unwrap();
+        let (p, dir, res) = measured();
         res.save(dir.path()).unwrap();
         assert!(!dir.path().join("logs").exists());
         reopen(dir.path(), &p).unwrap();
@@ -316,12 +318,8 @@ mod tests {
 
     #[test]
     fn another_plan_is_refused_with_what_differs() {
-        let p = plan();
-        let dir = tempfile::tempdir().unwrap();
-        let mut res = blank_results(&["a", "b"]);
-        let mut other = serde_json::to_value(&p).unwrap();
-        other["runs"] = serde_json::json!(3);
-        res.plan = other;
+        let (p, dir, mut res) = measured();
+        res.plan["runs"] = serde_json::json!(3);
         res.save(dir.path()).unwrap();
         let e = format!("{:#}", reopen(dir.path(), &p).unwrap_err());
         assert!(e.contains("it differs in: runs"), "{e}");

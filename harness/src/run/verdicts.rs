@@ -28,7 +28,10 @@ impl VerdictWatch {
     pub(super) fn new(plan: &Plan) -> VerdictWatch {
         let design = match plan.sequential {
             Some(s) => Design::sequential(s.margin),
-            None => Design::fixed(crate::stats::sequential::DEFAULT_MARGIN),
+            None => Design::fixed(
+                plan.fixed_margin
+                    .unwrap_or(crate::stats::sequential::DEFAULT_MARGIN),
+            ),
         };
         VerdictWatch {
             design,

@@ -82,11 +82,16 @@ pub fn findings(set: ResultsDir, design: Design) -> Vec<ScenarioFindings> {
 }
 
 /// The design a stored plan was judged with: sequential where it repeated until decided
-/// (`runs = "auto"` keeps its margin), a single look after a fixed number of runs otherwise.
+/// (`runs = "auto"` keeps its margin in `sequential`), a single look after a fixed number of
+/// runs otherwise (at the plan's `margin` when it set one).
 pub fn design_of(plan: &serde_json::Value) -> Design {
     match plan["sequential"]["margin"].as_f64() {
         Some(m) => Design::sequential(m),
-        None => Design::fixed(sequential::DEFAULT_MARGIN),
+        None => Design::fixed(
+            plan["margin"]
+                .as_f64()
+                .unwrap_or(sequential::DEFAULT_MARGIN),
+        ),
     }
 }
 
@@ -379,6 +384,35 @@ mod tests {
             ResultsDir::new(&r, dir),
             Design::sequential(0.05)
         )));
+    }
+
+    #[test]
+    fn a_fixed_number_of_runs_is_judged_at_the_plans_margin() {
+        // flux answers 7% more, run after run: different at the default 5%, equivalent
+        // within a margin of 10% that the plan set for its fixed number of runs.
+        let mut r = results(
+            &[1000.0, 1002.0, 998.0, 1001.0, 999.0],
+            &[1070.0, 1072.0, 1068.0, 1071.0, 1069.0],
+        );
+        let sentence = |r: &Results| {
+            let all = findings(
+                ResultsDir::new(r, Path::new("/nonexistent")),
+                design_of(&r.plan),
+            );
+            records(&all, "5 runs")[0].sentence.clone()
+        };
+        r.plan = serde_json::json!({"runs": 5});
+        let s = sentence(&r);
+        assert!(s.contains("throughput flux +7% vs mvc (tested"), "{s}");
+        r.plan = serde_json::json!({"runs": 5, "margin": 0.10});
+        let s = sentence(&r);
+        assert!(
+            s.contains("throughput mvc and flux equivalent within 10%"),
+            "{s}"
+        );
+        // Automatic repeats keep their margin in `sequential`, and it is that one that counts.
+        r.plan = serde_json::json!({"runs": 12, "sequential": {"margin": 0.05}, "margin": 0.10});
+        assert_eq!(design_of(&r.plan).margin, 0.05);
     }
 
     #[test]
