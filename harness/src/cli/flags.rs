@@ -314,25 +314,20 @@ fn plan_for_a_server(url: &str, path: &str, a: &RunArgs, file: &PlanFile) -> Res
 /// measured N times as it stands), and --budget beside a fixed number of runs is refused by
 /// its flag.
 fn apply_budget(a: &RunArgs, file: &mut PlanFile) -> Result<()> {
-    let fixed = match &file.runs {
-        Some(RunsFile::Word(w)) => w.trim() != "auto",
-        _ => true,
-    };
-    match (&a.budget, fixed) {
-        (Some(b), true) => bail!(
+    let fixed = !file.runs.as_ref().is_some_and(RunsFile::is_auto);
+    match (&a.budget, &a.runs) {
+        (Some(b), runs) if fixed => bail!(
             "--budget {b} bounds automatic repeats, but the runs are a fixed number ({}): \
              add --runs auto, or drop --budget",
-            a.runs
-                .as_deref()
+            runs.as_ref()
                 .map_or("the plan's `runs`".into(), |r| format!("--runs {r}"))
         ),
-        (Some(b), false) => file.budget = Some(b.clone()),
-        (None, true) if a.runs.is_some() => {
+        (Some(b), _) => file.budget = Some(b.clone()),
+        (None, Some(r)) if fixed => {
             if let Some(b) = file.budget.take() {
                 eprintln!(
-                    "iobound: --runs {} is a fixed number: the plan's budget ({b}) bounds \
-                     automatic repeats only and is set aside",
-                    a.runs.as_deref().unwrap_or_default()
+                    "iobound: --runs {r} is a fixed number: the plan's budget ({b}) bounds \
+                     automatic repeats only and is set aside"
                 );
             }
         }

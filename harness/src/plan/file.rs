@@ -71,6 +71,13 @@ pub enum RunsFile {
     Word(String),
 }
 
+impl RunsFile {
+    /// `runs = "auto"`: repeat until every headline difference is decided.
+    pub fn is_auto(&self) -> bool {
+        matches!(self, RunsFile::Word(w) if w.trim() == "auto")
+    }
+}
+
 /// `[kafka]`: the broker behind pipeline scenarios.
 #[derive(Debug, Clone, Deserialize, Serialize, Default)]
 #[serde(deny_unknown_fields)]

@@ -389,7 +389,7 @@ impl PlanFile {
                 }
                 Ok((*n as u32, None))
             }
-            Some(RunsFile::Word(w)) if w.trim() == "auto" => {
+            Some(runs) if runs.is_auto() => {
                 let budget = match &self.budget {
                     Some(b) => Some(field_duration("plan.budget", b)?),
                     None => None,

@@ -26,15 +26,8 @@ pub(super) struct VerdictWatch {
 
 impl VerdictWatch {
     pub(super) fn new(plan: &Plan) -> VerdictWatch {
-        let design = match plan.sequential {
-            Some(s) => Design::sequential(s.margin),
-            None => Design::fixed(
-                plan.fixed_margin
-                    .unwrap_or(crate::stats::sequential::DEFAULT_MARGIN),
-            ),
-        };
         VerdictWatch {
-            design,
+            design: verdict::design(plan.sequential.map(|s| s.margin), plan.fixed_margin),
             sequential: plan.sequential,
             started: Instant::now(),
             round_started: Instant::now(),

@@ -85,13 +85,19 @@ pub fn findings(set: ResultsDir, design: Design) -> Vec<ScenarioFindings> {
 /// (`runs = "auto"` keeps its margin in `sequential`), a single look after a fixed number of
 /// runs otherwise (at the plan's `margin` when it set one).
 pub fn design_of(plan: &serde_json::Value) -> Design {
-    match plan["sequential"]["margin"].as_f64() {
+    design(
+        plan["sequential"]["margin"].as_f64(),
+        plan["margin"].as_f64(),
+    )
+}
+
+/// The design of a plan that repeats until decided at `sequential_margin` (`runs = "auto"`),
+/// or else takes a single look after a fixed number of runs, at `fixed_margin` when the plan
+/// set one: the one rule for a plan being run and for one stored.
+pub fn design(sequential_margin: Option<f64>, fixed_margin: Option<f64>) -> Design {
+    match sequential_margin {
         Some(m) => Design::sequential(m),
-        None => Design::fixed(
-            plan["margin"]
-                .as_f64()
-                .unwrap_or(sequential::DEFAULT_MARGIN),
-        ),
+        None => Design::fixed(fixed_margin.unwrap_or(sequential::DEFAULT_MARGIN)),
     }
 }
 
