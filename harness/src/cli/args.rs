@@ -228,8 +228,9 @@ pub struct LoadArgs {
     #[arg(long, value_name = "D", value_parser = duration_arg)]
     pub duration: Option<String>,
     /// Request timeout; a request without a full response by then counts as a timeout error
-    #[arg(long, value_name = "D", default_value = plan::DEFAULT_TIMEOUT, value_parser = duration_arg)]
-    pub timeout: String,
+    /// (default 10s)
+    #[arg(long, value_name = "D", value_parser = duration_arg)]
+    pub timeout: Option<String>,
     /// Send `Connection: close` and open a new connection for every request
     #[arg(long)]
     pub connection_close: bool,
@@ -241,8 +242,10 @@ pub struct LoadArgs {
 
 #[derive(Args)]
 pub struct RunArgs {
-    /// Plan file (TOML) with contenders, scenarios and load; see plans/
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["path", "users", "rate"])]
+    /// Plan file (TOML) with contenders, scenarios and load; see plans/. Its scenarios set
+    /// their own load: the flags that describe one (--path, --users, --rate, --duration,
+    /// --timeout, ...) are refused beside it
+    #[arg(long, value_name = "FILE")]
     pub plan: Option<PathBuf>,
     /// Contenders to run, comma separated (with --plan: a subset of the plan's)
     #[arg(
@@ -377,18 +380,19 @@ pub struct CapacityArgs {
     /// --plan it replaces the SLO of the plan's capacity scenarios
     #[arg(long = "slo", value_name = "RULE")]
     pub slo: Vec<String>,
-    /// The search never offers more than this (req/s)
-    #[arg(long, value_name = "R", default_value_t = 50_000.0)]
-    pub max_rate: f64,
-    /// Each probe's rate is this many times the last until the SLO breaks
-    #[arg(long, value_name = "X", default_value_t = 2.0)]
-    pub growth: f64,
-    /// Bisection stops when the passing and failing rates are this close
-    #[arg(long, value_name = "PCT", default_value = "5%")]
-    pub precision: String,
-    /// Probes at the final passing and at the final failing rate, each
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    pub repeats: i64,
+    /// The search never offers more than this (req/s; default 50000). A plan's capacity
+    /// scenarios set it as `max_rate`, like the three below: with --plan they are refused
+    #[arg(long, value_name = "R")]
+    pub max_rate: Option<f64>,
+    /// Each probe's rate is this many times the last until the SLO breaks (default 2)
+    #[arg(long, value_name = "X")]
+    pub growth: Option<f64>,
+    /// Bisection stops when the passing and failing rates are this close (default 5%)
+    #[arg(long, value_name = "PCT")]
+    pub precision: Option<String>,
+    /// Probes at the final passing and at the final failing rate, each (default 3)
+    #[arg(long, value_name = "N")]
+    pub repeats: Option<i64>,
     #[command(flatten)]
     pub run: RunArgs,
 }

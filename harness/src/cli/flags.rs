@@ -87,7 +87,7 @@ pub fn load_file(a: &LoadArgs) -> LoadFile {
         } else {
             None
         },
-        timeout: Some(a.timeout.clone()),
+        timeout: a.timeout.clone(),
         connection_close: Some(a.connection_close),
     }
 }
@@ -197,7 +197,10 @@ fn adhoc_plan(a: &RunArgs) -> PlanFile {
 
 pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> {
     let mut file = match &a.plan {
-        Some(p) => PlanFile::load(&resolve(p, root))?,
+        Some(p) => {
+            refuse_load_flags_beside_a_plan(a)?;
+            PlanFile::load(&resolve(p, root))?
+        }
         None => adhoc_plan(a),
     };
     let external = choose_contenders(a, &mut file)?;
@@ -222,6 +225,46 @@ pub fn build_plan(a: &RunArgs, root: &Path) -> Result<(Plan, Option<External>)> 
         eprintln!("iobound: warning: contender and driver share CPU(s) {overlap:?}: they will compete and figures will mix both costs");
     }
     Ok((plan, external))
+}
+
+/// The flags that describe an ad hoc load, refused beside --plan: the plan's scenarios set
+/// their own load, and a flag left unused would let the user believe it changed the run.
+fn refuse_load_flags_beside_a_plan(a: &RunArgs) -> Result<()> {
+    let l = &a.load;
+    let given = flags_given(&[
+        ("--path", a.path.is_some()),
+        ("--users", l.users.is_some()),
+        ("--step-users", l.step_users.is_some()),
+        ("--steps", l.steps.is_some()),
+        ("--step-duration", l.step_duration.is_some()),
+        ("--stay", l.stay.is_some()),
+        ("--spread", l.spread.is_some()),
+        ("--think-time", l.think_time.is_some()),
+        ("--rate", l.rate.is_some()),
+        ("--ramp-to", l.ramp_to.is_some()),
+        ("--max-connections", l.max_connections.is_some()),
+        ("--duration", l.duration.is_some()),
+        ("--timeout", l.timeout.is_some()),
+        ("--connection-close", l.connection_close),
+    ]);
+    if given.is_empty() {
+        return Ok(());
+    }
+    bail!(
+        "{} with --plan: the plan's scenarios set their own load ([scenario.load]: users or \
+         rate, duration, timeout, ...), so {} would change nothing; write it in the plan (or a \
+         copy of it), or drop --plan and describe the load with flags",
+        given.join(", "),
+        if given.len() == 1 { "it" } else { "they" }
+    )
+}
+
+/// The names of the flags given, of (name, whether given) pairs.
+fn flags_given(flags: &[(&'static str, bool)]) -> Vec<&'static str> {
+    flags
+        .iter()
+        .filter_map(|&(flag, set)| set.then_some(flag))
+        .collect()
 }
 
 /// --scenario: keep the plan's scenarios it names, in the plan's order; a name the plan does
@@ -405,13 +448,27 @@ pub fn build_capacity_plan(c: &CapacityArgs, root: &Path) -> Result<(Plan, Optio
     }
     let file = CapacityFile {
         slo: c.slo.clone(),
-        max_rate: Some(c.max_rate),
-        growth: Some(c.growth),
-        precision: Some(c.precision.clone()),
-        repeats: Some(c.repeats),
+        max_rate: c.max_rate,
+        growth: c.growth,
+        precision: c.precision.clone(),
+        repeats: c.repeats,
     };
     let (mut plan, external) = build_plan(a, root)?;
     if a.plan.is_some() {
+        let search_flags = flags_given(&[
+            ("--max-rate", file.max_rate.is_some()),
+            ("--growth", file.growth.is_some()),
+            ("--precision", file.precision.is_some()),
+            ("--repeats", file.repeats.is_some()),
+        ]);
+        if !search_flags.is_empty() {
+            bail!(
+                "{} with --plan: the plan's [scenario.capacity] sets the search (max_rate, \
+                 growth, precision, repeats); write it there (or in a copy of the plan), or drop \
+                 --plan (--slo alone replaces the plan's SLO)",
+                search_flags.join(", ")
+            );
+        }
         if !plan.scenarios.iter().any(|s| s.capacity.is_some()) {
             bail!("the plan has no scenario with [scenario.capacity]; add one (see plans/capacity.toml), or use `iobound run` for this plan");
         }
@@ -610,5 +667,121 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("NAME.KEY=VALUE"));
+    }
+
+    /// A plan and the `iobound ARGS --plan PLAN FLAGS` built from it, or why not.
+    fn plan_from(plan_text: &str, args: &[&str], flags: &[&str]) -> Result<crate::plan::Plan> {
+        use crate::cli::args::{Cli, Cmd};
+        use clap::Parser;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plan.toml");
+        std::fs::write(&path, plan_text).unwrap();
+        let plan_flag = ["--plan", path.to_str().unwrap()];
+        let words = ["iobound"]
+            .iter()
+            .chain(args)
+            .chain(&plan_flag)
+            .chain(flags);
+        let cli = Cli::try_parse_from(words).unwrap();
+        match cli.cmd {
+            Cmd::Run(a) => build_plan(&a, dir.path()).map(|(plan, _)| plan),
+            Cmd::Capacity(c) => build_capacity_plan(&c, dir.path()).map(|(plan, _)| plan),
+            _ => unreachable!("run or capacity"),
+        }
+    }
+
+    #[test]
+    fn load_flags_beside_a_plan_are_refused_by_name_not_ignored() {
+        let plan = "contenders = [\"a\"]\n[[scenario]]\nname = \"wait\"\n\
+                    path = \"/delay?ms=100\"\n[scenario.load]\nmodel = \"closed\"\n\
+                    users = 8\nduration = \"10s\"\n";
+        let e = plan_from(plan, &["run"], &["--duration", "30s"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--duration with --plan") && e.contains("write it in the plan"),
+            "{e}"
+        );
+        let e = plan_from(plan, &["run"], &["--users", "50", "--timeout", "2s"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--users, --timeout with --plan"), "{e}");
+        let e = plan_from(plan, &["run"], &["--connection-close"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--connection-close with --plan"), "{e}");
+        // What a plan leaves to flags still applies: the plan's load, the flag's warm-up.
+        let p = plan_from(plan, &["run"], &["--warmup", "30s"]).unwrap();
+        assert_eq!(
+            p.scenarios[0].load.profile.duration(),
+            std::time::Duration::from_secs(10)
+        );
+        assert_eq!(p.scenarios[0].warmup, std::time::Duration::from_secs(30));
+    }
+
+    #[test]
+    fn a_capacity_plan_keeps_its_search_and_its_flags_are_refused_beside_it() {
+        let plan = "contenders = [\"a\"]\n[[scenario]]\nname = \"wait\"\n\
+                    path = \"/delay?ms=100\"\n[scenario.load]\nmodel = \"open\"\n\
+                    rate = 100\nduration = \"3s\"\n[scenario.capacity]\n\
+                    slo = [\"p99<=200ms\"]\nmax_rate = 2000\nprecision = \"15%\"\n";
+        let e = plan_from(
+            plan,
+            &["capacity"],
+            &["--max-rate", "40000", "--repeats", "2"],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("--max-rate, --repeats with --plan") && e.contains("[scenario.capacity]"),
+            "{e}"
+        );
+        let p = plan_from(plan, &["capacity"], &["--slo", "p99<=100ms"]).unwrap();
+        let c = p.scenarios[0].capacity.as_ref().unwrap();
+        assert_eq!((c.max_rate, c.precision, c.repeats), (2000.0, 0.15, 3));
+        assert_eq!(
+            (c.slo[0].metric.as_str(), c.slo[0].limit),
+            ("p99", 100.0),
+            "--slo replaces the plan's"
+        );
+    }
+
+    #[test]
+    fn an_ad_hoc_search_takes_its_flags_or_the_documented_defaults() {
+        use crate::cli::args::{Cli, Cmd};
+        use clap::Parser;
+        let search = |flags: &[&str]| {
+            let words = [
+                "iobound",
+                "capacity",
+                "-c",
+                "a",
+                "--path",
+                "/",
+                "--slo",
+                "p99<=200ms",
+            ];
+            let cli = Cli::try_parse_from(words.iter().chain(flags)).unwrap();
+            let Cmd::Capacity(c) = cli.cmd else {
+                unreachable!("a capacity command")
+            };
+            let (plan, _) = build_capacity_plan(&c, std::path::Path::new(".")).unwrap();
+            let c = plan.scenarios[0].capacity.clone().unwrap();
+            (c.max_rate, c.growth, c.precision, c.repeats)
+        };
+        assert_eq!(search(&[]), (50_000.0, 2.0, 0.05, 3));
+        assert_eq!(
+            search(&[
+                "--max-rate",
+                "900",
+                "--growth",
+                "1.5",
+                "--precision",
+                "10%",
+                "--repeats",
+                "2"
+            ]),
+            (900.0, 1.5, 0.1, 2)
+        );
     }
 }
