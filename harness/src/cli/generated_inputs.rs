@@ -5,7 +5,8 @@
 //! leaves its counts under target/generated-inputs/, which `./iobound test` prints.
 
 use super::args::{Cli, Cmd};
-use super::flags::{build_capacity_plan, build_plan};
+use super::capacity_plan::build_capacity_plan;
+use super::flags::build_plan;
 use crate::plan::hosts::Inventory;
 use crate::plan::PlanFile;
 use crate::results::dir::ResultsDir;

@@ -8,6 +8,7 @@
 mod agent;
 mod args;
 mod bench;
+mod capacity_plan;
 mod commands;
 mod flags;
 #[cfg(test)]
@@ -97,7 +98,7 @@ pub fn main() -> Result<i32> {
             run_with(&plan, &root, &a, external)
         }
         Cmd::Capacity(c) => {
-            let (plan, external) = flags::build_capacity_plan(&c, &root)?;
+            let (plan, external) = capacity_plan::build_capacity_plan(&c, &root)?;
             if c.run.dry_run {
                 return dry_run(&plan);
             }
