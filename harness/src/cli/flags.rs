@@ -516,26 +516,11 @@ mod tests {
 
     #[test]
     fn a_fixed_runs_flag_sets_a_plans_budget_aside_and_budget_needs_auto() {
-        use crate::cli::args::{Cli, Cmd};
-        use clap::Parser;
         use std::time::Duration;
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("auto.toml");
-        std::fs::write(
-            &path,
-            "contenders = [\"a\", \"b\"]\nruns = \"auto\"\nbudget = \"30m\"\n\
-             [[scenario]]\nname = \"wait\"\npath = \"/delay?ms=100\"\n\
-             [scenario.load]\nmodel = \"closed\"\nusers = 8\nduration = \"10s\"\n",
-        )
-        .unwrap();
-        let plan_of = |flags: &[&str]| {
-            let args = ["iobound", "run", "--plan", path.to_str().unwrap()];
-            let cli = Cli::try_parse_from(args.iter().chain(flags)).unwrap();
-            let Cmd::Run(a) = cli.cmd else {
-                unreachable!("a run command")
-            };
-            build_plan(&a, dir.path()).map(|(plan, _)| plan)
-        };
+        let auto_plan = "contenders = [\"a\", \"b\"]\nruns = \"auto\"\nbudget = \"30m\"\n\
+                         [[scenario]]\nname = \"wait\"\npath = \"/delay?ms=100\"\n\
+                         [scenario.load]\nmodel = \"closed\"\nusers = 8\nduration = \"10s\"\n";
+        let plan_of = |flags: &[&str]| plan_from(auto_plan, &["run"], flags);
         let auto = plan_of(&[]).unwrap();
         assert_eq!(
             auto.sequential.and_then(|s| s.budget),
@@ -560,14 +545,11 @@ mod tests {
             "{e}"
         );
         // A plan whose runs are fixed: --budget is refused by its flag, not by the plan's field.
-        std::fs::write(
-            &path,
-            std::fs::read_to_string(&path)
-                .unwrap()
-                .replace("runs = \"auto\"\nbudget = \"30m\"\n", "runs = 3\n"),
-        )
-        .unwrap();
-        let e = plan_of(&["--budget", "10m"]).unwrap_err().to_string();
+        let fixed_plan = auto_plan.replace("runs = \"auto\"\nbudget = \"30m\"\n", "runs = 3\n");
+        assert_ne!(fixed_plan, auto_plan, "the plan's runs were made fixed");
+        let e = plan_from(&fixed_plan, &["run"], &["--budget", "10m"])
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("--budget 10m") && e.contains("the plan's `runs`"),
             "{e}"
