@@ -33,6 +33,10 @@ pub struct PlanFile {
     /// 10 seconds (Theil-Sen slope over the window) to call the contender settled (default
     /// "5%").
     pub warmup_band: Option<String>,
+    /// "fixed" (default): each scenario's measured window lasts its `duration`. "auto": a
+    /// window led in from its warm-up lasts as long as the noise of the warm-up's last seconds
+    /// needs for a 20% move in it to be seen (at least `duration`, at most 5 minutes).
+    pub window: Option<String>,
     #[serde(default)]
     pub jvm: JvmFile,
     #[serde(default)]

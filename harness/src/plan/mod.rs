@@ -269,6 +269,10 @@ pub struct Plan {
     #[serde(with = "secs")]
     pub warmup_min: Duration,
     pub warmup_band: f64,
+    /// Whether a led-in window is lengthened to what its warm-up's noise needs (`window =
+    /// "auto"`). Left out of results.json when unset, so that earlier plans resume unchanged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub window_auto: bool,
     pub jvm_heap: String,
     pub jvm_flags: Vec<String>,
     pub contender_cpus: Vec<usize>,

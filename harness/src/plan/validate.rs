@@ -57,6 +57,7 @@ impl PlanFile {
             1.0..=100.0,
             "e.g. \"10%\"",
         )?;
+        let window_auto = window_is_auto(self.window.as_deref())?;
         let scenarios = self.scenarios_checked(&downstream, default_warmup)?;
         let CpusChecked {
             contender_cpus,
@@ -71,22 +72,12 @@ impl PlanFile {
         if !(1..=1000).contains(&partitions) {
             bail!("kafka.partitions = {partitions} is out of range; use 1..=1000 (default 8)");
         }
-        if let Some(name) = self
-            .name
-            .as_deref()
-            .filter(|n| !crate::util::files::is_plain_name(n))
-        {
-            bail!(
-                "plan.name = {name:?}: use only letters, digits, '-' and '_' (it names the \
-                 results directory), e.g. \"demo-rerun\""
-            );
-        }
         Ok(Plan {
             corpus,
             downstream,
             db_pool,
             kafka_partitions: partitions as u32,
-            name: self.name.clone().unwrap_or_else(|| "adhoc".into()),
+            name: name_checked(self.name.as_deref())?,
             description: self.description.clone().unwrap_or_default(),
             contenders: self.contenders.clone(),
             runs,
@@ -94,6 +85,7 @@ impl PlanFile {
             fixed_margin,
             warmup_min,
             warmup_band,
+            window_auto,
             jvm_heap: heap,
             jvm_flags: self.jvm.flags.clone().unwrap_or_else(default_jvm_flags),
             contender_cpus,
@@ -415,4 +407,28 @@ pub fn downstream_timeout_in_range(timeout: Duration) -> Result<()> {
         bail!("must be between 1ms and 60s (default 2s)");
     }
     Ok(())
+}
+
+/// `window`: "fixed" (the default) or "auto".
+fn window_is_auto(window: Option<&str>) -> Result<bool> {
+    match window {
+        None | Some("fixed") => Ok(false),
+        Some("auto") => Ok(true),
+        Some(other) => bail!(
+            "plan.window = {other:?}: use \"fixed\" (each window lasts its `duration`) or \
+             \"auto\" (as long as the warm-up's noise needs)"
+        ),
+    }
+}
+
+/// `name`: it names the results directory, so a plain name ("adhoc" when unset).
+fn name_checked(name: Option<&str>) -> Result<String> {
+    match name {
+        None => Ok("adhoc".into()),
+        Some(n) if crate::util::files::is_plain_name(n) => Ok(n.into()),
+        Some(n) => bail!(
+            "plan.name = {n:?}: use only letters, digits, '-' and '_' (it names the results \
+             directory), e.g. \"demo-rerun\""
+        ),
+    }
 }

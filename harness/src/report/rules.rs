@@ -3,7 +3,7 @@
 //! ...), so that method.md cannot say 5% where the code says 10%. The results directory of
 //! the marker is not read: a rule is the code's, the same for every run.
 
-use crate::results::{dir, warmup};
+use crate::results::{dir, steady_corpus, steady_rule, warmup};
 use crate::stats::{repeats, sequential, significance};
 use crate::{driver, plan, sampler};
 use anyhow::{bail, Result};
@@ -35,6 +35,55 @@ const RULES: &[Rule] = &[
     rule_of("jit_idle_cpu_pct", 0, || warmup::JIT_IDLE_CPU * 100.0),
     rule_of("min_window_s", 0, || warmup::MIN_WINDOW_S as f64),
     rule_of("window_trend_p", 2, || warmup::WINDOW_TREND_P),
+    rule_of("move_to_see_pct", 0, || steady_rule::MOVE_TO_SEE * 100.0),
+    rule_of("window_false_alarm_pct", 0, || {
+        steady_rule::FALSE_ALARM * 100.0
+    }),
+    rule_of("window_z_planned", 1, || steady_rule::Z_PLANNED),
+    rule_of("window_z_judged", 1, || steady_rule::Z_JUDGED),
+    rule_of("window_min_steps", 0, || steady_rule::MIN_STEPS as f64),
+    rule_of("window_max_steps", 0, || steady_rule::MAX_STEPS as f64),
+    rule_of("window_max_s", 0, || steady_rule::MAX_WINDOW_S as f64),
+    rule_of("window_lead_s", 0, || steady_rule::LEAD_S as f64),
+    rule_of("window_cpu_steps", 0, || steady_rule::CPU_STEPS as f64),
+    rule_of("corpus_series_per_kind", 0, || {
+        steady_corpus::PER_KIND as f64
+    }),
+    rule_of("corpus_kinds", 0, || steady_corpus::kinds().len() as f64),
+    rule_of("corpus_noise_quiet_pct", 0, || {
+        steady_corpus::NOISE_QUIET * 100.0
+    }),
+    rule_of("corpus_noise_loop_pct", 0, || {
+        steady_corpus::NOISE_LOOP * 100.0
+    }),
+    rule_of("corpus_noise_busy_pct", 0, || {
+        steady_corpus::NOISE_BUSY * 100.0
+    }),
+    rule_of("corpus_step_max_pct", 0, || steady_corpus::STEP_MAX * 100.0),
+    rule_of("corpus_climb_max_pct", 0, || {
+        steady_corpus::CLIMB_MAX * 100.0
+    }),
+    rule_of("corpus_small_min_pct", 0, || {
+        steady_corpus::SMALL_CLIMB.0 * 100.0
+    }),
+    rule_of("corpus_small_max_pct", 0, || {
+        steady_corpus::SMALL_CLIMB.1 * 100.0
+    }),
+    rule_of("corpus_false_alarm_pct", 1, || {
+        steady_corpus::corpus_rates().false_alarm * 100.0
+    }),
+    rule_of("corpus_worst_false_alarm_pct", 1, || {
+        steady_corpus::corpus_rates().worst_false_alarm * 100.0
+    }),
+    rule_of("corpus_miss_pct", 1, || {
+        steady_corpus::corpus_rates().miss * 100.0
+    }),
+    rule_of("corpus_worst_miss_pct", 1, || {
+        steady_corpus::corpus_rates().worst_miss * 100.0
+    }),
+    rule_of("corpus_cpu_caught_pct", 0, || {
+        (1.0 - steady_corpus::corpus_rates().cpu_miss) * 100.0
+    }),
     rule_of("alpha_pct", 0, || significance::ALPHA * 100.0),
     rule_of("look_confidence_pct", 1, || {
         (1.0 - sequential::LOOK_ALPHA) * 100.0

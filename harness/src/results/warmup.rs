@@ -93,6 +93,28 @@ pub struct WindowCheck {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stalled: bool,
     pub steady: bool,
+    /// The rule the window was judged by: window_judge::RULE_CHANGEPOINT, or (in older
+    /// results, and a pipeline warm-up's end check) the ordered-trend rule of `judge_window`.
+    #[serde(default = "ordered_trend_rule")]
+    pub rule: String,
+    /// Seconds in each step the rule judged (a pool answering in waves is judged over longer
+    /// steps than a second); 0 in older results.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub step_s: usize,
+    /// The noise of each figure per step (%), as the rule read it from the window.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub noise_pct: Vec<Option<f64>>,
+    /// Where the window was too short to judge at that noise: the seconds it would have needed
+    /// to see a move of steady_rule::MOVE_TO_SEE. Such a window is not steady.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_s: Option<usize>,
+}
+
+/// The rule of a window check written before the rule was kept.
+pub const RULE_ORDERED_TREND: &str = "ordered-trend";
+
+fn ordered_trend_rule() -> String {
+    RULE_ORDERED_TREND.into()
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -167,6 +189,28 @@ impl WarmupRecord {
             .map(|end| end as f64)
     }
 
+    /// Whether the run is at steady state but its measured window's CPU per answer moved (by
+    /// the changepoint rule): its throughput and latency enter verdicts, its CPU per request
+    /// does not.
+    pub fn cpu_moved(&self) -> bool {
+        !self.unsettled()
+            && self.window.as_ref().is_some_and(|w| {
+                w.rule != RULE_ORDERED_TREND && w.trending.get(2).copied().unwrap_or(false)
+            })
+    }
+
+    /// The run's note when `cpu_moved`; None otherwise.
+    pub fn cpu_moved_note(&self) -> Option<String> {
+        let w = self.window.as_ref().filter(|_| self.cpu_moved())?;
+        let drift = w.drift_pct.get(2).copied().flatten().unwrap_or(f64::NAN);
+        Some(format!(
+            "CPU per request moved {drift:.1}% over the measured window ({} s; its halves \
+             differ beyond what the sampling explains) while throughput and latency stayed \
+             flat: this run's CPU per request enters no verdict",
+            w.seconds
+        ))
+    }
+
     /// Why the run is not at steady state, for its warning; None when it is.
     pub fn unsettled_reason(&self) -> Option<String> {
         if let Some(w) = self.window.as_ref().filter(|w| !w.steady) {
@@ -210,9 +254,18 @@ fn window_reason(w: &WindowCheck, band_pct: f64) -> String {
             w.silent_s
         ));
     }
+    if let Some(needs) = w.needs_s {
+        let noise = w.noise_pct.first().copied().flatten();
+        why.push(format!(
+            "the measured window was too short to judge: at {} a step, seeing a move of {:.0}% \
+             needs {needs} s, and it had {} s (lengthen `duration`)",
+            noise.map_or("its noise".to_string(), |n| format!("{n:.1}% of noise")),
+            super::steady_rule::MOVE_TO_SEE * 100.0,
+            w.seconds
+        ));
+    }
     format!(
-        "not at steady state: {}: a plateau of the warm-up or a stall passed for steady state; \
-         this run is shown but enters no verdict",
+        "not at steady state: {}: this run is shown but enters no verdict",
         why.join("; ")
     )
 }
@@ -278,27 +331,10 @@ pub fn judge_window(seconds: &[(f64, f64, f64)], band: f64) -> Option<WindowChec
             })
             .collect(),
         steady,
-    })
-}
-
-/// The Theil-Sen slope of `values` against their index (per second): the median of the slopes
-/// between every pair. None with fewer than two values.
-pub fn theil_sen_slope(values: &[f64]) -> Option<f64> {
-    let mut slopes = Vec::new();
-    for i in 0..values.len() {
-        for j in i + 1..values.len() {
-            slopes.push((values[j] - values[i]) / (j - i) as f64);
-        }
-    }
-    if slopes.is_empty() {
-        return None;
-    }
-    slopes.sort_by(f64::total_cmp);
-    let m = slopes.len();
-    Some(if m % 2 == 1 {
-        slopes[m / 2]
-    } else {
-        (slopes[m / 2 - 1] + slopes[m / 2]) / 2.0
+        rule: RULE_ORDERED_TREND.into(),
+        step_s: 0,
+        noise_pct: Vec::new(),
+        needs_s: None,
     })
 }
 
@@ -310,7 +346,7 @@ pub fn relative_drift(values: &[f64]) -> Option<f64> {
     if v.len() * 2 < values.len() || v.len() < 3 {
         return None;
     }
-    let slope = theil_sen_slope(&v)?;
+    let slope = crate::util::trend::theil_sen_slope(&v)?;
     let level = crate::util::numbers::median(v.clone());
     if level <= 0.0 {
         return Some(f64::INFINITY);
@@ -319,7 +355,7 @@ pub fn relative_drift(values: &[f64]) -> Option<f64> {
 }
 
 /// The longest run of seconds without any answer in `seconds`.
-fn longest_silence(seconds: &[(f64, f64, f64)]) -> usize {
+pub(super) fn longest_silence(seconds: &[(f64, f64, f64)]) -> usize {
     let mut longest = 0;
     let mut run = 0;
     for s in seconds {
@@ -335,7 +371,7 @@ fn longest_silence(seconds: &[(f64, f64, f64)]) -> usize {
 /// A service answering in milliseconds that is silent for a second has stalled; a pool whose
 /// requests wait 5 s answers in waves as its threads free up, and a silent second between
 /// two waves is its rhythm, not a stall.
-fn stalled(seconds: &[(f64, f64, f64)], silence: usize) -> bool {
+pub(super) fn stalled(seconds: &[(f64, f64, f64)], silence: usize) -> bool {
     if silence == 0 {
         return false;
     }
@@ -473,10 +509,7 @@ mod tests {
     }
 
     #[test]
-    fn theil_sen_ignores_outliers() {
-        assert_eq!(theil_sen_slope(&[1.0, 2.0, 3.0, 4.0]), Some(1.0));
-        assert_eq!(theil_sen_slope(&[5.0, 5.0, 100.0, 5.0, 5.0]), Some(0.0));
-        assert_eq!(theil_sen_slope(&[1.0]), None);
+    fn drift_is_the_slope_over_the_span_relative_to_the_median() {
         let drift = relative_drift(&[100.0, 101.0, 102.0, 103.0, 104.0]).unwrap();
         assert!((drift - 0.04 / 1.02).abs() < 1e-9, "{drift}");
     }

@@ -219,12 +219,13 @@ impl RunCtx<'_> {
             };
             let settled = settle.second(elapsed, now);
             let max = settle.max;
+            let curve = settle.curve();
             match settle.lead.as_mut() {
                 None if settled => live.finish_early(),
                 Some(lead) if lead.from.is_none() && (settled || elapsed >= max) => {
                     let due_at = *lead.due_at.get_or_insert(elapsed);
                     if self.profile_ready(elapsed.saturating_sub(due_at)) {
-                        live.end_at(lead.decide(elapsed));
+                        live.end_at(lead.decide(elapsed, &curve));
                     }
                 }
                 _ => {}

@@ -139,6 +139,12 @@ fn cell_of(set: ResultsDir, scenario: &str, contender: &str, settled_only: bool)
     let ok: u64 = runs.iter().map(|r| r.summary.ok + r.summary.drained).sum();
     let ko: u64 = runs.iter().map(|r| r.summary.errors.total()).sum();
     let rps_values: Vec<f64> = runs.iter().map(|r| r.summary.rps).collect();
+    // A verdict's CPU per request leaves out the runs whose window's CPU alone moved.
+    let cpu_runs: Vec<&Run> = runs
+        .iter()
+        .copied()
+        .filter(|r| !settled_only || !r.warmup.as_ref().is_some_and(|w| w.cpu_moved()))
+        .collect();
     let rps_cv = coefficient_of_variation(&rps_values);
     Some(Cell {
         contender: contender.to_string(),
@@ -156,6 +162,7 @@ fn cell_of(set: ResultsDir, scenario: &str, contender: &str, settled_only: bool)
                 Source::Errors => errors(&runs, units, ok, ko, seed),
                 Source::Latency(stat) => latency.of_stat(stat, fallback),
                 Source::LatencyAll => p99_all(&runs),
+                Source::Run(f) if m.key == "cpu" => sampled_estimate(&cpu_runs, f),
                 Source::Run(f) if f.sampled() => sampled_estimate(&runs, f),
                 Source::Run(f) => per_run_estimate(&runs, |r| figure(r, f)),
             })
@@ -266,6 +273,7 @@ fn per_run_estimate(runs: &[&Run], f: impl Fn(&Run) -> f64) -> Estimate {
 /// --pid or --cmd), which is no figure rather than zero threads and zero CPU.
 fn sampled_estimate(runs: &[&Run], f: Figure) -> Estimate {
     if runs.iter().all(|r| unsampled(r)) {
+        // (No run at all, too: a cell whose every run's CPU moved.)
         Estimate::point(f64::NAN)
     } else {
         per_run_estimate(runs, |r| figure(r, f))
@@ -773,5 +781,43 @@ mod tests {
             c.method
         );
         assert!(c.method.contains("over 2 load levels"), "{}", c.method);
+    }
+
+    #[test]
+    fn a_run_whose_cpu_alone_moved_is_tested_on_throughput_and_not_on_cpu() {
+        let lat = [10, 11, 12];
+        let mut runs: Vec<Run> = [1000.0, 1010.0, 990.0, 1005.0]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| run_with("a", i as u32 + 1, *v, &lat))
+            .collect();
+        for (i, r) in runs.iter_mut().enumerate() {
+            r.resources.cpu_ms_per_1k_requests = 100.0 + i as f64;
+            r.resources.cpu_s = 1.0;
+        }
+        // Run 4's window: throughput and latency flat, CPU per answer moved (a doubled figure).
+        let mut w = crate::results::test_support::window_trended(10, 40.0);
+        let check = w.window.as_mut().unwrap();
+        check.trending = vec![false, false, true];
+        check.steady = true;
+        runs[3].warmup = Some(w);
+        runs[3].resources.cpu_ms_per_1k_requests = 200.0;
+        let res = results(runs);
+        let set = ResultsDir::new(&res, Path::new("/x"));
+        let settled = settled_cell(set, "s", "a").unwrap();
+        assert_eq!((settled.runs, settled.unsettled_runs), (4, 0));
+        assert_eq!(settled.tested_values(settled.of("throughput")).len(), 4);
+        let cpu = settled.tested_values(settled.of("cpu"));
+        assert_eq!(cpu, vec![100.0, 101.0, 102.0]);
+        // The table's cell still shows every run's CPU.
+        let shown = cell(set, "s", "a").unwrap();
+        assert_eq!(shown.of("cpu").per_run.len(), 4);
+        // Every run's CPU moved: no CPU figure to test, and no panic.
+        let mut all = res.clone();
+        for r in &mut all.runs {
+            r.warmup = res.runs[3].warmup.clone();
+        }
+        let none = settled_cell(ResultsDir::new(&all, Path::new("/x")), "s", "a").unwrap();
+        assert!(none.of("cpu").value.is_nan());
     }
 }

@@ -192,9 +192,14 @@ pub fn records(all: &[ScenarioFindings], stopped: &str) -> Vec<VerdictRecord> {
         .collect()
 }
 
-/// The stored runs judged again by today's verdict rules, at the plan's last look (as its last
-/// round would judge them now), why repeating stopped kept; `rejudged_at` says when.
+/// The stored runs judged again by today's rules, at the plan's last look (as its last round
+/// would judge them now), why repeating stopped kept; `rejudged_at` says when. Each measured
+/// window that was judged is judged again first, by today's steady-state rule, so that the
+/// runs a verdict may use are today's too.
 pub fn rejudge(res: &mut Results, dir: &std::path::Path) {
+    res.runs
+        .iter_mut()
+        .for_each(crate::results::window_judge::rejudge_window);
     let design = design_of(&res.plan);
     let stopped = res
         .verdicts

@@ -2,7 +2,8 @@
 //! test. S counts, over every pair of seconds, +1 where the later is higher and -1 where it is
 //! lower; with no trend every order of the values is equally likely, so S's distribution is
 //! known exactly (from the number of permutations with each count of inversions) and its
-//! two-sided p-value says how often noise alone would look this ordered.
+//! two-sided p-value says how often noise alone would look this ordered. Beside it, the
+//! Theil-Sen slope, how fast such a series moves.
 
 /// Two-sided p-value of the Mann-Kendall test for a monotone trend in `values` (NaN values
 /// left out); 1 with fewer than three values. Exact without ties; with ties, the normal
@@ -81,6 +82,27 @@ fn upper_tail(z: f64) -> f64 {
     0.5 * poly * (-x * x).exp()
 }
 
+/// The Theil-Sen slope of `values` against their index (per second): the median of the slopes
+/// between every pair. None with fewer than two values.
+pub fn theil_sen_slope(values: &[f64]) -> Option<f64> {
+    let mut slopes = Vec::new();
+    for i in 0..values.len() {
+        for j in i + 1..values.len() {
+            slopes.push((values[j] - values[i]) / (j - i) as f64);
+        }
+    }
+    if slopes.is_empty() {
+        return None;
+    }
+    slopes.sort_by(f64::total_cmp);
+    let m = slopes.len();
+    Some(if m % 2 == 1 {
+        slopes[m / 2]
+    } else {
+        (slopes[m / 2 - 1] + slopes[m / 2]) / 2.0
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,5 +137,12 @@ mod tests {
             // At most the level (S is discrete: at 8 values the exact test reaches 2.8%).
             assert!((0.02..=0.06).contains(&rate), "n = {n}: {rate}");
         }
+    }
+
+    #[test]
+    fn theil_sen_ignores_outliers() {
+        assert_eq!(theil_sen_slope(&[1.0, 2.0, 3.0, 4.0]), Some(1.0));
+        assert_eq!(theil_sen_slope(&[5.0, 5.0, 100.0, 5.0, 5.0]), Some(0.0));
+        assert_eq!(theil_sen_slope(&[1.0]), None);
     }
 }

@@ -89,7 +89,7 @@ fn measurement_starts_only_after_a_jit_like_fall_in_cpu_cost_has_ended() {
         "--warmup",
         "60s",
         "--duration",
-        "3s",
+        "20s",
         "--out",
         out.path().to_str().unwrap(),
     ]);
@@ -115,10 +115,10 @@ fn measurement_starts_only_after_a_jit_like_fall_in_cpu_cost_has_ended() {
         curve[1] < 0.6 * last,
         "no climb in the warm-up curve: {curve:?}"
     );
-    assert!(run["driver"]["warnings"]
-        .to_string()
-        .find("not at steady state")
-        .is_none());
+    // Twenty seconds, not three: at this load's few percent of noise a second, a window much
+    // shorter is too short to be judged, and is flagged as such.
+    let warnings = run["driver"]["warnings"].to_string();
+    assert!(!warnings.contains("not at steady state"), "{warnings}");
 }
 
 #[test]

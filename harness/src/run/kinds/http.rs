@@ -256,7 +256,14 @@ impl RunCtx<'_> {
         };
         let mut r = finish(r, ended, proc.as_deref());
         // From when the load began: load hosts begin together, a moment after their share is sent.
-        let (remote, length) = (self.remote.as_deref(), s.load.profile.duration());
+        // Over the window as measured (a led-in window may have been lengthened for its noise).
+        let measured = std::time::Duration::from_secs_f64(r.summary.duration_s.max(0.0));
+        let length = if measured.is_zero() {
+            s.load.profile.duration()
+        } else {
+            measured
+        };
+        let remote = self.remote.as_deref();
         runtime_logs(&mut r, proc.as_deref(), remote, load_start, length);
         print_run(&r);
         r

@@ -10,6 +10,7 @@
 use super::http::{scenario_target, warmup_load, Window};
 use crate::plan::Scenario;
 use crate::results::record::Run;
+use crate::results::steady_rule::MAX_WINDOW_S;
 use crate::results::warmup::WarmupRecord;
 use crate::run::observe::warmup::{Lead, Settle};
 use crate::run::observe::window_check::constant_load;
@@ -50,7 +51,15 @@ impl RunCtx<'_> {
             Some(_) => super::profiling::PROFILER_WAIT + Duration::from_secs(1),
             None => Duration::ZERO,
         };
-        let load = warmup_load(&s.load, s.warmup + length + SLACK + wait);
+        // The load runs long enough for the longest window the warm-up's noise may ask for; it
+        // ends once the window has (Lead::decide).
+        let stretch = self.plan.window_auto && self.profiler.is_none();
+        let longest = if stretch {
+            length.max(Duration::from_secs(MAX_WINDOW_S as u64))
+        } else {
+            length
+        };
+        let load = warmup_load(&s.load, s.warmup + longest + SLACK + wait);
         let target = scenario_target(
             addr,
             s,
@@ -69,6 +78,7 @@ impl RunCtx<'_> {
         );
         settle.lead = Some(Lead {
             length,
+            stretch,
             count_downstream: downstream_port.is_some(),
             ..Lead::default()
         });

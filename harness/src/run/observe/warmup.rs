@@ -4,6 +4,7 @@
 //! every run, with the warm-up's throughput second by second; a warm-up that reached its maximum
 //! without settling is flagged ("not at steady state").
 
+use crate::results::steady_rule::{planned_seconds, LEAD_S};
 use crate::results::warmup::{
     compiler_idle, jit_curve_ms, relative_drift, steady, SETTLE_WINDOW_S,
 };
@@ -44,10 +45,16 @@ pub struct Settle {
 }
 
 /// A warm-up that leads into the measured window of the same load: once settled (or at its
-/// maximum) the window opens at the next whole second of the load and lasts `length`.
+/// maximum) the window opens at the next whole second of the load and lasts `length`, or
+/// longer where `stretch` and the warm-up's noise need it.
 #[derive(Debug, Clone, Default)]
 pub struct Lead {
     pub length: Duration,
+    /// Whether the window may be lengthened to what the noise of the warm-up's last seconds
+    /// needs for the steady-state rule to judge it (steady_rule::planned_seconds), at most
+    /// steady_rule::MAX_WINDOW_S, where the plan says `window = "auto"`; not for a profiled
+    /// run, whose profiler records `length`.
+    pub stretch: bool,
     /// When the warm-up ended (settled or at its maximum): the window is decided then, or once
     /// the run's profiler has started.
     pub due_at: Option<Duration>,
@@ -66,10 +73,24 @@ pub struct Lead {
 
 impl Lead {
     /// Opens the window at the next whole second after `elapsed` (a second boundary of the
-    /// load's per-second histograms); returns where the load now ends.
-    pub fn decide(&mut self, elapsed: Duration) -> Duration {
+    /// load's per-second histograms), as long as the warm-up's `curve` (answers a second) needs
+    /// where it may stretch; returns where the load now ends.
+    pub fn decide(&mut self, elapsed: Duration, curve: &[f64]) -> Duration {
         let from = elapsed.as_secs() + 1;
         self.from = Some(from);
+        if self.stretch {
+            let lead = &curve[curve.len().saturating_sub(LEAD_S)..];
+            let plan_s = self.length.as_secs().max(1) as usize;
+            let planned = planned_seconds(lead, plan_s);
+            if planned > plan_s {
+                eprintln!(
+                    "  window: {planned} s instead of {plan_s} s, for the noise of the warm-up's \
+                     last {} s (a 20% move must stand out)",
+                    lead.len()
+                );
+                self.length = Duration::from_secs(planned as u64);
+            }
+        }
         Duration::from_secs(from) + self.length
     }
 

@@ -1,12 +1,12 @@
-//! The measured window judged again once the run is over: its whole seconds (throughput, mean
-//! latency, CPU per answer) by the warm-up's rule, so that a run measured on a plateau of a
-//! JIT's climb is not called steady (see `warmup::judge_window`).
+//! The measured window judged again once the run is over, by the steady-state rule of
+//! results/window_judge.rs (throughput, mean latency, CPU per answer), so that a run measured
+//! on a plateau of a JIT's climb, or over a window too short for its noise, is not called
+//! steady.
 
-use super::warmup::MIN_CPU_S;
 use crate::plan::{Profile, Scenario};
 use crate::results::record::Run;
-use crate::results::warmup::{judge_window, WindowCheck, PIPELINE_STEP_S};
-use crate::sampler::Sample;
+use crate::results::warmup::{WindowCheck, PIPELINE_STEP_S};
+use crate::results::window_judge::check_run;
 
 /// The measured window judged too, once the run is over: only a window that is itself flat
 /// shows the contender had settled (a warm-up can stop on a plateau of its climb). A run that
@@ -15,9 +15,7 @@ pub(in crate::run) fn judge_measured_window(r: &mut Run, s: &Scenario) {
     let Some(w) = r.warmup.as_ref() else {
         return;
     };
-    let window = (w.watched() && constant_load(s))
-        .then(|| judged_in_steps(r, 1, w.band_pct / 100.0))
-        .flatten();
+    let window = (w.watched() && constant_load(s)).then(|| check_run(r, 1));
     // An HTTP run's unsettled warm-up is told nowhere else, so any reason is told here.
     keep_window(r, window, true);
 }
@@ -34,104 +32,35 @@ pub(in crate::run) fn constant_load(s: &Scenario) -> bool {
     flat && s.events.is_empty()
 }
 
-/// A pipeline's measured window judged as its warm-up is, in steps of PIPELINE_STEP_S (a
-/// pipeline delivers a polled batch at a time, so single seconds swing by a fifth): records,
-/// their mean latency and CPU per record must not trend over the steps. A window of the usual
-/// 30 s gives six steps, enough for the check (MIN_WINDOW_S). Not judged where the scenario's
-/// load is not flat, or the run has no warm-up record.
+/// A pipeline's measured window judged in steps of PIPELINE_STEP_S (a pipeline delivers a
+/// polled batch at a time, so single seconds swing by a fifth): records, their mean latency
+/// and CPU per record. Not judged where the scenario's load is not flat, or the run has no
+/// warm-up record.
 pub(in crate::run) fn judge_pipeline_window(r: &mut Run, s: &Scenario) {
-    if constant_load(s) {
-        judge_in_steps(r, PIPELINE_STEP_S as u32);
+    if constant_load(s) && r.warmup.is_some() {
+        let window = check_run(r, PIPELINE_STEP_S as u32);
+        keep_window(r, Some(window), false);
     }
 }
 
-/// The measured window of `r` judged in steps of `step` seconds, the record and its warnings
-/// told the outcome (the warm-up's own warning is pipeline_warmup's to tell).
-fn judge_in_steps(r: &mut Run, step: u32) {
-    let Some(band) = r.warmup.as_ref().map(|w| w.band_pct / 100.0) else {
-        return;
-    };
-    let window = judged_in_steps(r, step, band);
-    keep_window(r, window, false);
-}
-
-/// The check of the measured window's steps of `step` seconds within `band` (None where the
-/// window is too short to judge), its length counted in seconds.
-fn judged_in_steps(r: &Run, step: u32, band: f64) -> Option<WindowCheck> {
-    judge_window(&window_steps(r, step), band).map(|mut c| {
-        c.seconds *= step as usize;
-        c
-    })
-}
-
 /// `window` kept in the run's warm-up record; where the run is not at steady state its
-/// warnings say why: for any reason when `warm_up_too`, else only for a window that trended.
+/// warnings say why: for any reason when `warm_up_too`, else only for a window that was not
+/// steady.
 fn keep_window(r: &mut Run, window: Option<WindowCheck>, warm_up_too: bool) {
     let Some(w) = r.warmup.as_mut() else {
         return;
     };
     w.window = window;
-    let window_trended = w.window.as_ref().is_some_and(|c| !c.steady);
-    if warm_up_too || window_trended {
-        if let Some(why) = w.unsettled_reason() {
-            eprintln!("  warning: {why}");
-            r.driver.warnings.push(why);
-        }
+    let window_unsteady = w.window.as_ref().is_some_and(|c| !c.steady);
+    let why = if warm_up_too || window_unsteady {
+        w.unsettled_reason()
+    } else {
+        None
+    };
+    if let Some(why) = why.or_else(|| w.cpu_moved_note()) {
+        eprintln!("  warning: {why}");
+        r.driver.warnings.push(why);
     }
-}
-
-/// The measured window's whole steps of `step` seconds (1 for an HTTP run's seconds), each
-/// its answers (ok or not; a second without a row counts as silent), their mean latency
-/// (weighted by the ok answers of each second; NaN without any) and the contender's CPU per
-/// answer over the step (NaN where not sampled, or below MIN_CPU_S a second on average).
-fn window_steps(r: &Run, step: u32) -> Vec<(f64, f64, f64)> {
-    let whole = r.summary.duration_s.floor() as u32;
-    let samples = &r.resources.samples;
-    (0..whole / step.max(1))
-        .map(|k| {
-            let (from, to) = (k * step, (k + 1) * step);
-            let rows = r
-                .intervals
-                .iter()
-                .filter(|row| !row.drain && (from..to).contains(&row.t));
-            let (mut answers, mut ok, mut latency_sum) = (0.0, 0.0, 0.0);
-            for row in rows {
-                answers += (row.ok + row.errors) as f64;
-                if row.ok > 0 && row.latency.mean > 0.0 {
-                    ok += row.ok as f64;
-                    latency_sum += row.ok as f64 * row.latency.mean;
-                }
-            }
-            let mean_ms = if ok > 0.0 { latency_sum / ok } else { f64::NAN };
-            let cpu = match (
-                cpu_at(samples, f64::from(from)),
-                cpu_at(samples, f64::from(to)),
-            ) {
-                (Some(a), Some(b)) if answers > 0.0 && b - a >= MIN_CPU_S * f64::from(step) => {
-                    (b - a) / answers
-                }
-                _ => f64::NAN,
-            };
-            (answers, mean_ms, cpu)
-        })
-        .collect()
-}
-
-/// The contender's cumulative CPU seconds at `t` s into the measured phase, interpolated
-/// between the samples around it; None outside the samples.
-fn cpu_at(samples: &[Sample], t: f64) -> Option<f64> {
-    let cpu = |s: &Sample| s.cpu_user_s + s.cpu_sys_s;
-    let after = samples.iter().position(|s| s.t >= t)?;
-    let b = &samples[after];
-    if after == 0 {
-        return (b.t - t < 0.05).then(|| cpu(b));
-    }
-    let a = &samples[after - 1];
-    let span = b.t - a.t;
-    if span <= 0.0 {
-        return Some(cpu(b));
-    }
-    Some(cpu(a) + (cpu(b) - cpu(a)) * (t - a.t) / span)
 }
 
 #[cfg(test)]
@@ -140,15 +69,23 @@ mod tests {
     use crate::driver::summary::{IntervalRow, Latency};
     use crate::results::test_support::blank_run;
     use crate::results::warmup::{WarmupRecord, RULE_ORDERED_AT_END};
+    use crate::results::window_judge::window_steps;
+    use crate::sampler::Sample;
 
-    /// A pipeline's 30 s measured window: 4,000 records a second in bursts (each five seconds
+    /// The pipeline's window judged in steps of `step` seconds, as judge_pipeline_window does.
+    fn judge_in_steps(r: &mut Run, step: u32) {
+        let window = check_run(r, step);
+        keep_window(r, Some(window), false);
+    }
+
+    /// A pipeline's 60 s measured window: 4,000 records a second in bursts (each five seconds
     /// hold the same five swings, so a step's sum is flat), 300 ms each, and the contender's
     /// CPU sampled every 250 ms at `cpu_per_s(t)` CPU seconds in second t; its warm-up settled.
     fn pipeline_window(cpu_per_s: impl Fn(u32) -> f64) -> Run {
         let mut r = blank_run("pipeline-reactive", "rate-4000", 1);
-        r.summary.duration_s = 30.0;
+        r.summary.duration_s = 60.0;
         let swings = [1.15, 0.85, 1.1, 0.9, 1.0];
-        r.intervals = (0..33)
+        r.intervals = (0..63)
             .map(|t| IntervalRow {
                 t,
                 ok: (4000.0 * swings[t as usize % 5]) as u64,
@@ -156,12 +93,12 @@ mod tests {
                     mean: 300.0,
                     ..Latency::default()
                 },
-                drain: t >= 30,
+                drain: t >= 60,
                 ..IntervalRow::default()
             })
             .collect();
         let mut cpu = 0.0;
-        for q in 0..=31 * 4 {
+        for q in 0..=61 * 4 {
             let t = q as f64 / 4.0;
             r.resources.samples.push(Sample {
                 t,
@@ -184,34 +121,38 @@ mod tests {
 
     #[test]
     fn a_pipeline_window_is_judged_in_steps_and_a_climb_in_it_is_not_steady() {
-        // Bursty seconds, flat steps: steady, judged over six steps of 5 s (30 s).
+        // Bursty seconds, flat steps: steady, judged over twelve steps of 5 s (60 s).
         let mut flat = pipeline_window(|_| 0.5);
         let steps = window_steps(&flat, 5);
-        assert_eq!(steps.len(), 6, "{steps:?}");
+        assert_eq!(steps.len(), 12, "{steps:?}");
         assert!(
-            steps.iter().all(|s| s.0 == 20_000.0 && s.1 == 300.0),
+            steps
+                .iter()
+                .all(|s| s.answers == 20_000.0 && s.mean_ms == 300.0),
             "{steps:?}"
         );
         judge_in_steps(&mut flat, 5);
         let w = flat.warmup.as_ref().unwrap();
         let check = w.window.as_ref().unwrap();
         assert!(check.steady && !w.unsettled(), "{check:?}");
-        assert_eq!(check.seconds, 30);
+        assert_eq!(check.seconds, 60);
         assert!(
             flat.driver.warnings.is_empty(),
             "{:?}",
             flat.driver.warnings
         );
-        // CPU per record climbing 3% a step (15% over the window): not at steady state.
+        // CPU per record climbing 3% a step (a third over the window) while records and their
+        // latency stay flat: the run is at steady state, its CPU per record out of the verdicts.
         let mut climbing = pipeline_window(|t| 0.5 * (1.0 + 0.03 * f64::from(t / 5)));
         judge_in_steps(&mut climbing, 5);
         let w = climbing.warmup.as_ref().unwrap();
-        assert!(w.unsettled(), "{w:?}");
+        assert!(!w.unsettled() && w.cpu_moved(), "{w:?}");
         assert_eq!(w.window.as_ref().unwrap().trending, [false, false, true]);
         let warning = climbing.driver.warnings.join(" ");
         assert!(
-            warning.contains("the measured window itself still trended (CPU per request drifted")
-                && warning.contains("over its 30 s"),
+            warning.starts_with("CPU per request moved")
+                && warning.contains("(60 s;")
+                && warning.contains("enters no verdict"),
             "{warning}"
         );
     }
@@ -260,11 +201,13 @@ mod tests {
         let seconds = window_steps(&r, 1);
         assert_eq!(seconds.len(), 12);
         assert!(
-            seconds.iter().all(|s| s.0 == 1000.0 && s.1 == 100.0),
+            seconds
+                .iter()
+                .all(|s| s.answers == 1000.0 && s.mean_ms == 100.0),
             "{seconds:?}"
         );
-        assert!((seconds[0].2 - 0.0002).abs() < 1e-9, "{seconds:?}");
-        let check = judged_in_steps(&r, 1, 0.05).expect("12 s can be judged");
+        assert!((seconds[0].cpu_s - 0.2).abs() < 1e-9, "{seconds:?}");
+        let check = check_run(&r, 1);
         assert!(check.steady && check.seconds == 12, "{check:?}");
         keep_window(&mut r, Some(check.clone()), true);
         assert!(r.driver.warnings.is_empty(), "{:?}", r.driver.warnings);
@@ -287,7 +230,7 @@ mod tests {
         // skipped (skipping it would hide a stall).
         let gap = window_steps(&http_window(true, Some(5)), 1);
         assert_eq!(gap.len(), 12);
-        assert_eq!(gap[5].0, 0.0);
-        assert!(gap[5].1.is_nan() && gap[5].2.is_nan(), "{:?}", gap[5]);
+        assert_eq!(gap[5].answers, 0.0);
+        assert!(gap[5].mean_ms.is_nan(), "{:?}", gap[5]);
     }
 }
