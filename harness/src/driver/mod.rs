@@ -12,6 +12,7 @@
 pub mod assess;
 mod closed;
 pub mod cpu_busy;
+pub mod histogram_header;
 mod open;
 pub mod record;
 pub mod remote;

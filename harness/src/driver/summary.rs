@@ -266,15 +266,23 @@ pub fn decode_histogram(s: &str) -> Result<Histogram<u64>> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(s)
         .context("histogram is not base64")?;
+    decode_histogram_bytes(&bytes)
+}
+
+/// A histogram's bytes (HdrHistogram V2, compressed or not) decoded, once its header has been
+/// held against what a run of this harness (or its Kafka load tool) records: the header decides
+/// how much memory decoding takes, and a results file from elsewhere may declare gigabytes.
+pub fn decode_histogram_bytes(bytes: &[u8]) -> Result<Histogram<u64>> {
+    let plain = super::histogram_header::checked_v2(bytes)?;
     hdrhistogram::serialization::Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
+        .deserialize(&mut plain.as_slice())
         .map_err(|e| anyhow::anyhow!("cannot decode histogram: {e:?}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::record::{new_histogram, ErrorKind, Live};
+    use crate::driver::record::{new_histogram, ErrorKind, Live, HIST_MAX_US};
     use crate::plan::Profile;
     use std::time::Instant;
 
@@ -401,5 +409,45 @@ mod tests {
             vec![Some("a.b".to_string()), Some("a.b".to_string())]
         );
         assert!(!dir.path().join("x.hlog.tmp").exists());
+    }
+
+    /// A histogram's V2 bytes with the header fields a reader trusts: `high` and `digits` decide
+    /// the counts' size, `payload` the buffer read before them.
+    fn v2_bytes(payload: u32, digits: u32, high: u64) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend(0x1c84_9313u32.to_be_bytes());
+        b.extend(payload.to_be_bytes());
+        b.extend(0u32.to_be_bytes());
+        b.extend(digits.to_be_bytes());
+        b.extend(1u64.to_be_bytes());
+        b.extend(high.to_be_bytes());
+        b.extend(1.0f64.to_be_bytes());
+        b
+    }
+
+    #[test]
+    fn a_histogram_that_declares_more_than_a_run_records_is_refused_before_allocating() {
+        use base64::Engine;
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        let cases = [
+            (v2_bytes(u32::MAX, 3, HIST_MAX_US), "payload"),
+            (v2_bytes(16, 3, u64::MAX / 4), "highest trackable"),
+            (v2_bytes(16, 9, HIST_MAX_US), "significant digits"),
+        ];
+        for (bytes, field) in cases {
+            let e = format!("{:#}", decode_histogram(&b64(&bytes)).unwrap_err());
+            assert!(e.contains(field), "{field}: {e}");
+        }
+        // The compressed form's declared length beyond its bytes.
+        let mut deflated = 0x1c84_9314u32.to_be_bytes().to_vec();
+        deflated.extend(u32::MAX.to_be_bytes());
+        deflated.extend([0x78, 0x9c, 0x03, 0x00]);
+        let e = format!("{:#}", decode_histogram(&b64(&deflated)).unwrap_err());
+        assert!(e.contains("compressed"), "{e}");
+        // What a run writes still decodes.
+        let mut h = new_histogram();
+        h.record(1234).unwrap();
+        let back = decode_histogram(&encode_histogram(&h).unwrap()).unwrap();
+        assert_eq!(back.len(), 1);
     }
 }

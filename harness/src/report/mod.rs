@@ -45,7 +45,7 @@ mod verdicts;
 use crate::results::dir::ResultsDir;
 use crate::results::record::Run;
 use crate::stats::{self, Cell, Difference, METRICS};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use chart::{Chart, PALETTE};
 use section::{Place, Section};
 use std::fmt::Write;
@@ -256,8 +256,7 @@ pub fn write_all(set: ResultsDir) -> Result<Vec<PathBuf>> {
     let (results, dir) = (set.results, set.dir);
     let views = views(set);
     let charts_dir = dir.join("charts");
-    std::fs::create_dir_all(&charts_dir)
-        .with_context(|| format!("cannot create {}", charts_dir.display()))?;
+    crate::util::files::own_dir(&charts_dir)?;
     let mut written = Vec::new();
     let mut pngs = Vec::new();
     for v in &views {

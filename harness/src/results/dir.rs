@@ -43,11 +43,7 @@ impl<'a> ResultsDir<'a> {
                 let raw = base64::engine::general_purpose::STANDARD
                     .decode(h.encoded_histogram())
                     .ok()?;
-                hists.push(
-                    hdrhistogram::serialization::Deserializer::new()
-                        .deserialize(&mut raw.as_slice())
-                        .ok()?,
-                );
+                hists.push(crate::driver::summary::decode_histogram_bytes(&raw).ok()?);
             }
         }
         Some(hists)
@@ -75,13 +71,35 @@ pub fn read_inside(dir: &Path, rel: &str) -> Result<Vec<u8>> {
     if !inside {
         return Err(anyhow!("{rel} is not inside the results directory"));
     }
+    // No link on the way, the file's own name included: a link could lead out of the
+    // directory whatever its name says.
+    let mut at = dir.to_path_buf();
+    for part in path.components() {
+        at.push(part);
+        let linked = std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink());
+        if linked {
+            return Err(anyhow!(
+                "{} is a symbolic link: a results directory's files are read only as they are",
+                at.display()
+            ));
+        }
+    }
     let full = dir.join(path);
-    let file =
-        std::fs::File::open(&full).with_context(|| format!("cannot read {}", full.display()))?;
+    // Opened without following a link and without waiting (a FIFO opened for reading waits
+    // for a writer), then checked to be a regular file before anything is read.
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&full)
+        .with_context(|| format!("cannot read {}", full.display()))?;
     let meta = file.metadata()?;
-    if !meta.is_file() || meta.len() > MAX_FILE_BYTES {
+    if !meta.is_file() {
+        return Err(anyhow!("{} is not a regular file", full.display()));
+    }
+    if meta.len() > MAX_FILE_BYTES {
         return Err(anyhow!(
-            "{} is not a file of at most {MAX_FILE_BYTES} bytes",
+            "{} is larger than {MAX_FILE_BYTES} bytes",
             full.display()
         ));
     }
@@ -146,6 +164,39 @@ mod tests {
                 e.contains("not inside the results directory"),
                 "{outside}: {e}"
             );
+        }
+    }
+
+    #[test]
+    fn a_fifo_or_a_link_is_refused_without_waiting_or_leaving_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("a.hlog"), b"#outside").unwrap();
+        let fifo = std::ffi::CString::new(dir.path().join("f.hlog").to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo only reads the path given.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::os::unix::fs::symlink(outside.path().join("a.hlog"), dir.path().join("l.hlog"))
+            .unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("histograms")).unwrap();
+        let results = blank_results(&["a"]);
+        let set = ResultsDir::new(&results, dir.path());
+        let mut r = blank_run("a", "s", 1);
+        // Each read must end at once (a FIFO opened for reading waits for a writer).
+        let (tx, rx) = std::sync::mpsc::channel();
+        let d = dir.path().to_path_buf();
+        std::thread::spawn(move || {
+            let e = super::read_inside(&d, "f.hlog").map(|_| ()).unwrap_err();
+            tx.send(format!("{e:#}")).unwrap();
+        });
+        let e = rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("reading a FIFO returned");
+        assert!(e.contains("not a regular file"), "{e}");
+        for rel in ["l.hlog", "histograms/a.hlog"] {
+            r.histogram_log = Some(rel.into());
+            assert_eq!(set.histogram_log_bytes(&r), None, "{rel}");
+            let e = format!("{:#}", super::read_inside(dir.path(), rel).unwrap_err());
+            assert!(e.contains("symbolic link"), "{rel}: {e}");
         }
     }
 }

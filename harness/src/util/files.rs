@@ -1,7 +1,7 @@
 //! Files: writes that a crash cannot leave half done, private temporary directories, and the
 //! names iobound accepts for what becomes a file or directory.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
@@ -33,22 +33,51 @@ pub fn lexical(path: &Path) -> PathBuf {
 
 /// Writes `bytes` to `path` via a temporary file in the same directory and a rename. A write
 /// that fails (a full disk) names the file and leaves neither a partial file nor the temporary
-/// one; `path` keeps what it held.
+/// one; `path` keeps what it held. The temporary file has a fresh random name, made
+/// exclusively (no link or file already there is opened), and the rename replaces `path`
+/// itself: a link at `path` is replaced, never written through.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension(format!(
-        "{}.tmp",
-        path.extension().and_then(|e| e.to_str()).unwrap_or("")
-    ));
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let written = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        let mut tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".tmp")
+            .tempfile_in(dir)?;
+        tmp.write_all(bytes)?;
+        tmp.as_file().sync_all()?;
+        // Readable as a file written the usual way is (tempfile makes it 0600).
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok::<(), std::io::Error>(())
     })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
     written.with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Makes `dir` (its parent must exist) or accepts it as it is when it is a directory, never a
+/// symbolic link: a results directory from a clone or a tarball could hold a link named
+/// like an output folder, and the writes into it would land wherever it points.
+pub fn own_dir(dir: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(dir) {
+        Ok(m) if m.file_type().is_symlink() => bail!(
+            "{} is a symbolic link: iobound writes its outputs only into directories of its \
+             own; remove it and run again",
+            dir.display()
+        ),
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => bail!(
+            "{} is not a directory: remove it and run again",
+            dir.display()
+        ),
+        Err(_) => {
+            std::fs::create_dir(dir).with_context(|| format!("cannot create {}", dir.display()))
+        }
+    }
 }
 
 /// A new directory under the system's temporary directory, with a random name after
@@ -159,7 +188,13 @@ pub(crate) mod tests {
             "{e}"
         );
         assert_eq!(std::fs::read(&path).unwrap(), b"{\"old\": true}");
-        assert!(!path.with_extension("json.tmp").exists());
+        // Nothing but the file and the filler: the temporary file went with the failed write.
+        let left: Vec<_> = std::fs::read_dir(disk.0.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n != "results.json" && n != "filler")
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 
     #[test]
@@ -184,5 +219,42 @@ pub(crate) mod tests {
         assert_eq!(sweep_stale(cache.path(), "kafka-"), 1);
         assert!(cache.path().join(format!("pgdata-{own}")).exists());
         assert!(cache.path().join("pgdata-notapid").exists());
+    }
+
+    #[test]
+    fn a_link_where_the_temporary_file_goes_is_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(outside.path(), b"precious").unwrap();
+        // A results directory from elsewhere, with links where the writes go.
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("summary.txt.tmp")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("report.md")).unwrap();
+        write_atomic(&dir.path().join("summary.txt"), b"summary").unwrap();
+        write_atomic(&dir.path().join("report.md"), b"report").unwrap();
+        assert_eq!(std::fs::read(outside.path()).unwrap(), b"precious");
+        assert_eq!(
+            std::fs::read(dir.path().join("summary.txt")).unwrap(),
+            b"summary"
+        );
+        // The link itself was replaced by the file, not followed.
+        let md = std::fs::symlink_metadata(dir.path().join("report.md")).unwrap();
+        assert!(md.file_type().is_file());
+    }
+
+    #[test]
+    fn a_directory_to_write_into_is_made_or_refused_when_it_is_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let charts = dir.path().join("charts");
+        own_dir(&charts).unwrap();
+        assert!(charts.is_dir());
+        own_dir(&charts).unwrap();
+        let linked = dir.path().join("linked");
+        std::os::unix::fs::symlink(outside.path(), &linked).unwrap();
+        let e = format!("{:#}", own_dir(&linked).unwrap_err());
+        assert!(
+            e.contains("is a symbolic link") && e.contains("remove it"),
+            "{e}"
+        );
     }
 }
