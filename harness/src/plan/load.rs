@@ -69,6 +69,7 @@ impl LoadFile {
             (_, _, Some(_)) => bail!("{at}.duration conflicts with steps: the run lasts (steps + 1) x step_duration; remove duration"),
             (_, None, None) => bail!("{at}.step_duration is missing; e.g. step_duration = \"10s\""),
         };
+        totals_bounded(at, users, step_users, steps, level)?;
         if level.is_zero() {
             let field = if steps == 0 {
                 "duration"
@@ -153,4 +154,38 @@ impl LoadFile {
             max_connections,
         })
     }
+}
+
+/// The most users a closed load may reach over its steps (the bound of each count field).
+const MAX_TOTAL_USERS: u64 = 1_000_000;
+
+/// Totals over a closed load's steps, each field within its own bound: the users it reaches
+/// and how long it lasts, in checked arithmetic (a product of three fields within bounds
+/// wrapped a u32 before).
+fn totals_bounded(
+    at: &str,
+    users: u32,
+    step_users: u32,
+    steps: u32,
+    level: Duration,
+) -> Result<()> {
+    let total = u64::from(step_users)
+        .checked_mul(u64::from(steps))
+        .and_then(|t| t.checked_add(u64::from(users)));
+    if total.is_none_or(|t| t > MAX_TOTAL_USERS) {
+        bail!(
+            "{at}: users + step_users x steps = {users} + {step_users} x {steps} is beyond \
+             1,000,000 users; lower users, step_users or steps"
+        );
+    }
+    let longest = crate::util::units::LONGEST_DURATION_S;
+    if (f64::from(steps) + 1.0) * level.as_secs_f64() > longest {
+        bail!(
+            "{at}: (steps + 1) x step_duration = {} x {} s is longer than a week ({longest} s); \
+             lower steps or step_duration",
+            u64::from(steps) + 1,
+            level.as_secs_f64()
+        );
+    }
+    Ok(())
 }

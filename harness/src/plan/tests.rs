@@ -377,3 +377,24 @@ fn a_plan_name_cannot_leave_the_results_directory() {
         "{e}"
     );
 }
+
+#[test]
+fn totals_over_the_steps_are_bounded_not_wrapped() {
+    // Each field within its own bound, their product not: 1,000,000 users joining 1,000,000
+    // times printed "1000000 -> 3568587328 users" (u32 wrapped in release builds).
+    let many = GOOD
+        .replace("users = 256\n", "users = 1000000\n")
+        .replace("step_users = 256", "step_users = 1000000")
+        .replace("steps = 3", "steps = 1000000");
+    let e = err(&many);
+    assert!(
+        e.contains("users + step_users x steps") && e.contains("1,000,000"),
+        "{e}"
+    );
+    // A run of (steps + 1) x step_duration beyond a week, each field within one.
+    let long = GOOD
+        .replace("steps = 3", "steps = 1000000")
+        .replace("step_users = 256", "step_users = 0");
+    let e = err(&long.replace("step_duration = \"10s\"", "step_duration = \"1h\""));
+    assert!(e.contains("(steps + 1) x step_duration"), "{e}");
+}

@@ -193,7 +193,8 @@ pub(crate) fn init_data_dir(bin: &Path, data: &Path, password: &str) -> Result<(
     let s = |p: &Path| p.display().to_string();
     // Outside the data directory: initdb wants it empty.
     let pwfile = data.with_extension("pw");
-    crate::util::files::write_atomic(&pwfile, password.as_bytes())?;
+    // Its owner's alone (initdb runs as that owner), and removed once initdb has read it.
+    crate::util::files::write_private(&pwfile, password.as_bytes())?;
     let mut initdb = vec![s(&bin.join("initdb"))];
     initdb.extend([
         "--auth-local=trust".into(),

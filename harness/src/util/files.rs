@@ -37,6 +37,16 @@ pub fn lexical(path: &Path) -> PathBuf {
 /// exclusively (no link or file already there is opened), and the rename replaces `path`
 /// itself: a link at `path` is replaced, never written through.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_with_mode(path, bytes, 0o644)
+}
+
+/// `write_atomic` for a secret (a password for initdb, say): readable and writable by its
+/// owner alone from the moment it exists.
+pub fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_with_mode(path, bytes, 0o600)
+}
+
+fn write_with_mode(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -49,10 +59,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
             .tempfile_in(dir)?;
         tmp.write_all(bytes)?;
         tmp.as_file().sync_all()?;
-        // Readable as a file written the usual way is (tempfile makes it 0600).
+        // tempfile makes it 0600; an output is readable as a file written the usual way is.
         use std::os::unix::fs::PermissionsExt;
         tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+            .set_permissions(std::fs::Permissions::from_mode(mode))?;
         tmp.persist(path).map_err(|e| e.error)?;
         Ok::<(), std::io::Error>(())
     })();
@@ -256,5 +266,21 @@ pub(crate) mod tests {
             e.contains("is a symbolic link") && e.contains("remove it"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_secret_is_its_owners_alone_and_an_output_readable() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |name: &str| {
+            std::fs::metadata(dir.path().join(name))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        write_private(&dir.path().join("pgdata-1.pw"), b"secret").unwrap();
+        write_atomic(&dir.path().join("report.md"), b"report").unwrap();
+        assert_eq!((mode("pgdata-1.pw"), mode("report.md")), (0o600, 0o644));
     }
 }

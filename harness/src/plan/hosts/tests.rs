@@ -229,3 +229,26 @@ fn ansible_settings_that_would_change_the_connection_are_refused_by_name() {
     let ok = "[contender]\napp ansible_host=10.0.0.2 ansible_python_interpreter=/usr/bin/python3 ansible_connection=ssh\n";
     assert_eq!(load_text("hosts", ok).unwrap().hosts.len(), 1);
 }
+
+#[test]
+fn a_chain_deeper_than_the_cap_is_told_from_a_cycle() {
+    // 40 groups, each the child of the next: no cycle, but deeper than the walk goes.
+    let mut ini = String::from("[g0]\napp ansible_host=10.0.0.2\n");
+    for i in 1..40 {
+        ini.push_str(&format!("[g{i}:children]\ng{}\n", i - 1));
+    }
+    ini.push_str("[contender:children]\ng39\n");
+    let e = format!("{:#}", load_text("hosts", &ini).unwrap_err());
+    assert!(
+        e.contains("nested more than") && !e.contains("form a cycle"),
+        "{e}"
+    );
+    // A real cycle is called one, with its groups in order.
+    let cycle =
+        "[a]\napp ansible_host=10.0.0.2\n[a:children]\nb\n[b:children]\nc\n[c:children]\na\n";
+    let e = format!("{:#}", load_text("hosts", cycle).unwrap_err());
+    assert!(
+        e.contains("form a cycle") && e.contains("a -> c -> b -> a"),
+        "{e}"
+    );
+}
