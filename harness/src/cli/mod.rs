@@ -79,6 +79,23 @@ fn run_with(
     )
 }
 
+/// Where `cmd` only reads and prints (nothing it starts, a contender, a service, an ssh
+/// connection, or half-writes, a report's files, outlives it if a closed pipe ends it), a
+/// closed pipe ends it quietly.
+fn end_quietly_if_it_only_prints(cmd: &Cmd) {
+    let prints_only = match cmd {
+        Cmd::Run(a) => a.dry_run,
+        Cmd::Capacity(c) => c.run.dry_run,
+        Cmd::Compare { junit, .. } => junit.is_none(),
+        Cmd::List { .. } | Cmd::Plans | Cmd::Table { .. } => true,
+        Cmd::Render { check, .. } => *check,
+        _ => false,
+    };
+    if prints_only {
+        crate::util::end_quietly_on_a_closed_pipe();
+    }
+}
+
 /// `--dry-run`: the plan as it would run, checked, and nothing started.
 fn dry_run(plan: &crate::plan::Plan) -> Result<i32> {
     print!("{}", crate::plan::describe::dry_run(plan));
@@ -89,6 +106,7 @@ pub fn main() -> Result<i32> {
     let cli = Cli::parse();
     crate::util::set_verbose(cli.verbose);
     let root = root();
+    end_quietly_if_it_only_prints(&cli.cmd);
     match cli.cmd {
         Cmd::Run(a) => {
             let (plan, external) = flags::build_plan(&a, &root)?;

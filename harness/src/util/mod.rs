@@ -24,6 +24,18 @@ pub mod units;
 
 static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// For a command that only prints (it has started nothing a signal would leave behind): a
+/// write to a pipe whose reader has gone (`| head -1`) ends the process by SIGPIPE, quietly
+/// and with the status a Unix tool gives (141 in a shell), where Rust's default (SIGPIPE
+/// ignored) makes the next print panic. Commands that start processes keep the default and
+/// clean up on their way out.
+pub fn end_quietly_on_a_closed_pipe() {
+    // SAFETY: restoring a signal's default disposition has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// `--verbose`: print detail that is otherwise summarised (every contract case).
 pub fn set_verbose(on: bool) {
     VERBOSE.store(on, std::sync::atomic::Ordering::Relaxed);

@@ -4,6 +4,7 @@
 //! last phase, two at a time: each says first whether it takes the machine alone or shares it
 //! (common/machine.rs). By hand: `cargo test --release -- --ignored --test-threads=2`.
 
+mod closed_pipe;
 mod common;
 mod dependencies;
 mod driver;

@@ -163,6 +163,44 @@ struct Group {
 /// How deep groups may be nested through children (a deeper chain is refused, by name).
 const MAX_GROUP_DEPTH: usize = 32;
 
+/// `g`'s ancestors, outermost first, into `out`; `path` is the walk from the group asked
+/// for up to `g`, so that a group met again on it is a cycle, told apart from a chain
+/// deeper than MAX_GROUP_DEPTH (which has none).
+fn ancestors<'a>(
+    g: &'a str,
+    parents: &BTreeMap<&'a str, Vec<&'a str>>,
+    out: &mut Vec<&'a str>,
+    path: &mut Vec<&'a str>,
+) -> Result<()> {
+    if let Some(at) = path.iter().position(|p| *p == g) {
+        let walk: Vec<&str> = path[at..].iter().copied().chain([g]).collect();
+        bail!(
+            "groups {} form a cycle (each a child of the next); remove one of these \
+             children",
+            walk.join(" -> ")
+        );
+    }
+    if path.len() > MAX_GROUP_DEPTH {
+        bail!(
+            "group {}: its groups are nested more than {MAX_GROUP_DEPTH} deep (no cycle); \
+             flatten the chain of children",
+            path[0]
+        );
+    }
+    path.push(g);
+    for p in parents.get(g).into_iter().flatten() {
+        // A parent already in the chain came in after its own ancestors: walking them
+        // again would make a diamond of groups cost twice per level.
+        if out.contains(p) {
+            continue;
+        }
+        ancestors(p, parents, out, path)?;
+        out.push(p);
+    }
+    path.pop();
+    Ok(())
+}
+
 /// Every host of every group, with its variables (all's, then its groups' from the outermost
 /// in, then its own: the nearest wins) and a role per role-named group it belongs to, directly
 /// or through children.
@@ -176,43 +214,6 @@ fn resolve_groups(groups: BTreeMap<String, Group>) -> Result<RawInventory> {
             }
             parents.entry(c.as_str()).or_default().push(name.as_str());
         }
-    }
-    /// `g`'s ancestors, outermost first, into `out`; `path` is the walk from the group asked
-    /// for up to `g`, so that a group met again on it is a cycle, told apart from a chain
-    /// deeper than MAX_GROUP_DEPTH (which has none).
-    fn ancestors<'a>(
-        g: &'a str,
-        parents: &BTreeMap<&'a str, Vec<&'a str>>,
-        out: &mut Vec<&'a str>,
-        path: &mut Vec<&'a str>,
-    ) -> Result<()> {
-        if let Some(at) = path.iter().position(|p| *p == g) {
-            let walk: Vec<&str> = path[at..].iter().copied().chain([g]).collect();
-            bail!(
-                "groups {} form a cycle (each a child of the next); remove one of these \
-                 children",
-                walk.join(" -> ")
-            );
-        }
-        if path.len() > MAX_GROUP_DEPTH {
-            bail!(
-                "group {}: its groups are nested more than {MAX_GROUP_DEPTH} deep (no cycle); \
-                 flatten the chain of children",
-                path[0]
-            );
-        }
-        path.push(g);
-        for p in parents.get(g).into_iter().flatten() {
-            // A parent already in the chain came in after its own ancestors: walking them
-            // again would make a diamond of groups cost twice per level.
-            if out.contains(p) {
-                continue;
-            }
-            ancestors(p, parents, out, path)?;
-            out.push(p);
-        }
-        path.pop();
-        Ok(())
     }
     let mut inv = RawInventory::default();
     let all_vars = groups
