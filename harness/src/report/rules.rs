@@ -4,7 +4,7 @@
 //! the marker is not read: a rule is the code's, the same for every run.
 
 use crate::results::{dir, steady_corpus, steady_rule, warmup};
-use crate::stats::{repeats, sequential, significance};
+use crate::stats::{futility, repeats, sequential, significance};
 use crate::{driver, plan, sampler};
 use anyhow::{bail, Result};
 
@@ -94,6 +94,34 @@ const RULES: &[Rule] = &[
     rule_of("max_runs", 0, || sequential::MAX_RUNS as f64),
     rule_of("look_alpha", 3, || sequential::LOOK_ALPHA),
     rule_of("margin_pct", 0, || sequential::DEFAULT_MARGIN * 100.0),
+    rule_of("futile_below_pct", 0, || futility::FUTILE_BELOW * 100.0),
+    rule_of("futility_continuations", 0, || {
+        futility::CONTINUATIONS as f64
+    }),
+    rule_of("futility_power_at_pct", 0, || {
+        futility::SMALLEST_AT_POWER * 100.0
+    }),
+    rule_of("futility_false_positive_pct", 1, || {
+        futility::figures().false_positive() * 100.0
+    }),
+    rule_of("futility_power_kept_pct", 0, || {
+        futility::figures().power_kept() * 100.0
+    }),
+    rule_of("futility_saved_identical_pct", 0, || {
+        futility::figures().saved()[0] * 100.0
+    }),
+    rule_of("futility_saved_near_pct", 0, || {
+        futility::figures().saved()[1] * 100.0
+    }),
+    rule_of("futility_saved_twenty_pct", 0, || {
+        futility::figures().saved()[2] * 100.0
+    }),
+    rule_of("futility_runs_identical", 1, || {
+        futility::figures().identical[1].0.runs
+    }),
+    rule_of("futility_runs_identical_without", 1, || {
+        futility::figures().identical[1].1.runs
+    }),
     rule_of("noisy_cv_pct", 0, || repeats::NOISY_CV * 100.0),
     rule_of("steal_limit_pct", 0, || sampler::STEAL_LIMIT_PCT),
     rule_of("driver_busy_pct", 0, || driver::assess::CPU_BUSY_LIMIT_PCT),

@@ -127,6 +127,7 @@ mod tests {
             decided: true,
             stopped: "every headline difference decided after 5 runs each".into(),
             findings: Vec::new(),
+            left_after_round: None,
         });
         assert!(Verdicts
             .terminal(&r)
@@ -160,6 +161,7 @@ mod tests {
             margin: 0.05,
             driver_limited: false,
             lower_bound: false,
+            futility: None,
         };
         let mut r = blank_results(&["a", "b"]);
         r.verdicts.push(VerdictRecord {
@@ -168,6 +170,7 @@ mod tests {
             decided: false,
             stopped: "a fixed number of runs (1), tested once at the end".into(),
             findings: vec![finding(1, "not tested"), finding(1, "not tested")],
+            left_after_round: None,
         });
         let line = "none tested: 1 run(s) at steady state each, and a verdict needs 4 or more a side at steady state";
         assert!(Verdicts.terminal(&r).contains(line) && !Verdicts.terminal(&r).contains("[open]"));

@@ -62,6 +62,10 @@ pub struct VerdictRecord {
     /// Why repeating stopped (or "fixed number of runs").
     pub stopped: String,
     pub findings: Vec<Finding>,
+    /// The round after which the scenario was run no more: every question of it decided or
+    /// stopped for futility before the plan's last round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_after_round: Option<u32>,
 }
 
 impl CapacityResult {
@@ -105,6 +109,35 @@ pub struct Finding {
     /// where the driver could not offer more): that side's figure is a lower bound.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub lower_bound: bool,
+    /// An undecided question the rounds left could hardly decide, stopped for futility (the
+    /// sequential design only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub futility: Option<Futility>,
+}
+
+impl Finding {
+    /// Asked no more: decided, or stopped for futility.
+    pub fn closed(&self) -> bool {
+        self.decided() || self.futility.is_some()
+    }
+}
+
+/// Why an undecided question stopped before the plan's last round.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Futility {
+    /// The simulated chance that the rounds left would have decided it.
+    pub chance: f64,
+    /// Rounds the plan still allowed at that look (0 when none was left).
+    pub rounds_left: usize,
+    /// The runs a side it could have reached, and the pooled standard deviation of their log
+    /// values (about the run-to-run spread as a fraction).
+    pub runs_max: usize,
+    pub spread: f64,
+    /// The smallest ratio away from 1 (as a fraction: 0.21 for 21%) that runs_max runs a side
+    /// would tell apart with 80% power at that spread; None when runs_max is below the design's
+    /// first look.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smallest: Option<f64>,
 }
 
 /// One threshold, one contender, one scenario: the measured value against the limit.
@@ -253,6 +286,13 @@ const SAVE_RETRIES: [std::time::Duration; 2] = [
 ];
 
 impl Results {
+    /// The round after which `scenario` was run no more, if it left the rounds early.
+    pub fn left_after(&self, scenario: &str) -> Option<u32> {
+        (self.verdicts.iter())
+            .find(|v| v.scenario == scenario)
+            .and_then(|v| v.left_after_round)
+    }
+
     /// Writes `dir`/results.json, trying again after a failed write; the error names the file.
     pub fn save(&self, dir: &Path) -> Result<()> {
         let json = serde_json::to_vec_pretty(self)?;

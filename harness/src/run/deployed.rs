@@ -43,6 +43,9 @@ impl RunCtx<'_> {
             .contender
             .as_ref()
             .context("the contender host is not connected")?;
+        if self.round_scenarios(run).is_empty() {
+            return Ok(()); // every scenario's questions closed: nothing to start it for
+        }
         eprintln!(
             "\n[{}] run {run} of {} on contender host {}",
             m.name, self.plan.runs, host.ssh.host.name
@@ -78,13 +81,14 @@ impl RunCtx<'_> {
             return Ok(());
         }
         let mut current = started;
-        for (si, s) in self.plan.scenarios.iter().enumerate() {
+        let scenarios = self.round_scenarios(run);
+        for (si, &s) in scenarios.iter().enumerate() {
             if interrupt::stopped() {
                 break;
             }
             let restart = (s.restart && si > 0).then_some((s.name.as_str(), run));
             if let Err(why) = self.ready_for(&mut current, (fleet, host), m, tunables, restart) {
-                for rest in &self.plan.scenarios[si..] {
+                for rest in &scenarios[si..] {
                     self.res
                         .runs
                         .push(super::round::failed_run(&m.name, rest, run, &why));

@@ -112,7 +112,7 @@ fn differing_fields(was: &serde_json::Value, now: &serde_json::Value) -> Vec<Str
 /// Whether `contender` was measured in round `run` on every scenario (a failed run counts:
 /// it was measured, and failed; a capacity scenario by its search's answer).
 pub fn finished(res: &Results, contender: &str, scenarios: &[Scenario], run: u32) -> bool {
-    scenarios.iter().all(|s| {
+    scenarios.iter().filter(|s| runs_in(res, s, run)).all(|s| {
         if s.capacity.is_some() {
             return res
                 .capacity
@@ -123,6 +123,12 @@ pub fn finished(res: &Results, contender: &str, scenarios: &[Scenario], run: u32
             .iter()
             .any(|r| r.contender == contender && r.scenario == s.name && r.run == run)
     })
+}
+
+/// Whether scenario `s` is measured in round `run`: not once every question of it was closed
+/// in an earlier round (decided, or stopped for futility).
+pub fn runs_in(res: &Results, s: &Scenario, run: u32) -> bool {
+    res.left_after(&s.name).is_none_or(|left| run <= left)
 }
 
 /// The round a run belongs to: its own number, or for a capacity probe (numbered among the
@@ -221,6 +227,36 @@ mod tests {
         assert!(!finished(&back, "a", &p.scenarios, 2));
         assert_eq!(back.resumed_at.len(), 1);
         assert_eq!(back.incomplete_reason.as_deref(), Some("running"));
+    }
+
+    #[test]
+    fn a_scenario_that_left_the_rounds_is_not_missing_from_later_ones() {
+        use crate::results::record::VerdictRecord;
+        let (p, dir, mut res) = measured();
+        // s1 was closed after round 2; rounds 3 and 4 measured s2 alone.
+        for (s, rounds) in [("s1", 1..=2), ("s2", 1..=4)] {
+            for run in rounds {
+                for c in ["a", "b"] {
+                    let mut r = blank_run(c, s, run);
+                    r.status = RunStatus::Ok;
+                    res.runs.push(r);
+                }
+            }
+        }
+        res.verdicts = vec![VerdictRecord {
+            scenario: "s1".into(),
+            left_after_round: Some(2),
+            ..Default::default()
+        }];
+        let [s1, s2] = [&p.scenarios[0], &p.scenarios[1]];
+        assert!(runs_in(&res, s1, 2) && !runs_in(&res, s1, 3));
+        assert!(runs_in(&res, s2, 3) && runs_in(&res, s2, 13));
+        res.save(dir.path()).unwrap();
+        let back = reopen(dir.path(), &p).unwrap();
+        assert_eq!(back.runs.len(), 12, "no round was taken for one cut short");
+        let names = vec!["a".to_string(), "b".to_string()];
+        assert_eq!(rounds_done(&back, &names, &p.scenarios), 4);
+        assert!(!finished(&back, "a", &p.scenarios, 5));
     }
 
     #[test]

@@ -71,7 +71,15 @@ pub(super) fn failed_run(name: &str, s: &Scenario, run: u32, why: &str) -> Run {
     }
 }
 
-impl RunCtx<'_> {
+impl<'a> RunCtx<'a> {
+    /// The plan's scenarios measured in round `run`: those with a question still open.
+    pub(super) fn round_scenarios(&self, run: u32) -> Vec<&'a Scenario> {
+        let plan: &'a Plan = self.plan;
+        (plan.scenarios.iter())
+            .filter(|s| super::resume::runs_in(self.res, s, run))
+            .collect()
+    }
+
     /// The limits of the cgroup the contender runs in: the one made here for a process started
     /// here, or the one its agent made on the contender host; None when it runs in none.
     pub(super) fn cgroup_limits(
@@ -85,7 +93,7 @@ impl RunCtx<'_> {
     }
 
     pub(super) fn fail_all(&mut self, name: &str, run: u32, why: &str) -> Result<()> {
-        for s in &self.plan.scenarios {
+        for s in self.round_scenarios(run) {
             self.res.runs.push(failed_run(name, s, run, why));
         }
         self.res.checkpoint(self.dir);
@@ -106,20 +114,13 @@ impl RunCtx<'_> {
         } else {
             ""
         };
+        let scenarios = self.round_scenarios(run);
+        if scenarios.is_empty() {
+            return Ok(()); // every scenario's questions closed: nothing to start it for
+        }
         eprintln!("\n[{}] run {run} of{most} {}", m.name, self.plan.runs);
         self.profiler = None;
-        if self.plan.profile {
-            self.profiler = Some(super::observe::profile::Profiler::new(
-                m.profiler_kind().unwrap_or_default(),
-                java,
-                &self
-                    .dir
-                    .join("profiles")
-                    .join(format!(".{}.run{run}", m.name)),
-                super::observe::profile::Place::Here,
-                crate::services::ports::free_port()?,
-            )?);
-        }
+        self.profiler = self.profiler_for(m, java, run)?;
         if let Err(e) = self.train_jvm_start(m, tunables, java) {
             let why = format!("no JVM archive to start from: {e:#}");
             eprintln!("[{}] {why}", m.name);
@@ -129,7 +130,7 @@ impl RunCtx<'_> {
         let Some(mut proc) = self.start_and_verify(index, m, tunables, java, run)? else {
             return Ok(());
         };
-        for (si, s) in self.plan.scenarios.iter().enumerate() {
+        for (si, &s) in scenarios.iter().enumerate() {
             if interrupt::stopped() {
                 break;
             }
@@ -150,7 +151,7 @@ impl RunCtx<'_> {
                 })
             });
             if let Some(why) = not_run {
-                for rest in &self.plan.scenarios[si..] {
+                for rest in &scenarios[si..] {
                     self.res.runs.push(failed_run(&m.name, rest, run, &why));
                 }
                 break;
@@ -169,6 +170,28 @@ impl RunCtx<'_> {
         }
         self.res.checkpoint(self.dir);
         Ok(())
+    }
+
+    /// With --profile: the profiler of `m`'s round `run` on this machine.
+    fn profiler_for(
+        &self,
+        m: &Manifest,
+        java: Option<&Path>,
+        run: u32,
+    ) -> Result<Option<super::observe::profile::Profiler>> {
+        if !self.plan.profile {
+            return Ok(None);
+        }
+        Ok(Some(super::observe::profile::Profiler::new(
+            m.profiler_kind().unwrap_or_default(),
+            java,
+            &self
+                .dir
+                .join("profiles")
+                .join(format!(".{}.run{run}", m.name)),
+            super::observe::profile::Place::Here,
+            crate::services::ports::free_port()?,
+        )?))
     }
 
     /// Starts the contender and checks it against the contract. None when the round ends

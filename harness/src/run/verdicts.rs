@@ -1,14 +1,17 @@
 //! After every round of a plan: the verdicts so far, each printed as soon as it is decided
-//! (Ctrl-C keeps the ones decided), and for `runs = "auto"` whether to stop repeating: every
-//! headline difference decided, or the budget would be passed by another round.
+//! (Ctrl-C keeps the ones decided), and for `runs = "auto"` which scenarios leave the rounds
+//! (every question of theirs decided, or stopped for futility with the rounds the plan and its
+//! budget still allow) and whether to stop repeating: every scenario left, the most runs
+//! reached, or the budget would be passed by another round.
 
 use crate::plan::{Plan, Sequential};
 use crate::results::dir::ResultsDir;
+use crate::results::record::Finding;
 use crate::results::record::{Results, RunStatus};
 use crate::stats::sequential::MAX_RUNS;
 use crate::stats::verdict::{self, Design, ScenarioFindings};
 use crate::util::interrupt;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -22,18 +25,29 @@ pub(super) struct VerdictWatch {
     printed: HashSet<(String, String, String, String)>,
     /// Why repeating stopped, once it has.
     stopped: Option<String>,
+    /// Scenarios run no more: the round after which they left, and their findings then (the
+    /// same runs judged later would lose what only that look knew: the rounds left).
+    left: BTreeMap<String, (u32, Vec<Finding>)>,
 }
 
 impl VerdictWatch {
     pub(super) fn new(plan: &Plan) -> VerdictWatch {
+        VerdictWatch::new_for(
+            verdict::design(plan.sequential.map(|s| s.margin), plan.fixed_margin),
+            plan.sequential,
+        )
+    }
+
+    fn new_for(design: Design, sequential: Option<Sequential>) -> VerdictWatch {
         VerdictWatch {
-            design: verdict::design(plan.sequential.map(|s| s.margin), plan.fixed_margin),
-            sequential: plan.sequential,
+            design,
+            sequential,
             started: Instant::now(),
             round_started: Instant::now(),
             longest_round: Duration::ZERO,
             printed: HashSet::new(),
             stopped: None,
+            left: BTreeMap::new(),
         }
     }
 
@@ -41,7 +55,13 @@ impl VerdictWatch {
     pub(super) fn after_round(&mut self, res: &mut Results, dir: &Path, round: u32) -> bool {
         self.longest_round = self.longest_round.max(self.round_started.elapsed());
         self.round_started = Instant::now();
-        let findings = verdict::findings(ResultsDir::new(res, dir), self.design);
+        if let Some(s) = self.sequential {
+            self.design.rounds_left = Some(self.rounds_left(s, round));
+        }
+        let findings = self.look(res, dir);
+        if self.design.rounds_left.is_some_and(|left| left > 0) {
+            self.leave_closed(&findings, round);
+        }
         self.print_new(&findings);
         let stop = self
             .sequential
@@ -51,8 +71,61 @@ impl VerdictWatch {
             eprintln!("iobound: repeats stop after round {round}: {why}");
             self.stopped = Some(why);
         }
-        res.verdicts = verdict::records(&findings, &self.reason(round));
+        res.verdicts = verdict::records(&findings, &self.reason(round), &self.left_rounds());
         stopping
+    }
+
+    /// The findings of the runs so far, those of scenarios that left as they were then.
+    fn look(&mut self, res: &Results, dir: &Path) -> Vec<ScenarioFindings> {
+        // A resumed plan's scenarios that left in an earlier sitting stay left.
+        for v in &res.verdicts {
+            if let Some(round) = v.left_after_round {
+                (self.left.entry(v.scenario.clone()))
+                    .or_insert_with(|| (round, v.findings.clone()));
+            }
+        }
+        let mut findings = verdict::findings(ResultsDir::new(res, dir), self.design);
+        for s in &mut findings {
+            if let Some((_, was)) = self.left.get(&s.scenario) {
+                s.findings.clone_from(was);
+            }
+        }
+        findings
+    }
+
+    /// Scenarios whose every question is closed leave the rounds after this one.
+    fn leave_closed(&mut self, findings: &[ScenarioFindings], round: u32) {
+        for s in findings {
+            let closed = !s.findings.is_empty() && s.findings.iter().all(Finding::closed);
+            if closed && !self.left.contains_key(&s.scenario) {
+                let futile = s.findings.iter().filter(|f| f.futility.is_some()).count();
+                eprintln!(
+                    "iobound: {} is not run again after round {round}: {} question(s) decided, \
+                     {futile} stopped for futility",
+                    s.scenario,
+                    s.findings.len() - futile
+                );
+                (self.left).insert(s.scenario.clone(), (round, s.findings.clone()));
+            }
+        }
+    }
+
+    fn left_rounds(&self) -> BTreeMap<String, u32> {
+        (self.left.iter())
+            .map(|(s, (round, _))| (s.clone(), *round))
+            .collect()
+    }
+
+    /// Rounds the plan still allows after `round`: up to its most runs, and as many as the
+    /// budget leaves at the pace of the longest round so far.
+    fn rounds_left(&self, s: Sequential, round: u32) -> usize {
+        let by_runs = MAX_RUNS.saturating_sub(round as usize);
+        let Some(budget) = s.budget else {
+            return by_runs;
+        };
+        let remaining = budget.saturating_sub(self.started.elapsed());
+        let by_budget = remaining.as_secs_f64() / self.longest_round.as_secs_f64().max(1e-3);
+        by_runs.min(by_budget as usize)
     }
 
     /// The verdicts of the finished (or interrupted) plan.
@@ -61,8 +134,8 @@ impl VerdictWatch {
         if self.stopped.is_none() && interrupt::stopped() {
             self.stopped = Some(format!("interrupted by the user after {rounds} round(s)"));
         }
-        let findings = verdict::findings(ResultsDir::new(res, dir), self.design);
-        res.verdicts = verdict::records(&findings, &self.reason(rounds));
+        let findings = self.look(res, dir);
+        res.verdicts = verdict::records(&findings, &self.reason(rounds), &self.left_rounds());
     }
 
     fn stop_reason(
@@ -81,6 +154,11 @@ impl VerdictWatch {
         if verdict::all_decided(findings) {
             return Some(format!(
                 "every headline difference decided after {round} runs each"
+            ));
+        }
+        if verdict::all_closed(findings) && self.design.rounds_left.is_some_and(|l| l > 0) {
+            return Some(format!(
+                "every headline question decided or stopped for futility after {round} rounds"
             ));
         }
         if round as usize >= MAX_RUNS {
@@ -176,6 +254,7 @@ mod tests {
             longest_round: Duration::ZERO,
             printed: HashSet::new(),
             stopped: None,
+            left: BTreeMap::new(),
         };
         let reason = |r: &Results| {
             let findings = verdict::findings(ResultsDir::new(r, Path::new("/none")), watch.design);
@@ -202,6 +281,116 @@ mod tests {
             r.status = RunStatus::Failed;
         }
         assert!(reason(&two).is_some());
+    }
+
+    /// Two contenders on `scenario`, run k of each side with the k-th of its throughputs (CPU
+    /// per request the same on both: equivalent).
+    fn runs_of(res: &mut Results, scenario: &str, a: &[f64], b: &[f64]) {
+        for (name, values) in [("a", a), ("b", b)] {
+            for (i, v) in values.iter().enumerate() {
+                let mut run = blank_run(name, scenario, i as u32 + 1);
+                run.status = RunStatus::Ok;
+                run.summary.rps = *v;
+                run.summary.ok = 1000;
+                run.resources.cpu_ms_per_1k_requests = 100.0 + i as f64 * 0.1;
+                res.runs.push(run);
+            }
+        }
+    }
+
+    #[test]
+    fn a_scenario_whose_questions_are_closed_leaves_the_rounds_and_an_open_one_stays() {
+        let sequential = Sequential {
+            budget: None,
+            margin: 0.05,
+        };
+        let mut watch = VerdictWatch {
+            design: Design::sequential(sequential.margin),
+            sequential: Some(sequential),
+            started: Instant::now(),
+            round_started: Instant::now(),
+            longest_round: Duration::ZERO,
+            printed: HashSet::new(),
+            stopped: None,
+            left: BTreeMap::new(),
+        };
+        let mut res = blank_results(&["a", "b"]);
+        // "clear": b twice a's throughput in every run, decided at the first look.
+        runs_of(
+            &mut res,
+            "clear",
+            &[100.0, 101.0, 99.0, 102.0, 98.0],
+            &[200.0; 5],
+        );
+        // "close": about 5% apart with overlapping runs: open at five runs, and the seven rounds
+        // left are likely to decide it, so it is not stopped for futility either.
+        let (a, b) = (
+            [100.0, 104.0, 98.0, 102.0, 106.0],
+            [105.0, 110.0, 103.0, 99.0, 112.0],
+        );
+        runs_of(&mut res, "close", &a, &b);
+        let dir = Path::new("/none");
+        assert!(!watch.after_round(&mut res, dir, 5), "close is still open");
+        let of = |res: &Results, s: &str| res.verdicts.iter().find(|v| v.scenario == s).cloned();
+        let clear = of(&res, "clear").unwrap();
+        assert_eq!(clear.left_after_round, Some(5), "{clear:?}");
+        assert!(
+            clear.sentence.contains("not run again"),
+            "{}",
+            clear.sentence
+        );
+        let close = of(&res, "close").unwrap();
+        assert_eq!(close.left_after_round, None, "{close:?}");
+        assert!(
+            close.findings.iter().all(|f| f.futility.is_none()),
+            "{close:?}"
+        );
+        assert_eq!(res.left_after("clear"), Some(5));
+        // Round 6 measures only "close"; "clear" keeps its verdict of five runs each.
+        let (a6, b6) = ([&a[..], &[101.0]].concat(), [&b[..], &[108.0]].concat());
+        res.runs.retain(|r| r.scenario != "close");
+        runs_of(&mut res, "close", &a6, &b6);
+        watch.after_round(&mut res, dir, 6);
+        let clear = of(&res, "clear").unwrap();
+        assert_eq!(clear.left_after_round, Some(5));
+        assert!(clear.findings.iter().all(|f| f.runs == 5), "{clear:?}");
+        assert!(of(&res, "close")
+            .unwrap()
+            .findings
+            .iter()
+            .all(|f| f.runs == 6));
+    }
+
+    #[test]
+    fn a_question_no_round_can_decide_is_stopped_for_futility_with_its_sentence() {
+        let sequential = Sequential {
+            budget: None,
+            margin: 0.05,
+        };
+        let mut watch = VerdictWatch::new_for(Design::sequential(0.05), Some(sequential));
+        let mut res = blank_results(&["a", "b"]);
+        // /plaintext's spread (about 15% a run) with the two sides' medians close together.
+        runs_of(
+            &mut res,
+            "plaintext",
+            &[20.1, 24.3, 19.0, 23.9, 17.2, 21.5, 25.8],
+            &[21.9, 18.1, 24.0, 17.2, 23.4, 20.3, 25.1],
+        );
+        let stop = watch.after_round(&mut res, Path::new("/none"), 7);
+        assert!(stop, "its only scenario closed: repeating stops");
+        let v = &res.verdicts[0];
+        assert_eq!(v.left_after_round, Some(7));
+        let s = &v.sentence;
+        assert!(
+            s.contains("stopped for futility: the 5 round(s) left had a 0% chance")
+                && s.contains("12 runs a side would tell apart a difference of"),
+            "{s}"
+        );
+        assert!(
+            (watch.stopped.as_deref()).is_some_and(|w| w.contains("stopped for futility")),
+            "{:?}",
+            watch.stopped
+        );
     }
 
     #[test]

@@ -15,6 +15,9 @@ pub struct Design {
     /// Runs a side before the first look.
     pub min_runs: usize,
     pub margin: f64,
+    /// At a look of a plan being run with the sequential design: the rounds it still allows,
+    /// for the futility rule (None where no look is to follow: a fixed design, a stored plan).
+    pub rounds_left: Option<usize>,
 }
 
 impl Design {
@@ -24,6 +27,7 @@ impl Design {
             alpha: ALPHA,
             min_runs: MIN_RUNS,
             margin,
+            rounds_left: None,
         }
     }
 
@@ -33,6 +37,7 @@ impl Design {
             alpha: sequential::LOOK_ALPHA,
             min_runs: sequential::MIN_LOOK,
             margin,
+            rounds_left: None,
         }
     }
 }
@@ -79,6 +84,9 @@ pub fn judged(
     f.p = p;
     if let Some(Ratio { value, lo, hi }) = decision.ratio() {
         (f.ratio, f.ratio_lo, f.ratio_hi) = (Some(*value), *lo, *hi);
+    }
+    if let (Decision::Open { .. }, Some(left)) = (&decision, design.rounds_left) {
+        f.futility = super::futility::judge(va, vb, design.margin, design.alpha, left);
     }
     f
 }

@@ -14,6 +14,7 @@
 //! sampler, results (the record of runs).
 
 pub mod capacity;
+pub mod futility;
 pub mod gates;
 pub mod judge;
 pub mod metrics;

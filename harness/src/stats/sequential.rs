@@ -117,28 +117,34 @@ pub fn ratio_interval(a: &[f64], b: &[f64], alpha: f64) -> Ratio {
         (logs[pairs / 2 - 1] + logs[pairs / 2]) / 2.0
     }
     .exp();
-    // U (pairs with b above a) has the null distribution of the rank sum shifted by
-    // n(n+1)/2; the c-th smallest ratio is a lower bound with P(U < c) <= alpha / 2.
-    let n = a.len();
-    let untied: Vec<usize> = (1..=a.len() + b.len()).map(|r| 2 * r).collect();
-    let dist = sum_distribution(&untied, n);
-    let all: f64 = dist.iter().sum();
-    let offset = n * (n + 1); // doubled minimum rank sum
-    let mut below = 0.0;
-    let mut c = 0;
-    for u in 0..pairs {
-        below += dist.get(offset + 2 * u).copied().unwrap_or(0.0) / all;
-        if below > alpha / 2.0 {
-            break;
-        }
-        c = u + 1;
-    }
+    let c = interval_rank(a.len(), b.len(), alpha);
     let (lo, hi) = if c == 0 {
         (None, None)
     } else {
         (Some(logs[c - 1].exp()), Some(logs[pairs - c].exp()))
     };
     Ratio { value, lo, hi }
+}
+
+/// How many of the pairwise ratios lie below the interval's lower end (and above its upper
+/// one) for `n` runs against `m` at level 1 - `alpha`: 0 when no bounded interval exists.
+/// U (pairs with b above a) has the null distribution of the rank sum shifted by n(n+1)/2;
+/// the c-th smallest ratio is a lower bound with P(U < c) <= alpha / 2.
+pub(crate) fn interval_rank(n: usize, m: usize, alpha: f64) -> usize {
+    let untied: Vec<usize> = (1..=n + m).map(|r| 2 * r).collect();
+    let dist = sum_distribution(&untied, n);
+    let all: f64 = dist.iter().sum();
+    let offset = n * (n + 1); // doubled minimum rank sum
+    let mut below = 0.0;
+    let mut c = 0;
+    for u in 0..n * m {
+        below += dist.get(offset + 2 * u).copied().unwrap_or(0.0) / all;
+        if below > alpha / 2.0 {
+            break;
+        }
+        c = u + 1;
+    }
+    c
 }
 
 /// The chance that a design with the given looks calls an identical pair different, for a

@@ -14,6 +14,7 @@ use super::{scenarios, Cell};
 use crate::results::dir::ResultsDir;
 use crate::results::record::{Finding, Results, VerdictRecord};
 use crate::results::steady::unsettled;
+use std::collections::BTreeMap;
 
 /// The metrics a verdict is about, with how to read each from a cell.
 struct Headline {
@@ -178,16 +179,37 @@ pub fn all_decided(all: &[ScenarioFindings]) -> bool {
     fs.peek().is_some() && fs.all(Finding::decided)
 }
 
-/// The verdict records of `all` findings: a sentence per scenario that has any.
-pub fn records(all: &[ScenarioFindings], stopped: &str) -> Vec<VerdictRecord> {
+/// Whether every finding is closed (decided, or stopped for futility); false with none.
+pub fn all_closed(all: &[ScenarioFindings]) -> bool {
+    let mut fs = all.iter().flat_map(|s| &s.findings).peekable();
+    fs.peek().is_some() && fs.all(Finding::closed)
+}
+
+/// The verdict records of `all` findings: a sentence per scenario that has any, with the round
+/// after which it `left` the rounds where it did.
+pub fn records(
+    all: &[ScenarioFindings],
+    stopped: &str,
+    left: &BTreeMap<String, u32>,
+) -> Vec<VerdictRecord> {
     all.iter()
         .filter(|s| !s.findings.is_empty())
-        .map(|s| VerdictRecord {
-            sentence: sentence(&s.scenario, &s.findings, s.unsettled_runs),
-            decided: s.findings.iter().all(Finding::decided),
-            scenario: s.scenario.clone(),
-            stopped: stopped.into(),
-            findings: s.findings.clone(),
+        .map(|s| {
+            let left_after_round = left.get(&s.scenario).copied();
+            let mut sentence = sentence(&s.scenario, &s.findings, s.unsettled_runs);
+            if let Some(round) = left_after_round {
+                sentence.push_str(&format!(
+                    " [every question closed after round {round}: not run again]"
+                ));
+            }
+            VerdictRecord {
+                sentence,
+                decided: s.findings.iter().all(Finding::decided),
+                scenario: s.scenario.clone(),
+                stopped: stopped.into(),
+                findings: s.findings.clone(),
+                left_after_round,
+            }
         })
         .collect()
 }
@@ -205,8 +227,26 @@ pub fn rejudge(res: &mut Results, dir: &std::path::Path) {
         .verdicts
         .first()
         .map_or_else(|| "fixed number of runs".to_string(), |v| v.stopped.clone());
-    let all = findings(ResultsDir::new(res, dir), design);
-    res.verdicts = records(&all, &stopped);
+    // What only the looks of the sitting knew is kept: when a scenario left the rounds, and
+    // why an undecided question stopped (the rounds its budget still allowed then).
+    let left: BTreeMap<String, u32> = (res.verdicts.iter())
+        .filter_map(|v| Some((v.scenario.clone(), v.left_after_round?)))
+        .collect();
+    let futile: Vec<Finding> = (res.verdicts.iter())
+        .flat_map(|v| &v.findings)
+        .filter(|f| f.futility.is_some())
+        .cloned()
+        .collect();
+    let mut all = findings(ResultsDir::new(res, dir), design);
+    for f in all.iter_mut().flat_map(|s| &mut s.findings) {
+        if let Some(was) = futile.iter().find(|w| {
+            (&w.metric, &w.a, &w.b, w.runs) == (&f.metric, &f.a, &f.b, f.runs)
+                && f.outcome == "undecided"
+        }) {
+            f.futility.clone_from(&was.futility);
+        }
+    }
+    res.verdicts = records(&all, &stopped, &left);
     res.rejudged_at = Some(crate::util::clock::now());
 }
 
@@ -230,6 +270,36 @@ const DRIVER_LIMITED: &str = "; driver-limited: a bound, not the server's figure
 /// or the driver's limit) before the SLO broke.
 const LOWER_BOUND: &str =
     "; one side's capacity is a lower bound: a search stopped before the SLO broke";
+
+/// Why an undecided question stopped, in one clause: the rounds left and their chance, and the
+/// smallest difference the runs it could have had would tell apart at the spread it showed.
+fn futility_words(f: &crate::results::record::Futility) -> String {
+    let stopped = if f.rounds_left == 0 {
+        "no round left".to_string()
+    } else {
+        format!(
+            "stopped for futility: the {} round(s) left had a {:.0}% chance to decide it",
+            f.rounds_left,
+            f.chance * 100.0
+        )
+    };
+    let smallest = match f.smallest {
+        Some(d) if d.is_finite() => format!(
+            "{} runs a side would tell apart a difference of {:.0}% or more",
+            f.runs_max,
+            d * 100.0
+        ),
+        Some(_) => format!("{} runs a side would not tell apart even 2x", f.runs_max),
+        None => format!(
+            "{} runs a side are fewer than a first look needs",
+            f.runs_max
+        ),
+    };
+    format!(
+        "{stopped}; at this spread ({:.0}% a run) {smallest}",
+        f.spread * 100.0
+    )
+}
 
 /// A p-value as a reader should see it: three decimals, and "p < 0.001" rather than a
 /// "p = 0.000" that reads as impossible.
@@ -309,8 +379,16 @@ fn describe_outcome(f: &Finding) -> String {
         ),
         "undecided" => format!(
             "{words} {} vs {} undecided after {} runs each ({} / {} = {ratio:.2}, interval \
-             {interval}; more runs or a quieter machine would decide it)",
-            f.b, f.a, f.runs, f.b, f.a
+             {interval}; {})",
+            f.b,
+            f.a,
+            f.runs,
+            f.b,
+            f.a,
+            f.futility.as_ref().map_or_else(
+                || "more runs or a quieter machine would decide it".into(),
+                futility_words
+            )
         ),
         "not tested" if f.lower_bound => format!(
             "{words} {} vs {} not tested (a search stopped at a bound, its max_rate or the \
@@ -377,6 +455,7 @@ mod tests {
         let v = records(
             &findings(ResultsDir::new(&r, dir), Design::sequential(0.05)),
             "every headline decided",
+            &BTreeMap::new(),
         );
         assert_eq!(v.len(), 1);
         let s = &v[0].sentence;
@@ -410,7 +489,9 @@ mod tests {
                 ResultsDir::new(r, Path::new("/nonexistent")),
                 design_of(&r.plan),
             );
-            records(&all, "5 runs")[0].sentence.clone()
+            records(&all, "5 runs", &BTreeMap::new())[0]
+                .sentence
+                .clone()
         };
         r.plan = serde_json::json!({"runs": 5});
         let s = sentence(&r);
@@ -436,6 +517,7 @@ mod tests {
                 Design::fixed(0.05),
             ),
             "4 runs",
+            &BTreeMap::new(),
         );
         let s = &v[0].sentence;
         assert!(
@@ -476,6 +558,7 @@ mod tests {
         let v = records(
             &findings(ResultsDir::new(&r, dir), Design::sequential(0.05)),
             "budget spent",
+            &BTreeMap::new(),
         );
         assert!(
             v[0].sentence.contains("not tested (2 run(s) each"),
@@ -513,7 +596,7 @@ mod tests {
         assert_eq!(all[0].unsettled_runs, 1);
         let f = &all[0].findings[0];
         assert_eq!((f.runs, f.outcome.as_str()), (4, "not tested"));
-        let v = records(&all, "budget spent");
+        let v = records(&all, "budget spent", &BTreeMap::new());
         assert!(
             v[0].sentence
                 .ends_with("[1 run(s) not at steady state, left out of this verdict]"),
@@ -527,6 +610,7 @@ mod tests {
         let v = records(
             &findings(ResultsDir::new(&r, dir), Design::sequential(0.05)),
             "decided",
+            &BTreeMap::new(),
         );
         let s = &v[0].sentence;
         assert!(
