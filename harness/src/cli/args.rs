@@ -71,8 +71,13 @@ pub enum Cmd {
         builds: bool,
     },
     /// List the plans with their last committed measurement under docs/results: the machine
-    /// time it took, its sittings and runs, and the pages that quote it
-    Plans,
+    /// time it took, what its runs would have taken under today's stopping rules (replayed in
+    /// the order measured), its sittings and runs, and the pages that quote it
+    Plans {
+        /// Also print, per plan, each scenario's last round in the replay and how it ended
+        #[arg(long)]
+        rounds: bool,
+    },
     /// Print the comparison table of an existing results directory or results.json
     Table {
         #[arg(value_name = "RESULTS")]

@@ -87,7 +87,7 @@ fn end_quietly_if_it_only_prints(cmd: &Cmd) {
         Cmd::Run(a) => a.dry_run,
         Cmd::Capacity(c) => c.run.dry_run,
         Cmd::Compare { junit, .. } => junit.is_none(),
-        Cmd::List { .. } | Cmd::Plans | Cmd::Table { .. } => true,
+        Cmd::List { .. } | Cmd::Plans { .. } | Cmd::Table { .. } => true,
         Cmd::Render { check, .. } => *check,
         _ => false,
     };
@@ -149,11 +149,7 @@ pub fn main() -> Result<i32> {
         ),
         Cmd::List { builds: false } => commands::list(&root),
         Cmd::List { builds: true } => commands::list_builds(&root),
-        Cmd::Plans => {
-            let times = crate::report::plan_times::plan_times(&root)?;
-            print!("{}", crate::report::plan_times::format(&times));
-            Ok(0)
-        }
+        Cmd::Plans { rounds } => crate::report::plan_times::print(&root, rounds),
         Cmd::Table { path, markdown } => commands::table_cmd(&path, markdown),
         Cmd::Report { path, rejudge } => commands::report_cmd(&path, rejudge),
         Cmd::Render { pages, check } => commands::render_pages(&root, &pages, check),

@@ -32,6 +32,7 @@ mod md_table;
 mod metric_formats_tests;
 pub mod pages;
 pub mod plan_times;
+mod replay;
 mod rules;
 mod run_counts;
 mod runtime;

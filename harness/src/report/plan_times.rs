@@ -24,6 +24,8 @@ pub struct PlanTime {
     pub runs: usize,
     /// Pages (README.md, docs/...) that link or quote the results directory.
     pub pages: Vec<String>,
+    /// Its runs replayed through today's stopping rules (None: nothing to replay).
+    pub replay: Option<super::replay::Replay>,
 }
 
 /// Every plan under `root`/plans with its last measurement under `root`/docs/results.
@@ -64,6 +66,7 @@ pub fn plan_times(root: &Path) -> Result<Vec<PlanTime>> {
                 sittings: 0,
                 runs: 0,
                 pages: Vec::new(),
+                replay: None,
             },
             Some((dir, r)) => PlanTime {
                 plan,
@@ -77,6 +80,7 @@ pub fn plan_times(root: &Path) -> Result<Vec<PlanTime>> {
                     .filter(|(_, text)| text.contains(&format!("results/{dir}")))
                     .map(|(p, _)| p.clone())
                     .collect(),
+                replay: super::replay::replay(r, &root.join("docs/results").join(dir)),
             },
         });
     }
@@ -111,19 +115,47 @@ fn subdirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
         .collect())
 }
 
-/// The list as `iobound plans` prints it: one line a plan, the never-measured ones last.
+/// `iobound plans`: the list, and with `rounds` each replayed scenario's last round.
+pub fn print(root: &Path, rounds: bool) -> Result<i32> {
+    let times = plan_times(root)?;
+    print!("{}", format(&times));
+    if rounds {
+        print!("\n{}", format_rounds(&times));
+    }
+    Ok(0)
+}
+
+/// The list as `iobound plans` prints it: one line a plan, the never-measured ones last, with
+/// the minutes and rounds its runs would have taken under today's stopping rules.
 pub fn format(times: &[PlanTime]) -> String {
     use std::fmt::Write;
     let mut rows: Vec<&PlanTime> = times.iter().collect();
     rows.sort_by_key(|t| t.results.is_none());
     let mut s = format!(
-        "{:<40} {:<11} {:>8} {:>9} {:>5}  {}\n",
-        "plan", "measured", "minutes", "sittings", "runs", "results, and the pages quoting them"
+        "{:<40} {:<11} {:>7} {:>8} {:>7} {:>8} {:>5}  {}\n",
+        "plan",
+        "measured",
+        "minutes",
+        "replayed",
+        "rounds",
+        "sittings",
+        "runs",
+        "results, and the pages quoting them"
     );
-    let mut total = 0.0;
+    let (mut total, mut replayed_total) = (0.0, 0.0);
+    let (mut reversed, mut lost) = (0, 0);
     for t in rows {
         let minutes = t.machine_minutes.map_or("-".into(), |m| format!("{m:.0}"));
         total += t.machine_minutes.unwrap_or(0.0);
+        let replayed = t
+            .machine_minutes
+            .map(|m| m * t.replay.as_ref().map_or(1.0, |r| r.time_share));
+        replayed_total += replayed.unwrap_or(0.0);
+        let rounds = t.replay.as_ref().map_or("-".into(), |r| {
+            format!("{}->{}", r.rounds, r.rounds_replayed)
+        });
+        reversed += t.replay.as_ref().map_or(0, |r| r.reversed.len());
+        lost += t.replay.as_ref().map_or(0, |r| r.lost.len());
         let quoted = match (&t.results, t.pages.is_empty()) {
             (None, _) => "never measured here".to_string(),
             (Some(dir), true) => format!("docs/results/{dir} (quoted by no page)"),
@@ -131,10 +163,12 @@ pub fn format(times: &[PlanTime]) -> String {
         };
         let _ = writeln!(
             s,
-            "{:<40} {:<11} {:>8} {:>9} {:>5}  {quoted}",
+            "{:<40} {:<11} {:>7} {:>8} {:>7} {:>8} {:>5}  {quoted}",
             t.plan,
             t.measured_on.as_deref().unwrap_or("-"),
             minutes,
+            replayed.map_or("-".into(), |m| format!("{m:.0}")),
+            rounds,
             if t.results.is_some() {
                 t.sittings.to_string()
             } else {
@@ -147,8 +181,44 @@ pub fn format(times: &[PlanTime]) -> String {
         s,
         "\nminutes: machine time of the last measurement, each sitting from its start to the \
          end of its last run (pauses between sittings left out); {total:.0} in all. Measure in \
-         pieces with `iobound run --plan PLAN --resume DIR`."
+         pieces with `iobound run --plan PLAN --resume DIR`.\n\
+         replayed: the runs of a plan that repeats until decided (runs = \"auto\"), in the \
+         order measured, through today's stopping rules (a scenario leaves the rounds once its \
+         questions are decided or stopped for futility; rounds: measured->replayed); a plan of \
+         a fixed number of runs is counted as it ran. {replayed_total:.0} minutes in all, \
+         {reversed} stored answer(s) reversed, {lost} stored answer(s) not reached (stopped \
+         earlier). Per question: `iobound plans --rounds`."
     );
+    s
+}
+
+/// Per plan replayed: each scenario's last round under today's rules and how it ended, and
+/// the stored answers the replay reversed or did not reach.
+pub fn format_rounds(times: &[PlanTime]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    for t in times {
+        let Some(r) = &t.replay else {
+            continue;
+        };
+        let _ = writeln!(
+            s,
+            "{} ({} rounds measured, {} replayed; {:.0}% of the machine time):",
+            t.plan,
+            r.rounds,
+            r.rounds_replayed,
+            r.time_share * 100.0
+        );
+        for (scenario, round, how) in &r.scenarios {
+            let _ = writeln!(s, "  {scenario}: round {round}, {how}");
+        }
+        for q in &r.reversed {
+            let _ = writeln!(s, "  reversed: {q}");
+        }
+        for q in &r.lost {
+            let _ = writeln!(s, "  not reached: {q}");
+        }
+    }
     s
 }
 

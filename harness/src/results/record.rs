@@ -402,6 +402,12 @@ impl ContenderInfo {
 }
 
 impl Run {
+    /// The round it belongs to: its own number, or for a capacity probe (numbered among the
+    /// probes of its scenario) the search it was part of.
+    pub fn round(&self) -> u32 {
+        self.details.probe().map_or(self.run, |p| p.search)
+    }
+
     /// A run with nothing measured yet: status failed until the measurement says otherwise, no
     /// failure given, started now.
     pub fn new(

@@ -8,7 +8,7 @@
 //! same threshold, on the same runs, whether the rounds ran in one sitting or several.
 
 use crate::plan::{Plan, Scenario};
-use crate::results::record::{Results, Run, RunStatus};
+use crate::results::record::{Results, RunStatus};
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -55,7 +55,7 @@ pub fn reopen(dir: &Path, plan: &Plan) -> Result<Results> {
         .runs
         .iter()
         .filter(|r| r.status == RunStatus::Incomplete && r.details.probe().is_none())
-        .map(|r| (r.contender.clone(), round_of(r)))
+        .map(|r| (r.contender.clone(), r.round()))
         .chain(
             res.capacity
                 .iter()
@@ -65,7 +65,7 @@ pub fn reopen(dir: &Path, plan: &Plan) -> Result<Results> {
         .chain(partial_rounds(&res, &names, scenarios))
         .collect();
     res.runs
-        .retain(|r| !cut.contains(&(r.contender.clone(), round_of(r))));
+        .retain(|r| !cut.contains(&(r.contender.clone(), r.round())));
     res.capacity
         .retain(|c| !cut.contains(&(c.contender.clone(), c.repeat)));
     if res.runs.len() < before {
@@ -131,12 +131,6 @@ pub fn runs_in(res: &Results, s: &Scenario, run: u32) -> bool {
     res.left_after(&s.name).is_none_or(|left| run <= left)
 }
 
-/// The round a run belongs to: its own number, or for a capacity probe (numbered among the
-/// probes of its scenario) the search it was part of.
-fn round_of(r: &Run) -> u32 {
-    r.details.probe().map_or(r.run, |p| p.search)
-}
-
 /// Rounds every one of `names` finished, from the first on.
 pub fn rounds_done(res: &Results, names: &[String], scenarios: &[Scenario]) -> u32 {
     let mut n = 0;
@@ -152,7 +146,7 @@ fn partial_rounds(res: &Results, names: &[String], scenarios: &[Scenario]) -> Ve
         .runs
         .iter()
         .filter(|r| names.contains(&r.contender))
-        .map(|r| (r.contender.clone(), round_of(r)))
+        .map(|r| (r.contender.clone(), r.round()))
         .collect();
     rounds
         .into_iter()

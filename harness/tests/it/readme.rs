@@ -693,12 +693,30 @@ fn every_plan_is_listed_with_its_last_measurement_and_its_pages() {
     let minutes: f64 = words[2].parse().unwrap();
     // 64 minutes from first start to end, a pause of about 17 between the sittings.
     assert!((40.0..=55.0).contains(&minutes), "{c10k}");
-    assert_eq!(words[3], "2", "{c10k}");
+    // Replayed through today's stopping rules: never more than it took; rounds measured->kept.
+    let replayed: f64 = words[3].parse().unwrap();
+    assert!(replayed <= minutes, "{c10k}");
+    assert_eq!(words[4], "5->5", "{c10k}");
+    assert_eq!(words[5], "2", "{c10k}");
     assert!(
         c10k.contains("docs/results/c10k-2026-11-25: ") && c10k.contains("docs/findings/c10k.md"),
         "{c10k}"
     );
     assert!(text.contains("minutes: machine time"), "{text}");
+    // The demo's 100 ms question was decided at round 6 of 9: its later rounds are saved.
+    let demo = lines
+        .iter()
+        .find(|l| l.starts_with("plans/demo.toml "))
+        .unwrap();
+    let words: Vec<&str> = demo.split_whitespace().collect();
+    let (took, replayed): (f64, f64) = (words[2].parse().unwrap(), words[3].parse().unwrap());
+    assert!(replayed < took, "{demo}");
+    let rounds = common::run(&["plans", "--rounds"]);
+    let rounds = String::from_utf8_lossy(&rounds.stdout);
+    assert!(
+        rounds.contains("  delay-100ms: round 6, decided"),
+        "{rounds}"
+    );
 }
 
 /// The fields of `struct Manifest` in `src` that a manifest may set (`#[serde(skip)]` ones,
