@@ -69,6 +69,10 @@ pub enum Cmd {
         /// which the launcher (./iobound build, test, lint, format) runs
         #[arg(long)]
         builds: bool,
+        /// With --builds: only what this plan runs needs built (its contenders' folders, the
+        /// Maven modules their jars come from, and "service" lines for PostgreSQL and Kafka)
+        #[arg(long, value_name = "PLAN", requires = "builds")]
+        plan: Option<PathBuf>,
     },
     /// List the plans with their last committed measurement under docs/results: the machine
     /// time it took, what its runs would have taken under today's stopping rules (replayed in

@@ -120,10 +120,29 @@ pub fn list(root: &Path) -> Result<i32> {
 
 /// `iobound list --builds`: what the launcher builds, tests, checks and formats, from the
 /// manifests' `[build]` tables (services/folder_builds.rs).
-pub fn list_builds(root: &Path) -> Result<i32> {
-    use crate::services::folder_builds::{builds_listing, folder_builds};
-    let builds = folder_builds(root, &manifest::discover(root)?)?;
-    println!("{}", builds_listing(&builds));
+pub fn list_builds(root: &Path, plan: Option<&Path>) -> Result<i32> {
+    use crate::services::folder_builds::{builds_listing, folder_builds, plan_listing};
+    let manifests = manifest::discover(root)?;
+    let builds = folder_builds(root, &manifests)?;
+    let Some(plan) = plan else {
+        println!("{}", builds_listing(&builds));
+        return Ok(0);
+    };
+    let plan = crate::plan::PlanFile::load(plan)?.validate()?;
+    let mut runs = Vec::new();
+    for name in &plan.contenders {
+        let m = manifests
+            .iter()
+            .find(|m| &m.name == name)
+            .with_context(|| {
+                format!(
+                    "the plan names contender {name:?}, which no contenders/*/contender.toml is"
+                )
+            })?;
+        runs.push(m);
+    }
+    let services = (plan.uses_database(), plan.has_pipeline());
+    println!("{}", plan_listing(root, &builds, &runs, services));
     Ok(0)
 }
 

@@ -91,6 +91,59 @@ pub fn builds_listing(builds: &[FolderBuild]) -> String {
         .join("\n")
 }
 
+/// What a plan runs needs built, as `iobound list --builds --plan PLAN` prints it for the
+/// launcher: the lines of `builds` whose folder one of `contenders` builds in; for a contender
+/// built by Maven, a line for the module its jar comes from (`spring-mvc-virtual` runs
+/// `spring-mvc`'s); and a line per service the plan needs (toolchain `service`, folder
+/// `postgres` or `kafka`, the latter with the Kafka load tool's module).
+pub fn plan_listing(
+    root: &Path,
+    builds: &[FolderBuild],
+    contenders: &[&Manifest],
+    (database, kafka): (bool, bool),
+) -> String {
+    let root = lexical(root);
+    let relative = |p: &Path| {
+        let p = lexical(p);
+        p.strip_prefix(&root).map_or(p.clone(), Path::to_path_buf)
+    };
+    let folders: std::collections::BTreeSet<PathBuf> = contenders
+        .iter()
+        .map(|m| relative(&m.dir.join(m.build.dir.as_deref().unwrap_or("."))))
+        .collect();
+    let own: Vec<FolderBuild> = (builds.iter())
+        .filter(|b| folders.contains(&b.folder) && b.build.toolchain != "maven")
+        .cloned()
+        .collect();
+    let mut lines = vec![builds_listing(&own)];
+    let dash = ["-"; 7].join("\t");
+    let mut modules: std::collections::BTreeSet<PathBuf> = (contenders.iter())
+        .filter(|m| m.build.toolchain == "maven")
+        // The jar is <module>/target/<name>.jar.
+        .filter_map(|m| {
+            relative(&m.artifact_path())
+                .parent()?
+                .parent()
+                .map(Path::to_path_buf)
+        })
+        .collect();
+    if kafka {
+        modules.insert(PathBuf::from("services/kafka-load"));
+    }
+    lines.extend(
+        modules
+            .iter()
+            .map(|m| format!("maven\t{}\t{dash}", m.display())),
+    );
+    for (needed, service) in [(database, "postgres"), (kafka, "kafka")] {
+        if needed {
+            lines.push(format!("service\t{service}\t{dash}"));
+        }
+    }
+    lines.retain(|l| !l.is_empty());
+    lines.join("\n")
+}
+
 /// An error naming `m` and what `./iobound build` runs for it, when its artifact is missing.
 pub fn ensure_built(m: &Manifest) -> Result<()> {
     if !m.artifact_path().exists() {

@@ -368,6 +368,64 @@ fn a_contender_in_a_new_language_is_built_from_its_manifest_alone() {
     );
 }
 
+/// What a plan needs built: the demo's two Java contenders and nothing else (no Go, Rust, Node
+/// or Python, no PostgreSQL or Kafka); a contender that runs another's jar names that module;
+/// a plan calling /messages or streaming through Kafka names the service.
+#[test]
+fn a_plan_needs_only_its_own_contenders_and_services_built() {
+    let root = repo_root();
+    let plan = |text: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("p.toml"), text).unwrap();
+        dir
+    };
+    let listing = |plan_path: &std::path::Path| {
+        let o = Command::new(env!("CARGO_BIN_EXE_iobound"))
+            .args(["list", "--builds", "--plan"])
+            .arg(plan_path)
+            .env("IOBOUND_HOME", &root)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8(o.stdout).unwrap();
+        let lines: Vec<(String, String)> = text
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                assert_eq!(f.len(), 9, "{l}");
+                (f[0].to_string(), f[1].to_string())
+            })
+            .collect();
+        lines
+    };
+    let pair = |t: &str, f: &str| (t.to_string(), f.to_string());
+    assert_eq!(
+        listing(&root.join("plans/demo.toml")),
+        [
+            pair("maven", "contenders/spring-mvc"),
+            pair("maven", "contenders/spring-webflux")
+        ]
+    );
+    let scenario = |path: &str| {
+        format!(
+            "[[scenario]]\nname = \"s\"\npath = \"{path}\"\n[scenario.load]\nmodel = \"closed\"\n\
+             users = 1\nduration = \"1s\"\n"
+        )
+    };
+    let virt = plan(&format!(
+        "contenders = [\"spring-mvc-virtual\", \"go\"]\n{}",
+        scenario("/messages")
+    ));
+    let lines = listing(&virt.path().join("p.toml"));
+    assert!(
+        lines.contains(&pair("maven", "contenders/spring-mvc")),
+        "{lines:?}"
+    );
+    assert!(lines.contains(&pair("go", "contenders/go")), "{lines:?}");
+    assert!(lines.contains(&pair("service", "postgres")), "{lines:?}");
+    assert_eq!(lines.len(), 3, "{lines:?}");
+}
+
 /// Every contender folder holding sources outside the Maven reactor is built, tested and
 /// format-checked by a manifest's steps, and the launcher names none of them.
 #[test]
