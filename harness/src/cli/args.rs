@@ -69,8 +69,7 @@ pub enum Cmd {
         /// which the launcher (./iobound build, test, lint, format) runs
         #[arg(long)]
         builds: bool,
-        /// With --builds: only what this plan runs needs built (its contenders' folders, the
-        /// Maven modules their jars come from, and "service" lines for PostgreSQL and Kafka)
+        /// With --builds: only what this plan needs built (contenders, their jars' modules, services)
         #[arg(long, value_name = "PLAN", requires = "builds")]
         plan: Option<PathBuf>,
     },
