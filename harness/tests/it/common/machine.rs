@@ -16,7 +16,7 @@
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What two sharing tests may not use at once (taken in this order, whatever order a test
 /// names them in).
@@ -49,35 +49,51 @@ pub struct Hold {
 
 /// The machine to this test alone, once every test sharing it has ended.
 pub fn alone() -> Hold {
-    let turnstile = lock("turnstile.lock", libc::LOCK_EX);
-    let machine = lock("machine.lock", libc::LOCK_EX);
+    alone_in(&locks())
+}
+
+/// The machine shared with tests that share it too, and `resources` to this test alone.
+pub fn beside_others(resources: &[Resource]) -> Hold {
+    beside_in(&locks(), resources)
+}
+
+/// Where the locks of this test binary's tests are.
+fn locks() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("machine-locks")
+}
+
+fn alone_in(dir: &Path) -> Hold {
+    let turnstile = lock(dir, "turnstile.lock", libc::LOCK_EX);
+    let machine = lock(dir, "machine.lock", libc::LOCK_EX);
     drop(turnstile);
     Hold {
         _files: vec![machine],
     }
 }
 
-/// The machine shared with tests that share it too, and `resources` to this test alone.
-pub fn beside_others(resources: &[Resource]) -> Hold {
-    drop(lock("turnstile.lock", libc::LOCK_EX));
-    let mut files = vec![lock("machine.lock", libc::LOCK_SH)];
+fn beside_in(dir: &Path, resources: &[Resource]) -> Hold {
+    drop(lock(dir, "turnstile.lock", libc::LOCK_EX));
+    let mut files = vec![lock(dir, "machine.lock", libc::LOCK_SH)];
     // Always taken after the machine, in one order: no two tests wait on each other.
     let mut resources = resources.to_vec();
     resources.sort();
-    files.extend(resources.iter().map(|r| lock(r.file(), libc::LOCK_EX)));
+    files.extend(resources.iter().map(|r| lock(dir, r.file(), libc::LOCK_EX)));
     Hold { _files: files }
 }
 
-fn lock(name: &str, operation: i32) -> File {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("machine-locks");
-    std::fs::create_dir_all(&dir).expect("make the test lock directory");
+fn open_lock(dir: &Path, name: &str) -> File {
+    std::fs::create_dir_all(dir).expect("make the test lock directory");
     let path = dir.join(name);
-    let file = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
         .open(&path)
-        .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+        .unwrap_or_else(|e| panic!("open {}: {e}", path.display()))
+}
+
+fn lock(dir: &Path, name: &str, operation: i32) -> File {
+    let file = open_lock(dir, name);
     loop {
         // SAFETY: flock on a descriptor this function owns; it touches no memory.
         if unsafe { libc::flock(file.as_raw_fd(), operation) } == 0 {
@@ -88,7 +104,7 @@ fn lock(name: &str, operation: i32) -> File {
             err.kind(),
             std::io::ErrorKind::Interrupted,
             "lock {}: {err}",
-            path.display()
+            dir.join(name).display()
         );
     }
 }
@@ -164,40 +180,58 @@ mod tests {
         );
     }
 
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
-    use std::time::Duration;
+    /// Whether someone holds `name` in `dir` exclusively (a try that does not wait).
+    fn held(dir: &Path, name: &str) -> bool {
+        let file = open_lock(dir, name);
+        // SAFETY: flock on a descriptor this function owns; it touches no memory.
+        let got = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        !got // dropping the file releases what was got
+    }
 
     #[test]
     fn a_test_alone_waits_for_its_sharing_neighbour_and_keeps_the_next_one_out() {
-        let sharing = beside_others(&[]);
-        let alone_holds = Arc::new(AtomicBool::new(false));
-        let got_in = Arc::new(AtomicBool::new(false));
-        let (flag, entered) = (alone_holds.clone(), got_in.clone());
-        let waiter = std::thread::spawn(move || {
-            let _hold = alone();
-            entered.store(true, Ordering::SeqCst);
-            flag.store(true, Ordering::SeqCst);
-            std::thread::sleep(Duration::from_millis(300));
-            flag.store(false, Ordering::SeqCst);
+        use std::sync::mpsc::channel;
+        // Locks of this test's own: no other test passes its turnstile, so what it sees of
+        // them is the three threads' doing, ordered by the locks and channels alone.
+        let dir = tempfile::tempdir().unwrap();
+        let here = dir.path().to_path_buf();
+        let sharing = beside_in(&here, &[]);
+        let (got_machine, got_machine_rx) = channel();
+        let (release, release_rx) = channel::<()>();
+        let waiter = std::thread::spawn({
+            let here = here.clone();
+            move || {
+                let _hold = alone_in(&here);
+                got_machine.send(()).unwrap();
+                release_rx.recv().unwrap();
+            }
         });
-        std::thread::sleep(Duration::from_millis(200));
+        // Until the one alone is through the turnstile's door, waiting for the machine.
+        while !held(&here, "turnstile.lock") {
+            std::thread::yield_now();
+        }
         assert!(
-            !alone_holds.load(Ordering::SeqCst),
+            got_machine_rx.try_recv().is_err(),
             "alone() got the machine while a test shared it"
         );
+        // A sharer that arrives now waits behind it at the turnstile.
+        let (next_in, next_in_rx) = channel();
+        let next = std::thread::spawn({
+            let here = here.clone();
+            move || {
+                let _hold = beside_in(&here, &[]);
+                next_in.send(()).unwrap();
+            }
+        });
         drop(sharing);
-        // The one alone is through the turnstile (or about to be): a new sharer waits for it.
-        std::thread::sleep(Duration::from_millis(100));
-        let _next = beside_others(&[]);
+        got_machine_rx.recv().unwrap();
         assert!(
-            !alone_holds.load(Ordering::SeqCst),
+            next_in_rx.try_recv().is_err(),
             "a sharing test got in while one was alone"
         );
+        release.send(()).unwrap();
         waiter.join().unwrap();
-        assert!(
-            got_in.load(Ordering::SeqCst),
-            "alone() never got the machine"
-        );
+        next_in_rx.recv().unwrap();
+        next.join().unwrap();
     }
 }
