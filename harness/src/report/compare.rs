@@ -10,6 +10,11 @@ use crate::stats::gates::{gate, FailIf, GateResult, Outcome};
 use crate::stats::{self, Cell, Difference, METRICS};
 use anyhow::{bail, Result};
 
+/// What every comparison of two sittings says first: its changes compare blocks.
+pub const BLOCKS: &str = "this compares blocks: A's runs, then B's in another sitting; the \
+     machine may drift between them, so a change below is a difference between two blocks, \
+     not a verdict (for one, run both as interleaved contenders or arms of one plan)";
+
 /// Pairs of (scenario, contender in A, contender in B) present in both result sets. When the
 /// sets share no contender name but each has exactly one, those two are paired.
 fn pairs(a: &Results, b: &Results) -> Vec<(String, String, String)> {
@@ -47,7 +52,7 @@ pub fn render(set_a: ResultsDir, set_b: ResultsDir) -> Result<String> {
     }
     let mut out = String::new();
     out.push_str(&format!(
-        "A: {} ({})\nB: {} ({})\n",
+        "A: {} ({})\nB: {} ({})\n{BLOCKS}\n",
         set_a.dir.display(),
         a.started_at,
         set_b.dir.display(),
@@ -192,6 +197,13 @@ mod tests {
         let after = set("spring-mvc", &[4950.0, 5000.0, 5020.0, 4990.0]);
         let t = render(&before, Path::new("a"), &after, Path::new("b")).unwrap();
         assert!(t.contains("s / spring-mvc"), "{t}");
+        // Two sittings are blocks, and the comparison says so before any change.
+        assert!(
+            t.lines()
+                .nth(2)
+                .is_some_and(|l| l.starts_with("this compares blocks")),
+            "{t}"
+        );
         assert!(
             t.lines()
                 .any(|l| l.starts_with("throughput (req/s)") && l.contains("better")),
