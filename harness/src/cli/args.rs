@@ -64,18 +64,15 @@ pub enum Cmd {
     },
     /// List the contenders with their model, framework and tunables
     List {
-        /// Instead: each contender folder's build, a tab-separated line per folder (toolchain,
-        /// folder, install hint, output, inputs, command, test, check, format; "-" for none),
-        /// which the launcher (./iobound build, test, lint, format) runs
+        /// Instead: each folder's build for the launcher, a tab-separated line per folder
+        /// (toolchain, folder, install, output, inputs, command, test, check, format; "-": none)
         #[arg(long)]
         builds: bool,
         /// With --builds: only what this plan needs built (contenders, their jars' modules, services)
         #[arg(long, value_name = "PLAN", requires = "builds")]
         plan: Option<PathBuf>,
     },
-    /// List the plans with their last committed measurement under docs/results: the machine
-    /// time it took, what its runs would have taken under today's stopping rules (replayed in
-    /// the order measured), its sittings and runs, and the pages that quote it
+    /// List the plans with their last committed measurement, its cost and the pages quoting it
     Plans {
         /// Also print, per plan, each scenario's last round in the replay and how it ended
         #[arg(long)]
@@ -88,6 +85,9 @@ pub enum Cmd {
         /// Markdown with one row per contender, for READMEs and pull requests
         #[arg(long)]
         markdown: bool,
+        /// Instead: the headline figures as JSON for a continuous-benchmarking tool
+        #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "markdown")]
+        export: Option<crate::report::export::Format>,
     },
     /// Write the tables and figures marked in README and docs from their committed results
     Render {

@@ -300,10 +300,16 @@ pub fn downstream_cmd(a: &DownstreamArgs) -> Result<i32> {
 }
 
 /// `iobound table`: the terminal table of a results directory, or its Markdown rows.
-pub fn table_cmd(path: &Path, markdown: bool) -> Result<i32> {
+pub fn table_cmd(
+    path: &Path,
+    markdown: bool,
+    export: Option<crate::report::export::Format>,
+) -> Result<i32> {
     let (dir, res) = results_at(path)?;
     let set = ResultsDir::new(&res, &dir);
-    if markdown {
+    if let Some(format) = export {
+        crate::util::emit(&crate::report::export::export(set, format))?;
+    } else if markdown {
         crate::util::emit(&crate::report::markdown::render_markdown(set))?;
     } else {
         crate::util::emit(&crate::report::table::render(set))?;

@@ -150,7 +150,11 @@ pub fn main() -> Result<i32> {
         Cmd::List { builds: false, .. } => commands::list(&root),
         Cmd::List { builds: true, plan } => commands::list_builds(&root, plan.as_deref()),
         Cmd::Plans { rounds } => crate::report::plan_times::print(&root, rounds),
-        Cmd::Table { path, markdown } => commands::table_cmd(&path, markdown),
+        Cmd::Table {
+            path,
+            markdown,
+            export,
+        } => commands::table_cmd(&path, markdown, export),
         Cmd::Report { path, rejudge } => commands::report_cmd(&path, rejudge),
         Cmd::Render { pages, check } => commands::render_pages(&root, &pages, check),
         Cmd::Compare {

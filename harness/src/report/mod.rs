@@ -22,6 +22,7 @@ pub mod compare;
 pub mod contender_table;
 mod csv;
 mod details;
+pub mod export;
 pub mod figures;
 pub mod flamegraph;
 pub mod gates;
