@@ -142,7 +142,7 @@ pub fn list_builds(root: &Path, plan: Option<&Path>) -> Result<i32> {
         runs.push(m);
     }
     let services = (plan.uses_database(), plan.has_pipeline());
-    println!("{}", plan_listing(root, &builds, &runs, services));
+    println!("{}", plan_listing(root, &builds, &runs, services)?);
     Ok(0)
 }
 

@@ -413,21 +413,12 @@ pub fn minutes(results: &Results) -> Result<f64> {
 /// measured phase), the last sitting to the plan's end where it has one. Pauses between
 /// sittings are not counted.
 pub fn machine_minutes(r: &Results) -> Option<f64> {
-    let mut starts: Vec<i64> = std::iter::once(&r.started_at)
-        .chain(&r.resumed_at)
-        .filter_map(|t| parse_rfc3339(t))
-        .collect();
-    starts.sort_unstable();
+    let starts = r.sitting_starts();
     let mut ends: Vec<Option<f64>> = vec![None; starts.len()];
-    for run in &r.runs {
-        let Some(t0) = parse_rfc3339(&run.started_at) else {
+    for (t0, end) in r.runs.iter().filter_map(crate::results::record::Run::span) {
+        let Some(k) = starts.iter().rposition(|s| *s as f64 <= t0) else {
             continue;
         };
-        let Some(k) = starts.iter().rposition(|s| *s <= t0) else {
-            continue;
-        };
-        let warm = run.warmup.as_ref().map_or(0.0, |w| w.seconds);
-        let end = t0 as f64 + warm + run.summary.duration_s;
         ends[k] = Some(ends[k].map_or(end, |e: f64| e.max(end)));
     }
     if let (Some(end), Some(last)) = (

@@ -12,9 +12,7 @@
 use crate::results::dir::ResultsDir;
 use crate::results::record::{Finding, Results, Run};
 use crate::stats::sequential::MAX_RUNS;
-use crate::stats::verdict::{self, Design, ScenarioFindings};
-use crate::util::clock::parse_rfc3339;
-use std::collections::BTreeMap;
+use crate::stats::verdict::{self, Design, Left, ScenarioFindings};
 use std::path::Path;
 
 /// One measurement replayed.
@@ -43,7 +41,7 @@ pub fn replay(res: &Results, dir: &Path) -> Option<Replay> {
     let rounds = res.runs.iter().map(Run::round).max()?;
     let margin = verdict::design_of(&res.plan).margin;
     let most = MAX_RUNS.max(rounds as usize);
-    let mut left: BTreeMap<String, (u32, Vec<Finding>)> = BTreeMap::new();
+    let mut left = Left::default();
     let mut last = Vec::new();
     let mut replayed = rounds;
     for round in 1..=rounds {
@@ -53,17 +51,8 @@ pub fn replay(res: &Results, dir: &Path) -> Option<Replay> {
         };
         let seen = as_of(res, round, &left);
         let mut all = verdict::findings(ResultsDir::new(&seen, dir), design);
-        for s in &mut all {
-            if let Some((_, was)) = left.get(&s.scenario) {
-                s.findings.clone_from(was);
-            }
-        }
-        for s in &all {
-            let closed = !s.findings.is_empty() && s.findings.iter().all(Finding::closed);
-            if closed && !left.contains_key(&s.scenario) {
-                left.insert(s.scenario.clone(), (round, s.findings.clone()));
-            }
-        }
+        left.apply(&mut all);
+        left.take_closed(&all, round);
         last = all;
         if !last.iter().all(|s| s.findings.is_empty()) && verdict::all_closed(&last) {
             replayed = round;
@@ -87,7 +76,7 @@ pub fn replay(res: &Results, dir: &Path) -> Option<Replay> {
 
 /// `res` as it stood after `round`: the runs of the rounds so far, without those of scenarios
 /// that had left the rounds before them.
-fn as_of(res: &Results, round: u32, left: &BTreeMap<String, (u32, Vec<Finding>)>) -> Results {
+fn as_of(res: &Results, round: u32, left: &Left) -> Results {
     let kept = |scenario: &str, r: u32| r <= round && r <= left_round(left, scenario);
     Results {
         runs: (res.runs.iter())
@@ -105,22 +94,18 @@ fn as_of(res: &Results, round: u32, left: &BTreeMap<String, (u32, Vec<Finding>)>
 
 /// The round after which `scenario` (a probe's or phase's name: before its '@') left, or
 /// u32::MAX.
-fn left_round(left: &BTreeMap<String, (u32, Vec<Finding>)>, scenario: &str) -> u32 {
+fn left_round(left: &Left, scenario: &str) -> u32 {
     let base = scenario.split('@').next().unwrap_or(scenario);
-    left.get(base).map_or(u32::MAX, |(r, _)| *r)
+    left.round(base).unwrap_or(u32::MAX)
 }
 
 /// Each scenario's last round and how its questions ended: "decided", "futility" (some
 /// stopped for it) or "open".
-fn ending(
-    all: &[ScenarioFindings],
-    left: &BTreeMap<String, (u32, Vec<Finding>)>,
-    replayed: u32,
-) -> Vec<(String, u32, String)> {
+fn ending(all: &[ScenarioFindings], left: &Left, replayed: u32) -> Vec<(String, u32, String)> {
     all.iter()
         .filter(|s| !s.findings.is_empty())
         .map(|s| {
-            let round = left.get(&s.scenario).map_or(replayed, |(r, _)| *r);
+            let round = left.round(&s.scenario).unwrap_or(replayed);
             let how = if s.findings.iter().all(Finding::decided) {
                 "decided"
             } else if s.findings.iter().any(|f| f.futility.is_some()) {
@@ -161,18 +146,11 @@ fn against_stored(res: &Results, replayed: &[ScenarioFindings]) -> (Vec<String>,
 }
 
 /// The share of the measurement's machine time the replayed rounds would have taken.
-fn time_share(res: &Results, replayed: u32, left: &BTreeMap<String, (u32, Vec<Finding>)>) -> f64 {
-    let sittings: Vec<i64> = std::iter::once(&res.started_at)
-        .chain(&res.resumed_at)
-        .filter_map(|t| parse_rfc3339(t))
-        .collect();
+fn time_share(res: &Results, replayed: u32, left: &Left) -> f64 {
+    let sittings = res.sitting_starts();
     // (start, end, run) of every run with a readable clock.
     let mut runs: Vec<(f64, f64, &Run)> = (res.runs.iter())
-        .filter_map(|r| {
-            let t0 = parse_rfc3339(&r.started_at)? as f64;
-            let warm = r.warmup.as_ref().map_or(0.0, |w| w.seconds);
-            Some((t0, t0 + warm + r.summary.duration_s, r))
-        })
+        .filter_map(|r| r.span().map(|(t0, end)| (t0, end, r)))
         .collect();
     runs.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (mut spent, mut kept) = (0.0, 0.0);
@@ -251,22 +229,27 @@ mod tests {
         r
     }
 
-    #[test]
-    fn a_decided_scenario_stops_at_its_first_look_and_its_time_is_saved() {
-        let mut r = measured(12);
-        // What the plan stored: clear decided (b 2x), close undecided.
-        r.verdicts = vec![VerdictRecord {
+    /// What the plan stored for "clear": b against a's throughput, `outcome` at `ratio`.
+    fn stored_on_clear(outcome: &str, ratio: f64) -> Vec<VerdictRecord> {
+        vec![VerdictRecord {
             scenario: "clear".into(),
             findings: vec![Finding {
                 metric: "throughput".into(),
                 a: "a".into(),
                 b: "b".into(),
-                outcome: "different".into(),
-                ratio: Some(2.0),
+                outcome: outcome.into(),
+                ratio: Some(ratio),
                 ..Finding::default()
             }],
             ..VerdictRecord::default()
-        }];
+        }]
+    }
+
+    #[test]
+    fn a_decided_scenario_stops_at_its_first_look_and_its_time_is_saved() {
+        let mut r = measured(12);
+        // What the plan stored: clear decided (b 2x), close undecided.
+        r.verdicts = stored_on_clear("different", 2.0);
         let rp = replay(&r, Path::new("/none")).expect("two contenders, two scenarios");
         assert_eq!(rp.rounds, 12);
         let clear = rp.scenarios.iter().find(|s| s.0 == "clear").unwrap();
@@ -283,18 +266,7 @@ mod tests {
     #[test]
     fn a_stored_answer_the_replay_contradicts_is_named() {
         let mut r = measured(6);
-        r.verdicts = vec![VerdictRecord {
-            scenario: "clear".into(),
-            findings: vec![Finding {
-                metric: "throughput".into(),
-                a: "a".into(),
-                b: "b".into(),
-                outcome: "equivalent".into(),
-                ratio: Some(1.0),
-                ..Finding::default()
-            }],
-            ..VerdictRecord::default()
-        }];
+        r.verdicts = stored_on_clear("equivalent", 1.0);
         let rp = replay(&r, Path::new("/none")).unwrap();
         assert_eq!(rp.reversed, ["clear: throughput b vs a"]);
         // One contender: no question to replay; a fixed number of runs: no rule to replay.

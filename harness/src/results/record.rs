@@ -286,6 +286,17 @@ const SAVE_RETRIES: [std::time::Duration; 2] = [
 ];
 
 impl Results {
+    /// When each sitting began (the first start, then every `--resume`), in seconds since the
+    /// epoch, in order; a time that cannot be read is left out.
+    pub fn sitting_starts(&self) -> Vec<i64> {
+        let mut starts: Vec<i64> = std::iter::once(&self.started_at)
+            .chain(&self.resumed_at)
+            .filter_map(|t| crate::util::clock::parse_rfc3339(t))
+            .collect();
+        starts.sort_unstable();
+        starts
+    }
+
     /// The round after which `scenario` was run no more, if it left the rounds early.
     pub fn left_after(&self, scenario: &str) -> Option<u32> {
         (self.verdicts.iter())
@@ -402,6 +413,14 @@ impl ContenderInfo {
 }
 
 impl Run {
+    /// From its start (its warm-up's) to the end of its measured window, in seconds since the
+    /// epoch; None when its start cannot be read.
+    pub fn span(&self) -> Option<(f64, f64)> {
+        let t0 = crate::util::clock::parse_rfc3339(&self.started_at)? as f64;
+        let warm = self.warmup.as_ref().map_or(0.0, |w| w.seconds);
+        Some((t0, t0 + warm + self.summary.duration_s))
+    }
+
     /// The round it belongs to: its own number, or for a capacity probe (numbered among the
     /// probes of its scenario) the search it was part of.
     pub fn round(&self) -> u32 {

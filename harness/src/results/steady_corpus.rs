@@ -8,9 +8,10 @@
 //! fresh runs, labelled from their rows, are cases too (`real_cases`). The test prints the
 //! rates per kind and asserts the targets; docs/method.md renders them (report/rules.rs).
 
-use super::steady_rule::{gaussian, planned_seconds, stolen_step, LEAD_S, MOVE_TO_SEE};
+use super::steady_rule::{planned_seconds, stolen_step, LEAD_S, MOVE_TO_SEE};
 use super::warmup::WindowCheck;
 use super::window_judge::{judge_steps, Step};
+use crate::util::numbers::gaussian;
 use crate::util::numbers::SplitMix64;
 use std::sync::OnceLock;
 

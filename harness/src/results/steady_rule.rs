@@ -21,7 +21,7 @@
 //! warm-up showed; after the run, a window whose own noise leaves fewer than Z_JUDGED is
 //! reported as too short, with the length it needs, and never passed.
 
-use crate::util::numbers::{median, SplitMix64};
+use crate::util::numbers::{gaussian, median, SplitMix64};
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
@@ -371,13 +371,6 @@ pub fn stolen_step(rng: &mut SplitMix64, noise: f64) -> f64 {
     } else {
         v
     }
-}
-
-/// A standard normal draw (Box-Muller).
-pub fn gaussian(rng: &mut SplitMix64) -> f64 {
-    let u = rng.unit().max(f64::MIN_POSITIVE);
-    let v = rng.unit();
-    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
 }
 
 #[cfg(test)]

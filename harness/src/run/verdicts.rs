@@ -6,12 +6,11 @@
 
 use crate::plan::{Plan, Sequential};
 use crate::results::dir::ResultsDir;
-use crate::results::record::Finding;
 use crate::results::record::{Results, RunStatus};
 use crate::stats::sequential::MAX_RUNS;
-use crate::stats::verdict::{self, Design, ScenarioFindings};
+use crate::stats::verdict::{self, Design, Left, ScenarioFindings};
 use crate::util::interrupt;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -25,9 +24,8 @@ pub(super) struct VerdictWatch {
     printed: HashSet<(String, String, String, String)>,
     /// Why repeating stopped, once it has.
     stopped: Option<String>,
-    /// Scenarios run no more: the round after which they left, and their findings then (the
-    /// same runs judged later would lose what only that look knew: the rounds left).
-    left: BTreeMap<String, (u32, Vec<Finding>)>,
+    /// Scenarios run no more, and their findings when they left.
+    left: Left,
 }
 
 impl VerdictWatch {
@@ -47,7 +45,7 @@ impl VerdictWatch {
             longest_round: Duration::ZERO,
             printed: HashSet::new(),
             stopped: None,
-            left: BTreeMap::new(),
+            left: Left::default(),
         }
     }
 
@@ -71,7 +69,7 @@ impl VerdictWatch {
             eprintln!("iobound: repeats stop after round {round}: {why}");
             self.stopped = Some(why);
         }
-        res.verdicts = verdict::records(&findings, &self.reason(round), &self.left_rounds());
+        res.verdicts = verdict::records(&findings, &self.reason(round), &self.left.rounds());
         stopping
     }
 
@@ -80,40 +78,25 @@ impl VerdictWatch {
         // A resumed plan's scenarios that left in an earlier sitting stay left.
         for v in &res.verdicts {
             if let Some(round) = v.left_after_round {
-                (self.left.entry(v.scenario.clone()))
-                    .or_insert_with(|| (round, v.findings.clone()));
+                self.left.keep(&v.scenario, round, &v.findings);
             }
         }
         let mut findings = verdict::findings(ResultsDir::new(res, dir), self.design);
-        for s in &mut findings {
-            if let Some((_, was)) = self.left.get(&s.scenario) {
-                s.findings.clone_from(was);
-            }
-        }
+        self.left.apply(&mut findings);
         findings
     }
 
     /// Scenarios whose every question is closed leave the rounds after this one.
     fn leave_closed(&mut self, findings: &[ScenarioFindings], round: u32) {
-        for s in findings {
-            let closed = !s.findings.is_empty() && s.findings.iter().all(Finding::closed);
-            if closed && !self.left.contains_key(&s.scenario) {
-                let futile = s.findings.iter().filter(|f| f.futility.is_some()).count();
-                eprintln!(
-                    "iobound: {} is not run again after round {round}: {} question(s) decided, \
-                     {futile} stopped for futility",
-                    s.scenario,
-                    s.findings.len() - futile
-                );
-                (self.left).insert(s.scenario.clone(), (round, s.findings.clone()));
-            }
+        for s in self.left.take_closed(findings, round) {
+            let futile = s.findings.iter().filter(|f| f.futility.is_some()).count();
+            eprintln!(
+                "iobound: {} is not run again after round {round}: {} question(s) decided, \
+                 {futile} stopped for futility",
+                s.scenario,
+                s.findings.len() - futile
+            );
         }
-    }
-
-    fn left_rounds(&self) -> BTreeMap<String, u32> {
-        (self.left.iter())
-            .map(|(s, (round, _))| (s.clone(), *round))
-            .collect()
     }
 
     /// Rounds the plan still allows after `round`: up to its most runs, and as many as the
@@ -135,7 +118,7 @@ impl VerdictWatch {
             self.stopped = Some(format!("interrupted by the user after {rounds} round(s)"));
         }
         let findings = self.look(res, dir);
-        res.verdicts = verdict::records(&findings, &self.reason(rounds), &self.left_rounds());
+        res.verdicts = verdict::records(&findings, &self.reason(rounds), &self.left.rounds());
     }
 
     fn stop_reason(
@@ -237,7 +220,7 @@ fn fmt_minutes(d: Duration) -> String {
 mod tests {
     use super::*;
     use crate::results::details::Detail;
-    use crate::results::test_support::{blank_probe, blank_results, blank_run};
+    use crate::results::test_support::{blank_probe, blank_results, blank_run, ok_runs};
 
     #[test]
     fn a_round_whose_runs_did_not_settle_does_not_end_a_comparison() {
@@ -246,16 +229,7 @@ mod tests {
             budget: None,
             margin: 0.05,
         };
-        let watch = VerdictWatch {
-            design: Design::sequential(sequential.margin),
-            sequential: Some(sequential),
-            started: Instant::now(),
-            round_started: Instant::now(),
-            longest_round: Duration::ZERO,
-            printed: HashSet::new(),
-            stopped: None,
-            left: BTreeMap::new(),
-        };
+        let watch = VerdictWatch::new_for(Design::sequential(sequential.margin), Some(sequential));
         let reason = |r: &Results| {
             let findings = verdict::findings(ResultsDir::new(r, Path::new("/none")), watch.design);
             watch.stop_reason(r, &findings, sequential, 1)
@@ -283,19 +257,11 @@ mod tests {
         assert!(reason(&two).is_some());
     }
 
-    /// Two contenders on `scenario`, run k of each side with the k-th of its throughputs (CPU
-    /// per request the same on both: equivalent).
+    /// Contenders a and b on `scenario`, run k of each side with the k-th of its throughputs
+    /// (CPU per request the same on both: equivalent).
     fn runs_of(res: &mut Results, scenario: &str, a: &[f64], b: &[f64]) {
-        for (name, values) in [("a", a), ("b", b)] {
-            for (i, v) in values.iter().enumerate() {
-                let mut run = blank_run(name, scenario, i as u32 + 1);
-                run.status = RunStatus::Ok;
-                run.summary.rps = *v;
-                run.summary.ok = 1000;
-                run.resources.cpu_ms_per_1k_requests = 100.0 + i as f64 * 0.1;
-                res.runs.push(run);
-            }
-        }
+        ok_runs(res, "a", scenario, a);
+        ok_runs(res, "b", scenario, b);
     }
 
     #[test]
@@ -304,16 +270,7 @@ mod tests {
             budget: None,
             margin: 0.05,
         };
-        let mut watch = VerdictWatch {
-            design: Design::sequential(sequential.margin),
-            sequential: Some(sequential),
-            started: Instant::now(),
-            round_started: Instant::now(),
-            longest_round: Duration::ZERO,
-            printed: HashSet::new(),
-            stopped: None,
-            left: BTreeMap::new(),
-        };
+        let mut watch = VerdictWatch::new_for(Design::sequential(0.05), Some(sequential));
         let mut res = blank_results(&["a", "b"]);
         // "clear": b twice a's throughput in every run, decided at the first look.
         runs_of(

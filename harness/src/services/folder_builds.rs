@@ -22,15 +22,7 @@ pub struct FolderBuild {
 pub fn folder_builds(root: &Path, manifests: &[Manifest]) -> Result<Vec<FolderBuild>> {
     let mut by_folder: BTreeMap<PathBuf, (String, FolderBuild)> = BTreeMap::new();
     for m in manifests {
-        let folder = lexical(&m.dir.join(m.build.dir.as_deref().unwrap_or(".")));
-        let Ok(folder) = folder.strip_prefix(lexical(root)).map(Path::to_path_buf) else {
-            bail!(
-                "{}: build.dir = {:?} is outside the checkout; name a folder of it, relative to {}",
-                m.name,
-                m.build.dir.as_deref().unwrap_or("."),
-                m.dir.display()
-            );
-        };
+        let folder = folder_of(root, m)?;
         let Some((first, seen)) = by_folder.get_mut(&folder) else {
             let entry = FolderBuild {
                 folder: folder.clone(),
@@ -62,6 +54,20 @@ pub fn folder_builds(root: &Path, manifests: &[Manifest]) -> Result<Vec<FolderBu
         }
     }
     Ok(by_folder.into_values().map(|(_, b)| b).collect())
+}
+
+/// The folder `m` builds in, relative to the checkout `root`; an error when it is outside.
+fn folder_of(root: &Path, m: &Manifest) -> Result<PathBuf> {
+    let folder = lexical(&m.dir.join(m.build.dir.as_deref().unwrap_or(".")));
+    match folder.strip_prefix(lexical(root)) {
+        Ok(inside) => Ok(inside.to_path_buf()),
+        Err(_) => bail!(
+            "{}: build.dir = {:?} is outside the checkout; name a folder of it, relative to {}",
+            m.name,
+            m.build.dir.as_deref().unwrap_or("."),
+            m.dir.display()
+        ),
+    }
 }
 
 /// `iobound list --builds`: a line per folder, tab-separated, for the launcher's `read` -
@@ -101,16 +107,15 @@ pub fn plan_listing(
     builds: &[FolderBuild],
     contenders: &[&Manifest],
     (database, kafka): (bool, bool),
-) -> String {
+) -> Result<String> {
+    let folders = (contenders.iter())
+        .map(|m| folder_of(root, m))
+        .collect::<Result<std::collections::BTreeSet<PathBuf>>>()?;
     let root = lexical(root);
     let relative = |p: &Path| {
         let p = lexical(p);
         p.strip_prefix(&root).map_or(p.clone(), Path::to_path_buf)
     };
-    let folders: std::collections::BTreeSet<PathBuf> = contenders
-        .iter()
-        .map(|m| relative(&m.dir.join(m.build.dir.as_deref().unwrap_or("."))))
-        .collect();
     let own: Vec<FolderBuild> = (builds.iter())
         .filter(|b| folders.contains(&b.folder) && b.build.toolchain != "maven")
         .cloned()
@@ -141,7 +146,7 @@ pub fn plan_listing(
         }
     }
     lines.retain(|l| !l.is_empty());
-    lines.join("\n")
+    Ok(lines.join("\n"))
 }
 
 /// An error naming `m` and what `./iobound build` runs for it, when its artifact is missing.

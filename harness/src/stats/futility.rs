@@ -18,7 +18,7 @@
 use super::ranks::sum_distribution;
 use super::sequential::{interval_rank, MIN_LOOK};
 pub use crate::results::record::Futility;
-use crate::util::numbers::SplitMix64;
+use crate::util::numbers::{gaussian, SplitMix64};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -102,8 +102,8 @@ pub fn smallest_difference(spread: f64, runs: usize, margin: f64, alpha: f64) ->
             .filter(|_| {
                 let (mut a, mut b) = (Vec::new(), Vec::new());
                 (0..runs).any(|_| {
-                    a.push((spread * normal(&mut rng)).exp());
-                    b.push((shift + spread * normal(&mut rng)).exp());
+                    a.push((spread * gaussian(&mut rng)).exp());
+                    b.push((shift + spread * gaussian(&mut rng)).exp());
                     a.len() >= MIN_LOOK && different(&a, &b, margin, alpha)
                 })
             })
@@ -165,13 +165,8 @@ impl Draw {
     }
 
     fn next(&self, rng: &mut SplitMix64) -> f64 {
-        self.runs[rng.below(self.runs.len())] * (self.factor_sd * normal(rng)).exp()
+        self.runs[rng.below(self.runs.len())] * (self.factor_sd * gaussian(rng)).exp()
     }
-}
-
-fn normal(rng: &mut SplitMix64) -> f64 {
-    let (u1, u2) = (rng.unit().max(1e-12), rng.unit());
-    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
 }
 
 /// A seed from the runs themselves: the same runs always give the same chance, so a verdict
@@ -182,18 +177,36 @@ fn seed_of(a: &[f64], b: &[f64]) -> u64 {
     })
 }
 
-/// What `sequential::decide_at` says of untied runs, from tables per pair of sizes: whether a
-/// look decides (equivalent or different). Ties between the sides count a half, as mid-ranks
-/// do, against the untied distribution (close, not exact: only simulations use it).
-pub fn decides(a: &[f64], b: &[f64], margin: f64, alpha: f64) -> bool {
-    let t = table(a.len(), b.len(), alpha);
-    equivalent(a, b, margin, t.c) || t.reject[doubled_u(a, b)]
+/// What a look says, as `sequential::decide_at` would without its figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Look {
+    Open,
+    Equivalent,
+    Different,
 }
 
-/// Whether a look calls b different from a (equivalence asked first, as `decide_at` does).
-pub fn different(a: &[f64], b: &[f64], margin: f64, alpha: f64) -> bool {
+/// What `sequential::decide_at` says of untied runs, from tables per pair of sizes
+/// (equivalence asked first, as it does). Ties between the sides count a half, as mid-ranks
+/// do, against the untied distribution (close, not exact: only simulations use it).
+fn look(a: &[f64], b: &[f64], margin: f64, alpha: f64) -> Look {
     let t = table(a.len(), b.len(), alpha);
-    !equivalent(a, b, margin, t.c) && t.reject[doubled_u(a, b)]
+    if equivalent(a, b, margin, t.c) {
+        Look::Equivalent
+    } else if t.reject[doubled_u(a, b)] {
+        Look::Different
+    } else {
+        Look::Open
+    }
+}
+
+/// Whether a look decides (equivalent or different).
+pub fn decides(a: &[f64], b: &[f64], margin: f64, alpha: f64) -> bool {
+    look(a, b, margin, alpha) != Look::Open
+}
+
+/// Whether a look calls b different from a.
+pub fn different(a: &[f64], b: &[f64], margin: f64, alpha: f64) -> bool {
+    look(a, b, margin, alpha) == Look::Different
 }
 
 fn equivalent(a: &[f64], b: &[f64], margin: f64, c: usize) -> bool {
@@ -294,15 +307,16 @@ pub fn simulate(
     for _ in 0..series {
         let (mut a, mut b) = (Vec::new(), Vec::new());
         for round in 1..=max_runs {
-            a.push((noise * normal(&mut rng)).exp());
-            b.push(shift * (noise * normal(&mut rng)).exp());
+            a.push((noise * gaussian(&mut rng)).exp());
+            b.push(shift * (noise * gaussian(&mut rng)).exp());
             let last = round == max_runs;
             if round < MIN_LOOK {
                 continue;
             }
-            if decides(&a, &b, margin, alpha) {
+            let said = look(&a, &b, margin, alpha);
+            if said != Look::Open {
                 decided_n += 1;
-                different_n += usize::from(different(&a, &b, margin, alpha));
+                different_n += usize::from(said == Look::Different);
                 runs_n += round;
                 break;
             }
@@ -400,9 +414,9 @@ mod tests {
             let (n, m) = (5 + trial % 8, 5 + (trial / 8) % 8);
             let shift = 1.0 + 0.1 * (trial % 5) as f64 / 4.0;
             let noise = [0.01, 0.05, 0.15][trial % 3];
-            let a: Vec<f64> = (0..n).map(|_| (noise * normal(&mut rng)).exp()).collect();
+            let a: Vec<f64> = (0..n).map(|_| (noise * gaussian(&mut rng)).exp()).collect();
             let b: Vec<f64> = (0..m)
-                .map(|_| shift * (noise * normal(&mut rng)).exp())
+                .map(|_| shift * (noise * gaussian(&mut rng)).exp())
                 .collect();
             let exact = decide_at(&a, &b, DEFAULT_MARGIN, LOOK_ALPHA, MIN_LOOK);
             assert_eq!(

@@ -5,6 +5,7 @@
 use super::sequential::{self, Decision, Ratio};
 use super::significance::{ALPHA, MIN_RUNS};
 use crate::results::record::Finding;
+use std::collections::BTreeMap;
 
 /// How differences are tested: one look at the end (a fixed number of runs) or a look after
 /// every round (`runs = "auto"`).
@@ -49,6 +50,63 @@ pub struct ScenarioFindings {
     pub scenario: String,
     pub findings: Vec<Finding>,
     pub unsettled_runs: usize,
+}
+
+impl ScenarioFindings {
+    /// Whether every question of it is closed (decided, or stopped for futility); false with
+    /// none.
+    pub fn closed(&self) -> bool {
+        !self.findings.is_empty() && self.findings.iter().all(Finding::closed)
+    }
+}
+
+/// The scenarios of a sequential plan that left the rounds: the round after which each did,
+/// and its findings at that look (the same runs judged later would lose what only that look
+/// knew: the rounds left, on which futility rests). Kept by a plan being run and by its replay.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Left(BTreeMap<String, (u32, Vec<Finding>)>);
+
+impl Left {
+    /// The round after which `scenario` left, if it did.
+    pub fn round(&self, scenario: &str) -> Option<u32> {
+        self.0.get(scenario).map(|(round, _)| *round)
+    }
+
+    /// Every scenario that left, with its round.
+    pub fn rounds(&self) -> BTreeMap<String, u32> {
+        (self.0.iter())
+            .map(|(s, (round, _))| (s.clone(), *round))
+            .collect()
+    }
+
+    /// `scenario` left after `round` with `findings`, unless it is known to have left already.
+    pub fn keep(&mut self, scenario: &str, round: u32, findings: &[Finding]) {
+        (self.0.entry(scenario.to_string())).or_insert_with(|| (round, findings.to_vec()));
+    }
+
+    /// `all` with each scenario that has left judged as it was when it left.
+    pub fn apply(&self, all: &mut [ScenarioFindings]) {
+        for s in all {
+            if let Some((_, was)) = self.0.get(&s.scenario) {
+                s.findings.clone_from(was);
+            }
+        }
+    }
+
+    /// The scenarios of `all` closed at this look that had not left: they leave after `round`.
+    pub fn take_closed<'a>(
+        &mut self,
+        all: &'a [ScenarioFindings],
+        round: u32,
+    ) -> Vec<&'a ScenarioFindings> {
+        let leaving: Vec<&ScenarioFindings> = (all.iter())
+            .filter(|s| s.closed() && self.round(&s.scenario).is_none())
+            .collect();
+        for s in &leaving {
+            self.keep(&s.scenario, round, &s.findings);
+        }
+        leaving
+    }
 }
 
 /// B against A on one metric from their per-run values: the rank test and the ratio's

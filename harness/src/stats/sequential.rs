@@ -188,12 +188,7 @@ pub fn describe_design() -> String {
 mod tests {
     use super::super::ranks::mid_ranks;
     use super::*;
-    use crate::util::numbers::SplitMix64;
-
-    fn normal(rng: &mut SplitMix64) -> f64 {
-        let (u1, u2) = (rng.unit().max(1e-12), rng.unit());
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-    }
+    use crate::util::numbers::{gaussian, SplitMix64};
 
     #[test]
     fn exact_p_values_match_the_enumerated_test() {
@@ -226,14 +221,14 @@ mod tests {
         // 4,000 identical pairs, looked at after every round from MIN_LOOK to MAX_RUNS.
         let mut rng = SplitMix64::new(7);
         let normal_noise =
-            simulate_false_positives(4000, || 1000.0 * (1.0 + 0.05 * normal(&mut rng)));
+            simulate_false_positives(4000, || 1000.0 * (1.0 + 0.05 * gaussian(&mut rng)));
         // Skewed noise (a run now and then much slower: log-normal).
         let mut rng = SplitMix64::new(8);
-        let skewed = simulate_false_positives(4000, || 1000.0 * (0.3 * normal(&mut rng)).exp());
+        let skewed = simulate_false_positives(4000, || 1000.0 * (0.3 * gaussian(&mut rng)).exp());
         // Values rounded to a coarse grid: many ties.
         let mut rng = SplitMix64::new(9);
         let tied =
-            simulate_false_positives(2000, || (10.0 + 1.5 * normal(&mut rng)).round().max(1.0));
+            simulate_false_positives(2000, || (10.0 + 1.5 * gaussian(&mut rng)).round().max(1.0));
         for (what, rate) in [("normal", normal_noise), ("skewed", skewed), ("tied", tied)] {
             assert!(
                 rate <= ALPHA,
@@ -244,7 +239,7 @@ mod tests {
         // different far more often than 5%.
         let mut rng = SplitMix64::new(7);
         let naive =
-            simulate_false_positives_at(4000, 0.05, || 1000.0 * (1.0 + 0.05 * normal(&mut rng)));
+            simulate_false_positives_at(4000, 0.05, || 1000.0 * (1.0 + 0.05 * gaussian(&mut rng)));
         eprintln!("false positives with 0.05 at every look: {naive}");
         assert!(naive > 0.10, "{naive}");
     }
@@ -261,8 +256,8 @@ mod tests {
             for _ in 0..trials {
                 let (mut a, mut b) = (Vec::new(), Vec::new());
                 for round in 1..=MAX_RUNS {
-                    a.push(1000.0 * (1.0 + cv * normal(&mut rng)));
-                    b.push(1200.0 * (1.0 + cv * normal(&mut rng)));
+                    a.push(1000.0 * (1.0 + cv * gaussian(&mut rng)));
+                    b.push(1200.0 * (1.0 + cv * gaussian(&mut rng)));
                     if let Decision::Different { .. } = decide(&a, &b, DEFAULT_MARGIN) {
                         found += 1;
                         runs_used += round;
@@ -284,8 +279,8 @@ mod tests {
         let series = |shift: f64, cv: f64, rng: &mut SplitMix64| -> Option<Decision> {
             let (mut a, mut b) = (Vec::new(), Vec::new());
             for _ in 1..=MAX_RUNS {
-                a.push(1000.0 * (cv * normal(rng)).exp());
-                b.push(1000.0 * shift * (cv * normal(rng)).exp());
+                a.push(1000.0 * (cv * gaussian(rng)).exp());
+                b.push(1000.0 * shift * (cv * gaussian(rng)).exp());
                 let d = decide(&a, &b, DEFAULT_MARGIN);
                 if d.decided() {
                     return Some(d);
@@ -326,10 +321,10 @@ mod tests {
         let covered = (0..trials)
             .filter(|_| {
                 let a: Vec<f64> = (0..8)
-                    .map(|_| 100.0 * (0.1 * normal(&mut rng)).exp())
+                    .map(|_| 100.0 * (0.1 * gaussian(&mut rng)).exp())
                     .collect();
                 let b: Vec<f64> = (0..8)
-                    .map(|_| 130.0 * (0.1 * normal(&mut rng)).exp())
+                    .map(|_| 130.0 * (0.1 * gaussian(&mut rng)).exp())
                     .collect();
                 let r = ratio_interval(&a, &b, LOOK_ALPHA);
                 r.lo.unwrap() <= 1.3 && 1.3 <= r.hi.unwrap()

@@ -6,7 +6,7 @@
 //! it.
 
 use super::judge::judged;
-pub use super::judge::{Design, ScenarioFindings};
+pub use super::judge::{Design, Left, ScenarioFindings};
 use super::repeats::settled_cell;
 use super::sequential;
 use super::significance::{ALPHA, MIN_RUNS};
@@ -418,22 +418,13 @@ fn describe_outcome(f: &Finding) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::record::RunStatus;
-    use crate::results::test_support::{blank_results, blank_run};
+    use crate::results::test_support::{blank_results, ok_runs};
     use std::path::Path;
 
     fn results(a: &[f64], b: &[f64]) -> Results {
         let mut r = blank_results(&["mvc", "flux"]);
-        for (name, values) in [("mvc", a), ("flux", b)] {
-            for (i, v) in values.iter().enumerate() {
-                let mut run = blank_run(name, "plaintext", i as u32 + 1);
-                run.status = RunStatus::Ok;
-                run.summary.rps = *v;
-                run.summary.ok = 1000;
-                run.resources.cpu_ms_per_1k_requests = 100.0 + i as f64 * 0.1;
-                r.runs.push(run);
-            }
-        }
+        ok_runs(&mut r, "mvc", "plaintext", a);
+        ok_runs(&mut r, "flux", "plaintext", b);
         r
     }
 

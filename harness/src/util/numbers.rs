@@ -51,6 +51,13 @@ impl SplitMix64 {
     }
 }
 
+/// A standard normal draw (Box-Muller), for the simulations that check the rules.
+pub fn gaussian(rng: &mut SplitMix64) -> f64 {
+    let u = rng.unit().max(f64::MIN_POSITIVE);
+    let v = rng.unit();
+    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
