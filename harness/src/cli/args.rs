@@ -479,12 +479,9 @@ pub fn duration_arg(s: &str) -> std::result::Result<String, String> {
 }
 
 fn rate_arg(s: &str) -> std::result::Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
-        _ => Err(format!(
-            "{s:?} is not a positive rate in requests per second, e.g. 1000"
-        )),
-    }
+    let max = crate::plan::MAX_RATE;
+    let rate = s.parse::<f64>().ok().filter(|r| *r > 0.0 && *r <= max);
+    rate.ok_or_else(|| format!("{s:?} is not a rate in requests per second, 0 < R <= {max}"))
 }
 
 pub fn dur(s: &str) -> std::time::Duration {

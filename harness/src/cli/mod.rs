@@ -96,8 +96,17 @@ fn end_quietly_if_it_only_prints(cmd: &Cmd) {
     }
 }
 
-/// `--dry-run`: the plan as it would run, checked, and nothing started.
-fn dry_run(plan: &crate::plan::Plan) -> Result<i32> {
+/// `--dry-run`: the plan as it would run, checked as the run checks it before it starts
+/// anything (its contenders' manifests too, unless the server is one of the user's), and
+/// nothing started.
+fn dry_run(
+    plan: &crate::plan::Plan,
+    root: &Path,
+    external: Option<&crate::run::External>,
+) -> Result<i32> {
+    if external.is_none() {
+        crate::run::check_contenders(plan, root)?;
+    }
     print!("{}", crate::plan::describe::dry_run(plan));
     Ok(0)
 }
@@ -111,14 +120,14 @@ pub fn main() -> Result<i32> {
         Cmd::Run(a) => {
             let (plan, external) = flags::build_plan(&a, &root)?;
             if a.dry_run {
-                return dry_run(&plan);
+                return dry_run(&plan, &root, external.as_ref());
             }
             run_with(&plan, &root, &a, external)
         }
         Cmd::Capacity(c) => {
             let (plan, external) = capacity_plan::build_capacity_plan(&c, &root)?;
             if c.run.dry_run {
-                return dry_run(&plan);
+                return dry_run(&plan, &root, external.as_ref());
             }
             run_with(&plan, &root, &c.run, external)
         }

@@ -125,9 +125,17 @@ impl LoadFile {
         if !(rate.is_finite() && rate > 0.0) {
             bail!("{at}.rate must be a positive number of requests per second (got {rate})");
         }
+        if rate > MAX_RATE {
+            let rate = short(rate);
+            bail!("{at}.rate = {rate} is above {MAX_RATE} requests per second, more than one driver can send; use a rate up to that, or split the load across hosts");
+        }
         let ramp_to = self.ramp_to.unwrap_or(rate);
         if !(ramp_to.is_finite() && ramp_to > 0.0) {
             bail!("{at}.ramp_to must be a positive rate (got {ramp_to}); it is the rate reached at the end of the run");
+        }
+        if ramp_to > MAX_RATE {
+            let ramp_to = short(ramp_to);
+            bail!("{at}.ramp_to = {ramp_to} is above {MAX_RATE} requests per second, more than one driver can send; use a rate up to that");
         }
         let duration = field_duration(
             &format!("{at}.duration"),
@@ -153,6 +161,20 @@ impl LoadFile {
             duration,
             max_connections,
         })
+    }
+}
+
+/// The highest arrival rate an open load may ask for (requests per second): two orders of
+/// magnitude above what one driver sends on loopback, so it refuses only a typo or a hostile
+/// plan (`rate = 1e300` scheduled requests a zeptosecond apart).
+pub const MAX_RATE: f64 = 10_000_000.0;
+
+/// A rate as written in a plan: 1e300 as that, not as its 301 digits.
+fn short(rate: f64) -> String {
+    if rate < 1e15 {
+        rate.to_string()
+    } else {
+        format!("{rate:e}")
     }
 }
 

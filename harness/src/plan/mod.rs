@@ -27,6 +27,7 @@ pub mod workload;
 
 pub use file::*;
 pub use kinds::OverloadRuns;
+pub use load::MAX_RATE;
 pub use workload::MixEntry;
 
 use anyhow::Result;

@@ -100,6 +100,19 @@ fn corpus_and_downstream_are_checked() {
             && e.contains("files 0, 1 and 2"),
         "{e}"
     );
+    // Each field in range, the product not: a million files of 64 MB.
+    let e = plan(&format!(
+        "{GOOD}\n[corpus]\nfiles = 1000000\nsize_kb = 65536"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains(
+            "corpus.files x corpus.size_kb = 1000000 x 65536 KB = 62500 GiB, above the 16 GiB"
+        ),
+        "{e}"
+    );
+    assert!(plan(&format!("{GOOD}\n[corpus]\nfiles = 256\nsize_kb = 65536")).is_ok());
     let e = plan(&format!("{GOOD}\n[downstream]\nerror_rate = 1.5"))
         .unwrap_err()
         .to_string();
@@ -303,6 +316,15 @@ fn open_rate_must_be_positive() {
         duration = "5s"
     "#;
     assert!(err(text).contains("rate must be a positive number"));
+    // A finite rate is not yet a sendable one: 1e300 scheduled requests a zeptosecond apart.
+    let e = err(&text.replace("rate = -3", "rate = 1e300"));
+    assert!(
+        e.contains("load.rate = 1e300 is above 10000000 requests per second"),
+        "{e}"
+    );
+    assert!(plan(&text.replace("rate = -3", "rate = 10000000")).is_ok());
+    let e = err(&text.replace("rate = -3", "rate = 5\nramp_to = 2e7"));
+    assert!(e.contains("load.ramp_to = 20000000 is above"), "{e}");
     assert!(err(&text.replace("rate = -3", "rate = 5\nramp_to = 0"))
         .contains("ramp_to must be a positive rate"));
     assert!(err(&text

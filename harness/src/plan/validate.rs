@@ -162,14 +162,29 @@ impl PlanFile {
             .heap
             .clone()
             .unwrap_or_else(|| DEFAULT_HEAP.to_string());
-        if !heap
-            .trim_end_matches(['m', 'g', 'M', 'G'])
+        let (digits, unit_mb) = match heap.char_indices().last() {
+            Some((at, 'm' | 'M')) => (&heap[..at], 1),
+            Some((at, 'g' | 'G')) => (&heap[..at], 1024),
+            _ => (heap.as_str(), 0),
+        };
+        let mb = digits
             .parse::<u64>()
-            .is_ok_and(|n| n > 0)
-        {
-            bail!("plan.jvm.heap = {heap:?} is not a heap size; write e.g. \"512m\" or \"2g\"");
+            .ok()
+            .filter(|n| *n > 0 && unit_mb > 0)
+            .and_then(|n| n.checked_mul(unit_mb));
+        match mb {
+            None => {
+                bail!("plan.jvm.heap = {heap:?} is not a heap size; write e.g. \"512m\" or \"2g\"")
+            }
+            // The JVM itself refuses a heap beyond its address space, but only once the run
+            // has built and started everything before it.
+            Some(mb) if mb > MAX_HEAP_MB => bail!(
+                "plan.jvm.heap = {heap:?} is above {} GB, more than a JVM here can reserve; \
+                 write e.g. \"512m\" or \"2g\"",
+                MAX_HEAP_MB / 1024
+            ),
+            Some(_) => Ok(heap),
         }
-        Ok(heap)
     }
 
     /// `[downstream]`, with the defaults a scenario's changes start from.
@@ -228,6 +243,17 @@ impl PlanFile {
         if !(1..=65_536).contains(&size_kb) {
             bail!("corpus.size_kb = {size_kb} is out of range; use 1..=65536 (default 200)");
         }
+        // Each field within its range still multiplies to 64 TB: the corpus is written to disk
+        // before anything is measured.
+        let total_kb = files * size_kb;
+        if total_kb > MAX_CORPUS_KB {
+            bail!(
+                "corpus.files x corpus.size_kb = {files} x {size_kb} KB = {} GiB, above the \
+                 {} GiB the corpus may take on disk; use fewer files or smaller ones",
+                total_kb / (1024 * 1024),
+                MAX_CORPUS_KB / (1024 * 1024)
+            );
+        }
         let hashing = self
             .scenarios
             .iter()
@@ -249,6 +275,12 @@ impl PlanFile {
         Ok((corpus, db_pool as usize))
     }
 }
+
+/// The largest JVM heap a plan may ask for, in MB (4 TB).
+const MAX_HEAP_MB: u64 = 4 * 1024 * 1024;
+
+/// The most the /hash corpus may take on disk, in KB (16 GiB; the default is 800 MB).
+const MAX_CORPUS_KB: i64 = 16 * 1024 * 1024;
 
 /// One `[[scenario]]`: what it requests, its warm-up and load, the downstream's behaviour
 /// during it, and its events or overload phases.

@@ -24,6 +24,7 @@ mod jvm_train;
 mod kinds;
 pub mod launch;
 pub mod observe;
+mod prepare;
 mod resume;
 mod round;
 mod slo;
@@ -35,23 +36,18 @@ use crate::plan::Plan;
 use crate::remote::deploy::Fleet;
 use crate::remote::record_load::RecordLoadHosts;
 use crate::results::record::{ContenderInfo, Results};
-use crate::services::manifest::{self, Manifest};
 use crate::services::{contender, ServiceChoice, Services};
 use crate::util::interrupt;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 pub use external::{External, ExternalProcess};
 use round::RunCtx;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 use verdicts::VerdictWatch;
 
 pub use launch::{launch, Launched, STOP_GRACE};
-
-struct Prepared {
-    manifest: Manifest,
-    tunables: BTreeMap<String, String>,
-}
+pub use prepare::check_contenders;
+use prepare::{prepare, Prepared};
 
 /// Where a plan's results go.
 #[derive(Debug, Clone)]
@@ -70,94 +66,6 @@ pub struct Options {
     pub services: ServiceChoice,
     /// Hosts the load comes from (and the contender host it goes to), over SSH.
     pub hosts: Option<crate::plan::hosts::Inventory>,
-}
-
-/// Everything that can be checked before a process starts: contenders exist, tunables are
-/// known, artifacts are built, a JDK is there, the results directory is writable.
-fn prepare(plan: &Plan, opts: &Options) -> Result<(Vec<Prepared>, Option<PathBuf>)> {
-    if let Some(ext) = &opts.external {
-        ext.check(opts.hosts.is_some())?;
-        return Ok((Vec::new(), None));
-    }
-    let all = manifest::discover(&opts.root)?;
-    let mut out = Vec::new();
-    for name in &plan.contenders {
-        let m = manifest::find(&all, name)?;
-        let tunables = m.resolve_tunables(plan.tunables.get(name))?;
-        for s in &plan.scenarios {
-            if s.pipeline != m.is_pipeline() {
-                let (what, fits) = if m.is_pipeline() {
-                    ("a Kafka pipeline", "pipeline = true scenarios")
-                } else {
-                    ("an HTTP server", "HTTP scenarios (path or mix)")
-                };
-                bail!("scenario {:?} cannot run on {name}: it is {what} and runs only {fits}; split the plan or pick other contenders (`iobound list`)", s.name);
-            }
-        }
-        let fans_out = |p: &str| p == "/aggregate" || p.starts_with("/aggregate?");
-        for s in plan.scenarios.iter().filter(|s| fans_out(&s.path)) {
-            if m.fanout.is_none() {
-                bail!("scenario {:?} calls /aggregate, which {name} does not serve yet (its manifest names no `fanout`); leave {name} out with -c, or the scenario out of the plan", s.name);
-            }
-        }
-        if plan.profile && m.profiler_kind().is_none() {
-            bail!("--profile: {name} has no profiler (its manifest sets no `profiler`); leave it out with -c, or run without --profile");
-        }
-        crate::services::folder_builds::ensure_built(&m)?;
-        out.push(Prepared {
-            manifest: m,
-            tunables,
-        });
-    }
-    for key in plan.tunables.keys() {
-        if !plan.contenders.contains(key) {
-            bail!(
-                "tunables.{key}: {key} is not among the plan's contenders ({})",
-                plan.contenders.join(", ")
-            );
-        }
-    }
-    let java = if out.iter().any(|p| p.manifest.is_jvm()) {
-        Some(crate::services::jdk::find_java().context(
-            "no JDK >= 21 found (looked at $JAVA_HOME and /usr/lib/jvm/*); install one, e.g. `apt-get install temurin-25-jdk` or `openjdk-21-jdk`, or set JAVA_HOME",
-        )?)
-    } else {
-        None
-    };
-    if plan.profile {
-        check_profilers(&out, java.as_deref(), opts.hosts.is_some())?;
-    }
-    Ok((out, java))
-}
-
-/// The profilers' own tools, checked before anything starts: the JDK's jcmd and jfr here
-/// (with --hosts the JDK is the contender host's, checked there at its start), and `go` here
-/// for reading pprof profiles.
-fn check_profilers(prepared: &[Prepared], java: Option<&Path>, on_hosts: bool) -> Result<()> {
-    for p in prepared {
-        let kind = p.manifest.profiler_kind().unwrap_or_default();
-        if !on_hosts {
-            let work = crate::util::files::private_temp_dir("iobound-profile-")?;
-            let checked = observe::profile::Profiler::new(
-                kind,
-                java,
-                work.path(),
-                observe::profile::Place::Here,
-                0,
-            );
-            checked.with_context(|| format!("--profile for {}", p.manifest.name))?;
-        }
-        if kind == "pprof"
-            && std::process::Command::new("go")
-                .arg("version")
-                .output()
-                .map(|o| !o.status.success())
-                .unwrap_or(true)
-        {
-            bail!("--profile for {}: reading a pprof profile needs Go's `go tool pprof`, and `go` is not on PATH; install Go or leave {} out with -c", p.manifest.name, p.manifest.name);
-        }
-    }
-    Ok(())
 }
 
 /// A new results directory under `base`, never one that exists already (two runs of a plan

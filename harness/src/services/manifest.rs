@@ -249,9 +249,11 @@ impl Manifest {
                     }
                 );
             }
-            if v.is_empty() || v.chars().any(|c| c.is_whitespace() || c == '{' || c == '}') {
+            let odd = |c: char| c.is_whitespace() || c.is_control() || c == '{' || c == '}';
+            if v.is_empty() || v.chars().any(odd) {
                 bail!(
-                    "tunables.{}.{k} = {v:?} must be a single word without spaces or braces",
+                    "tunables.{}.{k} = {v:?} must be a single word without spaces, control \
+                     characters or braces",
                     self.name
                 );
             }

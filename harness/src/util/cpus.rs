@@ -21,9 +21,22 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>> {
 /// 8,192): a larger one is a typo, and `0-4000000000` would otherwise be four billion entries.
 pub const MAX_CPU: usize = 8191;
 
-/// A CPU list's CPUs, sorted, without checking that they exist here (another host's).
+/// The longest CPU list accepted, in characters: every CPU up to MAX_CPU written out one by
+/// one takes under 40,000.
+pub const MAX_LIST_CHARS: usize = 65_536;
+
+/// A CPU list's CPUs, sorted, without checking that they exist here (another host's). The
+/// CPUs named are marked in a set of MAX_CPU + 1, so a list naming the same range many times
+/// costs no more memory than one naming it once.
 pub fn parse_cpu_syntax(text: &str) -> Result<Vec<usize>> {
-    let mut cpus = Vec::new();
+    if text.len() > MAX_LIST_CHARS {
+        bail!(
+            "a CPU list of {} characters is longer than any list of real CPUs ({MAX_LIST_CHARS} \
+             at most); write ranges, e.g. 0-7",
+            text.len()
+        );
+    }
+    let mut named = vec![false; MAX_CPU + 1];
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let bad = || anyhow::anyhow!("{text:?} is not a CPU list; write e.g. 0 or 0,1 or 2-3");
         let cpu = |n: &str| -> Result<usize> {
@@ -38,16 +51,15 @@ pub fn parse_cpu_syntax(text: &str) -> Result<Vec<usize>> {
             if b < a {
                 return Err(bad());
             }
-            cpus.extend(a..=b);
+            named[a..=b].fill(true);
         } else {
-            cpus.push(cpu(part)?);
+            named[cpu(part)?] = true;
         }
     }
+    let cpus: Vec<usize> = (0..=MAX_CPU).filter(|c| named[*c]).collect();
     if cpus.is_empty() {
         bail!("empty CPU list");
     }
-    cpus.sort_unstable();
-    cpus.dedup();
     Ok(cpus)
 }
 
@@ -116,6 +128,21 @@ mod tests {
             .contains("does not exist"));
         assert!(parse_cpu_list("1-0").is_err());
         assert!(parse_cpu_list("x").is_err());
+        // Every CPU named many times over within the length: the set, once.
+        let again = "0-8191,".repeat(MAX_LIST_CHARS / 8);
+        assert_eq!(
+            parse_cpu_syntax(&again).unwrap(),
+            (0..=MAX_CPU).collect::<Vec<_>>()
+        );
+        assert_eq!(parse_cpu_syntax("3,1-2,2").unwrap(), vec![1, 2, 3]);
+        // Beyond it, refused before anything is parsed (15,000 copies took a gigabyte).
+        let e = parse_cpu_syntax(&"0-8191,".repeat(15_000))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("a CPU list of 105000 characters is longer than any list of real CPUs"),
+            "{e}"
+        );
         // These overflowed or allocated gigabytes before the existence check.
         for huge in ["0-18446744073709551615", "0-4000000000", "9999"] {
             let e = parse_cpu_syntax(huge).unwrap_err().to_string();

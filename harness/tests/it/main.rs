@@ -8,6 +8,7 @@ mod closed_pipe;
 mod common;
 mod dependencies;
 mod driver;
+mod dry_run;
 mod external;
 mod fanout;
 mod fanout_summary;
