@@ -7,6 +7,7 @@
 //!   FIELD: `ratio` (B over A, "4.43"), `change` ("-74%"), `lo` and `hi` (the interval of the
 //!   ratio), `p` ("p < 0.001"), `runs` (each side's), `outcome` ("different", "equivalent",
 //!   "undecided").
+//! - `verdict SCENARIO sentence`: the stored verdict's sentence, as the run printed it.
 //! - `tested SCENARIO METRIC B/A FIELD`: B against A on any METRIC (peak threads, peak RSS,
 //!   ...), judged from their settled runs at render time by the test the plan's verdicts use;
 //!   FIELD as for `verdict`.
@@ -57,7 +58,7 @@
 use super::fmt_num;
 use super::run_counts::{run_count, runs_of, writes};
 use crate::results::dir::ResultsDir;
-use crate::results::record::{Finding, Results};
+use crate::results::record::{Finding, Results, VerdictRecord};
 use crate::stats::metrics::METRICS;
 use crate::util::clock::parse_rfc3339;
 use anyhow::{anyhow, bail, Context, Result};
@@ -72,6 +73,7 @@ pub fn figure(set: ResultsDir, query: &[&str]) -> Result<String> {
     };
     let num = |v: f64, default: usize| fmt_num(v, decimals.unwrap_or(default));
     match (kind, args) {
+        ("verdict", [scenario, "sentence"]) => Ok(verdict_of(results, scenario)?.sentence.clone()),
         ("verdict", [scenario, metric, field, pair @ ..]) => {
             let f = finding(results, scenario, metric, pair.first().copied())?;
             verdict_field(&f, field, decimals)
@@ -323,12 +325,17 @@ fn split_decimals<'a, 'b>(query: &'a [&'b str]) -> Result<(&'a [&'b str], Option
     }
 }
 
-fn finding(results: &Results, scenario: &str, metric: &str, pair: Option<&str>) -> Result<Finding> {
-    let v = results
+/// The stored verdict on `scenario`.
+fn verdict_of<'r>(results: &'r Results, scenario: &str) -> Result<&'r VerdictRecord> {
+    results
         .verdicts
         .iter()
         .find(|v| v.scenario == scenario)
-        .ok_or_else(|| anyhow!("no verdict on scenario `{scenario}`"))?;
+        .ok_or_else(|| anyhow!("no verdict on scenario `{scenario}`"))
+}
+
+fn finding(results: &Results, scenario: &str, metric: &str, pair: Option<&str>) -> Result<Finding> {
+    let v = verdict_of(results, scenario)?;
     let wanted = |f: &&Finding| match pair.and_then(|p| p.split_once('/')) {
         Some((b, a)) => f.a == a && f.b == b,
         None => true,

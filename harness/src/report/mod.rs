@@ -31,6 +31,7 @@ pub mod markdown;
 mod md_table;
 #[cfg(test)]
 mod metric_formats_tests;
+pub mod page_lint;
 pub mod pages;
 pub mod plan_times;
 mod replay;

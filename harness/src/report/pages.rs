@@ -7,7 +7,7 @@
 //!   from their manifests (report/contender_table.rs).
 //!
 //! `iobound render` writes what they print; `./iobound test` renders every page and fails on
-//! any difference, and finds measured figures written outside a marker (`unmarked_figures`).
+//! any difference; report/page_lint.rs finds what a page types where a marker belongs.
 
 use super::figures::figure;
 use crate::results::dir::ResultsDir;
@@ -16,10 +16,10 @@ use anyhow::{anyhow, bail, Context, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-const TABLE: &str = "<!-- iobound table ";
-const TABLE_END: &str = "<!-- /iobound table -->";
-const FIGURE: &str = "<!-- = ";
-const FIGURE_END: &str = "<!-- /= -->";
+pub(super) const TABLE: &str = "<!-- iobound table ";
+pub(super) const TABLE_END: &str = "<!-- /iobound table -->";
+pub(super) const FIGURE: &str = "<!-- = ";
+pub(super) const FIGURE_END: &str = "<!-- /= -->";
 const CONTENDERS: &str = "<!-- iobound contenders -->";
 const CONTENDERS_END: &str = "<!-- /iobound contenders -->";
 
@@ -185,155 +185,9 @@ fn prose_figure<'p>(from: &'p str, loaded: &mut Loaded) -> Result<(String, &'p s
     Ok((format!("{FIGURE}{query}-->{value}{FIGURE_END}"), rest))
 }
 
-/// Measured figures written outside a marker, with their line numbers: a number followed by
-/// `%`, `x`, `times`, `req/s` or `records/s`, a number of MB or GB, or a decimal number of ms
-/// or s. Not counted: fenced code, table rows and marked blocks, inline code, link targets,
-/// HTML comments, a result after `=` (arithmetic the sentence shows), and `allowed` phrases
-/// (the method's own constants).
-pub fn unmarked_figures(page: &str, allowed: &[&str]) -> Vec<(usize, String)> {
-    let mut found = Vec::new();
-    let (mut fenced, mut in_table) = (false, false);
-    for (i, line) in page.lines().enumerate() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-            continue;
-        }
-        if line.contains(TABLE) && line.contains("--markdown") {
-            in_table = true;
-        }
-        if line.contains(TABLE_END) {
-            in_table = false;
-            continue;
-        }
-        if fenced || in_table || line.trim_start().starts_with('|') {
-            continue;
-        }
-        let mut text = strip(line);
-        for phrase in allowed {
-            text = text.replace(phrase, " ");
-        }
-        for figure in measured(&text) {
-            found.push((i + 1, figure));
-        }
-    }
-    found
-}
-
-/// The line without markers and their values, HTML comments, inline code and link targets.
-fn strip(line: &str) -> String {
-    let mut s = line.to_string();
-    while let Some(at) = s.find(FIGURE) {
-        let end = s[at..]
-            .find(FIGURE_END)
-            .map_or(s.len(), |e| at + e + FIGURE_END.len());
-        s.replace_range(at..end, " ");
-    }
-    for (open, close) in [("<!--", "-->"), ("`", "`"), ("](", ")")] {
-        while let Some(at) = s.find(open) {
-            let end = s[at + open.len()..]
-                .find(close)
-                .map_or(s.len(), |e| at + open.len() + e + close.len());
-            s.replace_range(at..end, " ");
-        }
-    }
-    s
-}
-
-/// Numbers with a measured unit after them.
-fn measured(text: &str) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < chars.len() {
-        if !chars[i].is_ascii_digit() || (i > 0 && is_word(chars[i - 1])) {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < chars.len()
-            && (chars[i].is_ascii_digit()
-                || matches!(chars[i], ',' | '.')
-                    && chars.get(i + 1).is_some_and(char::is_ascii_digit))
-        {
-            i += 1;
-        }
-        let number: String = chars[start..i].iter().collect();
-        let before: String = chars[..start].iter().collect();
-        let after: String = chars[i..].iter().collect();
-        let Some((unit, len)) = unit(&after, number.contains('.')) else {
-            continue;
-        };
-        // "200 / 0.1 s = 2,000 req/s": arithmetic on a setting, shown in the sentence.
-        let arithmetic =
-            before.trim_end().ends_with(['=', '/']) || after[len..].trim_start().starts_with('=');
-        if !arithmetic {
-            out.push(format!("{number}{unit}"));
-        }
-    }
-    out
-}
-
-/// A letter, digit or `_` before a number makes it part of a word ("p99", "x86_64").
-fn is_word(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
-}
-
-/// The measured unit `after` starts with, if any, and how many bytes of `after` it takes.
-fn unit(after: &str, decimal: bool) -> Option<(String, usize)> {
-    let word_ends = |s: &str, n: usize| !s[n..].chars().next().is_some_and(char::is_alphanumeric);
-    if after.starts_with('%') {
-        return Some(("%".into(), 1));
-    }
-    if after.starts_with('x') && word_ends(after, 1) {
-        return Some(("x".into(), 1));
-    }
-    let space = usize::from(after.starts_with(' '));
-    let spaced = &after[space..];
-    let mut units = vec!["times", "req/s", "records/s", "MB", "GB"];
-    if decimal {
-        units.extend(["ms", "s"]);
-    }
-    units
-        .into_iter()
-        .find(|u| spaced.starts_with(u) && word_ends(spaced, u.len()))
-        .map(|u| (format!(" {u}"), space + u.len()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn measured_figures_outside_markers_are_found() {
-        let page = "WebFlux served 4.4 times MVC's throughput, p99 -74%, at 9,082 req/s.\n\
-                    It used 339 MB and waited 1.5 s; the ratio was 0.83x.\n";
-        let found: Vec<String> = unmarked_figures(page, &[])
-            .into_iter()
-            .map(|f| f.1)
-            .collect();
-        assert_eq!(
-            found,
-            [
-                "4.4 times",
-                "74%",
-                "9,082 req/s",
-                "339 MB",
-                "1.5 s",
-                "0.83x"
-            ]
-        );
-    }
-
-    #[test]
-    fn figures_in_markers_code_tables_and_settings_are_not() {
-        let page = "Served <!-- = d verdict s throughput ratio -->4.43<!-- /= -->x, `50%` and \
-                    [a](docs/x-5%.md); 200 / 0.1 s = 2,000 req/s.\n\
-                    | a | 5% |\n```\n12 req/s\n```\n\
-                    <!-- iobound table --markdown d -->\n**s** 10,000 req/s\n<!-- /iobound table -->\n\
-                    A 100 ms wait, 1,000 users, 8 s, a 512m heap, equivalent within 5%.\n";
-        assert_eq!(unmarked_figures(page, &["within 5%"]), vec![]);
-        assert_eq!(unmarked_figures(page, &[]), vec![(9, "5%".to_string())]);
-    }
 
     fn results_dir(root: &Path) {
         let dir = root.join("r");

@@ -5,7 +5,8 @@
 //! rendered again in-process and must match character for character; and the pages that no
 //! longer carry a first-look banner hold no measured figure outside a marker.
 
-use iobound::report::pages::{reader_pages, render, unmarked_figures};
+use iobound::report::page_lint::{typed_verdict_words, unmarked_figures};
+use iobound::report::pages::{reader_pages, render};
 use std::path::Path;
 
 use crate::common;
@@ -122,6 +123,32 @@ fn no_measured_figure_is_typed_outside_a_marker() {
     assert!(
         typed.is_empty(),
         "measured figures outside a marker (use `<!-- = docs/results/NAME QUERY -->`):\n{}",
+        typed.join("\n")
+    );
+}
+
+/// A verdict's outcome typed beside its figure says what the results said when it was typed:
+/// on every page a reader meets (first looks included: their verdicts are stored too), each
+/// "tested", "different", "equivalent" or "undecided" in a sentence with a verdict's figure
+/// is the rendered outcome.
+#[test]
+fn no_verdict_word_is_typed_beside_a_verdicts_figure() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut typed = Vec::new();
+    let mut pages_with_verdicts = 0;
+    for page in pages(root) {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let name = page.strip_prefix(root).unwrap().display().to_string();
+        pages_with_verdicts += usize::from(text.contains(" verdict "));
+        for (line, word) in typed_verdict_words(&text) {
+            typed.push(format!("{name}:{line}: {word}"));
+        }
+    }
+    assert!(pages_with_verdicts >= 10, "{pages_with_verdicts}");
+    assert!(
+        typed.is_empty(),
+        "verdict words typed beside a verdict's figure (render the outcome: \
+         `<!-- = docs/results/NAME verdict SCENARIO METRIC outcome B/A -->`):\n{}",
         typed.join("\n")
     );
 }
@@ -373,14 +400,14 @@ fn the_crud_confirmation_figures_match_their_results() {
         )
         .unwrap()
     };
-    // The words around the marked figures say what the stored findings say.
-    let flat = page.split_whitespace().collect::<Vec<_>>().join(" ");
-    for said in [
-        "throughput stays undecided (worker / reactive",
-        "(both tested)",
-        "virtual threads against the event loop stays undecided",
+    // The outcomes beside the marked figures are the stored findings', rendered.
+    for (metric, pair, outcome) in [
+        ("throughput", "quarkus-worker/quarkus-reactive", "undecided"),
+        ("cpu", "quarkus-virtual/quarkus-reactive", "different"),
+        ("p99_all", "quarkus-virtual/quarkus-reactive", "undecided"),
     ] {
-        assert!(flat.contains(said), "{said}");
+        let marker = format!("crud-200 {metric} outcome {pair} -->{outcome}<!-- /= -->");
+        assert!(page.contains(&marker), "{marker}");
     }
     let (cr, cw, cv) = (cell(re), cell(wo), cell(vi));
     assert_eq!(format!("{:.1}", cr.of("cpu").value), "24.3");
@@ -470,7 +497,9 @@ fn the_c10k_confirmation_figures_match_their_results() {
         f.ratio_lo.unwrap() > 0.95 && f.ratio_hi.unwrap() < 1.05,
         "{f:?}"
     );
-    assert!(page.contains("equivalent within 5% by today's rule"));
+    assert!(page.contains(
+        "c10k-delay-1s throughput outcome rust-axum/go -->equivalent<!-- /= --> within 5% by today's rule"
+    ));
     // "settled within 11 to 19 s (medians)".
     let settle = |c: &str| median_settle_s(&r, c);
     let s: Vec<f64> = [node, go, rust, qv, ktor]
