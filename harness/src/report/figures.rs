@@ -49,6 +49,7 @@
 //! - `minutes`: the plan's runs from start to end, whole minutes.
 //! - `machine`: the machine time of its sittings, pauses between them left out
 //!   (figures::machine_minutes), whole minutes.
+//! - `pause`: the minutes between its sittings (`minutes` less `machine`), whole minutes.
 //! - `plan PATH`: a setting of the plan as results.json keeps it (`scenarios.NAME.load.users`:
 //!   objects by key, lists by an element's name or by index).
 //! - `ceiling SCENARIO`: Little's law for a closed load on /delay: users / wait, req/s.
@@ -132,12 +133,17 @@ pub fn figure(set: ResultsDir, query: &[&str]) -> Result<String> {
             machine_minutes(results).ok_or_else(|| anyhow!("no run has a readable start time"))?,
             0,
         )),
+        ("pause", []) => {
+            let busy = machine_minutes(results)
+                .ok_or_else(|| anyhow!("no run has a readable start time"))?;
+            Ok(num((minutes(results)? - busy).max(0.0), 0))
+        }
         ("plan", [path]) => setting(&results.plan, path),
         ("ceiling", [scenario]) => Ok(num(ceiling(results, scenario)?, 0)),
         _ => bail!(
             "unknown figure query `{}`: one of verdict, tested, cell, settle, flat, start, versus, \
              across, detected, stacks, rule, recovery, unsettled, runs, failed, saturated, writes, \
-             capacity, minutes, machine, plan, ceiling, with the words report/figures.rs lists",
+             capacity, minutes, machine, pause, plan, ceiling, with the words report/figures.rs lists",
             query.join(" ")
         ),
     }

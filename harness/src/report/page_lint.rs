@@ -26,8 +26,9 @@ fn prose_lines(page: &str) -> Vec<(usize, Option<&str>)> {
 }
 
 /// Measured figures written outside a marker, with their line numbers: a number followed by
-/// `%`, `x`, `times`, `req/s` or `records/s`, a number of MB or GB, or a decimal number of ms
-/// or s. Not counted: fenced code, table rows and marked blocks, inline code, link targets,
+/// `%`, `x`, `times`, `req/s` or `records/s`, a number of MB or GB, of minutes or hours (how
+/// long a plan took; a setting's length is written `40-minute` or `40m`), or a decimal number
+/// of ms or s. Not counted: fenced code, table rows and marked blocks, inline code, link targets,
 /// HTML comments, a result after `=` (arithmetic the sentence shows), and `allowed` phrases
 /// (the method's own constants).
 pub fn unmarked_figures(page: &str, allowed: &[&str]) -> Vec<(usize, String)> {
@@ -115,7 +116,16 @@ fn unit(after: &str, decimal: bool) -> Option<(String, usize)> {
     }
     let space = usize::from(after.starts_with(' '));
     let spaced = &after[space..];
-    let mut units = vec!["times", "req/s", "records/s", "MB", "GB"];
+    let mut units = vec![
+        "times",
+        "req/s",
+        "records/s",
+        "MB",
+        "GB",
+        "minutes",
+        "minute",
+        "hours",
+    ];
     if decimal {
         units.extend(["ms", "s"]);
     }
@@ -230,7 +240,7 @@ mod tests {
     #[test]
     fn measured_figures_outside_markers_are_found() {
         let page = "WebFlux served 4.4 times MVC's throughput, p99 -74%, at 9,082 req/s.\n\
-                    It used 339 MB and waited 1.5 s; the ratio was 0.83x.\n";
+                    It used 339 MB and waited 1.5 s; the ratio was 0.83x, in 21 minutes.\n";
         let found: Vec<String> = unmarked_figures(page, &[])
             .into_iter()
             .map(|f| f.1)
@@ -243,7 +253,8 @@ mod tests {
                 "9,082 req/s",
                 "339 MB",
                 "1.5 s",
-                "0.83x"
+                "0.83x",
+                "21 minutes"
             ]
         );
     }
