@@ -114,7 +114,12 @@ fn plans_refuse_generated_bad_input_by_field() {
         &seeds,
         60,
         |n| n.to_string(),
-        |p| PlanFile::load(p)?.validate().map(|_| ()),
+        // As `run --dry-run` reads a plan: checked, then described (its totals over steps).
+        |p| {
+            PlanFile::load(p)?.validate().map(|plan| {
+                crate::plan::describe::dry_run(&plan);
+            })
+        },
     );
     judge("plans", &t, &unnamed);
 }

@@ -77,7 +77,8 @@ pub struct Generated {
 }
 
 /// `seed` changed one way: a `key = value` line's value replaced by a HOSTILE one (most
-/// often), a line removed or doubled, or the text cut at a random character.
+/// often), a line removed or doubled, the text cut at a random character, or every whole
+/// number in it set to one large value.
 pub fn mutate_lines(seed: &str, rng: &mut Rng) -> Generated {
     let mut lines: Vec<String> = seed.lines().map(str::to_string).collect();
     let valued: Vec<usize> = (0..lines.len())
@@ -104,6 +105,25 @@ pub fn mutate_lines(seed: &str, rng: &mut Rng) -> Generated {
             let cut = rng.below(chars.len().max(1));
             Generated {
                 text: chars[..cut].iter().collect(),
+                key: None,
+            }
+        }
+        3 => {
+            // Every whole number at once, each within a field's bounds on its own: the
+            // products and sums of several fields are where a count wraps.
+            let large = *rng.pick(&["1000000", "4294967295", "65536"]);
+            for i in &valued {
+                let (key, sep) = value_line(&lines[*i]).expect("a valued line");
+                let whole = lines[*i][key.len() + sep.len()..]
+                    .trim()
+                    .parse::<u64>()
+                    .is_ok();
+                if whole {
+                    lines[*i] = format!("{key}{sep}{large}");
+                }
+            }
+            Generated {
+                text: lines.join("\n"),
                 key: None,
             }
         }
