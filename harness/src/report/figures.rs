@@ -133,11 +133,7 @@ pub fn figure(set: ResultsDir, query: &[&str]) -> Result<String> {
             machine_minutes(results).ok_or_else(|| anyhow!("no run has a readable start time"))?,
             0,
         )),
-        ("pause", []) => {
-            let busy = machine_minutes(results)
-                .ok_or_else(|| anyhow!("no run has a readable start time"))?;
-            Ok(num((minutes(results)? - busy).max(0.0), 0))
-        }
+        ("pause", []) => Ok(num(pause_minutes(results)?, 0)),
         ("plan", [path]) => setting(&results.plan, path),
         ("ceiling", [scenario]) => Ok(num(ceiling(results, scenario)?, 0)),
         _ => bail!(
@@ -446,6 +442,14 @@ pub fn machine_minutes(r: &Results) -> Option<f64> {
         .filter_map(|(s, e)| e.map(|e| (e - *s as f64).max(0.0)))
         .sum();
     (seconds > 0.0).then_some(seconds / 60.0)
+}
+
+/// Minutes between the plan's sittings: from its first start to its end, less the minutes
+/// its sittings kept the machine busy.
+fn pause_minutes(results: &Results) -> Result<f64> {
+    let busy =
+        machine_minutes(results).ok_or_else(|| anyhow!("no run has a readable start time"))?;
+    Ok((minutes(results)? - busy).max(0.0))
 }
 
 /// A value of the plan by its path; numbers as prose writes them.
