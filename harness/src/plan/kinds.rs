@@ -128,12 +128,7 @@ pub fn capacity_of(at: &str, c: &CapacityFile, profile: &Profile) -> Result<Capa
     if !(max_rate.is_finite() && max_rate > *rate) {
         bail!("{at}.max_rate = {max_rate} must be above the first probe's rate ({rate}); e.g. max_rate = 20000");
     }
-    if max_rate > super::MAX_RATE {
-        bail!(
-            "{at}.max_rate = {max_rate} is above {} requests per second, more than one driver can send; e.g. max_rate = 20000",
-            super::MAX_RATE
-        );
-    }
+    super::load::within_max_rate(&format!("{at}.max_rate"), max_rate)?;
     let growth = c.growth.unwrap_or(2.0);
     if !(1.1..=10.0).contains(&growth) {
         bail!("{at}.growth = {growth} is out of range; use 1.1..=10 (default 2: each probe doubles the rate)");

@@ -125,18 +125,12 @@ impl LoadFile {
         if !(rate.is_finite() && rate > 0.0) {
             bail!("{at}.rate must be a positive number of requests per second (got {rate})");
         }
-        if rate > MAX_RATE {
-            let rate = short(rate);
-            bail!("{at}.rate = {rate} is above {MAX_RATE} requests per second, more than one driver can send; use a rate up to that, or split the load across hosts");
-        }
+        within_max_rate(&format!("{at}.rate"), rate)?;
         let ramp_to = self.ramp_to.unwrap_or(rate);
         if !(ramp_to.is_finite() && ramp_to > 0.0) {
             bail!("{at}.ramp_to must be a positive rate (got {ramp_to}); it is the rate reached at the end of the run");
         }
-        if ramp_to > MAX_RATE {
-            let ramp_to = short(ramp_to);
-            bail!("{at}.ramp_to = {ramp_to} is above {MAX_RATE} requests per second, more than one driver can send; use a rate up to that");
-        }
+        within_max_rate(&format!("{at}.ramp_to"), ramp_to)?;
         let duration = field_duration(
             &format!("{at}.duration"),
             self.duration
@@ -169,13 +163,19 @@ impl LoadFile {
 /// plan (`rate = 1e300` scheduled requests a zeptosecond apart).
 pub const MAX_RATE: f64 = 10_000_000.0;
 
-/// A rate as written in a plan: 1e300 as that, not as its 301 digits.
-fn short(rate: f64) -> String {
-    if rate < 1e15 {
-        rate.to_string()
-    } else {
-        format!("{rate:e}")
+/// An error unless `rate` (the value of `field`, requests per second) is at most MAX_RATE;
+/// the one check every rate a plan gives goes through (an open load's, a capacity search's).
+pub(super) fn within_max_rate(field: &str, rate: f64) -> Result<()> {
+    if rate > MAX_RATE {
+        // 1e300 as the plan wrote it, not as its 301 digits.
+        let shown = if rate < 1e15 {
+            rate.to_string()
+        } else {
+            format!("{rate:e}")
+        };
+        bail!("{field} = {shown} is above {MAX_RATE} requests per second, more than one driver can send; use a rate up to that, or split the load across hosts");
     }
+    Ok(())
 }
 
 /// The most users a closed load may reach over its steps (the bound of each count field).

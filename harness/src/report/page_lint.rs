@@ -48,14 +48,14 @@ pub fn unmarked_figures(page: &str, allowed: &[&str]) -> Vec<(usize, String)> {
 
 /// The line without markers and their values, HTML comments, inline code and link targets.
 fn strip(line: &str) -> String {
-    let mut s = line.to_string();
+    let mut s = without_code(line);
     while let Some(at) = s.find(FIGURE) {
         let end = s[at..]
             .find(FIGURE_END)
             .map_or(s.len(), |e| at + e + FIGURE_END.len());
         s.replace_range(at..end, " ");
     }
-    for (open, close) in [("<!--", "-->"), ("`", "`"), ("](", ")")] {
+    for (open, close) in [("<!--", "-->"), ("](", ")")] {
         while let Some(at) = s.find(open) {
             let end = s[at + open.len()..]
                 .find(close)
@@ -198,14 +198,12 @@ impl Sentence {
             rest = after.split_once(FIGURE_END).map_or("", |(_, r)| r);
         }
         self.text(number, rest, found);
-        // A line ends with a space between it and the next.
-        self.text(number, " ", found);
     }
 
     /// Text outside markers: its verdict words kept, the sentence ended at its boundaries.
     fn text(&mut self, number: usize, text: &str, found: &mut Vec<(usize, String)>) {
-        let text = strip(text);
-        let chars: Vec<char> = text.chars().collect();
+        // A space after the text ends its last word (a line's, or the text before a marker).
+        let chars: Vec<char> = strip(text).chars().chain([' ']).collect();
         let mut word = String::new();
         for (i, c) in chars.iter().enumerate() {
             if c.is_alphabetic() {
@@ -226,9 +224,6 @@ impl Sentence {
             if boundary {
                 self.end(found);
             }
-        }
-        if VERDICT_WORDS.contains(&word.to_lowercase().as_str()) {
-            self.words.push((number, word));
         }
     }
 }
