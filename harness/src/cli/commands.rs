@@ -131,14 +131,10 @@ pub fn list_builds(root: &Path, plan: Option<&Path>) -> Result<i32> {
     let plan = crate::plan::PlanFile::load(plan)?.validate()?;
     let mut runs = Vec::new();
     for name in &plan.contenders {
-        let m = manifests
-            .iter()
-            .find(|m| &m.name == name)
-            .with_context(|| {
-                format!(
-                    "the plan names contender {name:?}, which no contenders/*/contender.toml is"
-                )
-            })?;
+        let name = plan.contender_of(name);
+        let m = manifests.iter().find(|m| m.name == name).with_context(|| {
+            format!("the plan names contender {name:?}, which no contenders/*/contender.toml is")
+        })?;
         runs.push(m);
     }
     let services = (plan.uses_database(), plan.has_pipeline());

@@ -298,6 +298,7 @@ fn choose_contenders(a: &RunArgs, file: &mut PlanFile) -> Result<Option<External
         }
         file.contenders = vec!["external".into()];
         file.tunables.clear();
+        file.arms.clear();
         return Ok(Some(External { addr, process }));
     }
     if a.plan.is_none() {
@@ -316,6 +317,7 @@ fn choose_contenders(a: &RunArgs, file: &mut PlanFile) -> Result<Option<External
         }
         file.contenders = a.contenders.clone();
         file.tunables.retain(|k, _| a.contenders.contains(k));
+        file.arms.retain(|k, _| a.contenders.contains(k));
     }
     Ok(None)
 }

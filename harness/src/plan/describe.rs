@@ -21,6 +21,7 @@ pub fn dry_run(plan: &Plan) -> String {
         plan.name
     );
     out.push_str(&format!("  contenders: {}\n", plan.contenders.join(", ")));
+    out.push_str(&arms(plan));
     out.push_str(&format!(
         "  contender on CPU(s) {}, driver on CPU(s) {} ({} thread(s)), services on CPU(s) {}\n",
         format_cpus(&plan.contender_cpus),
@@ -79,6 +80,29 @@ fn hours_minutes(d: Duration) -> String {
         (0, m) => format!("{m} min"),
         (h, m) => format!("{h} h {m:02} min"),
     }
+}
+
+/// A line per arm: the contender it starts and the settings it starts it with.
+fn arms(plan: &Plan) -> String {
+    let mut out = String::new();
+    for (arm, of) in &plan.arms {
+        let set: Vec<String> = plan
+            .tunables
+            .get(arm)
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let set = if set.is_empty() {
+            "its defaults".to_string()
+        } else {
+            set.join(", ")
+        };
+        out.push_str(&format!(
+            "  arm {arm}: {of} with {set}, in the same rounds\n"
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

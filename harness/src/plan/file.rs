@@ -15,6 +15,11 @@ pub struct PlanFile {
     pub description: Option<String>,
     #[serde(default)]
     pub contenders: Vec<String>,
+    /// Arms: names of their own for a contender under settings of its own, run in the same
+    /// rounds as the others, e.g. `[arms] mvc-1000-threads = "spring-mvc"` with
+    /// `[tunables.mvc-1000-threads] threads = 1000`. Each arm is listed in `contenders`.
+    #[serde(default)]
+    pub arms: BTreeMap<String, String>,
     /// Repeats of each contender x scenario: a number, or "auto" (repeat until every headline
     /// difference is decided, at most 12 runs, within `budget`).
     pub runs: Option<RunsFile>,

@@ -254,6 +254,9 @@ pub struct Plan {
     pub name: String,
     pub description: String,
     pub contenders: Vec<String>,
+    /// Arm name -> the contender it starts (`[arms]`); left out of results.json when none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub arms: BTreeMap<String, String>,
     /// Rounds to run (with `sequential`, the most).
     pub runs: u32,
     /// `runs = "auto"`: stop repeating once every headline difference is decided.
@@ -305,6 +308,12 @@ fn is_unlimited(l: &limits::PlanLimits) -> bool {
 }
 
 impl Plan {
+    /// The contender (its manifest's name) that plan contender `name` starts: an arm's
+    /// contender, or the name itself.
+    pub fn contender_of<'a>(&'a self, name: &'a str) -> &'a str {
+        self.arms.get(name).map_or(name, String::as_str)
+    }
+
     /// Whether a Kafka broker is needed.
     pub fn has_pipeline(&self) -> bool {
         self.scenarios.iter().any(|s| s.pipeline)

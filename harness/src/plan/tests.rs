@@ -420,3 +420,28 @@ fn totals_over_the_steps_are_bounded_not_wrapped() {
     let e = err(&long.replace("step_duration = \"10s\"", "step_duration = \"1h\""));
     assert!(e.contains("(steps + 1) x step_duration"), "{e}");
 }
+
+#[test]
+fn an_arm_names_a_contender_under_settings_of_its_own() {
+    let with_arms = |arms: &str| {
+        GOOD.replace(
+            "contenders = [\"a\"]",
+            &format!("contenders = [\"a\", \"a-big\"]\n{arms}\n[tunables.a-big]\nthreads = 1000"),
+        )
+    };
+    let p = plan(&with_arms("arms = { a-big = \"a\" }")).unwrap();
+    assert_eq!(p.contender_of("a-big"), "a");
+    assert_eq!(p.contender_of("a"), "a");
+    assert_eq!(p.tunables["a-big"]["threads"], "1000");
+    // An arm starts a contender, not another arm; its name names it in every table.
+    let e = err(&with_arms("arms = { a-big = \"a\", a-huge = \"a-big\" }")
+        .replace("\"a-big\"]", "\"a-big\", \"a-huge\"]"));
+    assert!(
+        e.contains("arms.a-huge = \"a-big\": \"a-big\" is an arm itself"),
+        "{e}"
+    );
+    let e =
+        err(&with_arms("arms = { \"a big\" = \"a\" }")
+            .replace("\"a-big\"]", "\"a-big\", \"a big\"]"));
+    assert!(e.contains("an arm's name uses only letters"), "{e}");
+}

@@ -80,6 +80,7 @@ impl PlanFile {
             name: name_checked(self.name.as_deref())?,
             description: self.description.clone().unwrap_or_default(),
             contenders: self.contenders.clone(),
+            arms: self.arms_checked()?,
             runs,
             sequential,
             fixed_margin,
@@ -203,6 +204,26 @@ impl PlanFile {
         downstream_timeout_in_range(downstream.timeout)
             .map_err(|e| anyhow::anyhow!("downstream.timeout {e}"))?;
         Ok(downstream)
+    }
+
+    /// `[arms]`: each arm a plain name listed in `contenders`, starting a contender that is no
+    /// arm itself (which contenders exist is checked with their manifests, run::prepare).
+    fn arms_checked(&self) -> Result<BTreeMap<String, String>> {
+        for (arm, of) in &self.arms {
+            if !crate::util::files::is_plain_name(arm) {
+                bail!("arms.{arm:?}: an arm's name uses only letters, digits, '-' and '_' (it names the arm in every table), e.g. \"mvc-1000-threads\"");
+            }
+            if !self.contenders.contains(arm) {
+                bail!(
+                    "arms.{arm}: {arm:?} is not in contenders ({}); add it there, where it takes its place in each round",
+                    self.contenders.join(", ")
+                );
+            }
+            if self.arms.contains_key(of) {
+                bail!("arms.{arm} = {of:?}: {of:?} is an arm itself; name the contender it starts (`iobound list`)");
+            }
+        }
+        Ok(self.arms.clone())
     }
 
     /// `[tunables.NAME]` values as the text the manifests substitute.

@@ -138,7 +138,7 @@ fn contenders(h: &mut String, results: &Results) {
         let _ = write!(
             h,
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}</td><td>{}</td><td><code>{}</code></td></tr>",
-            esc(&c.name),
+            esc(&c.label()),
             esc(&c.model),
             esc(&c.language),
             esc(&c.framework),

@@ -107,7 +107,7 @@ fn contenders_table(results: &Results) -> String {
         .map(|c| {
             let t: Vec<String> = c.tunables.iter().map(|(k, v)| format!("{k}={v}")).collect();
             vec![
-                c.name.clone(),
+                c.label(),
                 c.model.clone(),
                 c.framework.clone(),
                 c.runtime.clone().unwrap_or_else(|| "-".into()),

@@ -161,6 +161,10 @@ pub struct ThresholdCheck {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ContenderInfo {
     pub name: String,
+    /// The contender an arm starts (the plan's `[arms]`), when this is an arm: `name` is the
+    /// arm's, the rest its contender's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arm_of: Option<String>,
     pub model: String,
     pub language: String,
     pub framework: String,
@@ -396,6 +400,14 @@ impl ContenderInfo {
             config: m.config.clone(),
             tunables: tunables.clone(),
             ..ContenderInfo::default()
+        }
+    }
+
+    /// The name as the contenders' tables show it: an arm's with the contender it starts.
+    pub fn label(&self) -> String {
+        match &self.arm_of {
+            Some(of) => format!("{} (arm of {of})", self.name),
+            None => self.name.clone(),
         }
     }
 

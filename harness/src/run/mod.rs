@@ -120,7 +120,10 @@ fn new_results(
 ) -> Result<Results> {
     let mut contenders: Vec<ContenderInfo> = prepared
         .iter()
-        .map(|p| ContenderInfo::of(&p.manifest, &p.tunables, java))
+        .map(|p| ContenderInfo {
+            arm_of: p.arm_of.clone(),
+            ..ContenderInfo::of(&p.manifest, &p.tunables, java)
+        })
         .collect();
     if let Some(ext) = &opts.external {
         contenders.push(ext.info());

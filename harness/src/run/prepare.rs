@@ -9,10 +9,13 @@ use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// A contender of the plan, checked: its manifest and its settings' values.
+/// A contender of the plan, checked: its manifest and its settings' values. An arm's manifest
+/// is its contender's under the arm's name.
 pub(super) struct Prepared {
     pub(super) manifest: Manifest,
     pub(super) tunables: BTreeMap<String, String>,
+    /// The contender an arm starts.
+    pub(super) arm_of: Option<String>,
 }
 
 /// Everything that can be checked before a process starts: contenders exist, tunables are
@@ -51,7 +54,7 @@ fn contenders_checked(plan: &Plan, root: &Path) -> Result<Vec<Prepared>> {
     let all = manifest::discover(root)?;
     let mut out = Vec::new();
     for name in &plan.contenders {
-        let m = manifest::find(&all, name)?;
+        let (m, arm_of) = manifest_of(&all, plan, name)?;
         let tunables = m.resolve_tunables(plan.tunables.get(name))?;
         for s in &plan.scenarios {
             if s.pipeline != m.is_pipeline() {
@@ -75,6 +78,7 @@ fn contenders_checked(plan: &Plan, root: &Path) -> Result<Vec<Prepared>> {
         out.push(Prepared {
             manifest: m,
             tunables,
+            arm_of,
         });
     }
     for key in plan.tunables.keys() {
@@ -86,6 +90,21 @@ fn contenders_checked(plan: &Plan, root: &Path) -> Result<Vec<Prepared>> {
         }
     }
     Ok(out)
+}
+
+/// The manifest plan contender `name` starts, and the contender's name when `name` is an arm:
+/// its contender's manifest under the arm's name, which no contender may have already (the
+/// arm's runs would be told from that contender's by nothing).
+fn manifest_of(all: &[Manifest], plan: &Plan, name: &str) -> Result<(Manifest, Option<String>)> {
+    let Some(of) = plan.arms.get(name) else {
+        return Ok((manifest::find(all, name)?, None));
+    };
+    if all.iter().any(|m| m.name == name) {
+        bail!("arms.{name}: {name:?} is a contender's own name; give the arm another, e.g. \"{name}-arm\"");
+    }
+    let mut m = manifest::find(all, of).with_context(|| format!("arms.{name}"))?;
+    m.name = name.to_string();
+    Ok((m, Some(of.clone())))
 }
 
 /// The profilers' own tools, checked before anything starts: the JDK's jcmd and jfr here

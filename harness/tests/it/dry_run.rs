@@ -13,6 +13,23 @@ fn demo_with(dir: &std::path::Path, from: &str, to: &str) -> String {
     path.display().to_string()
 }
 
+/// The demo plan with its contenders replaced by `contenders` and the tables `arms` (`[arms]`,
+/// `[tunables.ARM]`) added before its `[jvm]`, where they hold no top-level key of the plan.
+fn demo_with_arms(dir: &std::path::Path, contenders: &str, arms: &str) -> String {
+    let path = demo_with(
+        dir,
+        r#"contenders = ["spring-mvc", "spring-webflux"]"#,
+        contenders,
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replacen("[jvm]", &format!("{arms}\n\n[jvm]"), 1),
+    )
+    .unwrap();
+    path
+}
+
 /// `run --plan PLAN --dry-run`: its exit code and what it said on stderr.
 fn dry_run(plan: &str) -> (Option<i32>, String) {
     let o = run(&["run", "--plan", plan, "--dry-run"]);
@@ -71,6 +88,41 @@ fn a_dry_run_refuses_what_the_run_would_refuse_at_its_start() {
             demo_with(dir.path(), r#"heap = "512m""#, r#"heap = "5000g""#),
             "plan.jvm.heap = \"5000g\" is above 4096 GB",
         ),
+        // An arm of a contender that does not exist, one named as a contender is (its runs
+        // would be told from that contender's by nothing), one the rounds do not list, and
+        // its setting checked as its contender's would be.
+        (
+            demo_with_arms(
+                dir.path(),
+                r#"contenders = ["spring-mvc", "mvc-big"]"#,
+                "[arms]\nmvc-big = \"spring-mvcc\"",
+            ),
+            "arms.mvc-big: unknown contender \"spring-mvcc\"",
+        ),
+        (
+            demo_with_arms(
+                dir.path(),
+                contenders,
+                "[arms]\nspring-webflux = \"spring-mvc\"",
+            ),
+            "arms.spring-webflux: \"spring-webflux\" is a contender's own name",
+        ),
+        (
+            demo_with_arms(
+                dir.path(),
+                r#"contenders = ["spring-mvc"]"#,
+                "[arms]\nmvc-big = \"spring-mvc\"",
+            ),
+            "arms.mvc-big: \"mvc-big\" is not in contenders (spring-mvc)",
+        ),
+        (
+            demo_with_arms(
+                dir.path(),
+                r#"contenders = ["spring-mvc", "mvc-big"]"#,
+                "[arms]\nmvc-big = \"spring-mvc\"\n[tunables.mvc-big]\nthreeds = 1000",
+            ),
+            "tunables.mvc-big.threeds is not a tunable of mvc-big",
+        ),
     ];
     for (plan, says) in refused {
         let text = std::fs::read_to_string(&plan).unwrap();
@@ -90,6 +142,19 @@ fn a_dry_run_refuses_what_the_run_would_refuse_at_its_start() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
         out.contains("contenders: spring-mvc, spring-webflux"),
+        "{out}"
+    );
+    // An arm: the same contender under a setting of its own, in the same rounds.
+    let arms = demo_with_arms(
+        dir.path(),
+        r#"contenders = ["spring-mvc", "mvc-big"]"#,
+        "[arms]\nmvc-big = \"spring-mvc\"\n[tunables.mvc-big]\nthreads = 1000",
+    );
+    let o = run(&["run", "--plan", &arms, "--dry-run"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("arm mvc-big: spring-mvc with threads=1000, in the same rounds"),
         "{out}"
     );
 }

@@ -107,6 +107,95 @@ fn short_comparison_writes_real_results() {
     assert!(String::from_utf8_lossy(&t.stdout).contains("latency p99 (ms)"));
 }
 
+/// Arms: a contender under settings of its own, beside itself in the same rounds. Node's
+/// cluster contender with its default (a worker per CPU it is pinned to: one) and an arm of it
+/// with two workers, which its start-up line reports: each arm is started with its own
+/// settings, under its own name, in every round.
+#[test]
+#[ignore = "needs the built Node contenders; run by ./iobound test"]
+fn arms_of_one_contender_run_in_the_same_rounds_with_settings_of_their_own() {
+    let _machine = beside_others(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("arms.toml");
+    std::fs::write(
+        &plan,
+        r#"
+name = "arms"
+contenders = ["node-cluster", "two-workers"]
+runs = 2
+warmup = "2s"
+warmup_min = "1s"
+
+[arms]
+two-workers = "node-cluster"
+
+[tunables.two-workers]
+workers = 2
+
+[cpus]
+contender = "0"
+driver = "1"
+
+[[scenario]]
+name = "plaintext"
+path = "/plaintext"
+[scenario.load]
+model = "closed"
+users = 4
+duration = "2s"
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let o = run(&[
+        "run",
+        "--plan",
+        plan.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = load_results(&results_dir(&out));
+    let contenders = r["contenders"].as_array().unwrap();
+    let of = |name: &str| {
+        contenders
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {contenders:?}"))
+    };
+    assert_eq!(of("two-workers")["arm_of"], "node-cluster");
+    assert!(of("node-cluster").get("arm_of").is_none());
+    assert_eq!(of("two-workers")["tunables"]["workers"], "2");
+    assert_eq!(of("two-workers")["detected"]["workers"], 2);
+    assert_eq!(of("node-cluster")["detected"]["workers"], 1);
+    // The rounds alternate: node-cluster, two-workers, node-cluster, two-workers.
+    let order: Vec<(String, u64)> = r["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| {
+            assert_eq!(run["status"], "ok", "{run:?}");
+            let name = run["contender"].as_str().unwrap().to_string();
+            (name, run["run"].as_u64().unwrap())
+        })
+        .collect();
+    let expected: Vec<(String, u64)> = [1, 2]
+        .into_iter()
+        .flat_map(|n| [("node-cluster".into(), n), ("two-workers".into(), n)])
+        .collect();
+    assert_eq!(order, expected);
+    let report = std::fs::read_to_string(results_dir(&out).join("report.md")).unwrap();
+    assert!(
+        report.contains("two-workers (arm of node-cluster)"),
+        "{report}"
+    );
+}
+
 /// A JVM contender asked to start from the JDK's AOT cache gets a training start first, which
 /// writes the cache as it exits; the measured start then reads it strictly (`-XX:AOTMode=on`:
 /// a cache it could not use would have failed the start, not slowed it).
