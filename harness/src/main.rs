@@ -5,7 +5,11 @@ fn main() {
     let code = match iobound::cli::main() {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("iobound: error: {e:#}");
+            // The message may quote a path or a field as it was given: printed escaped.
+            eprintln!(
+                "iobound: error: {}",
+                iobound::util::printable::printable(&format!("{e:#}"))
+            );
             1
         }
     };

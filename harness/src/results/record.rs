@@ -365,8 +365,12 @@ impl Results {
     pub fn load(path: &Path) -> Result<Results> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        let r: Results = serde_json::from_str(&text)
-            .with_context(|| format!("{} is not an iobound results file", path.display()))?;
+        let not_results = || format!("{} is not an iobound results file", path.display());
+        let mut value: serde_json::Value = serde_json::from_str(&text).with_context(not_results)?;
+        // A results directory may come from elsewhere: what the tables and pages print of its
+        // names and messages cannot steer the terminal or the page they are printed to.
+        crate::util::printable::strings_in(&mut value);
+        let r: Results = serde_json::from_value(value).with_context(not_results)?;
         anyhow::ensure!(
             r.schema_version == SCHEMA_VERSION,
             "{} has schema_version {}; this iobound reads {SCHEMA_VERSION}",

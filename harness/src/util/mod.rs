@@ -1,6 +1,7 @@
 //! Shared utilities, usable by every stage, one concern per file: `units` (durations,
 //! latencies, counts), `cpus` (CPU lists, pinning, thread CPU time), `clock` (timestamps),
-//! `numbers` (the one median, the seeded generator), `trend` (the Mann-Kendall test of a
+//! `numbers` (the one median, the seeded generator), `printable` (text
+//! a terminal may be given: control characters escaped), `trend` (the Mann-Kendall test of a
 //! series of seconds), `files` (atomic writes), `cgroup` (a contender's limits and what they
 //! did); and the
 //! process-wide pieces every stage touches: Ctrl-C (`interrupt`), the small HTTP/1.1 client and
@@ -17,6 +18,7 @@ pub mod generate;
 pub mod http1;
 pub mod interrupt;
 pub mod numbers;
+pub mod printable;
 pub mod progress;
 pub mod shell;
 pub mod trend;

@@ -30,5 +30,6 @@ mod resume;
 mod schema;
 mod stopped;
 mod structure;
+mod terminal;
 mod tuning;
 mod warmup;
