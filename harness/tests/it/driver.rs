@@ -330,12 +330,14 @@ fn every_request_due_is_accounted_for_when_the_server_hangs() {
         "ok + errors = due: {out}"
     );
     assert_eq!(n("accounted"), 1000, "{out}");
+    // How many fit before the hang depends on how fast this machine sends them (about 300
+    // here); that some did and the rest did not, on nothing.
     assert!(
-        (250..=350).contains(&(n("ok") + n("drained"))),
-        "about 300 answered before the hang: {out}"
+        n("ok") + n("drained") >= 1 && n("errors") >= 1,
+        "answered before the hang, and not after: {out}"
     );
     assert!(
-        kind("timeout") >= 100 && kind("unanswered") >= 100,
+        kind("timeout") >= 1 && kind("unanswered") >= 1,
         "timed out and given up: {e}"
     );
     assert_eq!(
@@ -348,7 +350,10 @@ fn every_request_due_is_accounted_for_when_the_server_hangs() {
         all_p99 >= 2000.0,
         "a hung server is not a fast one: all-requests p99 {all_p99} ms"
     );
-    assert!(ok_p99 < 100.0, "the successful ones were fast: {ok_p99} ms");
+    assert!(
+        ok_p99 * 10.0 < all_p99,
+        "the successful ones were fast beside the hung ones: {ok_p99} ms, all {all_p99} ms"
+    );
 }
 
 /// The CPU the tests pin the driver to (the second one where there are two).

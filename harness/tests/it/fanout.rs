@@ -8,11 +8,11 @@ use crate::common::{add_fake_contender, exe, free_port, load_results, results_di
 use iobound::conformance::aggregate;
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn start(args: &[&str], env: &[(&str, String)]) -> (Guard, SocketAddr) {
     let port = free_port();
-    let child = Command::new(exe())
+    let mut child = Command::new(exe())
         .args(args)
         .args(["--port", &port.to_string()])
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
@@ -20,11 +20,12 @@ fn start(args: &[&str], env: &[(&str, String)]) -> (Guard, SocketAddr) {
         .spawn()
         .unwrap();
     let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-    let t0 = Instant::now();
+    // Until it listens, however long a slow machine takes to start it, or it has exited.
     while TcpStream::connect(addr).is_err() {
+        let exited = child.try_wait().unwrap();
         assert!(
-            t0.elapsed() < Duration::from_secs(10),
-            "{args:?} did not start"
+            exited.is_none(),
+            "{args:?} exited before it listened: {exited:?}"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -172,7 +173,14 @@ fn the_downstream_counts_calls_served_and_cancelled() {
         .await
     });
     assert!(gave_up.is_err(), "the call was given up");
-    std::thread::sleep(Duration::from_millis(100));
+    // The downstream counts the call cancelled once it sees the connection closed: looked for
+    // until it does, not once after a guessed pause.
+    let seen = common::until(
+        Duration::from_secs(30),
+        || stats(&format!("/_stats?token={TOKEN}")),
+        |s| s["cancelled"].as_u64() == Some(1),
+    );
+    assert_eq!(seen["cancelled"], 1, "{seen}");
     // Without the run's token (or with another) the control endpoints answer nothing.
     for path in [
         "/_stats?reset=1",

@@ -66,8 +66,8 @@ duration = "1s"
         why.contains("listening on"),
         "the log tail is included: {why}"
     );
-    // What was measured before the crash is kept.
-    assert!(runs[0]["summary"]["ok"].as_u64().unwrap() > 100);
+    // What was measured before the crash is kept (however few a slow machine answered).
+    assert!(runs[0]["summary"]["ok"].as_u64().unwrap() > 0);
     assert_eq!(runs[1]["status"], "failed");
     assert!(runs[1]["failure"].as_str().unwrap().contains("not run"));
     assert!(

@@ -45,7 +45,7 @@ fn a_scenario_with_restart_gets_a_fresh_process() {
         assert_eq!(run["status"], "ok", "{}", run["failure"]);
         // Served, not refused: the fresh process is driven on its own port.
         let s = &run["summary"];
-        assert!(s["ok"].as_u64().unwrap() > 100, "{}: {s}", run["scenario"]);
+        assert!(s["ok"].as_u64().unwrap() > 0, "{}: {s}", run["scenario"]);
         assert_eq!(
             s["errors"]["connect"].as_u64().unwrap(),
             0,
