@@ -68,6 +68,12 @@ pub fn dry_run(plan: &Plan) -> String {
             ""
         }
     ));
+    if let Some(budget) = plan.sequential.as_ref().and_then(|s| s.budget) {
+        out.push_str(&format!(
+            "  budget {}: a round starts only if, at the pace of the longest so far, it ends within it\n",
+            hours_minutes(budget)
+        ));
+    }
     out.push_str("  nothing was built, started or written (--dry-run)\n");
     out
 }

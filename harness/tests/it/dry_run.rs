@@ -144,6 +144,11 @@ fn a_dry_run_refuses_what_the_run_would_refuse_at_its_start() {
         out.contains("contenders: spring-mvc, spring-webflux"),
         "{out}"
     );
+    // Its rounds stop at its budget, well before every warm-up to its maximum would.
+    assert!(
+        out.contains("budget 40 min: a round starts only if"),
+        "{out}"
+    );
     // An arm: the same contender under a setting of its own, in the same rounds.
     let arms = demo_with_arms(
         dir.path(),
