@@ -307,7 +307,7 @@ fn b_over_a<'p>(pair: &'p str, what: &str, example: &str) -> Result<(&'p str, &'
         .ok_or_else(|| anyhow!("`{pair}`: name {what} as B/A, e.g. {example}"))
 }
 
-fn metric_of(key: &str) -> Result<&'static crate::stats::Metric> {
+pub(super) fn metric_of(key: &str) -> Result<&'static crate::stats::Metric> {
     crate::stats::Metric::by_key(key).ok_or_else(|| {
         let keys: Vec<_> = METRICS.iter().map(|m| m.key).collect();
         anyhow!("unknown metric `{key}`: one of {}", keys.join(", "))

@@ -10,7 +10,8 @@
 //! `runtime` (GC charts, warm-up notes), `flamegraph` (CPU profiles taken with --profile),
 //! `details` (the sections of faults, overload, delivery and write checks), `scenario_charts`
 //! and `scenario_notes` (the charts and the notes of one scenario, every format), `md_table`
-//! (the one Markdown table writer), `figures` (a figure in prose, from a marker; `run_counts`
+//! (the one Markdown table writer), `figures` (a figure in prose, from a marker; `grid`, a
+//! table of them in one marker; `run_counts`
 //! counts runs and writes for it) and `rules`
 //! (the rules of measurement a marker quotes).
 //! Uses: util, plan (a plan's settings quoted), driver (summaries), services (the contenders'
@@ -26,6 +27,7 @@ pub mod export;
 pub mod figures;
 pub mod flamegraph;
 pub mod gates;
+mod grid;
 mod html;
 pub mod markdown;
 mod md_table;

@@ -3,6 +3,7 @@
 //! drift from the results they quote. `./iobound test` runs both over every page a reader
 //! meets (tests/it/readme.rs).
 
+use super::grid::{GRID, GRID_END};
 use super::pages::{FIGURE, FIGURE_END, TABLE, TABLE_END};
 
 /// Each line of `page` with its number (from 1): its text where it is prose, None where it is
@@ -13,10 +14,10 @@ fn prose_lines(page: &str) -> Vec<(usize, Option<&str>)> {
     for (i, line) in page.lines().enumerate() {
         let fence = line.trim_start().starts_with("```");
         fenced ^= fence;
-        if line.contains(TABLE) && line.contains("--markdown") {
+        if line.contains(TABLE) && line.contains("--markdown") || line.contains(GRID) {
             in_table = true;
         }
-        let table_end = line.contains(TABLE_END);
+        let table_end = line.contains(TABLE_END) || line.contains(GRID_END);
         let row = line.trim_start().starts_with('|');
         let prose = !(fence || fenced || in_table || table_end || row);
         in_table &= !table_end;

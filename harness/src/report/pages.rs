@@ -1,8 +1,10 @@
-//! README and docs pages rendered from committed results. Three markers:
+//! README and docs pages rendered from committed results. The markers:
 //! - `<!-- iobound table DIR -->` then a fenced code block: what `iobound table DIR` prints;
 //! - `<!-- iobound table --markdown DIR -->` ... `<!-- /iobound table -->`: what
 //!   `iobound table --markdown DIR` prints;
 //! - `<!-- = DIR QUERY -->VALUE<!-- /= -->`: one figure in prose (report/figures.rs);
+//! - `<!-- iobound grid DIR SCENARIO METRIC,.. CONTENDER,.. [B/A,..] -->` ...
+//!   `<!-- /iobound grid -->`: a table of such figures (report/grid.rs);
 //! - `<!-- iobound contenders -->` ... `<!-- /iobound contenders -->`: the contenders' table,
 //!   from their manifests (report/contender_table.rs).
 //!
@@ -10,6 +12,7 @@
 //! any difference; report/page_lint.rs finds what a page types where a marker belongs.
 
 use super::figures::figure;
+use super::grid::{GRID, GRID_END};
 use crate::results::dir::ResultsDir;
 use crate::results::record::Results;
 use anyhow::{anyhow, bail, Context, Result};
@@ -72,7 +75,7 @@ pub fn render(page: &str, root: &Path) -> Result<String> {
     let mut out = String::with_capacity(page.len());
     let mut rest = page;
     loop {
-        let next = [TABLE, FIGURE, CONTENDERS]
+        let next = [TABLE, FIGURE, CONTENDERS, GRID]
             .iter()
             .filter_map(|m| rest.find(m).map(|at| (at, *m)))
             .min();
@@ -91,6 +94,7 @@ pub fn render(page: &str, root: &Path) -> Result<String> {
         let (written, after) = match marker {
             TABLE => table(&rest[at..], &mut loaded),
             CONTENDERS => contenders(&rest[at..], root),
+            GRID => grid(&rest[at..], &mut loaded),
             _ => prose_figure(&rest[at..], &mut loaded),
         }
         .with_context(|| format!("the marker on line {line}"))?;
@@ -153,6 +157,25 @@ fn contenders<'p>(from: &'p str, root: &Path) -> Result<(String, &'p str)> {
     ))
 }
 
+/// A grid marker and its table, written again; returns it and what follows.
+fn grid<'p>(from: &'p str, loaded: &mut Loaded) -> Result<(String, &'p str)> {
+    let (args, body) = from[GRID.len()..]
+        .split_once(" -->")
+        .ok_or_else(|| anyhow!("a grid marker without its closing ` -->`"))?;
+    let end = body
+        .find(GRID_END)
+        .ok_or_else(|| anyhow!("the grid has no end `{GRID_END}`"))?;
+    let (dir, args) = args
+        .trim()
+        .split_once(' ')
+        .ok_or_else(|| anyhow!("a grid names its results directory, then what it shows"))?;
+    let table = super::grid::grid(loaded.get(dir)?, args)?;
+    Ok((
+        format!("{GRID}{dir} {} -->\n{table}{GRID_END}", args.trim()),
+        &body[end + GRID_END.len()..],
+    ))
+}
+
 /// Length from the end of `<!-- iobound table ` to the end of its ` -->`.
 fn args_len(from: &str) -> usize {
     from[TABLE.len()..]
@@ -211,6 +234,49 @@ mod tests {
         assert_eq!(render(&want, root.path()).unwrap(), want);
         let quoted = "Write `<!-- = docs/results/NAME QUERY -->VALUE<!-- /= -->`.";
         assert_eq!(render(quoted, root.path()).unwrap(), quoted);
+    }
+
+    #[test]
+    fn a_grid_is_a_table_of_figures_in_one_marker() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("g");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut r = crate::results::test_support::blank_results(&["a", "b", "c"]);
+        r.plan = serde_json::json!({"scenarios": [{"name": "s", "path": "/plaintext"}]});
+        let ok_runs = crate::results::test_support::ok_runs;
+        ok_runs(&mut r, "a", "s", &[1000.0, 1010.0, 990.0, 1005.0, 995.0]);
+        ok_runs(&mut r, "b", "s", &[2000.0, 2020.0, 1980.0, 2010.0, 1990.0]);
+        // c's one run trended in its window: shown, and compared with nothing.
+        ok_runs(&mut r, "c", "s", &[1500.0]);
+        let trended = crate::results::test_support::window_trended(30, 25.0);
+        r.runs.last_mut().unwrap().warmup = Some(trended);
+        std::fs::write(dir.join("results.json"), serde_json::to_string(&r).unwrap()).unwrap();
+        let page = "Before.\n<!-- iobound grid g s throughput a,b b/a -->\nstale\n<!-- /iobound grid -->\nAfter.\n";
+        let written = render(page, root.path()).unwrap();
+        let want = "Before.\n<!-- iobound grid g s throughput a,b b/a -->\n\
+                    | median of the runs | `a` | `b` | b vs a |\n\
+                    |---|---:|---:|---:|\n\
+                    | throughput (req/s) | 1,000 | 2,000 | 2.00x, different |\n\
+                    | runs not at steady state | 0 of 5 | 0 of 5 |  |\n\
+                    <!-- /iobound grid -->\nAfter.\n";
+        assert_eq!(written, want);
+        assert_eq!(render(&written, root.path()).unwrap(), want);
+        let page = "<!-- iobound grid g s throughput a,c c/a -->\n<!-- /iobound grid -->\n";
+        let written = render(page, root.path()).unwrap();
+        assert!(
+            written.contains(
+                "| throughput (req/s) | 1,000 | 1,500 | no runs at steady state to compare |"
+            ) && written.contains("| runs not at steady state | 0 of 5 | 1 of 1 |  |"),
+            "{written}"
+        );
+        // What it cannot show is an error naming the marker's line, not a table of blanks.
+        let e = |p: &str| format!("{:#}", render(p, root.path()).unwrap_err());
+        let broken = "x\n<!-- iobound grid g s throughputs a,b -->\n<!-- /iobound grid -->";
+        assert!(e(broken).contains("line 2") && e(broken).contains("unknown metric"));
+        assert!(
+            e("<!-- iobound grid g s throughput -->\n<!-- /iobound grid -->").contains("a grid is")
+        );
+        assert!(e("<!-- iobound grid g s throughput a -->\n").contains("has no end"));
     }
 
     #[test]
