@@ -2,6 +2,7 @@
 
 use super::help::{ABOUT, CAPACITY_HELP, COMPARE_HELP, HOSTS_HELP, LONG_ABOUT, RUN_HELP};
 pub use super::remote_args::{AgentCmd, HostsCmd};
+pub use super::service_args::{duration_arg, DownstreamArgs, ServeArgs};
 use crate::plan;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -290,6 +291,12 @@ pub struct RunArgs {
     /// 10.0.0.2 --port 8080'), and is sampled there
     #[arg(long, value_name = "COMMAND", requires = "url")]
     pub cmd: Option<String>,
+    /// With --url, two or more: variants of your server as arms of one sitting, each NAME a
+    /// contender of its own started by its COMMAND (as --cmd starts one) in turn in every
+    /// round, A B A B, so that the verdicts compare the variants, not two sittings (e.g.
+    /// --arm base='./server --port 8080' --arm cached='./server --port 8080 --cache')
+    #[arg(long, value_name = "NAME=COMMAND", requires = "url", conflicts_with_all = ["cmd", "pid"])]
+    pub arm: Vec<String>,
     /// Inventory of hosts (hosts.toml, or an Ansible INI or YAML inventory): the load comes
     /// from its `load` hosts over SSH, each driving its share. With --url the server is on
     /// its `contender` host (--cmd starts it there, --pid or --cmd sample it); without, the
@@ -371,6 +378,11 @@ pub struct RunArgs {
     /// scenario and threshold), for CI systems that show those
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// With arms (--arm, or a plan's [arms]): fail (exit status 4) when an arm differs from the
+    /// contender it is an arm of (with --arm, the first) beyond a limit AND significantly, as
+    /// `compare --fail-if` does between two sittings: 'p99 > +10%', 'throughput < -5%'
+    #[arg(long = "fail-if", value_name = "RULE")]
+    pub fail_if: Vec<String>,
     /// PostgreSQL for /messages, e.g. postgresql://app:secret@127.0.0.1:5432/bench; default:
     /// an embedded server started (and removed) by iobound. The harness drops and recreates a
     /// table named `messages` in it.
@@ -405,62 +417,6 @@ pub struct CapacityArgs {
     pub run: RunArgs,
 }
 
-#[derive(Args)]
-pub struct DownstreamArgs {
-    #[arg(long, default_value_t = 8081)]
-    pub port: u16,
-    /// Address to listen on: a services host's, for a server on another host to call
-    #[arg(long, value_name = "IPV4", default_value = "127.0.0.1")]
-    pub address: std::net::Ipv4Addr,
-    /// Latency of each answer: fixed:100ms, uniform:50ms..150ms or lognormal:100ms,0.5
-    /// (median, sigma)
-    #[arg(long, default_value = "fixed:100ms")]
-    pub latency: String,
-    /// Share of requests answered 500 (0..1)
-    #[arg(long, default_value = "0")]
-    pub error_rate: String,
-    /// Share of requests that stall for --stall-for before their answer (0..1)
-    #[arg(long, default_value = "0")]
-    pub stall_prob: String,
-    #[arg(long, default_value = "10s", value_parser = duration_arg)]
-    pub stall_for: String,
-    /// Seed of the latency and fault draws
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-}
-
-#[derive(Args)]
-pub struct ServeArgs {
-    #[arg(long, default_value_t = 8080)]
-    pub port: u16,
-    /// Address to listen on (default 127.0.0.1): another one for a server on a host of its
-    /// own, driven by `run --hosts`
-    #[arg(long, value_name = "IPV4")]
-    pub address: Option<std::net::Ipv4Addr>,
-    /// Stall once, this long after the first request
-    #[arg(long, value_parser = duration_arg)]
-    pub stall_at: Option<String>,
-    /// How long the stall lasts
-    #[arg(long, default_value = "1s", value_parser = duration_arg)]
-    pub stall_for: String,
-    /// Serve at most N requests at once (the rest queue): with /delay?ms=D its capacity is
-    /// N x 1000 / D requests per second
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub workers: Option<u32>,
-    /// A stand-in for a JIT: each request burns CPU, 400 µs at the first request falling
-    /// linearly to nothing over this long, so throughput climbs, then settles
-    #[arg(long, value_name = "D", value_parser = duration_arg)]
-    pub jit_warmup: Option<String>,
-    /// A JIT climb with a plateau: 400 µs per request falling to 300 µs over 3 s, flat for
-    /// this long, then falling to nothing over 10 s (a flat stretch a warm-up can mistake for
-    /// steady state)
-    #[arg(long, value_name = "D", value_parser = duration_arg, conflicts_with = "jit_warmup")]
-    pub jit_plateau: Option<String>,
-    /// Keep this many KB per request, never freed (a leak: what a memory limit does to it)
-    #[arg(long, value_name = "KB", value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
-    pub leak_kb: Option<u64>,
-}
-
 fn runs_arg(s: &str) -> std::result::Result<String, String> {
     match s.parse::<u32>() {
         Ok(n) if (1..=plan::MAX_FIXED_RUNS).contains(&n) => Ok(s.to_string()),
@@ -470,12 +426,6 @@ fn runs_arg(s: &str) -> std::result::Result<String, String> {
             plan::MAX_FIXED_RUNS
         )),
     }
-}
-
-pub fn duration_arg(s: &str) -> std::result::Result<String, String> {
-    crate::util::units::parse_duration(s)
-        .map(|_| s.to_string())
-        .map_err(|e| e.to_string())
 }
 
 fn rate_arg(s: &str) -> std::result::Result<f64, String> {

@@ -9,6 +9,7 @@ use crate::results::dir::ResultsDir;
 use crate::results::record::{Results, RunStatus};
 use crate::run;
 use crate::services::{manifest, ServiceChoice};
+use crate::stats::gates::{FailIf, Outcome};
 use crate::util::{interrupt, numbers::median};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -31,13 +32,22 @@ pub fn results_at(path: &Path) -> Result<(PathBuf, Results)> {
 /// threshold broke.
 pub const THRESHOLD_BROKEN: i32 = 4;
 
+/// What a run checks once measured, beside its plan's thresholds, and where it reports them.
+#[derive(Default)]
+pub struct Checks<'a> {
+    /// Also write the thresholds and gates as JUnit XML here (`--junit`).
+    pub junit: Option<&'a Path>,
+    /// `--fail-if`: each arm against the contender it is an arm of.
+    pub fail_if: &'a [FailIf],
+}
+
 pub fn run(
     plan: &Plan,
     root: &Path,
     out: run::Destination,
     external: Option<run::External>,
     choice: ServiceChoice,
-    junit: Option<&Path>,
+    checks: Checks<'_>,
     hosts: Option<crate::plan::hosts::Inventory>,
 ) -> Result<i32> {
     let opts = run::Options {
@@ -55,7 +65,11 @@ pub fn run(
     res.save_last(&dir)?;
     let text = crate::report::write_outputs(ResultsDir::new(&res, &dir))?;
     crate::util::emit(&text)?;
-    if let Some(path) = junit {
+    let gates = crate::report::compare::arm_gates(ResultsDir::new(&res, &dir), checks.fail_if);
+    if !checks.fail_if.is_empty() {
+        print!("{}", crate::report::compare::describe_gates(&gates));
+    }
+    if let Some(path) = checks.junit {
         let suite = format!(
             "iobound run {}",
             res.plan
@@ -63,10 +77,11 @@ pub fn run(
                 .and_then(|v| v.as_str())
                 .unwrap_or("plan")
         );
+        let mut cases = crate::report::gates::threshold_cases(&res);
+        cases.extend(crate::report::gates::gate_cases(&gates));
         crate::util::files::write_atomic(
             path,
-            crate::report::gates::junit(&suite, &crate::report::gates::threshold_cases(&res))
-                .as_bytes(),
+            crate::report::gates::junit(&suite, &cases).as_bytes(),
         )?;
         eprintln!("junit:   {}", path.display());
     }
@@ -81,7 +96,9 @@ pub fn run(
         130
     } else if res.runs.iter().any(|r| r.status == RunStatus::Failed) {
         3
-    } else if res.thresholds.iter().any(|t| !t.passed) {
+    } else if res.thresholds.iter().any(|t| !t.passed)
+        || gates.iter().any(|g| g.outcome == Outcome::Fail)
+    {
         THRESHOLD_BROKEN
     } else {
         0
@@ -243,7 +260,7 @@ pub fn compare_cmd(a: &Path, b: &Path, fail_if: &[String], junit: Option<&Path>)
     use crate::report::{compare, gates};
     let rules = fail_if
         .iter()
-        .map(|r| crate::stats::gates::FailIf::parse(r))
+        .map(|r| FailIf::parse(r))
         .collect::<Result<Vec<_>>>()?;
     let (da, ra) = results_at(a)?;
     let (db, rb) = results_at(b)?;
@@ -259,9 +276,7 @@ pub fn compare_cmd(a: &Path, b: &Path, fail_if: &[String], junit: Option<&Path>)
         crate::util::files::write_atomic(path, xml.as_bytes())?;
         eprintln!("junit: {}", path.display());
     }
-    let failed = checked
-        .iter()
-        .any(|g| g.outcome == crate::stats::gates::Outcome::Fail);
+    let failed = checked.iter().any(|g| g.outcome == Outcome::Fail);
     Ok(if failed { THRESHOLD_BROKEN } else { 0 })
 }
 

@@ -5,7 +5,8 @@ use super::args::{LoadArgs, RunArgs};
 use crate::plan::hosts::{Inventory, Role};
 use crate::plan::thresholds::{merged, Threshold};
 use crate::plan::{self, CpusFile, JvmFile, LoadFile, Plan, PlanFile, RunsFile, ScenarioFile};
-use crate::run::{External, ExternalProcess};
+use crate::run::{External, ExternalArm, ExternalProcess};
+use crate::stats::gates::FailIf;
 use crate::util;
 use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
@@ -291,15 +292,25 @@ fn choose_contenders(a: &RunArgs, file: &mut PlanFile) -> Result<Option<External
             (None, Some(cmd)) => ExternalProcess::Cmd(cmd.clone()),
             (None, None) => ExternalProcess::None,
         };
+        let arms = external_arms(&a.arm)?;
+        let process = match arms.first() {
+            Some(first) => ExternalProcess::Cmd(first.cmd.clone()),
+            None => process,
+        };
         if a.plan.is_some() {
             plan_for_a_server(url, &path, a, file)?;
         } else {
             file.scenarios[0].path = Some(path);
         }
-        file.contenders = vec!["external".into()];
+        let ext = External {
+            addr,
+            process,
+            arms,
+        };
+        file.contenders = ext.names();
         file.tunables.clear();
         file.arms.clear();
-        return Ok(Some(External { addr, process }));
+        return Ok(Some(ext));
     }
     if a.plan.is_none() {
         if a.contenders.is_empty() {
@@ -320,6 +331,44 @@ fn choose_contenders(a: &RunArgs, file: &mut PlanFile) -> Result<Option<External
         file.arms.retain(|k, _| a.contenders.contains(k));
     }
     Ok(None)
+}
+
+/// `--fail-if` rules, parsed, where the run has arms to gate: a plan's `[arms]` or `--arm`.
+pub fn arm_gate_rules(
+    a: &RunArgs,
+    plan: &Plan,
+    external: Option<&External>,
+) -> Result<Vec<FailIf>> {
+    let rules = a
+        .fail_if
+        .iter()
+        .map(|r| FailIf::parse(r))
+        .collect::<Result<Vec<_>>>()?;
+    let arms = !plan.arms.is_empty() || external.is_some_and(|e| !e.arms.is_empty());
+    if !rules.is_empty() && !arms {
+        bail!("--fail-if compares each arm of a run with the contender it is an arm of, and this run has none: give --arm (two or more) or a plan with [arms], or compare two sittings with `iobound compare BEFORE AFTER --fail-if`");
+    }
+    Ok(rules)
+}
+
+/// `--arm NAME=COMMAND`s: none, or two or more with names of their own.
+fn external_arms(flags: &[String]) -> Result<Vec<ExternalArm>> {
+    let arms = flags
+        .iter()
+        .map(|f| ExternalArm::parse(f))
+        .collect::<Result<Vec<_>>>()?;
+    if arms.len() == 1 {
+        bail!("--arm {}: one arm has nothing to be compared with; give two or more (one per variant of the server), or --cmd for one server", arms[0].name);
+    }
+    for (i, arm) in arms.iter().enumerate() {
+        if arms[..i].iter().any(|a| a.name == arm.name) {
+            bail!(
+                "--arm {}: two arms have this name; give each variant a name of its own",
+                arm.name
+            );
+        }
+    }
+    Ok(arms)
 }
 
 /// A plan's scenarios against the server behind --url: the URL gives only where it listens,

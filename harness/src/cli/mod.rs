@@ -3,7 +3,8 @@
 //! Uses: util, plan, driver, services, sampler, conformance, remote, results, run, stats, report.
 //!
 //! Holds: `args` (subcommands and flags), `help` (the longer help texts), `flags` (flags -> plan), `commands` (the command
-//! bodies), `verify` (the contract against every contender), `bench` (the driver benchmark against wrk).
+//! bodies), `verify` (the contract against every contender), `bench` (the driver benchmark against wrk),
+//! `service_args` (the flags of `downstream` and `serve`).
 
 mod agent;
 mod args;
@@ -15,6 +16,7 @@ mod flags;
 mod generated_inputs;
 mod help;
 mod remote_args;
+mod service_args;
 mod verify;
 
 use crate::plan::PlanFile;
@@ -39,6 +41,29 @@ fn root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
+/// `iobound run`: the plan from its flags, its gates checked, then run (or described, with
+/// --dry-run).
+fn run_cmd(a: &args::RunArgs, root: &Path) -> Result<i32> {
+    let (plan, external) = flags::build_plan(a, root)?;
+    let fail_if = flags::arm_gate_rules(a, &plan, external.as_ref())?;
+    if a.dry_run {
+        return dry_run(&plan, root, external.as_ref());
+    }
+    run_with(&plan, root, a, external, &fail_if)
+}
+
+/// `iobound capacity`: the search's plan, then run (or described, with --dry-run).
+fn capacity_cmd(c: &args::CapacityArgs, root: &Path) -> Result<i32> {
+    if !c.run.fail_if.is_empty() {
+        anyhow::bail!("--fail-if gates the arms of a run (`iobound run`); a capacity search has its own question: give --slo");
+    }
+    let (plan, external) = capacity_plan::build_capacity_plan(c, root)?;
+    if c.run.dry_run {
+        return dry_run(&plan, root, external.as_ref());
+    }
+    run_with(&plan, root, &c.run, external, &[])
+}
+
 /// `run` and `capacity`: the plan they built, run with the services, hosts and JUnit file
 /// their shared flags name.
 fn run_with(
@@ -46,6 +71,7 @@ fn run_with(
     root: &Path,
     a: &args::RunArgs,
     external: Option<crate::run::External>,
+    fail_if: &[crate::stats::gates::FailIf],
 ) -> Result<i32> {
     let adopted = external
         .as_ref()
@@ -74,7 +100,10 @@ fn run_with(
         out,
         external,
         services,
-        a.junit.as_deref(),
+        commands::Checks {
+            junit: a.junit.as_deref(),
+            fail_if,
+        },
         hosts,
     )
 }
@@ -117,24 +146,13 @@ pub fn main() -> Result<i32> {
     let root = root();
     end_quietly_if_it_only_prints(&cli.cmd);
     match cli.cmd {
-        Cmd::Run(a) => {
-            let (plan, external) = flags::build_plan(&a, &root)?;
-            if a.dry_run {
-                return dry_run(&plan, &root, external.as_ref());
-            }
-            run_with(&plan, &root, &a, external)
-        }
-        Cmd::Capacity(c) => {
-            let (plan, external) = capacity_plan::build_capacity_plan(&c, &root)?;
-            if c.run.dry_run {
-                return dry_run(&plan, &root, external.as_ref());
-            }
-            run_with(&plan, &root, &c.run, external)
-        }
+        Cmd::Run(a) => run_cmd(&a, &root),
+        Cmd::Capacity(c) => capacity_cmd(&c, &root),
         Cmd::Demo { out } => {
             let plan = PlanFile::load(&root.join("plans/demo.toml"))?.validate()?;
             let out = crate::run::Destination::Under(out);
-            commands::run(&plan, &root, out, None, Default::default(), None, None)
+            let checks = commands::Checks::default();
+            commands::run(&plan, &root, out, None, Default::default(), checks, None)
         }
         Cmd::Verify {
             contenders,

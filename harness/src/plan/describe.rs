@@ -42,22 +42,8 @@ pub fn dry_run(plan: &Plan) -> String {
             limited.join("; ")
         ));
     }
-    for s in &plan.scenarios {
-        out.push_str(&format!(
-            "  scenario {}: {}, {}, timeout {}s; warm-up up to {}s\n",
-            s.name,
-            s.path,
-            s.load.profile.describe(),
-            s.load.timeout.as_secs_f64(),
-            s.warmup.as_secs_f64()
-        ));
-    }
-    let per_round: Duration = plan
-        .scenarios
-        .iter()
-        .map(|s| s.warmup + s.load.profile.duration())
-        .sum();
-    let longest = per_round * plan.runs * contenders as u32;
+    out.push_str(&scenarios_and_windows(plan));
+    let longest = longest_round(plan) * plan.runs * contenders as u32;
     out.push_str(&format!(
         "  longest the measurements could take: {} (every warm-up to its maximum), plus each \
          contender's start and contract check{}\n",
@@ -76,6 +62,69 @@ pub fn dry_run(plan: &Plan) -> String {
     }
     out.push_str("  nothing was built, started or written (--dry-run)\n");
     out
+}
+
+/// The cap `window = "auto"` puts on a window.
+fn window_cap() -> Duration {
+    Duration::from_secs(super::MAX_WINDOW_S as u64)
+}
+
+/// A line per scenario, and how many windows a start measures when more than one.
+fn scenarios_and_windows(plan: &Plan) -> String {
+    let mut out = String::new();
+    for s in &plan.scenarios {
+        out.push_str(&format!(
+            "  scenario {}: {}, {}, timeout {}s; warm-up up to {}s{}\n",
+            s.name,
+            s.path,
+            s.load.profile.describe(),
+            s.load.timeout.as_secs_f64(),
+            s.warmup.as_secs_f64(),
+            if plan.window_auto {
+                format!(
+                    "; window longer than its duration where the warm-up's noise needs it (window = \"auto\"), up to {} s",
+                    window_cap().as_secs()
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if plan.windows_auto {
+        out.push_str(&format!(
+            "  windows per start: {} until two starts tell where the noise is, then as many as it makes worth their cost (windows = \"auto\", at most {}); each start is one value in every test\n",
+            super::FIRST_WINDOWS,
+            super::MAX_WINDOWS
+        ));
+    } else if plan.windows > 1 {
+        out.push_str(&format!(
+            "  windows per start: {} of each scenario's duration, one after the other in one process; each start is one value in every test\n",
+            plan.windows
+        ));
+    }
+    out
+}
+
+/// The longest one contender's round of every scenario could take: each warm-up to its maximum,
+/// each window to its longest.
+fn longest_round(plan: &Plan) -> Duration {
+    let per_start = if plan.windows_auto {
+        super::MAX_WINDOWS
+    } else {
+        plan.windows.max(1)
+    };
+    plan.scenarios
+        .iter()
+        .map(|s| {
+            let window = s.load.profile.duration() * per_start;
+            s.warmup
+                + if plan.window_auto {
+                    window.max(window_cap())
+                } else {
+                    window
+                }
+        })
+        .sum()
 }
 
 /// "1 h 05 min", "12 min", "40 s".
@@ -104,8 +153,13 @@ fn arms(plan: &Plan) -> String {
         } else {
             set.join(", ")
         };
+        let limits = if plan.limits.by_contender.get(arm).is_some_and(|l| l.any()) {
+            ", under limits of its own"
+        } else {
+            ""
+        };
         out.push_str(&format!(
-            "  arm {arm}: {of} with {set}, in the same rounds\n"
+            "  arm {arm}: {of} with {set}{limits}, in the same rounds\n"
         ));
     }
     out

@@ -45,3 +45,35 @@ pub(super) fn percent(
             )
         })
 }
+
+/// `window`: "fixed" (the default) or "auto".
+pub(super) fn window_is_auto(window: Option<&str>) -> Result<bool> {
+    match window {
+        None | Some("fixed") => Ok(false),
+        Some("auto") => Ok(true),
+        Some(other) => bail!(
+            "plan.window = {other:?}: use \"fixed\" (each window lasts its `duration`) or \
+             \"auto\" (as long as the warm-up's noise needs)"
+        ),
+    }
+}
+
+/// `windows`: a count of measured windows per start (1 to MAX_WINDOWS), or "auto".
+pub(super) fn windows_checked(windows: Option<&super::file::RunsFile>) -> Result<(u32, bool)> {
+    use super::MAX_WINDOWS;
+    match windows {
+        None => Ok((1, false)),
+        Some(w) if w.is_auto() => Ok((1, true)),
+        Some(super::file::RunsFile::Count(n)) if (1..=MAX_WINDOWS as i64).contains(n) => {
+            Ok((*n as u32, false))
+        }
+        Some(other) => bail!(
+            "plan.windows = {}: give a number of measured windows per start from 1 to \
+             {MAX_WINDOWS}, or \"auto\" (as many as the noise makes worth their cost)",
+            match other {
+                super::file::RunsFile::Count(n) => n.to_string(),
+                super::file::RunsFile::Word(w) => format!("{w:?}"),
+            }
+        ),
+    }
+}

@@ -42,6 +42,11 @@ pub struct PlanFile {
     /// window led in from its warm-up lasts as long as the noise of the warm-up's last seconds
     /// needs for a 20% move in it to be seen (at least `duration`, at most 5 minutes).
     pub window: Option<String>,
+    /// Measured windows per start (default 1): k consecutive windows of `duration` in one
+    /// process, as one window k times as long, each start then one value of its windows' mean;
+    /// "auto": as many as the noise between starts and between windows makes worth their cost
+    /// (stats/windows.rs), 3 until two starts have told. Windows led in from their warm-up only.
+    pub windows: Option<RunsFile>,
     #[serde(default)]
     pub jvm: JvmFile,
     #[serde(default)]

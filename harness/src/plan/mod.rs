@@ -5,7 +5,8 @@
 //! Holds: `file` (the TOML shapes), `validate` and `load` (the checks, per section), `kinds`
 //! (faults, overload and capacity settings), `fields` (one field: durations, counts,
 //! percentages), `workload` (requests of a scenario: paths, `{seq}` templates, mixes),
-//! `downstream` (the downstream service's behaviour), `metrics` (every metric reported, declared
+//! `downstream` (the downstream service's behaviour), `profile` (a load profile's length, level
+//! and words), `metrics` (every metric reported, declared
 //! once), `thresholds`, `hosts` (inventories),
 //! `describe` (a plan in words, for --dry-run) and,
 //! here, the validated model every later stage reads.
@@ -21,6 +22,7 @@ pub mod limits;
 mod load;
 pub mod metric_list;
 pub mod metrics;
+mod profile;
 pub mod thresholds;
 pub(crate) mod validate;
 pub mod workload;
@@ -60,6 +62,19 @@ pub const JVM_GC_LOG: &str = "-Xlog:gc:stdout:uptime";
 /// Connections per contender pool unless the plan says otherwise: HikariCP's default, and the
 /// same for every driver so that the pool is not what differs.
 pub const DEFAULT_DB_POOL: usize = 10;
+
+/// Longest window the run gives a contender with `window = "auto"`, whatever its noise: 5
+/// minutes. A load noisier than that allows is measured for this long, then judged too short and
+/// left out (results::steady_rule).
+pub const MAX_WINDOW_S: usize = 300;
+
+/// The most measured windows per start (`windows`): past this the start's own offset (its JIT
+/// outcome, its heap layout) is what the mean still carries, and only more starts remove it.
+pub const MAX_WINDOWS: u32 = 10;
+
+/// Windows per start `windows = "auto"` measures before two starts have told it where the
+/// noise is: enough to see the spread within a start.
+pub const FIRST_WINDOWS: u32 = 3;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct DownstreamPlan {
@@ -277,6 +292,12 @@ pub struct Plan {
     /// "auto"`). Left out of results.json when unset, so that earlier plans resume unchanged.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub window_auto: bool,
+    /// Measured windows per start (`windows = k`), 1 when unset; left out of results.json then.
+    #[serde(skip_serializing_if = "is_one")]
+    pub windows: u32,
+    /// `windows = "auto"`: as many as stats::windows finds best for each contender and scenario.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub windows_auto: bool,
     pub jvm_heap: String,
     pub jvm_flags: Vec<String>,
     pub contender_cpus: Vec<usize>,
@@ -357,104 +378,6 @@ pub fn default_jvm_flags() -> Vec<String> {
     .collect()
 }
 
-impl Profile {
-    /// Length of the measured phase.
-    pub fn duration(&self) -> Duration {
-        match self {
-            Profile::Closed {
-                steps, level, stay, ..
-            } if !stay.is_zero() => *level * *steps + *stay,
-            Profile::Closed { steps, level, .. } => *level * (steps + 1),
-            Profile::Open { duration, .. } => *duration,
-        }
-    }
-
-    /// Users (closed) or arrival rate per second (open) at time `t` into the run.
-    pub fn target_at(&self, t: Duration) -> f64 {
-        match self {
-            Profile::Closed {
-                users,
-                step_users,
-                steps,
-                level,
-                stay,
-                ..
-            } => {
-                if stay.is_zero() {
-                    let k = ((t.as_secs_f64() / level.as_secs_f64()) as u32).min(*steps);
-                    return f64::from(users + k * step_users);
-                }
-                // The waves still in: the first joined at 0, wave k at k levels.
-                let present = |joined: Duration| joined <= t && t < joined + *stay;
-                let first = if present(Duration::ZERO) { *users } else { 0 };
-                let later = (1..=*steps).filter(|k| present(*level * *k)).count() as u32;
-                f64::from(first + later * step_users)
-            }
-            Profile::Open {
-                rate,
-                ramp_to,
-                duration,
-                ..
-            } => {
-                let f = (t.as_secs_f64() / duration.as_secs_f64()).min(1.0);
-                rate + (ramp_to - rate) * f
-            }
-        }
-    }
-
-    pub fn describe(&self) -> String {
-        match self {
-            Profile::Closed {
-                users,
-                step_users,
-                steps,
-                level,
-                think,
-                stay,
-                spread,
-            } => {
-                let mut s = if !stay.is_zero() {
-                    format!(
-                        "closed, {users} users, then {step_users} more every {}s ({steps} times), each staying {}s",
-                        level.as_secs_f64(),
-                        stay.as_secs_f64()
-                    )
-                } else if *steps == 0 {
-                    format!("closed, {users} users for {}s", level.as_secs_f64())
-                } else {
-                    format!(
-                        "closed, {users} -> {} users (+{step_users} every {}s)",
-                        users + step_users * steps,
-                        level.as_secs_f64()
-                    )
-                };
-                if !spread.is_zero() {
-                    s.push_str(&format!(", joining over {}s", spread.as_secs_f64()));
-                }
-                if !think.is_zero() {
-                    s.push_str(&format!(", think {}ms", think.as_millis()));
-                }
-                s
-            }
-            Profile::Open {
-                rate,
-                ramp_to,
-                duration,
-                ..
-            } => {
-                if rate == ramp_to {
-                    format!("open, {rate} req/s for {}s", duration.as_secs_f64())
-                } else {
-                    format!(
-                        "open, {rate} -> {ramp_to} req/s over {}s",
-                        duration.as_secs_f64()
-                    )
-                }
-            }
-        }
-    }
-}
-
 /// The /hash corpus: `files` files of `size` bytes generated from `seed`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct CorpusSpec {
@@ -500,3 +423,7 @@ impl Plan {
 
 #[cfg(test)]
 mod tests;
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}

@@ -2,7 +2,7 @@
 //! runs, downstream, scenarios with their events and overload, CPUs, JVM, tunables, corpus,
 //! database, Kafka), each error naming the field and the fix.
 
-use super::fields::{field_duration, percent};
+use super::fields::{field_duration, percent, window_is_auto, windows_checked};
 use super::file::{PlanFile, RunsFile, ScenarioFile};
 use super::kinds::{capacity, events, overload};
 use super::thresholds;
@@ -58,6 +58,7 @@ impl PlanFile {
             "e.g. \"10%\"",
         )?;
         let window_auto = window_is_auto(self.window.as_deref())?;
+        let (windows, windows_auto) = windows_checked(self.windows.as_ref())?;
         let scenarios = self.scenarios_checked(&downstream, default_warmup)?;
         let CpusChecked {
             contender_cpus,
@@ -87,6 +88,8 @@ impl PlanFile {
             warmup_min,
             warmup_band,
             window_auto,
+            windows,
+            windows_auto,
             jvm_heap: heap,
             jvm_flags: self.jvm.flags.clone().unwrap_or_else(default_jvm_flags),
             contender_cpus,
@@ -460,18 +463,6 @@ pub fn downstream_timeout_in_range(timeout: Duration) -> Result<()> {
         bail!("must be between 1ms and 60s (default 2s)");
     }
     Ok(())
-}
-
-/// `window`: "fixed" (the default) or "auto".
-fn window_is_auto(window: Option<&str>) -> Result<bool> {
-    match window {
-        None | Some("fixed") => Ok(false),
-        Some("auto") => Ok(true),
-        Some(other) => bail!(
-            "plan.window = {other:?}: use \"fixed\" (each window lasts its `duration`) or \
-             \"auto\" (as long as the warm-up's noise needs)"
-        ),
-    }
 }
 
 /// `name`: it names the results directory, so a plain name ("adhoc" when unset).

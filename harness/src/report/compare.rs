@@ -97,6 +97,27 @@ pub fn gates(set_a: ResultsDir, set_b: ResultsDir, rules: &[FailIf]) -> Vec<Gate
     out
 }
 
+/// Every `--fail-if` rule on every arm of one sitting against the contender it is an arm of
+/// (`run --fail-if`), in each scenario both were measured in: the same test as between two
+/// sittings, on runs that alternated.
+pub fn arm_gates(set: ResultsDir, rules: &[FailIf]) -> Vec<GateResult> {
+    let mut out = Vec::new();
+    for arm in &set.results.contenders {
+        let Some(base) = &arm.arm_of else {
+            continue;
+        };
+        for scenario in stats::scenarios(set.results) {
+            if let (Some(x), Some(y)) = (
+                stats::cell(set, &scenario, base),
+                stats::cell(set, &scenario, &arm.name),
+            ) {
+                out.extend(rules.iter().map(|r| gate(r, &x, &y)));
+            }
+        }
+    }
+    out
+}
+
 /// A line per gate: "FAIL spring-mvc / wait: p99 > +10%: p99 +23.4% (...), significant".
 pub fn describe_gates(gates: &[GateResult]) -> String {
     let mut out = String::new();

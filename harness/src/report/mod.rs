@@ -33,6 +33,7 @@ pub mod markdown;
 mod md_table;
 #[cfg(test)]
 mod metric_formats_tests;
+mod noise;
 pub mod page_lint;
 pub mod pages;
 pub mod plan_times;
@@ -57,7 +58,7 @@ use std::fmt::Write;
 use std::path::PathBuf;
 
 /// Every section (section.rs), in the order each format shows them.
-pub(crate) const SECTIONS: [&dyn Section; 8] = [
+pub(crate) const SECTIONS: [&dyn Section; 9] = [
     &verdicts::Verdicts,
     &gates::Gates,
     &capacity::Capacity,
@@ -66,6 +67,7 @@ pub(crate) const SECTIONS: [&dyn Section; 8] = [
     &details::Recovery,
     &details::Overload,
     &flamegraph::Profiles,
+    &noise::Noise,
 ];
 
 /// The sections shown at `place`.

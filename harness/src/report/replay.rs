@@ -88,6 +88,7 @@ fn as_of(res: &Results, round: u32, left: &Left) -> Results {
             .cloned()
             .collect(),
         verdicts: Vec::new(),
+        windows: Vec::new(),
         ..res.clone()
     }
 }

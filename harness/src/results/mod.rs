@@ -4,7 +4,7 @@
 //! run adds), `environment` (the machine and its software), `warmup` (how a run reached steady
 //! state and the rules it was judged by), `gc`, `event_loop` (a Node contender's delay), `profile` (a CPU profile and its folded
 //! stacks), `cold_start`, `faults` (injected faults, recovery and overload verdicts from the
-//! interval rows), `steady` (which runs were measured at steady state), `steady_rule` and `window_judge` (the rule a measured window is judged by, and its error rates on `steady_corpus`) and `figures` (a run's figures by the metric registry's name). The run stage
+//! interval rows), `steady` (which runs were measured at steady state), `steady_rule` and `window_judge` (the rule a measured window is judged by, and its error rates on `steady_corpus`) and `figures` (a run's figures by the metric registry's name) and `noise` (where the noise is: between starts, between windows of a start). The run stage
 //! writes it; stats and report read it and never the run stage.
 //! Uses: util, plan (metric names), services (manifests; delivery and write checks),
 //! conformance (the contract's verification), driver (summaries, interval rows), sampler
@@ -18,6 +18,7 @@ pub mod event_loop;
 pub mod faults;
 pub mod figures;
 pub mod gc;
+pub mod noise;
 pub mod profile;
 pub mod record;
 pub mod steady;

@@ -42,6 +42,10 @@ pub struct Results {
     /// every round of a plan with `runs = "auto"`, and at the end of any plan).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub verdicts: Vec<VerdictRecord>,
+    /// Where the noise is, per contender and scenario (stats/windows.rs): between starts and
+    /// between the windows of one start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<super::noise::Components>,
     /// When the plan was continued in a later sitting (`run --resume`), one time each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resumed_at: Vec<String>,

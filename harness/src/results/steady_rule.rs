@@ -64,9 +64,9 @@ pub const MAX_STEPS: usize = 60;
 /// own noise estimate (same process, same load): ten seconds are too few to read noise from.
 pub const LEAD_S: usize = 30;
 
-/// Longest window the run gives a contender, whatever its noise: 5 minutes. A load noisier
-/// than that allows is measured for this long, then judged too short and left out.
-pub const MAX_WINDOW_S: usize = 300;
+/// Longest window the run gives a contender, whatever its noise (the plan's bound on `window =
+/// "auto"`).
+pub use crate::plan::MAX_WINDOW_S;
 
 /// The seconds a measured window is given, at least the plan's `plan_s`: enough to see a move
 /// of MOVE_TO_SEE at the noise of `lead` (the warm-up's last seconds, one value a second),

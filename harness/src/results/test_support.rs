@@ -95,6 +95,7 @@ pub fn blank_results(contenders: &[&str]) -> Results {
         thresholds: Vec::new(),
         capacity: Vec::new(),
         verdicts: Vec::new(),
+        windows: Vec::new(),
         resumed_at: Vec::new(),
         rejudged_at: None,
     }

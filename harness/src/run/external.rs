@@ -31,6 +31,36 @@ pub enum ExternalProcess {
 pub struct External {
     pub addr: SocketAddr,
     pub process: ExternalProcess,
+    /// `--arm NAME=COMMAND`, two or more: variants of the server, each a contender of its own
+    /// named NAME, started by its COMMAND in turn in every round (`process` is then the first
+    /// one's).
+    pub arms: Vec<ExternalArm>,
+}
+
+/// One variant of the user's server (`--arm NAME=COMMAND`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExternalArm {
+    pub name: String,
+    pub cmd: String,
+}
+
+impl ExternalArm {
+    /// Reads `NAME=COMMAND`: NAME a plain name other than "external", COMMAND not empty.
+    pub fn parse(flag: &str) -> Result<ExternalArm> {
+        let Some((name, cmd)) = flag.split_once('=') else {
+            bail!("--arm {flag:?}: give NAME=COMMAND, e.g. --arm cached='./server --port 8080 --cache'");
+        };
+        if !crate::util::files::is_plain_name(name) || name == "external" {
+            bail!("--arm {name:?}: an arm's name uses only letters, digits, '-' and '_' and is not \"external\" (it names the arm in every table), e.g. --arm cached='./server --cache'");
+        }
+        if cmd.trim().is_empty() {
+            bail!("--arm {name}: the command is empty; give the shell command that starts this variant of the server");
+        }
+        Ok(ExternalArm {
+            name: name.to_string(),
+            cmd: cmd.to_string(),
+        })
+    }
 }
 
 impl External {
@@ -51,23 +81,50 @@ impl External {
         Ok(())
     }
 
-    /// The report's description of the server.
-    pub fn info(&self) -> ContenderInfo {
-        let (framework, command) = match &self.process {
-            ExternalProcess::None => ("an already running server (not started, verified or sampled by iobound; give --pid or --cmd to sample it)".to_string(), Vec::new()),
-            ExternalProcess::Pid(pid) => (format!("an already running server, process {pid} and its children sampled (not started or verified by iobound)"), Vec::new()),
-            ExternalProcess::Cmd(cmd) => ("a server started by iobound with --cmd, sampled as its process group (not verified against the contract)".to_string(), vec![cmd.clone()]),
-        };
-        let mut info = ContenderInfo::external();
-        info.framework = framework;
-        info.command = command;
-        info
+    /// The servers of one round, each with the name it has in the results: "external", or
+    /// each arm.
+    pub fn servers(&self) -> Vec<(String, ExternalProcess)> {
+        if self.arms.is_empty() {
+            return vec![("external".into(), self.process.clone())];
+        }
+        self.arms
+            .iter()
+            .map(|a| (a.name.clone(), ExternalProcess::Cmd(a.cmd.clone())))
+            .collect()
+    }
+
+    /// The names the servers have in the results.
+    pub fn names(&self) -> Vec<String> {
+        self.servers().into_iter().map(|(name, _)| name).collect()
+    }
+
+    /// The report's description of each server; every arm but the first is an arm of the
+    /// first, which `run --fail-if` gates it against.
+    pub fn infos(&self) -> Vec<ContenderInfo> {
+        let first = self.arms.first().map(|a| a.name.clone());
+        self.servers()
+            .into_iter()
+            .map(|(name, process)| {
+                let arm_of = first.clone().filter(|f| *f != name);
+                let (framework, command) = match process {
+                    ExternalProcess::None => ("an already running server (not started, verified or sampled by iobound; give --pid or --cmd to sample it)".to_string(), Vec::new()),
+                    ExternalProcess::Pid(pid) => (format!("an already running server, process {pid} and its children sampled (not started or verified by iobound)"), Vec::new()),
+                    ExternalProcess::Cmd(cmd) => ("a server started by iobound with --cmd or --arm, sampled as its process group (not verified against the contract)".to_string(), vec![cmd]),
+                };
+                let mut info = ContenderInfo::external();
+                info.name = name;
+                info.arm_of = arm_of;
+                info.framework = framework;
+                info.command = command;
+                info
+            })
+            .collect()
     }
 }
 
 /// Starts a `--cmd` server and waits until its port accepts connections.
-fn start(ctx: &RunCtx, cmd: &str, addr: SocketAddr, run: u32) -> Result<Running> {
-    let log = ctx.dir.join("logs").join(format!("external-run{run}.log"));
+fn start(ctx: &RunCtx, name: &str, cmd: &str, addr: SocketAddr, run: u32) -> Result<Running> {
+    let log = ctx.dir.join("logs").join(format!("{name}-run{run}.log"));
     let argv = vec![
         "sh".to_string(),
         "-c".to_string(),
@@ -75,7 +132,7 @@ fn start(ctx: &RunCtx, cmd: &str, addr: SocketAddr, run: u32) -> Result<Running>
     ];
     let cwd = std::env::current_dir()?;
     // --cpus and --memory hold a --cmd server as they hold a built-in contender.
-    let cgroup = crate::util::cgroup::own("external", ctx.plan.limits.of("external"))?;
+    let cgroup = crate::util::cgroup::own(name, ctx.plan.limits.of(name))?;
     let mut proc = contender::start_in(
         &argv,
         &cwd,
@@ -95,56 +152,93 @@ fn start(ctx: &RunCtx, cmd: &str, addr: SocketAddr, run: u32) -> Result<Running>
 }
 
 impl RunCtx<'_> {
-    /// Every scenario of one repeat against the external server.
+    /// One repeat against the external server: each of its servers (one, or each `--arm`) in
+    /// turn, one not yet measured in this repeat (`--resume`).
     pub(super) fn external_round(&mut self, ext: &External, run: u32) -> Result<()> {
+        for (name, process) in ext.servers() {
+            if interrupt::stopped() {
+                break;
+            }
+            if super::resume::finished(self.res, &name, &self.plan.scenarios, run) {
+                continue;
+            }
+            self.external_server(&name, &process, ext.addr, run)?;
+        }
+        Ok(())
+    }
+
+    /// Every scenario still asked (`runs_in`) of one repeat against one server.
+    fn external_server(
+        &mut self,
+        name: &str,
+        process: &ExternalProcess,
+        addr: SocketAddr,
+        run: u32,
+    ) -> Result<()> {
         let on_host = self.fleet.and_then(|f| f.contender.as_ref());
-        let started = match (&ext.process, on_host) {
+        let started = match (process, on_host) {
             (ExternalProcess::None, _) => Ok(None),
-            (_, Some(h)) => self.start_on_host(ext, h, run).map(|()| None),
-            (ExternalProcess::Cmd(cmd), None) => start(self, cmd, ext.addr, run).map(Some),
+            (_, Some(h)) => self
+                .start_on_host(name, process, addr, h, run)
+                .map(|()| None),
+            (ExternalProcess::Cmd(cmd), None) => start(self, name, cmd, addr, run).map(Some),
             (ExternalProcess::Pid(_), None) => Ok(None),
         };
         let mut proc = match started {
             Ok(p) => p,
             Err(e) => {
                 let why = format!("{e:#}");
-                eprintln!("  external: {why}");
+                eprintln!("  {name}: {why}");
                 for s in &self.plan.scenarios {
-                    self.res.runs.push(failed_run("external", s, run, &why));
+                    self.res.runs.push(failed_run(name, s, run, &why));
                 }
                 self.res.checkpoint(self.dir);
                 return Ok(());
             }
         };
-        self.sample_tree = match (&ext.process, &self.remote) {
+        self.sample_tree = match (process, &self.remote) {
             (ExternalProcess::Pid(pid), None) => Some(*pid),
             _ => None,
         };
-        for s in &self.plan.scenarios {
+        let plan = self.plan;
+        let asked: Vec<_> = plan
+            .scenarios
+            .iter()
+            .filter(|s| super::resume::runs_in(self.res, s, run))
+            .collect();
+        for s in asked {
             if interrupt::stopped() {
                 break;
             }
-            self.scenario("external", proc.as_mut(), ext.addr, s, run);
+            self.scenario(name, proc.as_mut(), addr, s, run);
         }
         if let Some(p) = proc.as_mut() {
             p.stop(STOP_GRACE);
         }
         if let Some(r) = self.remote.take() {
-            let log = self.dir.join("logs").join(format!("external-run{run}.log"));
+            let log = self.dir.join("logs").join(format!("{name}-run{run}.log"));
             r.stop(STOP_GRACE, &log);
         }
         Ok(())
     }
 
-    /// The server on the contender host: `--cmd` started there (pinned to the host's CPUs,
-    /// `$IOBOUND_BIN` naming the iobound copied there) and waited for until `ext.addr` accepts
-    /// connections, or `--pid` adopted there; either way sampled there from now on.
-    fn start_on_host(&mut self, ext: &External, h: &HostReady, run: u32) -> Result<()> {
+    /// The server on the contender host: `--cmd` (or an `--arm`'s command) started there
+    /// (pinned to the host's CPUs, `$IOBOUND_BIN` naming the iobound copied there) and waited
+    /// for until `addr` accepts connections, or `--pid` adopted there; either way sampled there
+    /// from now on.
+    fn start_on_host(
+        &mut self,
+        name: &str,
+        process: &ExternalProcess,
+        addr: SocketAddr,
+        h: &HostReady,
+        run: u32,
+    ) -> Result<()> {
         let mut job = ContenderJob {
             host: h.ssh.host.name.clone(),
             ..ContenderJob::default()
         };
-        match &ext.process {
+        match process {
             ExternalProcess::Cmd(cmd) => {
                 job.argv = vec![
                     "sh".into(),
@@ -154,9 +248,9 @@ impl RunCtx<'_> {
                 job.cwd = h.dir.clone();
                 job.cpus = h.cpus.clone();
                 job.env = vec![("IOBOUND_BIN".into(), h.binary.clone())];
-                job.log = format!("{}/external-run{run}.log", h.dir);
-                job.limits = self.plan.limits.of("external");
-                job.name = "external".into();
+                job.log = format!("{}/{name}-run{run}.log", h.dir);
+                job.limits = self.plan.limits.of(name);
+                job.name = name.into();
             }
             ExternalProcess::Pid(pid) => job.pid = Some(*pid),
             ExternalProcess::None => return Ok(()),
@@ -164,8 +258,7 @@ impl RunCtx<'_> {
         let remote = RemoteContender::start(&h.ssh, &h.binary, &job)?;
         self.note_namespace(&remote.net_namespace);
         if remote.started {
-            let log = self.dir.join("logs").join(format!("external-run{run}.log"));
-            let addr = ext.addr;
+            let log = self.dir.join("logs").join(format!("{name}-run{run}.log"));
             remote.wait_until(
                 "--cmd",
                 &format!("accept connections on {addr}"),
@@ -175,7 +268,7 @@ impl RunCtx<'_> {
             )?;
         }
         eprintln!(
-            "  external: server {} on host {} (process {}), sampled there",
+            "  {name}: server {} on host {} (process {}), sampled there",
             if remote.started { "started" } else { "adopted" },
             job.host,
             remote.pid

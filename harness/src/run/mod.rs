@@ -39,7 +39,7 @@ use crate::results::record::{ContenderInfo, Results};
 use crate::services::{contender, ServiceChoice, Services};
 use crate::util::interrupt;
 use anyhow::{Context, Result};
-pub use external::{External, ExternalProcess};
+pub use external::{External, ExternalArm, ExternalProcess};
 use round::RunCtx;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -126,7 +126,7 @@ fn new_results(
         })
         .collect();
     if let Some(ext) = &opts.external {
-        contenders.push(ext.info());
+        contenders.extend(ext.infos());
     }
     Ok(Results {
         schema_version: crate::results::record::SCHEMA_VERSION,
@@ -142,6 +142,7 @@ fn new_results(
         thresholds: Vec::new(),
         capacity: Vec::new(),
         verdicts: Vec::new(),
+        windows: Vec::new(),
         resumed_at: Vec::new(),
         rejudged_at: None,
     })
@@ -356,7 +357,7 @@ fn run_rounds(
     // Rounds an earlier sitting finished (`--resume`) are not run again; the stop rule is
     // asked first, as it was after them.
     let names: Vec<String> = match &opts.external {
-        Some(_) => vec!["external".into()],
+        Some(ext) => ext.names(),
         None => prepared.iter().map(|p| p.manifest.name.clone()).collect(),
     };
     let done = resume::rounds_done(ctx.res, &names, &plan.scenarios);

@@ -70,6 +70,7 @@ impl VerdictWatch {
             self.stopped = Some(why);
         }
         res.verdicts = verdict::records(&findings, &self.reason(round), &self.left.rounds());
+        res.windows = crate::stats::windows::all(res);
         stopping
     }
 

@@ -140,7 +140,7 @@ impl RunCtx<'_> {
                     threads,
                 );
                 self.fire_due_event(events, fired, t0.elapsed());
-                self.open_window(t0.elapsed());
+                self.open_window(t0.elapsed(), bar);
                 if interrupt::stopped() {
                     cancel.store(true, Ordering::SeqCst);
                 }
@@ -260,12 +260,16 @@ impl RunCtx<'_> {
 
     /// When a warm-up leads into the measured window and the window opens now: the
     /// downstream's counts start from zero and the machine's steal is read, as a separate
-    /// measured load would do at its start.
-    fn open_window(&self, elapsed: Duration) {
+    /// measured load would do at its start. Once the window's second and length are known, the
+    /// progress bar ends where the load does.
+    fn open_window(&self, elapsed: Duration, bar: &Progress) {
         let mut settle = self.settle.borrow_mut();
         let Some(lead) = settle.as_mut().and_then(|s| s.lead.as_mut()) else {
             return;
         };
+        if let Some(from) = lead.from {
+            bar.set_total(Duration::from_secs(from) + lead.length);
+        }
         if lead.opening(elapsed) {
             lead.steal_at_open = crate::sampler::cpu_steal();
             lead.counted = lead.count_downstream && self.downstream_stats(true).is_some();

@@ -9,7 +9,8 @@
 //! `judge` (one difference judged by a design), `verdict` (findings in words), `capacity`
 //! (findings on repeated capacity searches), `repeats` (one cell per contender x scenario:
 //! every metric with its interval; noise), `runs` (which runs stand for what: scenarios, merged histograms,
-//! the representative run).
+//! the representative run), `windows` (how much of a cell's noise is between starts and how
+//! much between the windows of one start; the windows per start that buy the most).
 //! Uses: util, plan (metric names of thresholds), driver (summaries, histogram codec),
 //! sampler, results (the record of runs).
 
@@ -25,6 +26,7 @@ pub mod runs;
 pub mod sequential;
 pub mod significance;
 pub mod verdict;
+pub mod windows;
 
 pub use metrics::{measured, shown, Difference, Metric, METRICS};
 pub use repeats::{cell, cells, Cell};

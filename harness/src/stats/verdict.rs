@@ -247,6 +247,7 @@ pub fn rejudge(res: &mut Results, dir: &std::path::Path) {
         }
     }
     res.verdicts = records(&all, &stopped, &left);
+    res.windows = super::windows::all(res);
     res.rejudged_at = Some(crate::util::clock::now());
 }
 
@@ -390,28 +391,47 @@ fn describe_outcome(f: &Finding) -> String {
                 futility_words
             )
         ),
-        "not tested" if f.lower_bound => format!(
+        _ => not_tested_words(f, words),
+    }
+}
+
+/// Why a finding was not tested, and what would test it.
+fn not_tested_words(f: &Finding, words: &str) -> String {
+    if f.lower_bound {
+        format!(
             "{words} {} vs {} not tested (a search stopped at a bound, its max_rate or the \
              driver's limit, before the SLO broke: such a capacity is only a lower bound, so \
              these searches neither order the two nor make them equal; a higher max_rate, or a \
              driver with more CPU, would decide it)",
             f.b, f.a
-        ),
+        )
+    } else if f.runs >= runs_needed(f) {
         // Enough runs, yet not tested: the test compares ratios of positive values, and a run
         // with no request answered ok has a throughput (and a CPU per ok answer) of zero.
-        _ if f.runs >= runs_needed(f) => format!(
+        format!(
             "{words} {} vs {} not tested (zero in a run of {} runs each: no request answered \
              ok there, so there is no ratio to test)",
             f.b, f.a, f.runs
-        ),
-        _ => format!(
+        )
+    } else if f.alpha < ALPHA {
+        // A sequential design (runs = "auto") that stopped short: its budget, or Ctrl-C.
+        format!(
+            "{words} {} vs {} not tested ({} run(s) each; a verdict needs {} or more: more \
+             rounds would decide it, a longer --budget or `run --resume` with this directory)",
+            f.b,
+            f.a,
+            f.runs,
+            runs_needed(f)
+        )
+    } else {
+        format!(
             "{words} {} vs {} not tested ({} run(s) each; a verdict needs {} or more: use \
              --runs auto)",
             f.b,
             f.a,
             f.runs,
             runs_needed(f)
-        ),
+        )
     }
 }
 
@@ -419,6 +439,32 @@ fn describe_outcome(f: &Finding) -> String {
 mod tests {
     use super::*;
     use crate::results::test_support::{blank_results, ok_runs};
+
+    #[test]
+    fn too_few_runs_say_what_would_test_them_by_the_design_they_ran_under() {
+        let short = |alpha: f64| Finding {
+            metric: "throughput".into(),
+            a: "x".into(),
+            b: "y".into(),
+            outcome: "not tested".into(),
+            runs: 3,
+            alpha,
+            ..Finding::default()
+        };
+        // A fixed number of runs: more of them, or runs = "auto".
+        let fixed = describe(&short(ALPHA));
+        assert!(
+            fixed.contains("a verdict needs 4 or more: use --runs auto"),
+            "{fixed}"
+        );
+        // Runs = "auto" stopped short (its budget, or Ctrl-C): more rounds, not --runs auto.
+        let auto = describe(&short(sequential::LOOK_ALPHA));
+        assert!(
+            auto.contains("a verdict needs 5 or more: more rounds would decide it")
+                && !auto.contains("--runs auto"),
+            "{auto}"
+        );
+    }
     use std::path::Path;
 
     fn results(a: &[f64], b: &[f64]) -> Results {

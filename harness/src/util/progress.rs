@@ -9,7 +9,8 @@ use std::time::Duration;
 pub struct Progress {
     bar: ProgressBar,
     prefix: String,
-    total: Duration,
+    /// Planned time; a window that opens early or is lengthened moves it (`set_total`).
+    total: Cell<Duration>,
     last: Cell<(u64, f64)>,
     rate: Cell<f64>,
     /// When the last plain line was printed (seconds since the start).
@@ -31,10 +32,19 @@ impl Progress {
         Progress {
             bar,
             prefix: prefix.to_string(),
-            total,
+            total: Cell::new(total),
             last: Cell::new((0, 0.0)),
             rate: Cell::new(0.0),
             plain_at: Cell::new(0.0),
+        }
+    }
+
+    /// The load now ends at `total` from its start: a warm-up that settled early, or a window
+    /// lengthened to what its noise needs (`window = "auto"`), once its length is known.
+    pub fn set_total(&self, total: Duration) {
+        if total != self.total.get() {
+            self.total.set(total);
+            self.bar.set_length(total.as_millis().max(1) as u64);
         }
     }
 
@@ -55,9 +65,9 @@ impl Progress {
             self.rate.set((ok - last_ok) as f64 / (t - last_t));
             self.last.set((ok, t));
         }
-        self.bar
-            .set_position(elapsed.min(self.total).as_millis() as u64);
-        let extra = if elapsed > self.total {
+        let total = self.total.get();
+        self.bar.set_position(elapsed.min(total).as_millis() as u64);
+        let extra = if elapsed > total {
             " (draining in-flight requests)"
         } else {
             ""
@@ -70,8 +80,8 @@ impl Progress {
             .unwrap_or_default();
         let message = format!(
             "{:>5.1}s/{:.0}s  {:>8.0} req/s{p99}  load {:>6.0}  {} ok  {} err{threads}{extra}",
-            t.min(self.total.as_secs_f64()),
-            self.total.as_secs_f64(),
+            t.min(total.as_secs_f64()),
+            total.as_secs_f64(),
             self.rate.get(),
             target,
             ok,

@@ -162,4 +162,21 @@ fn a_dry_run_refuses_what_the_run_would_refuse_at_its_start() {
         out.contains("arm mvc-big: spring-mvc with threads=1000, in the same rounds"),
         "{out}"
     );
+    // An arm under limits of its own, and windows as long as their noise needs.
+    let limited = demo_with_arms(
+        dir.path(),
+        r#"contenders = ["spring-mvc", "mvc-quota"]"#,
+        "window = \"auto\"\n[arms]\nmvc-quota = \"spring-mvc\"\n[limits.mvc-quota]\ncpus = 0.5",
+    );
+    let o = run(&["run", "--plan", &limited, "--dry-run"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("arm mvc-quota: spring-mvc with its defaults, under limits of its own"),
+        "{out}"
+    );
+    assert!(
+        out.contains("where the warm-up's noise needs it (window = \"auto\"), up to 300 s"),
+        "{out}"
+    );
 }

@@ -33,3 +33,4 @@ mod structure;
 mod terminal;
 mod tuning;
 mod warmup;
+mod windows;

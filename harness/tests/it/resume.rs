@@ -2,26 +2,19 @@
 //! `run --resume DIR` in the same directory, it keeps every run of the first sitting, measures
 //! each (contender, round) once, and its sequential verdict is decided from all of them.
 
-use crate::common::{add_fake_contender, exe, load_results, results_dir};
+use crate::common::{self, exe, load_results, results_dir};
 use std::process::Command;
 use std::time::Duration;
 
 #[test]
 fn an_interrupted_plan_resumed_keeps_its_runs_and_decides_from_all_of_them() {
     let home = tempfile::tempdir().unwrap();
-    let serve = |extra: &str| format!(r#""{}", "serve", "--port", "{{port}}"{extra}"#, exe());
     // Eight workers at 20 ms a request (enough for the contract's eight calls at once): a
     // quarter of what the other serves to 32 users, and four times its latency, so that every
     // headline difference is decided at the first look (five rounds) even when other tests
     // share the CPUs (at 5 ms and 16 users, a ratio of two, noise kept it open for more rounds:
     // 46 s alone, 73 s beside the other tests).
-    add_fake_contender(
-        home.path(),
-        "slow",
-        &serve(r#", "--workers", "8""#),
-        "eight workers",
-    );
-    add_fake_contender(home.path(), "fast", &serve(""), "unbounded");
+    common::add_slow_and_fast(home.path());
     let plan = home.path().join("plan.toml");
     // A downstream timeout of 300 ms: every run starts a fresh process and checks it against the
     // contract, whose stall cases wait out that timeout (2 s by default, much of a run's time
@@ -119,13 +112,7 @@ fn an_interrupted_plan_resumed_keeps_its_runs_and_decides_from_all_of_them() {
             "a run of the first sitting was lost: {started}"
         );
     }
-    let throughput = r["verdicts"][0]["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["metric"] == "throughput")
-        .unwrap()
-        .clone();
+    let throughput = common::first_finding(&r, "throughput");
     assert_eq!(throughput["outcome"], "different", "{throughput}");
     assert!(throughput["ratio"].as_f64().unwrap() > 1.5, "{throughput}");
     // The same plan with other settings is refused before anything starts.

@@ -35,6 +35,20 @@ impl RunCtx<'_> {
         detect && constant_load(s) && self.fleet.is_none() && self.abort_p99_ms.is_none()
     }
 
+    /// Measured windows per start for `name` in `s`: the plan's `windows`, or with "auto" the
+    /// number the starts so far make best (stats/windows.rs), FIRST_WINDOWS until they tell.
+    fn windows_for(&self, name: &str, s: &Scenario) -> u32 {
+        use crate::stats::windows::FIRST_WINDOWS;
+        if !self.plan.windows_auto {
+            return self.plan.windows.max(1);
+        }
+        self.res
+            .windows
+            .iter()
+            .find(|c| c.contender == name && c.scenario == s.name)
+            .map_or(FIRST_WINDOWS, |c| c.best_windows)
+    }
+
     /// Warm-up and measured window of one flat load; None when stopped (Ctrl-C) before the
     /// window opened.
     pub(in crate::run) fn measure_led(
@@ -45,7 +59,8 @@ impl RunCtx<'_> {
         s: &Scenario,
         run: u32,
     ) -> Option<Run> {
-        let length = s.load.profile.duration();
+        // `windows = k`: k windows of the scenario's duration in this one start.
+        let length = s.load.profile.duration() * self.windows_for(name, s);
         // A profiled run's window may wait for its profiler to start.
         let wait = match self.profiler {
             Some(_) => super::profiling::PROFILER_WAIT + Duration::from_secs(1),

@@ -128,6 +128,30 @@ pub fn load_results(dir: &Path) -> serde_json::Value {
     .expect("results.json is JSON")
 }
 
+/// The first scenario's stored finding on `metric` (its first pair's), from results.json.
+pub fn first_finding(results: &serde_json::Value, metric: &str) -> serde_json::Value {
+    results["verdicts"][0]["findings"]
+        .as_array()
+        .expect("results.json has verdicts")
+        .iter()
+        .find(|f| f["metric"] == metric)
+        .unwrap_or_else(|| panic!("no finding on {metric}"))
+        .clone()
+}
+
+/// Two contenders of `iobound serve` in `home`: "slow", eight workers (at a 20 ms wait, 400
+/// requests a second), and "fast", unbounded.
+pub fn add_slow_and_fast(home: &Path) {
+    let serve = |extra: &str| format!(r#""{}", "serve", "--port", "{{port}}"{extra}"#, exe());
+    add_fake_contender(
+        home,
+        "slow",
+        &serve(r#", "--workers", "8""#),
+        "eight workers",
+    );
+    add_fake_contender(home, "fast", &serve(""), "unbounded");
+}
+
 /// Processes whose command line contains `needle` (other than this test).
 pub fn processes_with(needle: &str) -> Vec<i32> {
     std::fs::read_dir("/proc")
