@@ -293,10 +293,6 @@ fn choose_contenders(a: &RunArgs, file: &mut PlanFile) -> Result<Option<External
             (None, None) => ExternalProcess::None,
         };
         let arms = external_arms(&a.arm)?;
-        let process = match arms.first() {
-            Some(first) => ExternalProcess::Cmd(first.cmd.clone()),
-            None => process,
-        };
         if a.plan.is_some() {
             plan_for_a_server(url, &path, a, file)?;
         } else {

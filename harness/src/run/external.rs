@@ -32,8 +32,8 @@ pub struct External {
     pub addr: SocketAddr,
     pub process: ExternalProcess,
     /// `--arm NAME=COMMAND`, two or more: variants of the server, each a contender of its own
-    /// named NAME, started by its COMMAND in turn in every round (`process` is then the first
-    /// one's).
+    /// named NAME, started by its COMMAND in turn in every round (`process` is then None: the
+    /// servers of a round are `servers()`).
     pub arms: Vec<ExternalArm>,
 }
 
@@ -91,6 +91,20 @@ impl External {
             .iter()
             .map(|a| (a.name.clone(), ExternalProcess::Cmd(a.cmd.clone())))
             .collect()
+    }
+
+    /// Whether iobound starts every server of a round (`--cmd`, or `--arm`'s commands).
+    pub fn started(&self) -> bool {
+        self.servers()
+            .iter()
+            .all(|(_, p)| matches!(p, ExternalProcess::Cmd(_)))
+    }
+
+    /// Whether iobound samples the servers (it starts them, or was given a process id).
+    pub fn sampled(&self) -> bool {
+        self.servers()
+            .iter()
+            .all(|(_, p)| *p != ExternalProcess::None)
     }
 
     /// The names the servers have in the results.

@@ -2,7 +2,7 @@
 //! inventory's hosts (and saying in the results where everything ran), the services on the
 //! services host, and what a contender may not do there yet.
 
-use super::{ExternalProcess, Options};
+use super::{External, Options};
 use crate::plan::Plan;
 use crate::remote::deploy::{Fleet, HostReady};
 use crate::remote::record_load::RecordLoadHosts;
@@ -27,11 +27,7 @@ pub(super) fn connect_hosts(
     // The contender host too when iobound starts (--cmd) or samples (--pid) the server there,
     // or deploys its own contenders there (no --url), which need the services host too.
     let deploying = opts.external.is_none();
-    let on_contender = deploying
-        || opts
-            .external
-            .as_ref()
-            .is_some_and(|e| e.process != ExternalProcess::None);
+    let on_contender = deploying || opts.external.as_ref().is_some_and(External::sampled);
     let fleet = Fleet::connect(inv, on_contender, deploying)?;
     let record_load = if deploying && plan.has_pipeline() {
         eprintln!("iobound: copying the Kafka load tool to the load hosts");
@@ -55,12 +51,12 @@ pub(super) fn connect_hosts(
             }
         })
         .collect();
-    let server = match (&fleet.contender, opts.external.as_ref().map(|e| &e.process)) {
-        (Some(h), Some(ExternalProcess::Cmd(_))) if !h.cpus.is_empty() => format!(
+    let server = match (&fleet.contender, opts.external.as_ref().map(External::started)) {
+        (Some(h), Some(true)) if !h.cpus.is_empty() => format!(
             "whose server iobound starts there (--cmd) pinned to CPU {} and samples there",
             crate::util::cpus::format_cpus(&h.cpus)
         ),
-        (Some(_), Some(ExternalProcess::Cmd(_))) => {
+        (Some(_), Some(true)) => {
             "whose server iobound starts there (--cmd), not pinned (the inventory names no CPUs for it), and samples there".to_string()
         }
         (Some(h), None) => format!(

@@ -38,14 +38,24 @@ pub fn window_means(run: &Run, window_s: u32) -> Vec<f64> {
         .collect()
 }
 
+/// What the window means of several starts tell.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    /// Starts with two windows or more, and the windows each was cut to (the fewest any had).
+    pub starts: usize,
+    pub windows: usize,
+    /// The mean over those windows.
+    pub mean: f64,
+    /// The two components, as coefficients of variation (%).
+    pub within_cv_pct: f64,
+    pub between_cv_pct: f64,
+    pub best_windows: u32,
+}
+
 /// The two components from each start's window means (at least two starts with two windows
 /// each; every start cut to the fewest windows any had), and the best windows per start for
 /// a start that costs `start_cost_s` and a window `window_s`. None when there is too little.
-pub fn estimate(
-    starts: &[Vec<f64>],
-    start_cost_s: f64,
-    window_s: u32,
-) -> Option<(f64, f64, f64, u32)> {
+pub fn estimate(starts: &[Vec<f64>], start_cost_s: f64, window_s: u32) -> Option<Spread> {
     let usable: Vec<&Vec<f64>> = starts.iter().filter(|w| w.len() >= 2).collect();
     let r = usable.iter().map(|w| w.len()).min()?;
     let n = usable.len();
@@ -71,7 +81,14 @@ pub fn estimate(
     let between = (s2 - s1 / r as f64).max(0.0);
     let best = best_windows(s1, between, start_cost_s, window_s as f64);
     let cv = |v: f64| v.sqrt() / grand * 100.0;
-    Some((grand, cv(s1), cv(between), best))
+    Some(Spread {
+        starts: n,
+        windows: r,
+        mean: grand,
+        within_cv_pct: cv(s1),
+        between_cv_pct: cv(between),
+        best_windows: best,
+    })
 }
 
 /// Kalibera and Jones's optimum: sqrt(start cost x window variance / (window cost x start
@@ -107,19 +124,18 @@ pub fn of_cell(
     let (runs, ..) = runs_of(results, scenario, contender, |r| !unsettled(results, r))?;
     let starts: Vec<Vec<f64>> = runs.iter().map(|r| window_means(r, window_s)).collect();
     let cost = mean(&runs.iter().map(|r| start_cost_s(r)).collect::<Vec<_>>());
-    let (grand, within, between, best) = estimate(&starts, cost, window_s)?;
-    let counted: Vec<&Vec<f64>> = starts.iter().filter(|w| w.len() >= 2).collect();
+    let spread = estimate(&starts, cost, window_s)?;
     Some(Components {
         contender: contender.to_string(),
         scenario: scenario.to_string(),
-        starts: counted.len(),
-        windows: counted.iter().map(|w| w.len()).min().unwrap_or(0),
+        starts: spread.starts,
+        windows: spread.windows,
         window_s,
-        mean: grand,
-        within_cv_pct: within,
-        between_cv_pct: between,
+        mean: spread.mean,
+        within_cv_pct: spread.within_cv_pct,
+        between_cv_pct: spread.between_cv_pct,
         start_cost_s: cost,
-        best_windows: best,
+        best_windows: spread.best_windows,
     })
 }
 
@@ -205,9 +221,9 @@ mod tests {
             let (mut b, mut w) = (Vec::new(), Vec::new());
             for seed in 0..200 {
                 let starts = simulated(12, 6, between, within, seed);
-                let (grand, cv_w, cv_b, _) = estimate(&starts, 60.0, 10).unwrap();
-                w.push((cv_w * grand / 100.0).powi(2));
-                b.push((cv_b * grand / 100.0).powi(2));
+                let e = estimate(&starts, 60.0, 10).unwrap();
+                w.push((e.within_cv_pct * e.mean / 100.0).powi(2));
+                b.push((e.between_cv_pct * e.mean / 100.0).powi(2));
             }
             let (vw, vb) = (mean(&w), mean(&b));
             let (tw, tb) = (within * within, between * between);
@@ -234,14 +250,15 @@ mod tests {
         assert!(estimate(&[vec![1.0, 2.0, 3.0]], 10.0, 10).is_none());
         assert!(estimate(&[vec![1.0], vec![2.0]], 10.0, 10).is_none());
         // The third start's extra windows are not used: equal starts, equal windows.
-        let (grand, within, between, _) = estimate(
+        let e = estimate(
             &[vec![9.0, 11.0], vec![9.0, 11.0], vec![9.0, 11.0, 500.0]],
             10.0,
             10,
         )
         .unwrap();
-        assert_eq!(grand, 10.0);
-        assert!(within > 0.0 && between == 0.0, "{within} {between}");
+        assert_eq!(e.mean, 10.0);
+        assert_eq!((e.starts, e.windows), (3, 2));
+        assert!(e.within_cv_pct > 0.0 && e.between_cv_pct == 0.0, "{e:?}");
     }
 
     #[test]
