@@ -86,3 +86,31 @@ fn a_results_file_written_now_matches_the_schema_and_a_broken_one_does_not() {
         "a summary without `due` is rejected"
     );
 }
+
+/// The metric a threshold names is published as a list in the schema: it is the registry's
+/// (plan/metric_list.rs, every entry a limit may name), so that a metric added to or removed
+/// from the registry without the schema fails here rather than in a reader's validator.
+#[test]
+fn the_schema_lists_exactly_the_metrics_a_threshold_may_name() {
+    use iobound::plan::metric_list::METRICS;
+    use std::collections::BTreeSet;
+    let path = common::repo_root().join("docs/results.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).expect("the schema is JSON");
+    let listed: BTreeSet<&str> =
+        schema["properties"]["thresholds"]["items"]["properties"]["metric"]["enum"]
+            .as_array()
+            .expect("the thresholds' metric is an enum")
+            .iter()
+            .map(|v| v.as_str().expect("a metric key is a string"))
+            .collect();
+    let may_limit: BTreeSet<&str> = METRICS
+        .iter()
+        .filter(|m| m.limit.is_some())
+        .map(|m| m.key)
+        .collect();
+    assert_eq!(
+        listed, may_limit,
+        "docs/results.schema.json (thresholds' metric) against plan/metric_list.rs"
+    );
+}
