@@ -129,6 +129,9 @@ pub fn judged(
         ..Finding::default()
     };
     if runs < design.min_runs {
+        if let Some(left) = design.rounds_left {
+            f.futility = before_first_look(va, vb, design.min_runs, left);
+        }
         return f;
     }
     let decision = sequential::decide_at(va, vb, design.margin, design.alpha, design.min_runs);
@@ -147,4 +150,66 @@ pub fn judged(
         f.futility = super::futility::judge(va, vb, design.margin, design.alpha, left);
     }
     f
+}
+
+/// Before the design's first look: where the rounds left cannot bring both sides to it (runs
+/// not at steady state cost a round each), no look can come, and the question stops now with
+/// the spread its runs showed. Like the futility rule it answers nothing, so it cannot raise
+/// the false-positive rate. Two runs a side at least: fewer say nothing of the spread.
+fn before_first_look(
+    a: &[f64],
+    b: &[f64],
+    first_look: usize,
+    rounds_left: usize,
+) -> Option<crate::results::record::Futility> {
+    let runs = a.len().min(b.len());
+    let valid = a.iter().chain(b).all(|v| v.is_finite() && *v > 0.0);
+    (runs >= 2 && valid && runs + rounds_left < first_look).then(|| {
+        crate::results::record::Futility {
+            chance: 0.0,
+            rounds_left,
+            runs_max: runs + rounds_left,
+            spread: super::futility::pooled_spread(a, b),
+            smallest: None,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at_look(rounds_left: Option<usize>) -> Design {
+        Design {
+            rounds_left,
+            ..Design::sequential(0.05)
+        }
+    }
+
+    #[test]
+    fn a_question_the_rounds_left_cannot_bring_to_a_first_look_stops_there() {
+        let a = [100.0, 104.0, 98.0];
+        let b = [90.0, 97.0, 93.0];
+        let judge = |left| judged("cpu", ("a", "b"), (&a, &b), at_look(left));
+        // Three runs a side, first look at five: one round left cannot reach it.
+        let stopped = judge(Some(1));
+        assert_eq!(stopped.outcome, "not tested");
+        let why = stopped.futility.clone().expect("stopped before a first look");
+        assert_eq!((why.rounds_left, why.runs_max, why.chance), (1, 4, 0.0));
+        assert!(why.smallest.is_none());
+        assert!(why.spread > 0.0 && why.spread < 0.1, "{}", why.spread);
+        assert!(stopped.closed());
+        let said = super::super::verdict::sentence("s", std::slice::from_ref(&stopped), 0);
+        assert!(
+            said.contains("not tested (3 run(s) each; stopped for futility: the 1 round(s) left")
+                && said.contains("4 runs a side are fewer than the 5 a first look needs"),
+            "{said}"
+        );
+        // Two rounds left reach it; a stored plan (no look to follow) never stops.
+        assert!(judge(Some(2)).futility.is_none());
+        assert!(judge(None).futility.is_none());
+        // One run a side says nothing of the spread: not stopped on it.
+        let one = judged("cpu", ("a", "b"), (&a[..1], &b[..1]), at_look(Some(0)));
+        assert!(one.futility.is_none() && !one.closed());
+    }
 }

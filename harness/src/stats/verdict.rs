@@ -241,7 +241,7 @@ pub fn rejudge(res: &mut Results, dir: &std::path::Path) {
     for f in all.iter_mut().flat_map(|s| &mut s.findings) {
         if let Some(was) = futile.iter().find(|w| {
             (&w.metric, &w.a, &w.b, w.runs) == (&f.metric, &f.a, &f.b, f.runs)
-                && f.outcome == "undecided"
+                && !f.decided()
         }) {
             f.futility.clone_from(&was.futility);
         }
@@ -292,8 +292,9 @@ fn futility_words(f: &crate::results::record::Futility) -> String {
         ),
         Some(_) => format!("{} runs a side would not tell apart even 2x", f.runs_max),
         None => format!(
-            "{} runs a side are fewer than a first look needs",
-            f.runs_max
+            "{} runs a side are fewer than the {} a first look needs",
+            f.runs_max,
+            super::sequential::MIN_LOOK
         ),
     };
     format!(
@@ -397,7 +398,16 @@ fn describe_outcome(f: &Finding) -> String {
 
 /// Why a finding was not tested, and what would test it.
 fn not_tested_words(f: &Finding, words: &str) -> String {
-    if f.lower_bound {
+    if let Some(why) = &f.futility {
+        // Stopped before a first look: the rounds left could not bring it there.
+        format!(
+            "{words} {} vs {} not tested ({} run(s) each; {})",
+            f.b,
+            f.a,
+            f.runs,
+            futility_words(why)
+        )
+    } else if f.lower_bound {
         format!(
             "{words} {} vs {} not tested (a search stopped at a bound, its max_rate or the \
              driver's limit, before the SLO broke: such a capacity is only a lower bound, so \
