@@ -194,7 +194,10 @@ mod tests {
         // Three runs a side, first look at five: one round left cannot reach it.
         let stopped = judge(Some(1));
         assert_eq!(stopped.outcome, "not tested");
-        let why = stopped.futility.clone().expect("stopped before a first look");
+        let why = stopped
+            .futility
+            .clone()
+            .expect("stopped before a first look");
         assert_eq!((why.rounds_left, why.runs_max, why.chance), (1, 4, 0.0));
         assert!(why.smallest.is_none());
         assert!(why.spread > 0.0 && why.spread < 0.1, "{}", why.spread);

@@ -240,8 +240,7 @@ pub fn rejudge(res: &mut Results, dir: &std::path::Path) {
     let mut all = findings(ResultsDir::new(res, dir), design);
     for f in all.iter_mut().flat_map(|s| &mut s.findings) {
         if let Some(was) = futile.iter().find(|w| {
-            (&w.metric, &w.a, &w.b, w.runs) == (&f.metric, &f.a, &f.b, f.runs)
-                && !f.decided()
+            (&w.metric, &w.a, &w.b, w.runs) == (&f.metric, &f.a, &f.b, f.runs) && !f.decided()
         }) {
             f.futility.clone_from(&was.futility);
         }

@@ -97,13 +97,13 @@ fn the_schema_lists_exactly_the_metrics_a_threshold_may_name() {
     let path = common::repo_root().join("docs/results.schema.json");
     let schema: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).expect("the schema is JSON");
-    let listed: BTreeSet<&str> =
-        schema["properties"]["thresholds"]["items"]["properties"]["metric"]["enum"]
-            .as_array()
-            .expect("the thresholds' metric is an enum")
-            .iter()
-            .map(|v| v.as_str().expect("a metric key is a string"))
-            .collect();
+    let listed: BTreeSet<&str> = schema["properties"]["thresholds"]["items"]["properties"]
+        ["metric"]["enum"]
+        .as_array()
+        .expect("the thresholds' metric is an enum")
+        .iter()
+        .map(|v| v.as_str().expect("a metric key is a string"))
+        .collect();
     let may_limit: BTreeSet<&str> = METRICS
         .iter()
         .filter(|m| m.limit.is_some())
