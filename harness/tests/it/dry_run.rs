@@ -146,7 +146,7 @@ fn a_dry_run_refuses_what_the_run_would_refuse_at_its_start() {
     );
     // Its rounds stop at its budget, well before every warm-up to its maximum would.
     assert!(
-        out.contains("budget 40 min: a round starts only if"),
+        out.contains("budget 30 min: a round starts only if"),
         "{out}"
     );
     // An arm: the same contender under a setting of its own, in the same rounds.
@@ -162,11 +162,11 @@ fn a_dry_run_refuses_what_the_run_would_refuse_at_its_start() {
         out.contains("arm mvc-big: spring-mvc with threads=1000, in the same rounds"),
         "{out}"
     );
-    // An arm under limits of its own, and windows as long as their noise needs.
+    // An arm under limits of its own; the demo's windows are as long as their noise needs.
     let limited = demo_with_arms(
         dir.path(),
         r#"contenders = ["spring-mvc", "mvc-quota"]"#,
-        "window = \"auto\"\n[arms]\nmvc-quota = \"spring-mvc\"\n[limits.mvc-quota]\ncpus = 0.5",
+        "[arms]\nmvc-quota = \"spring-mvc\"\n[limits.mvc-quota]\ncpus = 0.5",
     );
     let o = run(&["run", "--plan", &limited, "--dry-run"]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
