@@ -129,8 +129,13 @@ pub fn judged(
         ..Finding::default()
     };
     if runs < design.min_runs {
-        if let Some(left) = design.rounds_left {
-            f.futility = before_first_look(va, vb, design.min_runs, left);
+        // Before the first look: where the rounds left cannot bring both sides to it (runs not
+        // at steady state cost a round each), no look can come, so the futility rule's chance
+        // is 0 and it stops the question now, with the spread its runs showed. Two runs a side
+        // at least: fewer say nothing of the spread.
+        let unreachable = |left: &usize| runs >= 2 && runs + left < design.min_runs;
+        if let Some(left) = design.rounds_left.filter(unreachable) {
+            f.futility = super::futility::judge(va, vb, design.margin, design.alpha, left);
         }
         return f;
     }
@@ -150,29 +155,6 @@ pub fn judged(
         f.futility = super::futility::judge(va, vb, design.margin, design.alpha, left);
     }
     f
-}
-
-/// Before the design's first look: where the rounds left cannot bring both sides to it (runs
-/// not at steady state cost a round each), no look can come, and the question stops now with
-/// the spread its runs showed. Like the futility rule it answers nothing, so it cannot raise
-/// the false-positive rate. Two runs a side at least: fewer say nothing of the spread.
-fn before_first_look(
-    a: &[f64],
-    b: &[f64],
-    first_look: usize,
-    rounds_left: usize,
-) -> Option<crate::results::record::Futility> {
-    let runs = a.len().min(b.len());
-    let valid = a.iter().chain(b).all(|v| v.is_finite() && *v > 0.0);
-    (runs >= 2 && valid && runs + rounds_left < first_look).then(|| {
-        crate::results::record::Futility {
-            chance: 0.0,
-            rounds_left,
-            runs_max: runs + rounds_left,
-            spread: super::futility::pooled_spread(a, b),
-            smallest: None,
-        }
-    })
 }
 
 #[cfg(test)]
