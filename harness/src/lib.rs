@@ -7,25 +7,29 @@
 //! ```text
 //! util         shared: durations, CPUs, clocks, median, atomic writes, Ctrl-C, HTTP/1.1, progress
 //! plan         the experiment: TOML shapes -> validated model (scenarios, load, workload)
+//! driver       load (closed, open), recording, the run's summary, the driver's self-report
 //! services     what contenders need and are: corpus, downstream, PostgreSQL, Kafka, JDK,
 //!              contender processes and manifests, the built-in test server
+//! sampler      the contender's threads, memory, CPU, sockets from /proc
+//! conformance  the contract: cases, fuzzing, the pipeline's delivery check
 //! remote       hosts beyond this machine over OpenSSH: connections, `hosts check`, the
 //!              per-run directory and binary on each load host
-//! conformance  the contract: cases, fuzzing, the pipeline's delivery check
-//! driver       load (closed, open), recording, the run's summary, the driver's self-report
-//! sampler      the contender's threads, memory, CPU, sockets from /proc
 //! results      the record of a run (results.json) and its parts: details, environment,
 //!              warm-up and window checks, GC, profiles, cold starts, faults; read by all below
 //! stats        estimates over repeats, intervals, differences, verdicts
 //! run          one contender round after another, measured and written as results, judged
 //!              after every round
-//! report       terminal table, Markdown, CSV, HTML, charts, compare
+//! report       one results directory's outputs: terminal table, Markdown, CSV, HTML, charts,
+//!              compare
+//! pages        README and docs pages rendered from committed results: markers, figures,
+//!              tables, the page lint, each plan's machine time
 //! cli          the command line: arguments -> plan -> run -> report (uses every stage)
 //! ```
 
 pub mod cli;
 pub mod conformance;
 pub mod driver;
+pub mod pages;
 pub mod plan;
 pub mod remote;
 pub mod report;

@@ -332,7 +332,7 @@ pub fn table_cmd(
 /// (paths in markers are relative to the repository root); 1 when --check finds a difference.
 pub fn render_pages(root: &Path, pages: &[PathBuf], check: bool) -> Result<i32> {
     let pages = if pages.is_empty() {
-        crate::report::pages::reader_pages(root)?
+        crate::pages::render::reader_pages(root)?
     } else {
         pages.to_vec()
     };
@@ -340,7 +340,7 @@ pub fn render_pages(root: &Path, pages: &[PathBuf], check: bool) -> Result<i32> 
     for page in &pages {
         let text = std::fs::read_to_string(page)
             .with_context(|| format!("cannot read {}", page.display()))?;
-        let written = crate::report::pages::render(&text, root)
+        let written = crate::pages::render::render(&text, root)
             .with_context(|| format!("{}", page.display()))?;
         if written == text {
             continue;

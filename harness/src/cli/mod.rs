@@ -1,6 +1,6 @@
 //! The command line: arguments -> plan -> run -> report. The entry of the program; the one
 //! folder that may use every stage.
-//! Uses: util, plan, driver, services, sampler, conformance, remote, results, run, stats, report.
+//! Uses: util, plan, driver, services, sampler, conformance, remote, results, run, stats, report, pages.
 //!
 //! Holds: `args` (subcommands and flags), `help` (the longer help texts), `flags` (flags -> plan), `commands` (the command
 //! bodies), `verify` (the contract against every contender), `bench` (the driver benchmark against wrk),
@@ -176,7 +176,7 @@ pub fn main() -> Result<i32> {
         ),
         Cmd::List { builds: false, .. } => commands::list(&root),
         Cmd::List { builds: true, plan } => commands::list_builds(&root, plan.as_deref()),
-        Cmd::Plans { rounds } => crate::report::plan_times::print(&root, rounds),
+        Cmd::Plans { rounds } => crate::pages::plan_times::print(&root, rounds),
         Cmd::Table {
             path,
             markdown,

@@ -10,41 +10,29 @@
 //! `runtime` (GC charts, warm-up notes), `flamegraph` (CPU profiles taken with --profile),
 //! `details` (the sections of faults, overload, delivery and write checks), `scenario_charts`
 //! and `scenario_notes` (the charts and the notes of one scenario, every format), `md_table`
-//! (the one Markdown table writer), `figures` (a figure in prose, from a marker; `grid`, a
-//! table of them in one marker; `run_counts`
-//! counts runs and writes for it) and `rules`
-//! (the rules of measurement a marker quotes).
+//! (the one Markdown table writer), `noise` (where a set's noise is) and `verdicts`. The
+//! docs pages' markers, which quote many results directories, are pages/.
 //! Uses: util, plan (a plan's settings quoted), driver (summaries), services (the contenders'
 //! manifests), sampler (samples), results (the record of runs), stats.
 
 pub mod capacity;
 pub mod chart;
 pub mod compare;
-pub mod contender_table;
 mod csv;
 mod details;
 pub mod export;
-pub mod figures;
 pub mod flamegraph;
 pub mod gates;
-mod grid;
 mod html;
 pub mod markdown;
-mod md_table;
+pub(crate) mod md_table;
 #[cfg(test)]
 mod metric_formats_tests;
 mod noise;
-pub mod page_lint;
-pub mod pages;
-pub mod plan_times;
-mod replay;
-mod rules;
-mod run_counts;
 mod runtime;
 mod scenario_charts;
 mod scenario_notes;
 mod section;
-mod stacks;
 pub mod table;
 mod verdicts;
 

@@ -6,7 +6,7 @@
 //! loop there; 11-15% on `/plaintext`), each a warm-up's last LEAD_S seconds and a window as long
 //! as the run makes it at that noise (`planned_seconds`). Real windows from committed and
 //! fresh runs, labelled from their rows, are cases too (`real_cases`). The test prints the
-//! rates per kind and asserts the targets; docs/method.md renders them (report/rules.rs).
+//! rates per kind and asserts the targets; docs/method.md renders them (pages/rules.rs).
 
 use super::steady_rule::{planned_seconds, stolen_step, LEAD_S, MOVE_TO_SEE};
 use super::warmup::WindowCheck;

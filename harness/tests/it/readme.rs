@@ -5,8 +5,8 @@
 //! rendered again in-process and must match character for character; and the pages that no
 //! longer carry a first-look banner hold no measured figure outside a marker.
 
-use iobound::report::page_lint::{typed_verdict_words, unmarked_figures};
-use iobound::report::pages::{reader_pages, render};
+use iobound::pages::lint::{typed_verdict_words, unmarked_figures};
+use iobound::pages::render::{reader_pages, render};
 use std::path::Path;
 
 use crate::common;

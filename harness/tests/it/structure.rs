@@ -426,3 +426,64 @@ fn no_file_over_500_lines_and_no_function_over_80() {
         "split these:\n  files: {big:?}\n  functions: {long:?}"
     );
 }
+
+/// The stages in the order lib.rs lists them (the first word of each line of its `text`
+/// block), and the same order in CONTRIBUTING.md's list (each folder name with a slash).
+fn stage_order() -> (Vec<String>, Vec<String>) {
+    let root = common::repo_root();
+    let lib = std::fs::read_to_string(root.join("harness/src/lib.rs")).unwrap();
+    let listed: Vec<String> = lib
+        .lines()
+        .skip_while(|l| !l.starts_with("//! ```text"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("//! ```"))
+        .filter_map(|l| l.strip_prefix("//! "))
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .collect();
+    let guide = std::fs::read_to_string(root.join("CONTRIBUTING.md")).unwrap();
+    let start = guide
+        .find("`//! Uses:` line, which folders it may use:")
+        .unwrap();
+    let contributing: Vec<String> = guide[start..]
+        .lines()
+        .skip_while(|l| !l.starts_with("```"))
+        .skip(1)
+        .take_while(|l| !l.starts_with("```"))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter_map(|w| w.strip_suffix('/').map(str::to_string))
+        .collect();
+    (listed, contributing)
+}
+
+/// lib.rs names every stage in one order, CONTRIBUTING.md lists the same, and every arrow
+/// between folders goes to a stage listed earlier: a stage never uses one after it.
+#[test]
+fn every_stage_uses_only_stages_before_it_in_the_order_lib_rs_names() {
+    let known = modules();
+    let (order, contributing) = stage_order();
+    let folders: BTreeSet<String> = known
+        .iter()
+        .filter(|(m, p)| !m.contains("::") && p.ends_with("mod.rs"))
+        .map(|(m, _)| m.clone())
+        .collect();
+    assert_eq!(
+        order.iter().cloned().collect::<BTreeSet<_>>(),
+        folders,
+        "lib.rs's list of stages and the folders of harness/src differ"
+    );
+    assert_eq!(
+        contributing, order,
+        "CONTRIBUTING.md lists the stages in another order than lib.rs"
+    );
+    let rank = |f: &str| order.iter().position(|o| o == f).unwrap();
+    let mut upward = Vec::new();
+    for (from, to) in folder_arrows(&known) {
+        for (target, by) in to {
+            if rank(&target) > rank(&from) {
+                upward.push(format!("{by} uses {target}, a stage after {from}"));
+            }
+        }
+    }
+    assert!(upward.is_empty(), "{}", upward.join("\n"));
+}

@@ -262,10 +262,10 @@ pub fn missing_prerequisite(what: &str) {
     eprintln!("SKIPPED: missing prerequisite: {what}");
 }
 
-/// Minutes from a results file's start to its end (report::figures::minutes, which the
+/// Minutes from a results file's start to its end (pages::quote::minutes, which the
 /// rendered `minutes` figure uses).
 pub fn minutes_of_runs(r: &iobound::results::record::Results) -> f64 {
-    iobound::report::figures::minutes(r).expect("the plan has a start and an end")
+    iobound::pages::quote::minutes(r).expect("the plan has a start and an end")
 }
 
 /// A plan of two scenarios for a server of one's own (`run --plan FILE --url`): a closed

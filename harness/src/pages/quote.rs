@@ -1,5 +1,5 @@
 //! A figure in prose, read from a results directory: what a marker `<!-- = DIR QUERY -->`
-//! in README or docs stands for (report/pages.rs finds the markers and writes the values).
+//! in README or docs stands for (pages/render.rs finds the markers and writes the values).
 //! The queries are few on purpose: each names one thing a results.json holds, so a sentence
 //! quoting it cannot drift from the runs it quotes.
 //!
@@ -42,7 +42,7 @@
 //!   baseline, over the runs that got back, or `never`: the runs that did not within it.
 //! - `stacks SCENARIO CONTENDER FRAME min|max|median`: the share (%) of a CPU profile's
 //!   samples with a frame containing FRAME on the stack, over the profiled runs that ended.
-//! - `rule NAME`: one of the harness's rules of measurement (report/rules.rs lists them: the
+//! - `rule NAME`: one of the harness's rules of measurement (pages/rules.rs lists them: the
 //!   settling window, the test's alpha, the most runs a side, ...), the same for every DIR.
 //!
 //! SCENARIO `*` stands for every scenario of the plan.
@@ -56,8 +56,8 @@
 //!
 //! A numeric value may end the query with `.N` to give N decimals instead of the default.
 
-use super::fmt_num;
 use super::run_counts::{run_count, runs_of, writes};
+use crate::report::fmt_num;
 use crate::results::dir::ResultsDir;
 use crate::results::record::{Finding, Results, VerdictRecord};
 use crate::stats::metrics::METRICS;
@@ -139,7 +139,7 @@ pub fn figure(set: ResultsDir, query: &[&str]) -> Result<String> {
         _ => bail!(
             "unknown figure query `{}`: one of verdict, tested, cell, settle, flat, start, versus, \
              across, detected, stacks, rule, recovery, unsettled, runs, failed, saturated, writes, \
-             capacity, minutes, machine, pause, plan, ceiling, with the words report/figures.rs lists",
+             capacity, minutes, machine, pause, plan, ceiling, with the words pages/quote.rs lists",
             query.join(" ")
         ),
     }

@@ -165,7 +165,7 @@ pub fn rule(name: &str, decimals: Option<usize>) -> Result<String> {
         .and_then(|n| n.parse::<usize>().ok())
         .filter(|n| COVERAGE_RUNS.contains(n));
     if let Some(n) = runs {
-        return Ok(super::fmt_num(
+        return Ok(crate::report::fmt_num(
             repeats::median_coverage(n) * 100.0,
             decimals.unwrap_or(0),
         ));
@@ -181,7 +181,10 @@ pub fn rule(name: &str, decimals: Option<usize>) -> Result<String> {
             COVERAGE_RUNS.end()
         );
     };
-    Ok(super::fmt_num((r.value)(), decimals.unwrap_or(r.decimals)))
+    Ok(crate::report::fmt_num(
+        (r.value)(),
+        decimals.unwrap_or(r.decimals),
+    ))
 }
 
 #[cfg(test)]

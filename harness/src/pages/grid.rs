@@ -8,7 +8,7 @@
 //! settled runs by the plan's design (the `verdict` and `tested` queries); a last row counts
 //! each contender's runs not at steady state.
 
-use super::figures::figure;
+use super::quote::figure;
 use crate::results::dir::ResultsDir;
 use anyhow::{bail, Result};
 
@@ -33,7 +33,7 @@ pub(super) fn grid(set: ResultsDir, args: &str) -> Result<String> {
     head.extend(pairs.iter().map(|p| p.replace('/', " vs ")));
     let mut rows = Vec::new();
     for key in metrics.split(',') {
-        let m = super::figures::metric_of(key)?;
+        let m = super::quote::metric_of(key)?;
         let mut cells = vec![m.label.to_string()];
         for c in &contenders {
             cells.push(figure(set, &["cell", scenario, c, key])?);
@@ -51,7 +51,7 @@ pub(super) fn grid(set: ResultsDir, args: &str) -> Result<String> {
     }
     cells.extend(pairs.iter().map(|_| String::new()));
     rows.push(cells);
-    Ok(super::md_table::table(&head, 1, &rows))
+    Ok(crate::report::md_table::table(&head, 1, &rows))
 }
 
 /// "4.99x, different": B over A on `metric`, from the stored verdict when it holds that

@@ -2,17 +2,17 @@
 //! - `<!-- iobound table DIR -->` then a fenced code block: what `iobound table DIR` prints;
 //! - `<!-- iobound table --markdown DIR -->` ... `<!-- /iobound table -->`: what
 //!   `iobound table --markdown DIR` prints;
-//! - `<!-- = DIR QUERY -->VALUE<!-- /= -->`: one figure in prose (report/figures.rs);
+//! - `<!-- = DIR QUERY -->VALUE<!-- /= -->`: one figure in prose (pages/quote.rs);
 //! - `<!-- iobound grid DIR SCENARIO METRIC,.. CONTENDER,.. [B/A,..] -->` ...
-//!   `<!-- /iobound grid -->`: a table of such figures (report/grid.rs);
+//!   `<!-- /iobound grid -->`: a table of such figures (pages/grid.rs);
 //! - `<!-- iobound contenders -->` ... `<!-- /iobound contenders -->`: the contenders' table,
-//!   from their manifests (report/contender_table.rs).
+//!   from their manifests (pages/contender_table.rs).
 //!
 //! `iobound render` writes what they print; `./iobound test` renders every page and fails on
-//! any difference; report/page_lint.rs finds what a page types where a marker belongs.
+//! any difference; pages/lint.rs finds what a page types where a marker belongs.
 
-use super::figures::figure;
 use super::grid::{GRID, GRID_END};
+use super::quote::figure;
 use crate::results::dir::ResultsDir;
 use crate::results::record::Results;
 use anyhow::{anyhow, bail, Context, Result};
@@ -129,9 +129,9 @@ fn table<'p>(from: &'p str, loaded: &mut Loaded) -> Result<(String, &'p str)> {
     let block = &body[start..start + len];
     let set = loaded.get(dir)?;
     let printed = if markdown {
-        super::markdown::render_markdown(set)
+        crate::report::markdown::render_markdown(set)
     } else {
-        super::table::render(set)
+        crate::report::table::render(set)
     };
     // The block keeps its own blank lines around what is printed.
     let lead = &block[..block.len() - block.trim_start_matches('\n').len()];

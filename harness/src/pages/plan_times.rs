@@ -31,7 +31,7 @@ pub struct PlanTime {
 /// Every plan under `root`/plans with its last measurement under `root`/docs/results.
 pub fn plan_times(root: &Path) -> Result<Vec<PlanTime>> {
     let measured = committed_results(root)?;
-    let pages: Vec<(String, String)> = super::pages::reader_pages(root)?
+    let pages: Vec<(String, String)> = super::render::reader_pages(root)?
         .into_iter()
         .filter_map(|p| {
             let text = std::fs::read_to_string(&p).ok()?;
@@ -72,7 +72,7 @@ pub fn plan_times(root: &Path) -> Result<Vec<PlanTime>> {
                 plan,
                 results: Some(dir.clone()),
                 measured_on: r.started_at.get(..10).map(str::to_string),
-                machine_minutes: super::figures::machine_minutes(r),
+                machine_minutes: super::quote::machine_minutes(r),
                 sittings: 1 + r.resumed_at.len(),
                 runs: r.runs.len(),
                 pages: pages
@@ -224,7 +224,7 @@ pub fn format_rounds(times: &[PlanTime]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::figures::machine_minutes;
+    use super::super::quote::machine_minutes;
     use crate::results::test_support::{blank_results, blank_run};
 
     #[test]

@@ -1,4 +1,4 @@
-//! What the figure queries count over a scenario's runs (report/figures.rs): the runs that
+//! What the figure queries count over a scenario's runs (pages/quote.rs): the runs that
 //! ended, failed, did not settle or had the driver saturated, and the writes their checks
 //! acknowledged or found lost.
 

@@ -4,7 +4,7 @@
 //! meets (tests/it/readme.rs).
 
 use super::grid::{GRID, GRID_END};
-use super::pages::{FIGURE, FIGURE_END, TABLE, TABLE_END};
+use super::render::{FIGURE, FIGURE_END, TABLE, TABLE_END};
 
 /// Each line of `page` with its number (from 1): its text where it is prose, None where it is
 /// not (fenced code, a table row, a rendered table's block), which also ends a paragraph.
