@@ -1,10 +1,11 @@
 //! Starting and stopping a contender: its own process group (so that stopping it stops every
-//! process it forked), pinned to the contender CPUs, killed if the harness dies, file limit
+//! process it forked) and a mark in its environment (for the forks that leave the group where
+//! no cgroup holds them: util/owner.rs), pinned to the contender CPUs, killed if the harness dies, file limit
 //! raised for C10K runs, output captured to a log file.
 
 use super::private_tmp::{self, PrivateTmp};
 use crate::util::cgroup::Cgroup;
-use crate::util::interrupt;
+use crate::util::{interrupt, owner};
 use anyhow::{bail, Context, Result};
 use std::fs::{self, File};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -25,6 +26,9 @@ pub struct Running {
     cgroup: Option<Cgroup>,
     /// Its temporary directory (TMPDIR, java.io.tmpdir): removed once it has stopped.
     tmp: Option<PrivateTmp>,
+    /// The mark in the environment of each of its processes (util/owner.rs): what finds the
+    /// forks that left its process group where it has no cgroup.
+    mark: String,
 }
 
 /// Where a contender on this machine listens unless told otherwise.
@@ -101,6 +105,10 @@ pub fn start_in(
         .stdout(out)
         .stderr(err);
     cmd.env("TMPDIR", tmp.path());
+    // Forks of a dead harness's contenders that left their group, found by their mark.
+    owner::sweep_orphans();
+    let mark = owner::new_mark(&crate::util::numbers::random_hex(4)?);
+    cmd.env(owner::VAR, &mark);
     cmd.envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
@@ -145,6 +153,7 @@ pub fn start_in(
         exited: None,
         cgroup,
         tmp: Some(tmp),
+        mark,
     })
 }
 
@@ -297,9 +306,11 @@ impl Running {
     }
 
     /// SIGTERM to the whole group, SIGKILL after `grace`; waits until the leader is reaped,
-    /// then removes its cgroup (killing anything left in it, in or out of the group).
+    /// then removes its cgroup (killing anything left in it, in or out of the group) and kills
+    /// what is left with its mark (forks out of the group where it had no cgroup).
     pub fn stop(&mut self, grace: Duration) -> ExitStatus {
         let status = self.stop_group(grace);
+        owner::kill_marked(&self.mark);
         if let Some(mut cg) = self.cgroup.take() {
             interrupt::unregister_cgroup(cg.dirs());
             if let Err(e) = cg.remove() {
@@ -347,6 +358,9 @@ impl Drop for Running {
     fn drop(&mut self) {
         if self.exited.is_none() {
             self.stop(Duration::from_secs(3));
+        } else {
+            // The leader has ended; forks out of its group may not have.
+            owner::kill_marked(&self.mark);
         }
     }
 }

@@ -3,7 +3,7 @@
 //! `numbers` (the one median, the seeded generator), `printable` (text
 //! a terminal may be given: control characters escaped), `trend` (the Mann-Kendall test of a
 //! series of seconds), `files` (atomic writes), `cgroup` (a contender's limits and what they
-//! did); and the
+//! did), `owner` (the mark that finds a contender's forks without a cgroup); and the
 //! process-wide pieces every stage touches: Ctrl-C (`interrupt`), the small HTTP/1.1 client and
 //! request builder (`http1`), terminal progress bars (`progress`), words for a remote shell
 //! (`shell`) and `--verbose` (here).
@@ -18,6 +18,7 @@ pub mod generate;
 pub mod http1;
 pub mod interrupt;
 pub mod numbers;
+pub mod owner;
 pub mod printable;
 pub mod progress;
 pub mod shell;

@@ -19,6 +19,7 @@ mod hosts;
 mod interrupt;
 mod launcher;
 mod lifecycle;
+mod no_cgroup;
 mod pipeline;
 mod profile;
 mod readme;
