@@ -52,8 +52,7 @@ impl super::section::Section for Verdicts {
         let mut out =
             String::from("\nVerdicts (tested, or equivalent within the margin; else undecided):\n");
         for v in &results.verdicts {
-            let mark = if v.decided { "decided" } else { "open" };
-            let _ = writeln!(out, "  [{mark}] {}", v.sentence);
+            let _ = writeln!(out, "  [{}] {}", v.mark(), v.sentence);
         }
         let _ = writeln!(out, "  repeats: {why}");
         if results.plan.get("sequential").is_some() {
@@ -76,7 +75,11 @@ impl super::section::Section for Verdicts {
         }
         let mut md = String::from("## Verdicts\n\n");
         for v in &results.verdicts {
-            let mark = if v.decided { "" } else { " (not all decided)" };
+            let mark = match v.mark() {
+                "decided" => "",
+                "stopped" => " (stopped: not all decided)",
+                _ => " (not all decided)",
+            };
             let _ = writeln!(md, "- {}{mark}", v.sentence);
         }
         let _ = writeln!(
@@ -100,8 +103,7 @@ impl super::section::Section for Verdicts {
         }
         let mut h = String::from("<section id=\"verdicts\"><h2>Verdicts</h2><ul>");
         for v in &results.verdicts {
-            let class = if v.decided { "decided" } else { "open" };
-            let _ = write!(h, "<li class=\"{class}\">{}</li>", esc(&v.sentence));
+            let _ = write!(h, "<li class=\"{}\">{}</li>", v.mark(), esc(&v.sentence));
         }
         let _ = write!(h, "</ul><p>Repeats: {}.</p></section>", esc(why));
         h
@@ -182,5 +184,20 @@ mod tests {
         r.verdicts[0].findings.push(finding(5, "different"));
         assert!(Verdicts.terminal(&r).contains("[open] plaintext"));
         assert!(Verdicts.markdown(&r).starts_with("## Verdicts"));
+        // Every question closed, the undecided ones by the futility rule: stopped, not open.
+        let stop = crate::results::record::Futility {
+            chance: 0.0,
+            rounds_left: 0,
+            runs_max: 4,
+            spread: 0.07,
+            smallest: None,
+        };
+        for f in r.verdicts[0].findings.iter_mut().filter(|f| !f.decided()) {
+            f.futility = Some(stop.clone());
+        }
+        assert_eq!(r.verdicts[0].mark(), "stopped");
+        assert!(Verdicts.terminal(&r).contains("[stopped] plaintext"));
+        assert!(Verdicts.markdown(&r).contains("(stopped: not all decided)"));
+        assert!(Verdicts.html(&r).contains("<li class=\"stopped\">"));
     }
 }

@@ -80,6 +80,21 @@ impl CapacityResult {
     }
 }
 
+impl VerdictRecord {
+    /// "decided" (every question decided), "stopped" (every question closed, some by the
+    /// futility rule: asked no more, though undecided) or "open" (a question the rounds left
+    /// unanswered): the mark a report gives the scenario's verdict.
+    pub fn mark(&self) -> &'static str {
+        if self.decided {
+            "decided"
+        } else if !self.findings.is_empty() && self.findings.iter().all(Finding::closed) {
+            "stopped"
+        } else {
+            "open"
+        }
+    }
+}
+
 impl Finding {
     /// Decided: tested different, or equivalent within the margin.
     pub fn decided(&self) -> bool {
