@@ -226,12 +226,37 @@ fn closed_model_throughput_matches_wrk() {
     );
 }
 
+/// How late this machine wakes a thread from a 1 ms sleep, in ms: the 95th and 99th
+/// percentiles of 1,000 wake-ups. A driver's schedule cannot be kept closer than the machine
+/// wakes its threads, so the lag bounds below scale with it: they hold on a machine ten times
+/// slower or noisier, where the fixed bounds of a fast one would not.
+fn wake_up_lateness_ms() -> (f64, f64) {
+    let mut late: Vec<f64> = (0..1_000)
+        .map(|_| {
+            let t0 = std::time::Instant::now();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            (t0.elapsed().as_secs_f64() * 1e3 - 1.0).max(0.0)
+        })
+        .collect();
+    late.sort_by(f64::total_cmp);
+    (late[949], late[989])
+}
+
+/// A lag bound: `floor` ms (what a fast machine keeps, with one scheduler hiccup of a shared
+/// 2-core machine allowed in the tail) or 20 wake-ups as late as this machine's, whichever
+/// is larger.
+fn lag_bound(floor: f64, lateness: f64) -> f64 {
+    floor.max(20.0 * lateness)
+}
+
 #[test]
 #[ignore = "timing test; run by ./iobound test"]
 fn open_model_rate_is_kept_at_1k_and_10k() {
     let _machine = alone();
     let (_server, port) = serve(&[]);
     let url = format!("http://127.0.0.1:{port}/delay?ms=1");
+    let (late95, late99) = wake_up_lateness_ms();
+    eprintln!("this machine wakes a 1 ms sleep late by {late95:.3} ms (p95), {late99:.3} ms (p99)");
     for rate in [1_000u64, 10_000] {
         let v = json(&run(&[
             "load",
@@ -248,20 +273,25 @@ fn open_model_rate_is_kept_at_1k_and_10k() {
             "open model {rate} req/s: {done} of {scheduled} answered, lag {}",
             v["schedule_lag_ms"]
         );
-        assert!(
-            done as f64 >= scheduled as f64 * 0.99 && done <= scheduled,
-            "{done} of {scheduled} at {rate} req/s"
-        );
+        assert!(done <= scheduled, "{done} of {scheduled} at {rate} req/s");
         assert_eq!(v["errors"].as_u64().unwrap(), 0);
-        // The bulk of sends leave on time; the tail is allowed one scheduler hiccup of this shared
-        // 2-core machine (a 20-30 ms stall once showed as p99 21 ms at 10k req/s in CI).
+        if rate > 1_000 && v["saturated"] == true {
+            // A machine too slow for this rate: the driver must say it was the limit, which
+            // a_driver_that_cannot_keep_up_says_so checks in full; the rate is not its to keep.
+            assert!(!v["warnings"].as_array().unwrap().is_empty(), "{v}");
+            continue;
+        }
+        assert!(
+            done as f64 >= scheduled as f64 * 0.99,
+            "{done} of {scheduled} at {rate} req/s, and the driver did not say it was saturated"
+        );
         let lag = &v["schedule_lag_ms"];
         assert!(
-            lag["p95"].as_f64().unwrap() < 10.0,
+            lag["p95"].as_f64().unwrap() < lag_bound(10.0, late95),
             "lag at {rate} req/s: {lag}"
         );
         assert!(
-            lag["p99"].as_f64().unwrap() < 50.0,
+            lag["p99"].as_f64().unwrap() < lag_bound(50.0, late99),
             "lag at {rate} req/s: {lag}"
         );
     }
@@ -455,7 +485,11 @@ fn a_slow_server_with_few_connections_is_not_blamed_on_the_driver() {
     let wait = out["connection_wait_ms"]["p99"].as_f64().unwrap();
     let lag = out["schedule_lag_ms"]["p99"].as_f64().unwrap();
     assert!(wait > 500.0, "requests waited for a connection: {out}");
-    assert!(lag < 10.0, "the scheduler kept time: {out}");
+    let (_, late99) = wake_up_lateness_ms();
+    assert!(
+        lag < lag_bound(10.0, late99),
+        "the scheduler kept time: {out}"
+    );
     assert_eq!(out["saturated"], false, "{out}");
     let warnings: Vec<&str> = out["warnings"]
         .as_array()
