@@ -1,5 +1,6 @@
 //! The record of a run, as results.json holds it and every later stage reads it: `record` (the
-//! result set, its runs and their status, verdicts and findings), `dir` (a result set with its
+//! result set, its runs and their status), `verdict_record` (verdicts, findings, futility
+//! stops, thresholds checked), `dir` (a result set with its
 //! directory, which reads the files beside results.json: histogram logs, folded stacks), `details` (what each kind of
 //! run adds), `environment` (the machine and its software), `warmup` (how a run reached steady
 //! state and the rules it was judged by), `gc`, `event_loop` (a Node contender's delay), `profile` (a CPU profile and its folded
@@ -28,5 +29,6 @@ mod steady_corpus_tests;
 pub mod steady_rule;
 #[cfg(test)]
 pub mod test_support;
+pub mod verdict_record;
 pub mod warmup;
 pub mod window_judge;
