@@ -33,7 +33,7 @@ pub(super) fn grid(set: ResultsDir, args: &str) -> Result<String> {
     head.extend(pairs.iter().map(|p| p.replace('/', " vs ")));
     let mut rows = Vec::new();
     for key in metrics.split(',') {
-        let m = super::quote::metric_of(key)?;
+        let m = super::verdict_query::metric_of(key)?;
         let mut cells = vec![m.label.to_string()];
         for c in &contenders {
             cells.push(figure(set, &["cell", scenario, c, key])?);

@@ -5,7 +5,8 @@
 //! sits after it and uses its writers (the terminal table, the Markdown tables, numbers).
 //!
 //! Holds: `render` (finds the markers in a page and writes what each stands for; the pages a
-//! reader meets), `quote` (one figure in prose, from a query on a results directory), `grid`
+//! reader meets), `quote` (one figure in prose, from a query on a results directory; `verdict_query`, the
+//! queries that quote or judge a verdict), `grid`
 //! (a table of such figures in one marker), `run_counts` (the runs and writes a query counts),
 //! `stacks` (where a profile's samples went), `rules` (the harness's rules of measurement a
 //! page quotes), `contender_table` (docs/contenders.md's table, from the manifests), `lint`
@@ -27,3 +28,4 @@ mod replay;
 mod rules;
 mod run_counts;
 mod stacks;
+mod verdict_query;
