@@ -43,7 +43,9 @@ impl Watched {
         match self.started.as_mut() {
             Some(p) => p.exited().map(|s| s.into_raw()),
             // A process it did not start: gone when /proc no longer has it.
-            None => contender::stat_fields(self.pid).is_none().then_some(0),
+            None => crate::util::procs::stat_fields(self.pid)
+                .is_none()
+                .then_some(0),
         }
     }
 
@@ -231,7 +233,7 @@ fn watch(job: &ContenderJob) -> Result<Watched> {
         );
     }
     match job.pid {
-        Some(pid) if contender::stat_fields(pid).is_some() => Ok(Watched { started: None, pid }),
+        Some(pid) if crate::util::procs::stat_fields(pid).is_some() => Ok(Watched { started: None, pid }),
         Some(pid) => bail!(
             "--pid {pid}: no such process on host {}; give the id of the server's main process there",
             job.host
@@ -286,7 +288,7 @@ mod tests {
     }
 
     fn alive(pid: i32) -> bool {
-        contender::stat_fields(pid).is_some_and(|f| f[0] != "Z")
+        crate::util::procs::stat_fields(pid).is_some_and(|f| f[0] != "Z")
     }
 
     #[test]

@@ -69,7 +69,7 @@ impl External {
     pub fn check(&self, on_host: bool) -> Result<()> {
         if let (ExternalProcess::Pid(pid), false) = (&self.process, on_host) {
             let pid = *pid;
-            if crate::services::contender::stat_fields(pid).is_none() {
+            if crate::util::procs::stat_fields(pid).is_none() {
                 bail!("--pid {pid}: no such process; give the id of the server's main process (e.g. `pgrep -o nginx`), or start it with --cmd");
             }
         }

@@ -7,7 +7,8 @@ pub mod jit;
 mod resources;
 pub use resources::{level_peaks, CgroupReport, Resources};
 
-use crate::services::contender::{group_pids, stat_fields, tree_pids};
+use crate::services::contender::{group_pids, tree_pids};
+use crate::util::procs::stat_fields;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::time::Instant;

@@ -5,9 +5,10 @@
 
 use super::private_tmp::{self, PrivateTmp};
 use crate::util::cgroup::Cgroup;
+use crate::util::procs::{self, stat_fields};
 use crate::util::{interrupt, owner};
 use anyhow::{bail, Context, Result};
-use std::fs::{self, File};
+use std::fs::File;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -401,10 +402,8 @@ pub fn runtime_out_of_memory(tail: &str) -> Option<String> {
 /// Live members of process group `pgid`, found by scanning /proc (zombies excluded: they
 /// hold no resources and wait only to be reaped).
 pub fn group_pids(pgid: i32) -> Vec<i32> {
-    let Ok(dir) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+    procs::pids()
+        .into_iter()
         .filter(|pid| {
             stat_fields(*pid).is_some_and(|f| {
                 f.first().map(String::as_str) != Some("Z")
@@ -417,11 +416,8 @@ pub fn group_pids(pgid: i32) -> Vec<i32> {
 /// Process `root` and its live descendants (zombies excluded), found by scanning /proc: a
 /// server iobound did not start, whose workers may sit in another process group.
 pub fn tree_pids(root: i32) -> Vec<i32> {
-    let Ok(dir) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let parents: Vec<(i32, i32)> = dir
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+    let parents: Vec<(i32, i32)> = procs::pids()
+        .into_iter()
         .filter_map(|pid| {
             let f = stat_fields(pid)?;
             (f.first().map(String::as_str) != Some("Z")).then_some(())?;
@@ -447,16 +443,10 @@ pub fn tree_pids(root: i32) -> Vec<i32> {
     out
 }
 
-/// Fields of /proc/<pid>/stat after the command name: index 0 is the state (field 3).
-pub fn stat_fields(pid: i32) -> Option<Vec<String>> {
-    let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &text[text.rfind(')')? + 2..];
-    Some(rest.split_whitespace().map(str::to_string).collect())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn a_runtime_that_ran_out_of_its_own_memory_is_named_from_its_log() {

@@ -3,7 +3,8 @@
 //! `numbers` (the one median, the seeded generator), `printable` (text
 //! a terminal may be given: control characters escaped), `trend` (the Mann-Kendall test of a
 //! series of seconds), `files` (atomic writes), `cgroup` (a contender's limits and what they
-//! did), `owner` (the mark that finds a contender's forks without a cgroup); and the
+//! did), `owner` (the mark that finds a contender's forks without a cgroup), `procs` (pids and
+//! stat lines from /proc); and the
 //! process-wide pieces every stage touches: Ctrl-C (`interrupt`), the small HTTP/1.1 client and
 //! request builder (`http1`), terminal progress bars (`progress`), words for a remote shell
 //! (`shell`) and `--verbose` (here).
@@ -20,6 +21,7 @@ pub mod interrupt;
 pub mod numbers;
 pub mod owner;
 pub mod printable;
+pub mod procs;
 pub mod progress;
 pub mod shell;
 pub mod trend;

@@ -18,13 +18,9 @@ use std::fs;
 /// The variable every contender process carries.
 pub const VAR: &str = "IOBOUND_OWNER";
 
-/// The start time of process `pid` in clock ticks since boot (field 22 of /proc/PID/stat),
-/// None once it is gone.
+/// The start time of process `pid` in clock ticks since boot, None once it is gone.
 fn start_time(pid: i32) -> Option<u64> {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces and parentheses: count after its last ')'.
-    let after = &stat[stat.rfind(')')? + 1..];
-    after.split_whitespace().nth(19)?.parse().ok()
+    super::procs::stat_fields(pid)?.get(19)?.parse().ok()
 }
 
 /// A new mark for one contender of this harness: `<pid>.<start time>.<tag>`.
@@ -50,12 +46,8 @@ fn owner_alive(mark: &str) -> bool {
 fn marked() -> Vec<(i32, String)> {
     let own = std::process::id() as i32;
     let prefix = format!("{VAR}=");
-    let Ok(entries) = fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+    super::procs::pids()
+        .into_iter()
         .filter(|pid| *pid != own)
         .filter_map(|pid| {
             // Another user's processes are unreadable here: not ours.

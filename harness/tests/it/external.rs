@@ -581,26 +581,12 @@ fn a_killed_harness_leaves_its_forked_worker_to_the_next_run_which_sweeps_it() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    // Until the server answers and its worker runs, however long that takes here.
-    let (ready, ended) = common::until(
-        Duration::from_secs(60),
-        || {
-            let up = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-                && !processes_with(&worker).is_empty()
-                && !cgroups_left_by(pid).is_empty();
-            (up, child.try_wait().unwrap().is_some())
-        },
-        |(up, ended)| *up || *ended,
-    );
-    assert!(ready && !ended, "the server and its worker never came up");
-    // SAFETY: a signal to the child this test started.
-    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-    child.wait().unwrap();
-    let server = format!("serve --port {port}");
-    assert!(
-        common::left_after(Duration::from_secs(10), || processes_with(&server)).is_empty(),
-        "the server's leader died with the harness"
-    );
+    // Until the server answers, its worker runs and its cgroup is made, however long that
+    // takes here; then SIGKILL.
+    common::until_server_and_worker_run(&mut child, port, &worker, || {
+        !cgroups_left_by(pid).is_empty()
+    });
+    common::kill_harness_outright(&mut child, port);
     assert!(
         !processes_with(&worker).is_empty(),
         "a worker out of the process group outlives a harness killed outright"

@@ -92,30 +92,14 @@ fn without_a_cgroup_a_killed_harness_s_forked_worker_is_swept_by_the_next_run() 
         .spawn()
         .unwrap();
     let pid = child.id();
-    let (ready, ended) = common::until(
-        Duration::from_secs(60),
-        || {
-            let up = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-                && !processes_with(&worker).is_empty();
-            (up, child.try_wait().unwrap().is_some())
-        },
-        |(up, ended)| *up || *ended,
-    );
-    assert!(ready && !ended, "the server and its worker never came up");
+    common::until_server_and_worker_run(&mut child, port, &worker, || true);
     let layout = iobound::util::cgroup::Layout::detect().expect("this machine has cgroups");
     assert_eq!(
         iobound::util::cgroup::made_by(&layout, pid),
         Vec::<std::path::PathBuf>::new(),
         "the harness in the namespace made no cgroup"
     );
-    // SAFETY: a signal to the child this test started (the harness: unshare and sh exec'd).
-    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-    child.wait().unwrap();
-    let server = format!("serve --port {port}");
-    assert!(
-        common::left_after(Duration::from_secs(10), || processes_with(&server)).is_empty(),
-        "the server's leader died with the harness"
-    );
+    common::kill_harness_outright(&mut child, port);
     assert!(
         !processes_with(&worker).is_empty(),
         "what is left without a cgroup: the worker out of the process group"

@@ -298,3 +298,37 @@ p99 = "200ms"
 "#
     )
 }
+
+/// Waits (up to 60 s) until the harness `child` has its server answering on `port` and a
+/// process named `worker` running, with `also` holding too; fails if the harness ends first.
+pub fn until_server_and_worker_run(
+    child: &mut Child,
+    port: u16,
+    worker: &str,
+    also: impl Fn() -> bool,
+) {
+    let (ready, ended) = until(
+        Duration::from_secs(60),
+        || {
+            let up = TcpStream::connect(("127.0.0.1", port)).is_ok()
+                && !processes_with(worker).is_empty()
+                && also();
+            (up, child.try_wait().unwrap().is_some())
+        },
+        |(up, ended)| *up || *ended,
+    );
+    assert!(ready && !ended, "the server and its worker never came up");
+}
+
+/// Kills the harness `child` outright (SIGKILL) and checks that its server (`serve --port
+/// PORT`) died with it (PDEATHSIG). What else is left is the caller's to check.
+pub fn kill_harness_outright(child: &mut Child, port: u16) {
+    // SAFETY: a signal to the child the calling test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+    let server = format!("serve --port {port}");
+    assert!(
+        left_after(Duration::from_secs(10), || processes_with(&server)).is_empty(),
+        "the server's leader died with the harness"
+    );
+}
