@@ -3,8 +3,11 @@
 //! drift from the results they quote. `./iobound test` runs both over every page a reader
 //! meets (tests/it/readme.rs).
 
+use super::blocks::{BLOCKS, BLOCKS_END};
 use super::grid::{GRID, GRID_END};
+use super::rejudged::{REJUDGED, REJUDGED_END};
 use super::render::{FIGURE, FIGURE_END, TABLE, TABLE_END};
+use super::rows::{ROWS, ROWS_END};
 
 /// Each line of `page` with its number (from 1): its text where it is prose, None where it is
 /// not (fenced code, a table row, a rendered table's block), which also ends a paragraph.
@@ -14,10 +17,17 @@ fn prose_lines(page: &str) -> Vec<(usize, Option<&str>)> {
     for (i, line) in page.lines().enumerate() {
         let fence = line.trim_start().starts_with("```");
         fenced ^= fence;
-        if line.contains(TABLE) && line.contains("--markdown") || line.contains(GRID) {
+        if line.contains(TABLE) && line.contains("--markdown")
+            || line.contains(GRID)
+            || line.contains(BLOCKS)
+            || line.contains(ROWS)
+            || line.contains(REJUDGED)
+        {
             in_table = true;
         }
-        let table_end = line.contains(TABLE_END) || line.contains(GRID_END);
+        let table_end = [TABLE_END, GRID_END, ROWS_END, BLOCKS_END, REJUDGED_END]
+            .iter()
+            .any(|end| line.contains(end));
         let row = line.trim_start().starts_with('|');
         let prose = !(fence || fenced || in_table || table_end || row);
         in_table &= !table_end;

@@ -7,9 +7,12 @@
 //! Holds: `render` (finds the markers in a page and writes what each stands for; the pages a
 //! reader meets), `quote` (one figure in prose, from a query on a results directory; `verdict_query`, the
 //! queries that quote or judge a verdict), `grid`
-//! (a table of such figures in one marker), `run_counts` (the runs and writes a query counts),
+//! (a table of such figures in one marker), `rows` (the same, a row per
+//! contender), `blocks` (a table of sittings one after the other,
+//! side by side, said to be blocks), `run_counts` (the runs and writes a query counts),
 //! `stacks` (where a profile's samples went), `rules` (the harness's rules of measurement a
-//! page quotes), `contender_table` (docs/contenders.md's table, from the manifests), `lint`
+//! page quotes), `contender_table` (docs/contenders.md's table, from the manifests), `rejudged` (every
+//! committed sitting as today's steady-state rule judges it), `lint`
 //! (figures and verdict words a page types where a marker belongs), `plan_times` (each plan's
 //! last measurement, its machine minutes and the pages quoting it) and `replay` (what today's
 //! stopping rules would have spent on it).
@@ -18,13 +21,16 @@
 //! (the tests a `tested` query runs, the stopping rules a replay follows), report (the table
 //! and Markdown writers).
 
+mod blocks;
 pub mod contender_table;
 mod grid;
 pub mod lint;
 pub mod plan_times;
 pub mod quote;
+mod rejudged;
 pub mod render;
 mod replay;
+mod rows;
 mod rules;
 mod run_counts;
 mod stacks;

@@ -24,7 +24,9 @@
 //!   warm-up settled (results::cold_start), over the starts before SCENARIO.
 //! - `versus OTHER SCENARIO CONTENDER METRIC FIELD`: the contender here against itself in the
 //!   results directory OTHER (relative to DIR, e.g. `../pinned`), judged from the settled runs
-//!   of both by this plan's test; FIELD as for `verdict`, the ratio here over OTHER.
+//!   of both by this plan's test; FIELD as for `verdict`, the ratio here over OTHER. Two
+//!   directories are two sittings, so a decided outcome reads "different as blocks":
+//!   a tested verdict comes from one sitting's arms.
 //! - `across B/A CONTENDER METRIC FIELD`: the contender in scenario B against itself in
 //!   scenario A of the same plan (a fault against the baseline before it), judged from the
 //!   settled runs of each by this plan's test; FIELD as for `verdict`, the ratio B over A.
@@ -657,7 +659,7 @@ mod tests {
         let q = |q: &str| ask(&after, &quota, q);
         assert_eq!(
             q("versus ../pinned wait mvc threads outcome").unwrap(),
-            "different"
+            "different as blocks"
         );
         assert_eq!(
             q("versus ../pinned wait mvc threads change").unwrap(),
@@ -737,12 +739,36 @@ mod tests {
         );
         assert_eq!(
             q("versus ../pinned wait mvc first_200_s outcome").unwrap(),
-            "different"
+            "different as blocks"
         );
         assert_eq!(
             q("versus ../pinned wait mvc first_200_s runs").unwrap(),
             "4"
         );
+    }
+
+    #[test]
+    fn two_contenders_starts_are_tested_on_every_run_of_one_sitting() {
+        let mut r = results();
+        four_runs(&mut r, "mvc", [212, 214, 211, 213]);
+        four_runs(&mut r, "flux", [21, 22, 21, 21]);
+        for run in r.runs.iter_mut().filter(|x| x.contender == "flux") {
+            if let Some(c) = run.cold_start.as_mut() {
+                c.first_200_s += 10.0;
+            }
+        }
+        // One window of each moved: its steady figures leave, its start stays.
+        for c in ["mvc", "flux"] {
+            let run = r.runs.iter_mut().find(|x| x.contender == c).unwrap();
+            run.warmup = Some(crate::results::test_support::window_trended(10, 20.0));
+        }
+        let q = |q: &str| ask(&r, Path::new("/nonexistent"), q);
+        assert_eq!(q("tested wait first_200_s flux/mvc runs").unwrap(), "4");
+        assert_eq!(
+            q("tested wait first_200_s flux/mvc outcome").unwrap(),
+            "different"
+        );
+        assert_eq!(q("tested wait threads flux/mvc runs").unwrap(), "3");
     }
 
     #[test]

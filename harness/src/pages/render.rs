@@ -5,14 +5,24 @@
 //! - `<!-- = DIR QUERY -->VALUE<!-- /= -->`: one figure in prose (pages/quote.rs);
 //! - `<!-- iobound grid DIR SCENARIO METRIC,.. CONTENDER,.. [B/A,..] -->` ...
 //!   `<!-- /iobound grid -->`: a table of such figures (pages/grid.rs);
+//! - `<!-- iobound rows DIR SCENARIO METRIC,.. CONTENDER,.. -->` ... `<!-- /iobound rows -->`:
+//!   the same, a row per contender with its model (pages/rows.rs);
+//! - `<!-- iobound blocks SCENARIO METRIC,.. CONTENDER,.. LABEL=DIR LABEL=DIR.. -->` ...
+//!   `<!-- /iobound blocks -->`: such figures of sittings one after the other, side by side
+//!   (pages/blocks.rs);
 //! - `<!-- iobound contenders -->` ... `<!-- /iobound contenders -->`: the contenders' table,
-//!   from their manifests (pages/contender_table.rs).
+//!   from their manifests (pages/contender_table.rs);
+//! - `<!-- iobound rejudged -->` ... `<!-- /iobound rejudged -->`: every committed sitting with
+//!   verdicts, as measured and as today's steady-state rule judges it (pages/rejudged.rs).
 //!
 //! `iobound render` writes what they print; `./iobound test` renders every page and fails on
 //! any difference; pages/lint.rs finds what a page types where a marker belongs.
 
-use super::grid::{GRID, GRID_END};
+use super::blocks::{BLOCKS, BLOCKS_END};
+use super::grid::{grid, GRID, GRID_END};
 use super::quote::figure;
+use super::rejudged::{REJUDGED, REJUDGED_END};
+use super::rows::{rows, ROWS, ROWS_END};
 use crate::results::dir::ResultsDir;
 use crate::results::record::Results;
 use anyhow::{anyhow, bail, Context, Result};
@@ -55,13 +65,24 @@ struct Loaded<'a> {
 
 impl Loaded<'_> {
     fn get(&mut self, dir: &str) -> Result<ResultsDir<'_>> {
+        self.load(dir)?;
+        Ok(self.loaded(dir))
+    }
+
+    /// `dir` read, once.
+    fn load(&mut self, dir: &str) -> Result<()> {
         if !self.by_dir.contains_key(dir) {
             let path = self.root.join(dir);
             let r = Results::load(&path.join("results.json"))?;
             self.by_dir.insert(dir.to_string(), (path, r));
         }
+        Ok(())
+    }
+
+    /// `dir`, read before by `load`.
+    fn loaded(&self, dir: &str) -> ResultsDir<'_> {
         let (path, results) = &self.by_dir[dir];
-        Ok(ResultsDir::new(results, path))
+        ResultsDir::new(results, path)
     }
 }
 
@@ -75,7 +96,7 @@ pub fn render(page: &str, root: &Path) -> Result<String> {
     let mut out = String::with_capacity(page.len());
     let mut rest = page;
     loop {
-        let next = [TABLE, FIGURE, CONTENDERS, GRID]
+        let next = [TABLE, FIGURE, CONTENDERS, REJUDGED, GRID, ROWS, BLOCKS]
             .iter()
             .filter_map(|m| rest.find(m).map(|at| (at, *m)))
             .min();
@@ -93,8 +114,21 @@ pub fn render(page: &str, root: &Path) -> Result<String> {
         out.push_str(&rest[..at]);
         let (written, after) = match marker {
             TABLE => table(&rest[at..], &mut loaded),
-            CONTENDERS => contenders(&rest[at..], root),
-            GRID => grid(&rest[at..], &mut loaded),
+            CONTENDERS => repo_block(
+                &rest[at..],
+                root,
+                (CONTENDERS, CONTENDERS_END),
+                super::contender_table::markdown,
+            ),
+            REJUDGED => repo_block(
+                &rest[at..],
+                root,
+                (REJUDGED, REJUDGED_END),
+                super::rejudged::table,
+            ),
+            GRID => one_dir_table(&rest[at..], &mut loaded, (GRID, GRID_END), grid),
+            ROWS => one_dir_table(&rest[at..], &mut loaded, (ROWS, ROWS_END), rows),
+            BLOCKS => blocks(&rest[at..], &mut loaded),
             _ => prose_figure(&rest[at..], &mut loaded),
         }
         .with_context(|| format!("the marker on line {line}"))?;
@@ -141,38 +175,70 @@ fn table<'p>(from: &'p str, loaded: &mut Loaded) -> Result<(String, &'p str)> {
     Ok((written, &body[start + len..]))
 }
 
-/// The contenders' block, written again from the manifests; returns it and what follows.
-fn contenders<'p>(from: &'p str, root: &Path) -> Result<(String, &'p str)> {
-    let body = &from[CONTENDERS.len()..];
+/// A block written from the whole repository (the contenders' table from their manifests,
+/// the committed sittings judged again), whose table `write` makes; written again, with what
+/// follows.
+fn repo_block<'p>(
+    from: &'p str,
+    root: &Path,
+    (open, close): (&str, &str),
+    write: fn(&Path) -> Result<String>,
+) -> Result<(String, &'p str)> {
+    let body = &from[open.len()..];
     let end = body
-        .find(CONTENDERS_END)
-        .ok_or_else(|| anyhow!("the contenders' block has no end `{CONTENDERS_END}`"))?;
-    let table = super::contender_table::markdown(root)?;
+        .find(close)
+        .ok_or_else(|| anyhow!("the block has no end `{close}`"))?;
+    let table = write(root)?;
     Ok((
-        format!(
-            "{CONTENDERS}
-{table}{CONTENDERS_END}"
-        ),
-        &body[end + CONTENDERS_END.len()..],
+        format!("{open}\n{table}{close}"),
+        &body[end + close.len()..],
     ))
 }
 
-/// A grid marker and its table, written again; returns it and what follows.
-fn grid<'p>(from: &'p str, loaded: &mut Loaded) -> Result<(String, &'p str)> {
-    let (args, body) = from[GRID.len()..]
+/// A marker of a table from one results directory (a grid, or rows), whose table `write`
+/// makes from the marker's arguments after the directory; written again, with what follows.
+fn one_dir_table<'p>(
+    from: &'p str,
+    loaded: &mut Loaded,
+    (open, close): (&str, &str),
+    write: fn(ResultsDir, &str) -> Result<String>,
+) -> Result<(String, &'p str)> {
+    let (args, body) = from[open.len()..]
         .split_once(" -->")
-        .ok_or_else(|| anyhow!("a grid marker without its closing ` -->`"))?;
+        .ok_or_else(|| anyhow!("a table marker without its closing ` -->`"))?;
     let end = body
-        .find(GRID_END)
-        .ok_or_else(|| anyhow!("the grid has no end `{GRID_END}`"))?;
+        .find(close)
+        .ok_or_else(|| anyhow!("the table has no end `{close}`"))?;
     let (dir, args) = args
         .trim()
         .split_once(' ')
-        .ok_or_else(|| anyhow!("a grid names its results directory, then what it shows"))?;
-    let table = super::grid::grid(loaded.get(dir)?, args)?;
+        .ok_or_else(|| anyhow!("a table names its results directory, then what it shows"))?;
+    let table = write(loaded.get(dir)?, args)?;
     Ok((
-        format!("{GRID}{dir} {} -->\n{table}{GRID_END}", args.trim()),
-        &body[end + GRID_END.len()..],
+        format!("{open}{dir} {} -->\n{table}{close}", args.trim()),
+        &body[end + close.len()..],
+    ))
+}
+
+/// A blocks marker and its table, written again; returns it and what follows.
+fn blocks<'p>(from: &'p str, loaded: &mut Loaded) -> Result<(String, &'p str)> {
+    let (args, body) = from[BLOCKS.len()..]
+        .split_once(" -->")
+        .ok_or_else(|| anyhow!("a blocks marker without its closing ` -->`"))?;
+    let end = body
+        .find(BLOCKS_END)
+        .ok_or_else(|| anyhow!("the blocks table has no end `{BLOCKS_END}`"))?;
+    let parsed = super::blocks::parse(args)?;
+    for (_, dir) in &parsed.sittings {
+        loaded.load(dir)?;
+    }
+    let sets: Vec<ResultsDir> = (parsed.sittings.iter())
+        .map(|(_, dir)| loaded.loaded(dir))
+        .collect();
+    let table = super::blocks::blocks(&parsed, &sets)?;
+    Ok((
+        format!("{BLOCKS}{} -->\n{table}{BLOCKS_END}", args.trim()),
+        &body[end + BLOCKS_END.len()..],
     ))
 }
 
@@ -277,6 +343,87 @@ mod tests {
             e("<!-- iobound grid g s throughput -->\n<!-- /iobound grid -->").contains("a grid is")
         );
         assert!(e("<!-- iobound grid g s throughput a -->\n").contains("has no end"));
+    }
+
+    #[test]
+    fn a_rows_table_is_a_row_per_contender_with_its_model() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("g");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut r = crate::results::test_support::blank_results(&["a", "b"]);
+        r.plan = serde_json::json!({"scenarios": [{"name": "s", "path": "/plaintext"}]});
+        crate::results::test_support::ok_runs(&mut r, "a", "s", &[1000.0, 1010.0, 990.0]);
+        crate::results::test_support::ok_runs(&mut r, "b", "s", &[2000.0, 2020.0]);
+        std::fs::write(dir.join("results.json"), serde_json::to_string(&r).unwrap()).unwrap();
+        let page =
+            "<!-- iobound rows g s throughput,throttled b,a -->\nstale\n<!-- /iobound rows -->\n";
+        let want = "<!-- iobound rows g s throughput,throttled b,a -->\n\
+                    | `s`, median of the runs | model | throughput (req/s) \
+                    | throttled (% of periods) | runs not at steady state |\n\
+                    |---|---|---:|---:|---:|\n\
+                    | `b` | event-loop | 2,010 | - | 0 of 2 |\n\
+                    | `a` | event-loop | 1,000 | - | 0 of 3 |\n\
+                    <!-- /iobound rows -->\n";
+        let written = render(page, root.path()).unwrap();
+        assert_eq!(written, want);
+        assert_eq!(render(&written, root.path()).unwrap(), want);
+        let e = |p: &str| format!("{:#}", render(p, root.path()).unwrap_err());
+        assert!(
+            e("<!-- iobound rows g s throughput zz -->\n<!-- /iobound rows -->")
+                .contains("`zz` is not a contender")
+        );
+        assert!(
+            e("<!-- iobound rows g s throughput -->\n<!-- /iobound rows -->")
+                .contains("a rows table is")
+        );
+        assert!(
+            e("<!-- iobound rows g s nothing a -->\n<!-- /iobound rows -->")
+                .contains("unknown metric")
+        );
+    }
+
+    #[test]
+    fn a_blocks_table_sets_sittings_side_by_side_and_says_they_are_blocks() {
+        let root = tempfile::tempdir().unwrap();
+        let sitting = |name: &str, a: &[f64], b: &[f64]| {
+            let dir = root.path().join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            let mut r = crate::results::test_support::blank_results(&["a", "b"]);
+            r.plan = serde_json::json!({"scenarios": [{"name": "s", "path": "/plaintext"}]});
+            crate::results::test_support::ok_runs(&mut r, "a", "s", a);
+            crate::results::test_support::ok_runs(&mut r, "b", "s", b);
+            std::fs::write(dir.join("results.json"), serde_json::to_string(&r).unwrap()).unwrap();
+        };
+        sitting("p", &[1000.0, 1010.0, 990.0], &[2000.0, 2000.0]);
+        sitting("q", &[500.0, 510.0, 490.0], &[3000.0, 3000.0]);
+        let page = "<!-- iobound blocks s throughput a,b pinned=p under_quota=q -->\nstale\n\
+                    <!-- /iobound blocks -->\n";
+        let written = render(page, root.path()).unwrap();
+        let want = "<!-- iobound blocks s throughput a,b pinned=p under_quota=q -->\n\
+                    | median of the runs (sittings one after the other: blocks, not tested) \
+                    | pinned | under quota |\n\
+                    |---|---:|---:|\n\
+                    | `a`: throughput (req/s) | 1,000 | 500 |\n\
+                    | `b`: throughput (req/s) | 2,000 | 3,000 |\n\
+                    | `a`: runs not at steady state | 0 of 3 | 0 of 3 |\n\
+                    | `b`: runs not at steady state | 0 of 2 | 0 of 2 |\n\
+                    <!-- /iobound blocks -->\n";
+        assert_eq!(written, want);
+        assert_eq!(render(&written, root.path()).unwrap(), want);
+        let e = |p: &str| format!("{:#}", render(p, root.path()).unwrap_err());
+        let one = "x\n<!-- iobound blocks s throughput a pinned=p -->\n<!-- /iobound blocks -->";
+        assert!(e(one).contains("line 2") && e(one).contains("two sittings or more"));
+        let missing = "<!-- iobound blocks s throughput a pinned=p other=nowhere -->\n\
+                       <!-- /iobound blocks -->";
+        assert!(e(missing).contains("cannot read"));
+        let nobody = "<!-- iobound blocks s throughput zz p=p q=q -->\n<!-- /iobound blocks -->";
+        assert!(e(nobody).contains("`zz` has no run of `s`"));
+        // Throttling, where neither sitting had a quota: a dash, not an error.
+        let unlimited = "<!-- iobound blocks s throttled a p=p q=q -->\n<!-- /iobound blocks -->";
+        assert!(render(unlimited, root.path())
+            .unwrap()
+            .contains("| `a`: throttled (% of periods) | - | - |"));
+        assert!(e("<!-- iobound blocks s throughput a pinned=p q=q -->\n").contains("has no end"));
     }
 
     #[test]

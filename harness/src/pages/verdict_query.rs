@@ -27,14 +27,24 @@ pub(super) fn versus(
             set.dir.display()
         )
     })?;
-    crate::stats::verdict::finding_between(
+    let mut f = crate::stats::verdict::finding_between(
         (ResultsDir::new(&base, &other_dir), scenario),
         (set, scenario),
         contender,
         m,
     )
-    .ok_or_else(|| anyhow!("no settled runs of {contender} on {scenario} on both sides"))
+    .ok_or_else(|| anyhow!("no settled runs of {contender} on {scenario} on both sides"))?;
+    // Two results directories are two sittings: whatever the machine did between them falls
+    // on one side only, so a decided outcome is one between blocks, said so wherever it is
+    // quoted, never a tested verdict.
+    if f.decided() {
+        f.outcome = format!("{} {AS_BLOCKS}", f.outcome);
+    }
+    Ok(f)
 }
+
+/// What the outcome of a `versus` query adds: it compares two sittings.
+pub(super) const AS_BLOCKS: &str = "as blocks";
 
 /// The contender in scenario B against itself in scenario A (`pair` = "B/A") of this plan.
 pub(super) fn across(

@@ -103,17 +103,30 @@ pub fn design(sequential_margin: Option<f64>, fixed_margin: Option<f64>) -> Desi
 }
 
 /// B against A on any metric of METRICS (peak threads, peak RSS, ...), judged from their
-/// settled runs as the headlines are, by the plan's design: for prose that quotes a tested
-/// difference the stored verdicts do not hold. None when either has no settled run.
+/// settled runs as the headlines are (a figure of the start from every run), by the plan's
+/// design: for prose that quotes a tested difference the stored verdicts do not hold. None
+/// when either has no such run.
 pub fn finding_on(
     set: ResultsDir,
     scenario: &str,
     metric: &super::Metric,
     (b, a): (&str, &str),
 ) -> Option<Finding> {
-    let ca = settled_cell(set, scenario, a)?;
-    let cb = settled_cell(set, scenario, b)?;
+    let cell_of = cells_for(metric);
+    let ca = cell_of(set, scenario, a)?;
+    let cb = cell_of(set, scenario, b)?;
     finding(&headline(metric), &ca, &cb, design_of(&set.results.plan))
+}
+
+/// Which runs a metric is judged over: a figure of the start (time to first 200, to steady
+/// state) over every run that ended, since a start happens whether or not its window settles;
+/// any other over the runs at steady state.
+fn cells_for(metric: &super::Metric) -> fn(ResultsDir, &str, &str) -> Option<Cell> {
+    if metric.at_start {
+        super::repeats::cell
+    } else {
+        settled_cell
+    }
 }
 
 /// A metric of METRICS judged as a headline is.
@@ -136,11 +149,7 @@ pub fn finding_between(
     contender: &str,
     metric: &super::Metric,
 ) -> Option<Finding> {
-    let cell_of = if metric.at_start {
-        super::repeats::cell
-    } else {
-        settled_cell
-    };
+    let cell_of = cells_for(metric);
     let ca = cell_of(before, before_scenario, contender)?;
     let cb = cell_of(after, after_scenario, contender)?;
     finding(&headline(metric), &ca, &cb, design_of(&after.results.plan))

@@ -16,6 +16,7 @@ mod faults;
 mod fixture;
 mod gates;
 mod hosts;
+mod independent_trend;
 mod interrupt;
 mod launcher;
 mod lifecycle;
