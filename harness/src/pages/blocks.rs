@@ -7,7 +7,7 @@
 //! writes a row per contender and metric (`spring-mvc`: throughput (req/s)), then a row per
 //! contender counting its runs not at steady state, with a column per sitting (its label), each
 //! cell the median of the runs as the `cell` query writes it, or a dash where a sitting has no
-//! such figure (throttling where no quota was set). The head says what such a table
+//! such figure (throttling where no quota was set) or no run of that contender. The head says what such a table
 //! is: blocks, whose differences no test has judged (what the machine did over one sitting
 //! falls on one column only); a tested comparison of settings is a plan's arms (pages/grid.rs).
 
@@ -81,7 +81,8 @@ pub(super) fn blocks(args: &BlocksArgs, sets: &[ResultsDir]) -> Result<String> {
             let m = super::verdict_query::metric_of(key)?;
             let mut cells = vec![format!("`{c}`: {}", m.label)];
             for set in sets {
-                // A figure one sitting does not have (throttling without a quota) is a dash.
+                // A sitting without this contender's runs shows a dash, as a figure it did not
+                // measure does (throttling without a quota).
                 let cell = figure(*set, &["cell", args.scenario, c, key]);
                 cells.push(cell.unwrap_or_else(|_| "-".to_string()));
             }
