@@ -11,6 +11,7 @@
 //! is: blocks, whose differences no test has judged (what the machine did over one sitting
 //! falls on one column only); a tested comparison of settings is a plan's arms (pages/grid.rs).
 
+use super::grid::{cell_or_dash, unsettled_of_runs};
 use super::quote::figure;
 use crate::results::dir::ResultsDir;
 use anyhow::{bail, Result};
@@ -81,10 +82,7 @@ pub(super) fn blocks(args: &BlocksArgs, sets: &[ResultsDir]) -> Result<String> {
             let m = super::verdict_query::metric_of(key)?;
             let mut cells = vec![format!("`{c}`: {}", m.label)];
             for set in sets {
-                // A sitting without this contender's runs shows a dash, as a figure it did not
-                // measure does (throttling without a quota).
-                let cell = figure(*set, &["cell", args.scenario, c, key]);
-                cells.push(cell.unwrap_or_else(|_| "-".to_string()));
+                cells.push(cell_or_dash(*set, args.scenario, c, key));
             }
             rows.push(cells);
         }
@@ -92,9 +90,7 @@ pub(super) fn blocks(args: &BlocksArgs, sets: &[ResultsDir]) -> Result<String> {
     for c in &args.contenders {
         let mut cells = vec![format!("`{c}`: runs not at steady state")];
         for set in sets {
-            let unsettled = figure(*set, &["unsettled", args.scenario, c])?;
-            let runs = figure(*set, &["runs", args.scenario, c])?;
-            cells.push(format!("{unsettled} of {runs}"));
+            cells.push(unsettled_of_runs(*set, args.scenario, c)?);
         }
         rows.push(cells);
     }

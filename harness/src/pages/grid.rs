@@ -45,13 +45,29 @@ pub(super) fn grid(set: ResultsDir, args: &str) -> Result<String> {
     }
     let mut cells = vec!["runs not at steady state".to_string()];
     for c in &contenders {
-        let unsettled = figure(set, &["unsettled", scenario, c])?;
-        let runs = figure(set, &["runs", scenario, c])?;
-        cells.push(format!("{unsettled} of {runs}"));
+        cells.push(unsettled_of_runs(set, scenario, c)?);
     }
     cells.extend(pairs.iter().map(|_| String::new()));
     rows.push(cells);
     Ok(crate::report::md_table::table(&head, 1, &rows))
+}
+
+/// "1 of 5": the runs of `contender` on `scenario` not at steady state, of those that ended;
+/// the last row or column of every table marker.
+pub(super) fn unsettled_of_runs(
+    set: ResultsDir,
+    scenario: &str,
+    contender: &str,
+) -> Result<String> {
+    let unsettled = figure(set, &["unsettled", scenario, contender])?;
+    let runs = figure(set, &["runs", scenario, contender])?;
+    Ok(format!("{unsettled} of {runs}"))
+}
+
+/// The median of the runs as the `cell` query writes it, or a dash where there is none: a
+/// figure the runs did not measure (throttling without a quota), or no run of `contender`.
+pub(super) fn cell_or_dash(set: ResultsDir, scenario: &str, contender: &str, key: &str) -> String {
+    figure(set, &["cell", scenario, contender, key]).unwrap_or_else(|_| "-".to_string())
 }
 
 /// "4.99x, different": B over A on `metric`, from the stored verdict when it holds that

@@ -12,7 +12,8 @@
 //! side by side, said to be blocks), `run_counts` (the runs and writes a query counts),
 //! `stacks` (where a profile's samples went), `rules` (the harness's rules of measurement a
 //! page quotes), `contender_table` (docs/contenders.md's table, from the manifests), `rejudged` (every
-//! committed sitting as today's steady-state rule judges it), `lint`
+//! committed sitting as today's steady-state rule judges it), `committed` (the results
+//! directories under docs/results, read for both), `lint`
 //! (figures and verdict words a page types where a marker belongs), `plan_times` (each plan's
 //! last measurement, its machine minutes and the pages quoting it) and `replay` (what today's
 //! stopping rules would have spent on it).
@@ -22,6 +23,7 @@
 //! and Markdown writers).
 
 mod blocks;
+mod committed;
 pub mod contender_table;
 mod grid;
 pub mod lint;

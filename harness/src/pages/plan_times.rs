@@ -3,7 +3,6 @@
 //! that a set of findings can be re-measured across sittings (`run --resume`) with the time
 //! each one needs known beforehand.
 
-use crate::results::record::Results;
 use anyhow::{Context, Result};
 use std::path::Path;
 
@@ -30,7 +29,7 @@ pub struct PlanTime {
 
 /// Every plan under `root`/plans with its last measurement under `root`/docs/results.
 pub fn plan_times(root: &Path) -> Result<Vec<PlanTime>> {
-    let measured = committed_results(root)?;
+    let measured = super::committed::committed_results(root)?;
     let pages: Vec<(String, String)> = super::render::reader_pages(root)?
         .into_iter()
         .filter_map(|p| {
@@ -85,34 +84,6 @@ pub fn plan_times(root: &Path) -> Result<Vec<PlanTime>> {
         });
     }
     Ok(out)
-}
-
-/// The results directories under docs/results (and one level below, where a page keeps the
-/// plans of one comparison side by side: `tuning-pool-2026-11-24/1000`), with their results.
-fn committed_results(root: &Path) -> Result<Vec<(String, Results)>> {
-    let base = root.join("docs/results");
-    let mut out = Vec::new();
-    let top = subdirs(&base)?;
-    let below: Vec<_> = top
-        .iter()
-        .flat_map(|d| subdirs(d).unwrap_or_default())
-        .collect();
-    for dir in top.into_iter().chain(below) {
-        let file = dir.join("results.json");
-        if file.is_file() {
-            let name = dir.strip_prefix(&base)?.display().to_string();
-            out.push((name, Results::load(&file)?));
-        }
-    }
-    Ok(out)
-}
-
-fn subdirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
-    Ok(std::fs::read_dir(dir)
-        .with_context(|| format!("cannot list {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect())
 }
 
 /// `iobound plans`: the list, and with `rounds` each replayed scenario's last round.

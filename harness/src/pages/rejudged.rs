@@ -11,7 +11,7 @@
 
 use crate::results::record::{Finding, Results, RunStatus};
 use crate::results::steady::unsettled;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::path::Path;
 
 pub(super) const REJUDGED: &str = "<!-- iobound rejudged -->";
@@ -30,17 +30,12 @@ struct Rejudged {
 /// The rows of every results directory under `root`/docs/results that stores verdicts, at any
 /// depth, in path order.
 pub(super) fn table(root: &Path) -> Result<String> {
-    let results = root.join("docs/results");
-    let mut rows = Vec::new();
-    for path in results_files(&results)? {
-        let r = Results::load(&path)?;
-        if r.verdicts.is_empty() {
-            continue;
-        }
-        let dir = path.parent().context("a results file has a folder")?;
-        let name = dir.strip_prefix(&results).unwrap_or(dir);
-        rows.push(rejudged(r, dir, &name.display().to_string()));
-    }
+    let base = root.join("docs/results");
+    let rows: Vec<Rejudged> = super::committed::committed_results(root)?
+        .into_iter()
+        .filter(|(_, r)| !r.verdicts.is_empty())
+        .map(|(name, r)| rejudged(r, &base.join(&name), &name))
+        .collect();
     let head: Vec<String> = [
         "results directory",
         "runs",
@@ -112,21 +107,4 @@ fn findings(r: &Results) -> Vec<Finding> {
             })
         })
         .collect()
-}
-
-/// Every results.json under `dir`, at any depth, sorted.
-fn results_files(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
-    let mut found = Vec::new();
-    let entries =
-        std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(results_files(&path)?);
-        } else if path.file_name().is_some_and(|n| n == "results.json") {
-            found.push(path);
-        }
-    }
-    found.sort();
-    Ok(found)
 }

@@ -203,12 +203,7 @@ fn one_dir_table<'p>(
     (open, close): (&str, &str),
     write: fn(ResultsDir, &str) -> Result<String>,
 ) -> Result<(String, &'p str)> {
-    let (args, body) = from[open.len()..]
-        .split_once(" -->")
-        .ok_or_else(|| anyhow!("a table marker without its closing ` -->`"))?;
-    let end = body
-        .find(close)
-        .ok_or_else(|| anyhow!("the table has no end `{close}`"))?;
+    let (args, after) = marker_args(from, (open, close))?;
     let (dir, args) = args
         .trim()
         .split_once(' ')
@@ -216,18 +211,25 @@ fn one_dir_table<'p>(
     let table = write(loaded.get(dir)?, args)?;
     Ok((
         format!("{open}{dir} {} -->\n{table}{close}", args.trim()),
-        &body[end + close.len()..],
+        after,
     ))
+}
+
+/// The arguments of a table marker opened by `open` (up to its ` -->`), and what follows the
+/// `close` that ends its table.
+fn marker_args<'p>(from: &'p str, (open, close): (&str, &str)) -> Result<(&'p str, &'p str)> {
+    let (args, body) = from[open.len()..]
+        .split_once(" -->")
+        .ok_or_else(|| anyhow!("a table marker without its closing ` -->`"))?;
+    let end = body
+        .find(close)
+        .ok_or_else(|| anyhow!("the table has no end `{close}`"))?;
+    Ok((args, &body[end + close.len()..]))
 }
 
 /// A blocks marker and its table, written again; returns it and what follows.
 fn blocks<'p>(from: &'p str, loaded: &mut Loaded) -> Result<(String, &'p str)> {
-    let (args, body) = from[BLOCKS.len()..]
-        .split_once(" -->")
-        .ok_or_else(|| anyhow!("a blocks marker without its closing ` -->`"))?;
-    let end = body
-        .find(BLOCKS_END)
-        .ok_or_else(|| anyhow!("the blocks table has no end `{BLOCKS_END}`"))?;
+    let (args, after) = marker_args(from, (BLOCKS, BLOCKS_END))?;
     let parsed = super::blocks::parse(args)?;
     for (_, dir) in &parsed.sittings {
         loaded.load(dir)?;
@@ -238,7 +240,7 @@ fn blocks<'p>(from: &'p str, loaded: &mut Loaded) -> Result<(String, &'p str)> {
     let table = super::blocks::blocks(&parsed, &sets)?;
     Ok((
         format!("{BLOCKS}{} -->\n{table}{BLOCKS_END}", args.trim()),
-        &body[end + BLOCKS_END.len()..],
+        after,
     ))
 }
 

@@ -9,6 +9,7 @@
 //! steady state. pages/grid.rs is the same figures turned, a column per contender, with the
 //! pairs' verdicts beside them.
 
+use super::grid::{cell_or_dash, unsettled_of_runs};
 use super::quote::figure;
 use crate::results::dir::ResultsDir;
 use anyhow::{anyhow, bail, Result};
@@ -42,11 +43,9 @@ pub(super) fn rows(set: ResultsDir, args: &str) -> Result<String> {
         }
         let mut cells = vec![format!("`{c}`"), info.model.clone()];
         for m in &metrics {
-            let cell = figure(set, &["cell", scenario, c, m.key]);
-            cells.push(cell.unwrap_or_else(|_| "-".to_string()));
+            cells.push(cell_or_dash(set, scenario, c, m.key));
         }
-        let unsettled = figure(set, &["unsettled", scenario, c])?;
-        cells.push(format!("{unsettled} of {runs}"));
+        cells.push(unsettled_of_runs(set, scenario, c)?);
         out.push(cells);
     }
     Ok(crate::report::md_table::table(&head, 2, &out))

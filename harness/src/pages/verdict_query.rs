@@ -44,7 +44,7 @@ pub(super) fn versus(
 }
 
 /// What the outcome of a `versus` query adds: it compares two sittings.
-pub(super) const AS_BLOCKS: &str = "as blocks";
+const AS_BLOCKS: &str = "as blocks";
 
 /// The contender in scenario B against itself in scenario A (`pair` = "B/A") of this plan.
 pub(super) fn across(
