@@ -16,6 +16,9 @@
 //!              per-run directory and binary on each load host
 //! results      the record of a run (results.json) and its parts: details, environment,
 //!              warm-up and window checks, GC, profiles, cold starts, faults; read by all below
+//! observe      what is watched of a running contender and how it is judged: settling, the
+//!              measured window (the steady-state rule and its error rates), GC, event-loop
+//!              delay, CPU profiles, start times
 //! stats        estimates over repeats, intervals, differences, verdicts
 //! run          one contender round after another, measured and written as results, judged
 //!              after every round
@@ -29,6 +32,7 @@
 pub mod cli;
 pub mod conformance;
 pub mod driver;
+pub mod observe;
 pub mod pages;
 pub mod plan;
 pub mod remote;

@@ -91,7 +91,7 @@ fn fetch(address: std::net::SocketAddr, path: &str, timeout_s: u64) -> Result<i3
         bail!("{address}: agent fetch reads this host's loopback only");
     }
     let timeout = std::time::Duration::from_secs(timeout_s);
-    let body = crate::run::observe::profile_place::http_get(address, path, timeout)?;
+    let body = crate::observe::profile_place::http_get(address, path, timeout)?;
     std::io::Write::write_all(&mut std::io::stdout().lock(), &body)?;
     Ok(0)
 }
@@ -106,7 +106,7 @@ fn kafka(address: std::net::IpAddr, ports: (u16, u16), data: &Path) -> Result<i3
     let libs = exe
         .parent()
         .unwrap_or(Path::new("."))
-        .join(crate::services::kafka::LIBS);
-    crate::services::kafka::serve(&java, &libs, address, ports, data)?;
+        .join(crate::services::kafka_broker::LIBS);
+    crate::services::kafka_broker::serve(&java, &libs, address, ports, data)?;
     Ok(0)
 }

@@ -2,7 +2,8 @@
 
 use super::args::{dur, DownstreamArgs, LoadArgs, ServeArgs};
 use super::bench;
-use super::flags::{load_file, parse_url};
+use super::flags::load_file;
+use super::own_server::parse_url;
 use crate::driver;
 use crate::plan::Plan;
 use crate::results::dir::ResultsDir;

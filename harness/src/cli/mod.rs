@@ -1,10 +1,13 @@
 //! The command line: arguments -> plan -> run -> report. The entry of the program; the one
 //! folder that may use every stage.
-//! Uses: util, plan, driver, services, sampler, conformance, remote, results, run, stats, report, pages.
+//! Uses: util, plan, driver, services, sampler, conformance, remote, results, observe, run,
+//! stats, report, pages.
 //!
-//! Holds: `args` (subcommands and flags), `help` (the longer help texts), `flags` (flags -> plan), `commands` (the command
-//! bodies), `verify` (the contract against every contender), `bench` (the driver benchmark against wrk),
-//! `service_args` (the flags of `downstream` and `serve`).
+//! Holds: `args` (subcommands and flags; a load's own in `load_args`), `help` (the longer
+//! help texts), `flags` (flags -> plan), `own_server` (--url, --cmd, --pid and --arm: a server
+//! of the user's own as the contender), `commands` (the command bodies), `verify` (the contract
+//! against every contender), `bench` (the driver benchmark against wrk), `service_args` (the
+//! flags of `downstream` and `serve`).
 
 mod agent;
 mod args;
@@ -15,6 +18,8 @@ mod flags;
 #[cfg(test)]
 mod generated_inputs;
 mod help;
+mod load_args;
+mod own_server;
 mod remote_args;
 mod service_args;
 mod verify;

@@ -2,33 +2,13 @@
 //! and raw path traversal, oversized values. Every one must get a 4xx (never a 5xx, never a
 //! 2xx that accepted garbage, never a hang), and the contender must keep serving afterwards.
 
-use super::hostile::{Rng, ODD, TRAVERSALS};
+use super::hostile::{
+    bad_body, bad_id, bad_key, bad_message_id, bad_ms, bad_path, good_key, text, Rng,
+};
 use crate::conformance::CaseResult;
 use crate::util::http1;
 use std::net::SocketAddr;
 use std::time::Duration;
-
-/// One invalid value for `ms`.
-fn bad_ms(rng: &mut Rng) -> String {
-    match rng.below(6) {
-        0 => rng.digits(7, 40),                 // too large, up to far beyond 64 bits
-        1 => format!("-{}", rng.digits(1, 25)), // negative
-        2 => format!("{}", 60_001 + rng.below(1_000_000)), // just above the limit
-        3 => rng.pick(ODD).to_string(),         // not a decimal integer
-        4 => rng.pick(TRAVERSALS).to_string(),  // path-like
-        _ => "9".repeat(1000 + rng.below(4000)), // oversized
-    }
-}
-
-/// A path that is not an endpoint of the contract (traversal, encoded, odd bytes).
-fn bad_path(rng: &mut Rng) -> String {
-    match rng.below(4) {
-        0 => format!("/{}", rng.pick(TRAVERSALS)),
-        1 => format!("/plaintext/{}", rng.pick(TRAVERSALS)),
-        2 => format!("/hash/{}", rng.pick(TRAVERSALS)),
-        _ => format!("/{}", rng.pick(ODD)),
-    }
-}
 
 pub struct FuzzCase {
     pub method: &'static str,
@@ -55,144 +35,6 @@ impl FuzzCase {
             json: false,
         }
     }
-}
-
-/// An invalid /messages id: zero, negative, beyond 64 bits, not a decimal, path-like.
-fn bad_message_id(rng: &mut Rng) -> String {
-    match rng.below(5) {
-        0 => format!(
-            "{}{}",
-            9_223_372_036_854_775_808u64 + rng.below(1000) as u64,
-            rng.digits(0, 20)
-        ),
-        1 => format!("-{}", rng.digits(1, 20)),
-        2 => "0".repeat(1 + rng.below(19)),
-        3 => rng.pick(ODD).to_string(),
-        _ => rng.pick(TRAVERSALS).to_string(),
-    }
-}
-
-/// Characters valid texts are made of: ASCII, JSON escapes, accents, CJK, emoji.
-const TEXT_CHARS: &[char] = &[
-    'a',
-    'Z',
-    '7',
-    ' ',
-    '"',
-    '\\',
-    '/',
-    '\n',
-    '\t',
-    '\u{e9}',
-    '\u{df}',
-    '\u{65e5}',
-    '\u{672c}',
-    '\u{1f600}',
-    '\u{2713}',
-    '<',
-    '&',
-    '\'',
-];
-
-fn text(rng: &mut Rng, len: usize) -> String {
-    (0..len)
-        .map(|_| TEXT_CHARS[rng.below(TEXT_CHARS.len())])
-        .collect()
-}
-
-/// An invalid create body: not JSON, not an object, text missing, of the wrong type, empty,
-/// too long, holding U+0000 (PostgreSQL text cannot), deeply nested, or over 64 KiB.
-fn bad_body(rng: &mut Rng) -> String {
-    let quoted = |t: &str| serde_json::Value::String(t.to_string()).to_string();
-    match rng.below(10) {
-        0 => rng
-            .pick(&[
-                "",
-                "{",
-                "}",
-                "{\"text\":",
-                "{\"text\":\"a",
-                "{text:\"a\"}",
-                "{'text':'a'}",
-                "nul",
-                "{\"text\":\"a\",}",
-                "{\"text\" \"a\"}",
-            ])
-            .to_string(),
-        1 => rng
-            .pick(&[
-                "[]",
-                "[\"text\"]",
-                "\"text\"",
-                "42",
-                "null",
-                "true",
-                "[{\"text\":\"a\"}]",
-            ])
-            .to_string(),
-        2 => format!(
-            "{{\"{}\":{}}}",
-            rng.pick(&["Text", "message", "body", "txt", ""]),
-            quoted("hello")
-        ),
-        3 => format!(
-            "{{\"text\":{}}}",
-            rng.pick(&["42", "null", "true", "[\"a\"]", "{\"a\":1}", "1e400", "-0"])
-        ),
-        4 => "{\"text\":\"\"}".to_string(),
-        5 => {
-            let len = 1001 + rng.below(3000);
-            format!("{{\"text\":{}}}", quoted(&text(rng, len)))
-        }
-        6 => format!(
-            "{{\"text\":{}}}",
-            quoted(&format!("a{}b", "\u{0}".repeat(1 + rng.below(3))))
-        ),
-        7 => {
-            let depth = 2000 + rng.below(8000);
-            format!("{{\"text\":{}{}}}", "[".repeat(depth), "]".repeat(depth))
-        }
-        8 => format!(
-            "{{\"text\":{}}}",
-            quoted(&"x".repeat(70_000 + rng.below(200_000)))
-        ),
-        _ => format!("{{\"text\":{},\"text\":{}}}", quoted(""), quoted("")),
-    }
-}
-
-/// An invalid /hash id for a corpus of `files` files.
-fn bad_id(rng: &mut Rng, files: u32) -> String {
-    match rng.below(4) {
-        0 => (u64::from(files) + rng.below(1_000_000) as u64).to_string(), // past the corpus
-        1 => format!("{}.bin", rng.below(files.max(1) as usize)),          // a file name, not an id
-        2 => format!("{}/../{}", rng.below(10), rng.pick(TRAVERSALS)),
-        _ => bad_ms(rng).replace("60001", "-60001"),
-    }
-}
-
-/// An invalid /enrich key: outside A-Z a-z 0-9 - _, empty, or longer than 64.
-fn bad_key(rng: &mut Rng) -> String {
-    match rng.below(5) {
-        0 => rng.pick(TRAVERSALS).to_string(),
-        1 => format!("{}.", rng.pick(ODD)), // '.' is never part of a key
-        2 => "k".repeat(65 + rng.below(5000)),
-        3 => format!(
-            "ok{}",
-            rng.pick(&["%20", "%2F", ".", "~", "%00", "%C3%A9", "!", "*", "%22"])
-        ),
-        _ => String::new(),
-    }
-}
-
-fn good_key(rng: &mut Rng) -> String {
-    const CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
-    let len = 1 + rng.below(40);
-    format!(
-        "fast-{}",
-        (0..len)
-            .map(|_| char::from(CHARS[rng.below(CHARS.len())]))
-            .collect::<String>()
-    )
 }
 
 /// An /aggregate input: valid (1 to 4 keys answered at once: a JSON array of their values),
@@ -290,7 +132,7 @@ pub fn cases(n: usize, seed: u64, vectors: &[String], fanout: bool) -> Vec<FuzzC
                 ..FuzzCase::get(
                     format!(
                         "/messages/{}",
-                        1 + rng.below(crate::services::database::SEED_ROWS as usize)
+                        1 + rng.below(crate::services::db_config::SEED_ROWS as usize)
                     ),
                     None,
                 )
@@ -299,7 +141,7 @@ pub fn cases(n: usize, seed: u64, vectors: &[String], fanout: bool) -> Vec<FuzzC
             FuzzCase::get(format!("/messages/{}", bad_message_id(&mut rng)), None)
         });
         let body = if valid {
-            let len = 1 + rng.below(crate::services::database::MAX_TEXT);
+            let len = 1 + rng.below(crate::services::db_config::MAX_TEXT);
             serde_json::json!({ "text": text(&mut rng, len) }).to_string()
         } else {
             bad_body(&mut rng)

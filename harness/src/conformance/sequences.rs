@@ -135,7 +135,7 @@ async fn create(api: &Api, text: &str) -> Step<i64> {
     })?;
     let id = c["id"]
         .as_i64()
-        .filter(|id| *id > i64::from(crate::services::database::SEED_ROWS))
+        .filter(|id| *id > i64::from(crate::services::db_config::SEED_ROWS))
         .ok_or_else(|| format!("POST /messages: no new numeric id in {c}"))?;
     if c["text"] != text {
         return Err(format!(

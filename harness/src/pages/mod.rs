@@ -18,9 +18,9 @@
 //! last measurement, its machine minutes and the pages quoting it) and `replay` (what today's
 //! stopping rules would have spent on it).
 //! Uses: util, plan (the rules' constants), driver (the driver's rules), services (the
-//! contenders' manifests), sampler (the sampler's rules), results (the record of runs), stats
-//! (the tests a `tested` query runs, the stopping rules a replay follows), report (the table
-//! and Markdown writers).
+//! contenders' manifests), sampler (the sampler's rules), results (the record of runs), observe
+//! (the steady-state rule's constants and error rates), stats (the tests a `tested` query runs,
+//! the stopping rules a replay follows), report (the table and Markdown writers).
 
 mod blocks;
 mod committed;

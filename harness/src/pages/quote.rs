@@ -18,7 +18,7 @@
 //!   after a settled warm-up, those a capacity verdict ranks.
 //! - `settle SCENARIO CONTENDER min|max|median`: seconds from the warm-up's start to settled.
 //! - `flat SCENARIO CONTENDER min|max|median`: the second the warm-up's throughput alone had
-//!   stopped drifting (WarmupRecord::throughput_flat_at), runs where it did.
+//!   stopped drifting (observe::settle_rule::throughput_flat_at), runs where it did.
 //! - `start SCENARIO CONTENDER port|first_200|checked|steady min|max|median`: seconds from the
 //!   contender's exec to its port accepting, its first 200, its contract checked, its first
 //!   warm-up settled (results::cold_start), over the starts before SCENARIO.
@@ -159,7 +159,7 @@ fn warmup_seconds(
         .filter_map(|r| r.warmup.as_ref())
         .filter_map(|w| {
             if kind == "flat" {
-                w.throughput_flat_at()
+                crate::observe::settle_rule::throughput_flat_at(w)
             } else {
                 Some(w.seconds)
             }

@@ -3,7 +3,8 @@
 //! ...), so that method.md cannot say 5% where the code says 10%. The results directory of
 //! the marker is not read: a rule is the code's, the same for every run.
 
-use crate::results::{dir, steady_corpus, steady_rule, warmup};
+use crate::observe::{settle_rule, steady_corpus, steady_rule};
+use crate::results::{dir, warmup};
 use crate::stats::{futility, repeats, sequential, significance};
 use crate::{driver, plan, sampler};
 use anyhow::{bail, Result};
@@ -32,9 +33,9 @@ const RULES: &[Rule] = &[
     }),
     rule_of("warmup_min_s", 0, || seconds_in(plan::DEFAULT_WARMUP_MIN)),
     rule_of("warmup_max_s", 0, || seconds_in(plan::DEFAULT_WARMUP)),
-    rule_of("jit_idle_cpu_pct", 0, || warmup::JIT_IDLE_CPU * 100.0),
-    rule_of("min_window_s", 0, || warmup::MIN_WINDOW_S as f64),
-    rule_of("window_trend_p", 2, || warmup::WINDOW_TREND_P),
+    rule_of("jit_idle_cpu_pct", 0, || settle_rule::JIT_IDLE_CPU * 100.0),
+    rule_of("min_window_s", 0, || settle_rule::MIN_WINDOW_S as f64),
+    rule_of("window_trend_p", 2, || settle_rule::WINDOW_TREND_P),
     rule_of("move_to_see_pct", 0, || steady_rule::MOVE_TO_SEE * 100.0),
     rule_of("window_false_alarm_pct", 0, || {
         steady_rule::FALSE_ALARM * 100.0

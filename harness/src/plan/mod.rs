@@ -2,7 +2,8 @@
 //! from `iobound run` flags) and validated before anything starts, so that a typo costs one
 //! clear error instead of a half-finished run.
 //!
-//! Holds: `file` (the TOML shapes), `validate` and `load` (the checks, per section), `kinds`
+//! Holds: `file` (the TOML shapes), `validate`, `validate_machine` (CPUs, heap, corpus) and
+//! `load` (the checks, per section), `kinds`
 //! (faults, overload and capacity settings), `fields` (one field: durations, counts,
 //! percentages), `workload` (requests of a scenario: paths, `{seq}` templates, mixes),
 //! `downstream` (the downstream service's behaviour), `profile` (a load profile's length, level
@@ -25,6 +26,7 @@ pub mod metrics;
 mod profile;
 pub mod thresholds;
 pub(crate) mod validate;
+mod validate_machine;
 pub mod workload;
 
 pub use file::*;
@@ -56,7 +58,7 @@ pub const DEFAULT_WARMUP_BAND: &str = "5%";
 pub const DEFAULT_WARMUP_MIN: &str = "10s";
 pub const DEFAULT_HEAP: &str = "512m";
 /// GC logging every JVM contender gets: one line per collection on its output, with the time
-/// since the JVM started (run/observe/gc.rs reads them back).
+/// since the JVM started (observe/gc.rs reads them back).
 pub const JVM_GC_LOG: &str = "-Xlog:gc:stdout:uptime";
 
 /// Connections per contender pool unless the plan says otherwise: HikariCP's default, and the
@@ -65,7 +67,7 @@ pub const DEFAULT_DB_POOL: usize = 10;
 
 /// Longest window the run gives a contender with `window = "auto"`, whatever its noise: 5
 /// minutes. A load noisier than that allows is measured for this long, then judged too short and
-/// left out (results::steady_rule).
+/// left out (observe::steady_rule).
 pub const MAX_WINDOW_S: usize = 300;
 
 /// The most measured windows per start (`windows`): past this the start's own offset (its JIT

@@ -351,7 +351,7 @@ fn every_plan_in_plans_is_accepted() {
 
 #[test]
 fn services_get_cpus_of_their_own_on_four_or_more() {
-    use super::validate::services_cpus;
+    use super::validate_machine::services_cpus;
     assert_eq!(
         services_cpus(None, &[0], &[1], 2).unwrap(),
         [1],

@@ -115,7 +115,7 @@ pub struct RemoteContender {
 }
 
 fn describe(raw: i32) -> String {
-    crate::services::contender::describe_exit(ExitStatus::from_raw(raw))
+    crate::services::exit_words::describe_exit(ExitStatus::from_raw(raw))
 }
 
 impl RemoteContender {
@@ -240,7 +240,7 @@ impl RemoteContender {
                 bail!(
                     "{what} on host {} did not {until} ({why}); last log lines:\n{}",
                     self.host,
-                    crate::services::contender::log_tail(local_log, 15)
+                    crate::services::exit_words::log_tail(local_log, 15)
                 );
             }
             std::thread::sleep(Duration::from_millis(100));

@@ -7,7 +7,8 @@
 use super::contender::{ContenderJob, RemoteContender};
 use super::deploy::{Fleet, HostReady};
 use super::ship::{self, Probe};
-use crate::services::kafka::{tool_jar, Kafka, LoadReport, RecordLoad};
+use crate::services::kafka::{Kafka, LoadReport, RecordLoad};
+use crate::services::kafka_broker::tool_jar;
 use crate::services::kafka_report::merge;
 use crate::util::shell::command_line;
 use anyhow::{bail, Context, Result};
@@ -172,7 +173,7 @@ fn reports(
                 "the Kafka load tool on load host {} ended without a report ({}); last log lines:\n{}",
                 h.ssh.host.name,
                 t.exited().unwrap_or_default(),
-                crate::services::contender::log_tail(&log, 12)
+                crate::services::exit_words::log_tail(&log, 12)
             );
         };
         let _ = std::fs::remove_file(&log);

@@ -10,7 +10,8 @@ use super::contender::{ContenderJob, RemoteContender};
 use super::deploy::HostReady;
 use super::ship::{self, Probe};
 use crate::services::corpus::Corpus;
-use crate::services::database::{self, Database, DbConfig};
+use crate::services::database::{self, Database};
+use crate::services::db_config::DbConfig;
 use crate::services::kafka::Kafka;
 use crate::services::Services;
 use crate::services::Settings;
@@ -197,11 +198,11 @@ impl ServicesHost {
         logs: &Path,
         ports: (u16, u16),
     ) -> Result<Kafka> {
-        crate::services::kafka::built_libs(root, "")?;
+        crate::services::kafka_broker::built_libs(root, "")?;
         ship::ship(
             h,
             root,
-            &[PathBuf::from(crate::services::kafka::LIBS)],
+            &[PathBuf::from(crate::services::kafka_broker::LIBS)],
             &h.dir,
         )?;
         let address = h.ssh.host.address;

@@ -13,7 +13,8 @@
 //! (the one Markdown table writer), `noise` (where a set's noise is) and `verdicts`. The
 //! docs pages' markers, which quote many results directories, are pages/.
 //! Uses: util, plan (a plan's settings quoted), driver (summaries), services (the contenders'
-//! manifests), sampler (samples), results (the record of runs), stats.
+//! manifests), sampler (samples), results (the record of runs), observe (the rules' constants
+//! a runtime note names), stats.
 
 pub mod capacity;
 pub mod chart;

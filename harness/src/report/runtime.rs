@@ -222,7 +222,7 @@ pub fn warmup_note(results: &Results, scenario: &str) -> Option<String> {
             "none of records per second, their mean latency and CPU per record trended over its \
              last {judged} s in {step} s steps: a drift of more than {band:.0}% by the Theil-Sen \
              slope that is also ordered, Mann-Kendall p <= {}",
-            crate::results::warmup::WINDOW_TREND_P
+            crate::observe::settle_rule::WINDOW_TREND_P
         )));
     }
     if rule == RULE_AT_END {

@@ -4,7 +4,7 @@
 
 use super::chart::esc;
 use crate::results::record::Results;
-use crate::stats::verdict::runs_needed;
+use crate::stats::verdict_words::runs_needed;
 use std::fmt::Write;
 
 fn stopped(results: &Results) -> Option<&str> {

@@ -1,5 +1,5 @@
 //! What a contender's start cost, as a run records it: from its exec to its port accepting,
-//! its first 200, the contract checked and steady state (timed by run/observe/cold_start.rs).
+//! its first 200, the contract checked and steady state (timed by observe/cold_start.rs).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,5 +1,5 @@
 //! A Node contender's event-loop delay as a run records it, second by second over the
-//! measured window (read from its log by run/observe/event_loop.rs).
+//! measured window (read from its log by observe/event_loop.rs).
 
 use serde::{Deserialize, Serialize};
 

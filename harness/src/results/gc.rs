@@ -1,5 +1,5 @@
 //! Garbage collection as a run records it: the collections, pauses and heap of the measured
-//! window, in total and second by second. Read from each runtime's log by run/observe/gc.rs.
+//! window, in total and second by second. Read from each runtime's log by observe/gc.rs.
 
 use serde::{Deserialize, Serialize};
 

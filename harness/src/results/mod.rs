@@ -1,12 +1,15 @@
 //! The record of a run, as results.json holds it and every later stage reads it: `record` (the
 //! result set, its runs and their status), `verdict_record` (verdicts, findings, futility
-//! stops, thresholds checked), `dir` (a result set with its
-//! directory, which reads the files beside results.json: histogram logs, folded stacks), `details` (what each kind of
-//! run adds), `environment` (the machine and its software), `warmup` (how a run reached steady
-//! state and the rules it was judged by), `gc`, `event_loop` (a Node contender's delay), `profile` (a CPU profile and its folded
-//! stacks), `cold_start`, `faults` (injected faults, recovery and overload verdicts from the
-//! interval rows), `steady` (which runs were measured at steady state), `steady_rule` and `window_judge` (the rule a measured window is judged by, and its error rates on `steady_corpus`) and `figures` (a run's figures by the metric registry's name) and `noise` (where the noise is: between starts, between windows of a start). The run stage
-//! writes it; stats and report read it and never the run stage.
+//! stops, thresholds checked), `dir` (a result set with its directory, which reads the files
+//! beside results.json: histogram logs, folded stacks), `details` (what each kind of run adds),
+//! `environment` (the machine and its software), `warmup` (how a run reached steady state and
+//! the terms its windows were judged in), `gc`, `event_loop` (a Node contender's delay),
+//! `profile` (a CPU profile and its folded stacks), `cold_start`, `faults` (injected faults,
+//! recovery and overload verdicts from the interval rows), `steady` (which runs were measured
+//! at steady state), `figures` (a run's figures by the metric registry's name) and `noise`
+//! (where the noise is: between starts, between windows of a start). How each record is
+//! measured is observe/'s; the run stage writes it; stats and report read it and never the run
+//! stage.
 //! Uses: util, plan (metric names), services (manifests; delivery and write checks),
 //! conformance (the contract's verification), driver (summaries, interval rows), sampler
 //! (resources).
@@ -23,12 +26,7 @@ pub mod noise;
 pub mod profile;
 pub mod record;
 pub mod steady;
-pub mod steady_corpus;
-#[cfg(test)]
-mod steady_corpus_tests;
-pub mod steady_rule;
 #[cfg(test)]
 pub mod test_support;
 pub mod verdict_record;
 pub mod warmup;
-pub mod window_judge;

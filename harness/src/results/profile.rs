@@ -1,6 +1,6 @@
 //! A CPU profile as a run records it (`--profile`): the profiler, its samples, the folded
 //! stacks beside results.json ("root;...;leaf count" per line) and the hottest frames. Taken
-//! by run/observe/profile.rs.
+//! by observe/profile.rs.
 
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;

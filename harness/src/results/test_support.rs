@@ -120,7 +120,7 @@ pub fn window_trended(seconds: usize, drift_pct: f64) -> WarmupRecord {
             silent_s: 0,
             stalled: false,
             steady: false,
-            rule: crate::results::window_judge::RULE_CHANGEPOINT.into(),
+            rule: crate::results::warmup::RULE_CHANGEPOINT.into(),
             step_s: 1,
             noise_pct: Vec::new(),
             needs_s: None,

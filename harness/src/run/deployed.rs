@@ -5,8 +5,8 @@
 //! sampled there like any server on that host, and stopped after the repeat.
 
 use super::launch::STOP_GRACE;
-use super::observe::profile::{Place, Profiler};
 use super::round::RunCtx;
+use crate::observe::profile::{Place, Profiler};
 use crate::remote::contender::{ContenderJob, RemoteContender};
 use crate::remote::deploy::{Fleet, HostReady};
 use crate::remote::ship::{self, Probe};
@@ -159,8 +159,8 @@ impl RunCtx<'_> {
         let rel = dir.strip_prefix(&root).unwrap_or(Path::new("."));
         let mut env = self.contender_env()?;
         env.push((
-            super::observe::gc::GO_GC_TRACE.0.to_string(),
-            super::observe::gc::GO_GC_TRACE.1.to_string(),
+            crate::observe::gc::GO_GC_TRACE.0.to_string(),
+            crate::observe::gc::GO_GC_TRACE.1.to_string(),
         ));
         let job = ContenderJob {
             host: host.ssh.host.name.clone(),

@@ -6,7 +6,8 @@ use crate::results::details::Detail;
 use crate::results::faults::{self, EventRecord};
 use crate::results::record::{Run, RunStatus};
 use crate::sampler::{self, Resources, Sample, STEAL_LIMIT_PCT};
-use crate::services::contender::{log_tail, Running};
+use crate::services::contender::Running;
+use crate::services::exit_words::log_tail;
 use crate::util::cgroup::Limits;
 
 /// What a run's measuring hands over once its load has ended.
@@ -102,7 +103,7 @@ pub(super) fn runtime_logs(
     };
     if let Some(log) = log {
         let start = began.saturating_duration_since(since);
-        r.gc = super::observe::gc::from_text(&log, start, length);
-        r.event_loop = super::observe::event_loop::from_text(&log, start, length);
+        r.gc = crate::observe::gc::from_text(&log, start, length);
+        r.event_loop = crate::observe::event_loop::from_text(&log, start, length);
     }
 }

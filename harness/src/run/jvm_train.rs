@@ -6,7 +6,8 @@
 use super::launch::{launch, verify_contender, Launched};
 use super::round::RunCtx;
 use crate::plan::{limits::PlanLimits, Plan};
-use crate::services::contender::{describe_exit, log_tail, LOOPBACK};
+use crate::services::contender::LOOPBACK;
+use crate::services::exit_words::{describe_exit, log_tail};
 use crate::services::jvm_start::{self, Archive, JvmStart};
 use crate::services::manifest::{Manifest, StartVars};
 use anyhow::{bail, Context, Result};

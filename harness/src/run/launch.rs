@@ -61,8 +61,8 @@ pub fn launch(
     }
     let mut env = env.to_vec();
     env.push((
-        super::observe::gc::GO_GC_TRACE.0.to_string(),
-        super::observe::gc::GO_GC_TRACE.1.to_string(),
+        crate::observe::gc::GO_GC_TRACE.0.to_string(),
+        crate::observe::gc::GO_GC_TRACE.1.to_string(),
     ));
     let env = &env[..];
     let limits = plan.limits.of(&m.name);

@@ -7,14 +7,15 @@
 //!
 //! Holds: `launch` (start a contender and check it), `round` (one contender's round),
 //! `kinds/` (each kind of measurement: one run, a pipeline, a capacity search, overload
-//! phases, the write check), `observe/` (what is watched beside the load: settling, the
-//! measured window, collections, event-loop delay, CPU profiles, start times), `resume`,
+//! phases, the write check), `resume`,
 //! `watch` (sampling, events, crashes, Ctrl-C beside the driver), `finish`, `slo`, `warnings`,
 //! `jvm_train` (a JVM's training start), `external` and `deployed` (a contender iobound did
 //! not start, or started on another host), `hosts` and `verdicts` (the verdicts after every
 //! round, and when automatic repeats stop).
 //! Uses: util, plan, services, conformance, driver, sampler, remote (contenders and load on
-//! other hosts), results (the record it writes), stats (verdicts between rounds).
+//! other hosts), results (the record it writes), observe (what is watched beside the load:
+//! settling, the measured window, collections, profiles, start times), stats (verdicts
+//! between rounds).
 
 mod deployed;
 pub mod external;
@@ -23,7 +24,6 @@ mod hosts;
 mod jvm_train;
 mod kinds;
 pub mod launch;
-pub mod observe;
 mod prepare;
 mod resume;
 mod round;

@@ -2,7 +2,8 @@
 //! and serve its scenarios with settings of their own (what `--dry-run` checks too), their
 //! artifacts are built, a JDK is there, the profilers' tools are.
 
-use super::{observe, Options};
+use super::Options;
+use crate::observe;
 use crate::plan::Plan;
 use crate::services::manifest::{self, Manifest};
 use anyhow::{bail, Context, Result};

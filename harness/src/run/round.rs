@@ -2,10 +2,11 @@
 //! scenario shares: the context it runs in and the runs it appends.
 
 use super::launch::{launch, verify_contender, Launched, STOP_GRACE};
-use super::observe::cold_start::PendingStart;
+use crate::observe::cold_start::PendingStart;
 use crate::plan::{Plan, Scenario};
 use crate::results::record::{Results, Run};
-use crate::services::contender::{describe_exit, Running, LOOPBACK};
+use crate::services::contender::{Running, LOOPBACK};
+use crate::services::exit_words::describe_exit;
 use crate::services::manifest::Manifest;
 use crate::services::Services;
 use crate::util::interrupt;
@@ -30,12 +31,12 @@ pub(super) struct RunCtx<'a> {
     /// ...and says here that it did.
     pub gave_up: std::cell::Cell<bool>,
     /// During a warm-up that ends once the contender has settled: the watch, fed each second.
-    pub settle: std::cell::RefCell<Option<super::observe::warmup::Settle>>,
+    pub settle: std::cell::RefCell<Option<crate::observe::warmup::Settle>>,
     /// With --profile: the current contender's profiler.
-    pub profiler: Option<super::observe::profile::Profiler>,
+    pub profiler: Option<crate::observe::profile::Profiler>,
     /// With --profile, in a run led into by its warm-up: its profile, started once the warm-up
     /// has ended (the measured window opens when it has started).
-    pub profile_ahead: std::cell::RefCell<Option<super::observe::profile::Ahead>>,
+    pub profile_ahead: std::cell::RefCell<Option<crate::observe::profile::Ahead>>,
     /// With --hosts: the load hosts the driver runs on instead of this machine.
     pub fleet: Option<&'a crate::remote::deploy::Fleet>,
     /// With --hosts and a pipeline: the Kafka load tool on the load hosts.
@@ -178,18 +179,18 @@ impl<'a> RunCtx<'a> {
         m: &Manifest,
         java: Option<&Path>,
         run: u32,
-    ) -> Result<Option<super::observe::profile::Profiler>> {
+    ) -> Result<Option<crate::observe::profile::Profiler>> {
         if !self.plan.profile {
             return Ok(None);
         }
-        Ok(Some(super::observe::profile::Profiler::new(
+        Ok(Some(crate::observe::profile::Profiler::new(
             m.profiler_kind().unwrap_or_default(),
             java,
             &self
                 .dir
                 .join("profiles")
                 .join(format!(".{}.run{run}", m.name)),
-            super::observe::profile::Place::Here,
+            crate::observe::profile::Place::Here,
             crate::services::ports::free_port()?,
         )?))
     }

@@ -180,7 +180,10 @@ impl VerdictWatch {
             for f in fs.iter().filter(|f| f.decided()) {
                 let key = (scenario.clone(), f.metric.clone(), f.a.clone(), f.b.clone());
                 if self.printed.insert(key) {
-                    eprintln!("verdict: {scenario}: {}", verdict::describe(f));
+                    eprintln!(
+                        "verdict: {scenario}: {}",
+                        crate::stats::verdict_words::describe(f)
+                    );
                 }
             }
         }

@@ -210,7 +210,7 @@ impl RunCtx<'_> {
             .is_some_and(|st| st.lead.as_ref().is_none_or(|l| l.from.is_none()));
         if let Some(settle) = self.settle.borrow_mut().as_mut().filter(|_| watching) {
             let ok = live.ok.load(Ordering::Relaxed);
-            let now = super::observe::warmup::Totals {
+            let now = crate::observe::warmup::Totals {
                 answers: ok + live.errors.load(Ordering::Relaxed),
                 ok,
                 ok_latency_us: live.latency_us.load(Ordering::Relaxed),

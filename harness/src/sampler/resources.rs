@@ -3,7 +3,7 @@
 
 use super::Sample;
 use crate::driver::summary::Level;
-use crate::util::cgroup::Reading;
+use crate::util::cgroup_accounting::Reading;
 use serde::{Deserialize, Serialize};
 
 /// What the contender cost over a run: peaks, and CPU and context switches over the phase.

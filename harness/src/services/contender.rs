@@ -3,9 +3,9 @@
 //! no cgroup holds them: util/owner.rs), pinned to the contender CPUs, killed if the harness dies, file limit
 //! raised for C10K runs, output captured to a log file.
 
+use super::exit_words::{describe_exit, log_tail, runtime_out_of_memory};
 use super::private_tmp::{self, PrivateTmp};
 use crate::util::cgroup::Cgroup;
-use crate::util::procs::{self, stat_fields};
 use crate::util::{interrupt, owner};
 use anyhow::{bail, Context, Result};
 use std::fs::File;
@@ -366,86 +366,10 @@ impl Drop for Running {
     }
 }
 
-pub fn describe_exit(s: ExitStatus) -> String {
-    match (s.code(), s.signal()) {
-        (Some(c), _) => format!("exit status {c}"),
-        (None, Some(sig)) => format!("killed by signal {sig}"),
-        _ => "unknown exit".into(),
-    }
-}
-
-/// The last `n` lines of a log file, for error messages.
-pub fn log_tail(path: &Path, n: usize) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..]
-        .iter()
-        .map(|l| format!("  | {l}"))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// What a runtime prints when it runs out of memory of its own accord (its heap limit, not the
-/// kernel's), as it appears in `tail`: the last such line.
-pub fn runtime_out_of_memory(tail: &str) -> Option<String> {
-    const SAID: [&str; 3] = [
-        "java.lang.OutOfMemoryError",
-        "JavaScript heap out of memory",
-        "runtime: out of memory",
-    ];
-    tail.lines()
-        .rev()
-        .find(|l| SAID.iter().any(|s| l.contains(s)))
-        .map(|l| l.trim().trim_start_matches('|').trim().to_string())
-}
-
-/// Live members of process group `pgid`, found by scanning /proc (zombies excluded: they
-/// hold no resources and wait only to be reaped).
-pub fn group_pids(pgid: i32) -> Vec<i32> {
-    procs::pids()
-        .into_iter()
-        .filter(|pid| {
-            stat_fields(*pid).is_some_and(|f| {
-                f.first().map(String::as_str) != Some("Z")
-                    && f.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid)
-            })
-        })
-        .collect()
-}
-
-/// Process `root` and its live descendants (zombies excluded), found by scanning /proc: a
-/// server iobound did not start, whose workers may sit in another process group.
-pub fn tree_pids(root: i32) -> Vec<i32> {
-    let parents: Vec<(i32, i32)> = procs::pids()
-        .into_iter()
-        .filter_map(|pid| {
-            let f = stat_fields(pid)?;
-            (f.first().map(String::as_str) != Some("Z")).then_some(())?;
-            Some((pid, f.get(1)?.parse().ok()?))
-        })
-        .collect();
-    let mut out: Vec<i32> = parents
-        .iter()
-        .map(|&(p, _)| p)
-        .filter(|&p| p == root)
-        .collect();
-    let mut i = 0;
-    while i < out.len() {
-        let parent = out[i];
-        out.extend(
-            parents
-                .iter()
-                .filter(|&&(_, pp)| pp == parent)
-                .map(|&(p, _)| p),
-        );
-        i += 1;
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::procs::{group_pids, tree_pids};
     use std::fs;
 
     #[test]

@@ -3,25 +3,29 @@
 //! the driver's CPUs, so that the contender's CPUs are its own). Contenders learn where they are
 //! from environment variables.
 //!
-//! Holds: `corpus`, `downstream`, `database`, `kafka` (the broker and the Kafka load tool),
-//! `kafka_report` (what the load tool reports, several hosts' reports added), `jdk`,
-//! `contender` (starting, supervising and stopping processes), `detected` (what a contender
-//! said its runtime detected at start), `private_tmp` (each process's
-//! temporary directory), `manifest` (contender.toml),
-//! `test_server` (the built-in server used by tests and benchmarks), `write_check` (judging a
-//! run's acknowledged writes against the rows found).
+//! Holds: `corpus`, `downstream`, `database` (its where-and-how in `db_config`), `kafka` (the broker as a service, and the Kafka
+//! load tool), `kafka_broker` (the broker's own process: jars, storage, argv), `kafka_report`
+//! (what the load tool reports, several hosts' reports added), `jdk`, `contender` (starting,
+//! supervising and stopping processes), `exit_words` (how a process's end reads), `detected`
+//! (what a contender said its runtime detected at start), `private_tmp` (each process's
+//! temporary directory), `manifest` (contender.toml), `test_server` (the built-in server used
+//! by tests and benchmarks), `write_check` (judging a run's acknowledged writes against the
+//! rows found).
 //! Uses: util, plan, driver (kafka_report: histograms, a load host's share).
 
 pub mod build_steps;
 pub mod contender;
 pub mod corpus;
 pub mod database;
+pub mod db_config;
 pub mod detected;
 pub mod downstream;
+pub mod exit_words;
 pub mod folder_builds;
 pub mod jdk;
 pub mod jvm_start;
 pub mod kafka;
+pub mod kafka_broker;
 pub mod kafka_report;
 pub mod manifest;
 pub mod ports;

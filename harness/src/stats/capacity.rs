@@ -175,7 +175,7 @@ mod tests {
         assert_eq!(f.runs, 5);
         assert!(f.p.unwrap() < 0.05, "{f:?}");
         assert!(f.ratio.unwrap() > 8.0, "{f:?}");
-        let words = super::super::verdict::describe(&f);
+        let words = super::super::verdict_words::describe(&f);
         assert!(
             words.starts_with("flux 9.05x mvc's capacity (tested"),
             "{words}"
@@ -191,7 +191,7 @@ mod tests {
             f.margin, 0.15,
             "the margin is the search's precision, not 5%"
         );
-        let words = super::super::verdict::describe(&f);
+        let words = super::super::verdict_words::describe(&f);
         assert!(words.contains("equivalent within 15%"), "{words}");
     }
 
@@ -204,7 +204,7 @@ mod tests {
         ));
         assert_eq!(f.outcome, "not tested", "{f:?}");
         assert!(f.lower_bound && f.ratio.is_none(), "{f:?}");
-        let words = super::super::verdict::describe(&f);
+        let words = super::super::verdict_words::describe(&f);
         assert!(words.contains("stopped at a bound"), "{words}");
 
         // Under the max on one side (it broke there), at it on the other: within 15% by the
@@ -229,7 +229,7 @@ mod tests {
         let f = only(&searched(0.15, &[("mvc", &low[..]), ("go", &at_max[..])]));
         assert_eq!(f.outcome, "different", "{f:?}");
         assert!(f.lower_bound);
-        let words = super::super::verdict::describe(&f);
+        let words = super::super::verdict_words::describe(&f);
         assert!(words.contains("lower bound"), "{words}");
     }
 

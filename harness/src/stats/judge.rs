@@ -184,7 +184,7 @@ mod tests {
         assert!(why.smallest.is_none());
         assert!(why.spread > 0.0 && why.spread < 0.1, "{}", why.spread);
         assert!(stopped.closed());
-        let said = super::super::verdict::sentence("s", std::slice::from_ref(&stopped), 0);
+        let said = super::super::verdict_words::sentence("s", std::slice::from_ref(&stopped), 0);
         assert!(
             said.contains("not tested (3 run(s) each; stopped for futility: the 1 round(s) left")
                 && said.contains("4 runs a side are fewer than the 5 a first look needs"),

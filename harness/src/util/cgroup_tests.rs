@@ -1,4 +1,5 @@
 use super::*;
+use crate::util::cgroup_accounting::Reading;
 
 /// This machine's mountinfo (2026-11-25): cgroup v1 with cpu and memory, and an empty v2
 /// hierarchy beside them.

@@ -1,16 +1,16 @@
 //! Shared utilities, usable by every stage, one concern per file: `units` (durations,
 //! latencies, counts), `cpus` (CPU lists, pinning, thread CPU time), `clock` (timestamps),
-//! `numbers` (the one median, the seeded generator), `printable` (text
-//! a terminal may be given: control characters escaped), `trend` (the Mann-Kendall test of a
-//! series of seconds), `files` (atomic writes), `cgroup` (a contender's limits and what they
+//! `numbers` (the one median, the seeded generator), `printable` (text a terminal may be
+//! given: control characters escaped), `trend` (the Mann-Kendall test of a series of seconds),
+//! `files` (atomic writes), `cgroup` (a contender's limits) and `cgroup_accounting` (what they
 //! did), `owner` (the mark that finds a contender's forks without a cgroup), `procs` (pids and
-//! stat lines from /proc); and the
-//! process-wide pieces every stage touches: Ctrl-C (`interrupt`), the small HTTP/1.1 client and
-//! request builder (`http1`), terminal progress bars (`progress`), words for a remote shell
-//! (`shell`) and `--verbose` (here).
+//! stat lines from /proc); and the process-wide pieces every stage touches: Ctrl-C
+//! (`interrupt`), the small HTTP/1.1 client and request builder (`http1`), terminal progress
+//! bars (`progress`), words for a remote shell (`shell`) and `--verbose` (here).
 //! Uses no stage.
 
 pub mod cgroup;
+pub mod cgroup_accounting;
 pub mod clock;
 pub mod cpus;
 pub mod files;

@@ -2,13 +2,15 @@
 //! (not recorded), then the measured run with the sampler beside the driver; the run gets its
 //! summary, per-second rows, histograms, driver report and, for mixes that write, the write check.
 
+use super::printed::print_run;
+use super::scenario_load::{scenario_target, warmup_load};
 use crate::driver::{self, assess::driver_report, summary, Target};
-use crate::plan::{Load, Profile, Scenario};
+use crate::observe::warmup::Settle;
+use crate::observe::window_check::judge_measured_window;
+use crate::plan::Scenario;
 use crate::results::record::Run;
 use crate::results::warmup::WarmupRecord;
 use crate::run::finish::{finish, runtime_logs, Ended};
-use crate::run::observe::warmup::Settle;
-use crate::run::observe::window_check::judge_measured_window;
 use crate::run::round::{failed_run, new_run, RunCtx};
 use crate::run::warnings::{accounting_warnings, load_host_warnings};
 use crate::run::watch::FaultLog;
@@ -17,7 +19,7 @@ use crate::services::contender::Running;
 use crate::util::interrupt;
 use crate::util::progress::Progress;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 impl RunCtx<'_> {
     /// Warm-up then measured run of one scenario; the run is appended to the results.
@@ -350,151 +352,4 @@ pub(in crate::run) struct Window {
     pub wall_start: SystemTime,
     /// Requests a separate warm-up load left unanswered.
     pub warm_left: Option<u64>,
-}
-
-/// The run's line on the terminal, with its writes and warnings.
-fn print_run(r: &Run) {
-    let (s, res) = (&r.summary, &r.resources);
-    eprintln!(
-        "  {:.0} req/s, p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms, {} errors, peak {} threads, {:.0} MB RSS",
-        s.rps, s.latency.p50, s.latency.p99, s.latency.max, s.errors.total(), res.peak_threads, res.peak_rss_mb
-    );
-    if let Some(g) = &r.gc {
-        eprintln!(
-            "  GC ({}): {} collections, {:.1} ms paused in all, longest {:.1} ms",
-            g.source, g.collections, g.pause_total_ms, g.pause_max_ms
-        );
-    }
-    if let Some(e) = &r.event_loop {
-        eprintln!(
-            "  event-loop delay: worst second's p99 {:.1} ms, longest {:.1} ms",
-            e.worst_p99_ms, e.max_ms
-        );
-    }
-    if let Some(w) = r.details.writes() {
-        eprintln!(
-            "  writes: {} creates, {} updates, {} deletes acknowledged; {} lost{}",
-            w.creates_acknowledged,
-            w.updates_acknowledged,
-            w.deletes_acknowledged,
-            w.lost,
-            if w.creates_unacknowledged > 0 {
-                format!(
-                    " ({} rows committed without an answer)",
-                    w.creates_unacknowledged
-                )
-            } else {
-                String::new()
-            }
-        );
-    }
-    for w in &r.driver.warnings {
-        eprintln!("  warning: {w}");
-    }
-}
-
-/// Warm-up offers the scenario's starting load (first level, or the starting rate): more
-/// would leave a queue behind in a saturated server that the measured run would inherit.
-pub(in crate::run) fn warmup_load(load: &Load, length: Duration) -> Load {
-    let profile = match load.profile {
-        Profile::Closed {
-            users,
-            step_users,
-            think,
-            spread,
-            ..
-        } => {
-            let first = if users > 0 { users } else { step_users.max(1) };
-            Profile::Closed {
-                users: first,
-                step_users: 0,
-                steps: 0,
-                level: length,
-                think,
-                stay: Duration::ZERO,
-                spread,
-            }
-        }
-        Profile::Open {
-            rate,
-            max_connections,
-            ..
-        } => Profile::Open {
-            rate,
-            ramp_to: rate,
-            duration: length,
-            max_connections,
-        },
-    };
-    Load {
-        profile,
-        ..load.clone()
-    }
-}
-
-/// The scenario's requests; a mix's write tokens start with `tag`.
-pub(in crate::run) fn scenario_target(
-    addr: SocketAddr,
-    s: &Scenario,
-    close: bool,
-    tag: &str,
-) -> Target {
-    if s.mix.is_empty() {
-        Target::new(addr, &s.path, close)
-    } else {
-        Target::mix(addr, &s.mix, close, tag)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn warmup_offers_the_first_level_only() {
-        let load = Load {
-            profile: Profile::Closed {
-                users: 250,
-                step_users: 2250,
-                steps: 1,
-                level: Duration::from_secs(12),
-                think: Duration::ZERO,
-                stay: Duration::ZERO,
-                spread: Duration::ZERO,
-            },
-            timeout: Duration::from_secs(20),
-            connection_close: false,
-        };
-        let w = warmup_load(&load, Duration::from_secs(2));
-        assert_eq!(
-            w.profile,
-            Profile::Closed {
-                users: 250,
-                step_users: 0,
-                steps: 0,
-                level: Duration::from_secs(2),
-                think: Duration::ZERO,
-                stay: Duration::ZERO,
-                spread: Duration::ZERO,
-            }
-        );
-        let ramp = Load {
-            profile: Profile::Open {
-                rate: 10.0,
-                ramp_to: 300.0,
-                duration: Duration::from_secs(60),
-                max_connections: 100,
-            },
-            ..load
-        };
-        assert_eq!(
-            warmup_load(&ramp, Duration::from_secs(5)).profile,
-            Profile::Open {
-                rate: 10.0,
-                ramp_to: 10.0,
-                duration: Duration::from_secs(5),
-                max_connections: 100
-            }
-        );
-    }
 }

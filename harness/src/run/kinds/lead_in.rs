@@ -7,13 +7,14 @@
 //! once the profiler has started); stepped and ramped loads, load hosts and capacity probes keep a
 //! warm-up load of their own (run/kinds/http.rs).
 
-use super::http::{scenario_target, warmup_load, Window};
+use super::http::Window;
+use super::scenario_load::{scenario_target, warmup_load};
+use crate::observe::steady_rule::MAX_WINDOW_S;
+use crate::observe::warmup::{Lead, Settle};
+use crate::observe::window_check::constant_load;
 use crate::plan::Scenario;
 use crate::results::record::Run;
-use crate::results::steady_rule::MAX_WINDOW_S;
 use crate::results::warmup::WarmupRecord;
-use crate::run::observe::warmup::{Lead, Settle};
-use crate::run::observe::window_check::constant_load;
 use crate::run::round::{failed_run, new_run, RunCtx};
 use crate::run::watch::FaultLog;
 use crate::sampler::Sample;

@@ -2,7 +2,9 @@
 //! (run/round.rs): one measured run (`http`, led into by a warm-up on the same load, `lead_in`),
 //! a Kafka pipeline (`pipeline`, settled by `pipeline_warmup`), a capacity search
 //! (`capacity`), overload phases (`overload`), a run's CPU profile (`profiling`), and the write
-//! check after a CRUD run (`writes`). What they observe meanwhile is run/observe's.
+//! check after a CRUD run (`writes`); what a scenario offers (`scenario_load`: its warm-up's
+//! load and its requests) and what a finished run prints (`printed`). What they observe
+//! meanwhile is observe/'s.
 //! Its files use only the folders run/mod.rs lists.
 
 pub mod capacity;
@@ -11,5 +13,7 @@ pub mod lead_in;
 pub mod overload;
 pub mod pipeline;
 pub mod pipeline_warmup;
+mod printed;
 pub(in crate::run) mod profiling;
+mod scenario_load;
 pub mod writes;

@@ -1,7 +1,7 @@
 //! A pipeline's warm-up, judged at its end. The Kafka load tool reports its seconds only when
 //! it ends, so a pipeline's warm-up cannot stop once the contender has settled as an HTTP
 //! warm-up does; it runs for the scenario's `warmup` and is then judged by the same rule
-//! (run/observe/warmup.rs), over 5-second steps instead of single seconds: records per second, their
+//! (observe/warmup.rs), over 5-second steps instead of single seconds: records per second, their
 //! mean latency and the contender's CPU per record must show no trend over its last 50 seconds,
 //! and its JIT compiler threads must have been nearly idle over them (a JVM still compiling is
 //! on a plateau of its climb, as an HTTP contender's can be). A trend there is what the
@@ -11,11 +11,13 @@
 //! flagged "not at steady state", as an HTTP run is.
 
 use crate::driver::summary::decode_histogram;
-use crate::results::warmup::{
-    compiler_idle, compiler_mean, jit_curve_ms, judge_window, WarmupRecord, JIT_IDLE_CPU,
-    PIPELINE_JUDGED_S, PIPELINE_STEP_S, RULE_ORDERED_AT_END, SETTLE_WINDOW_S, WINDOW_TREND_P,
+use crate::observe::settle_rule::{
+    compiler_idle, compiler_mean, jit_curve_ms, judge_window, JIT_IDLE_CPU, WINDOW_TREND_P,
 };
-use crate::run::observe::warmup::{Settle, Totals};
+use crate::observe::warmup::{Settle, Totals};
+use crate::results::warmup::{
+    WarmupRecord, PIPELINE_JUDGED_S, PIPELINE_STEP_S, RULE_ORDERED_AT_END, SETTLE_WINDOW_S,
+};
 use crate::services::kafka_report::LoadReport;
 use std::time::Duration;
 
@@ -329,7 +331,8 @@ mod tests {
                 .iter()
                 .map(|i| i.ok as f64)
                 .collect();
-            by_second += usize::from(crate::results::warmup::relative_drift(&last).unwrap() > 0.05);
+            by_second +=
+                usize::from(crate::observe::settle_rule::relative_drift(&last).unwrap() > 0.05);
             let w = judge(&report, Duration::from_secs(90), &read, 0.05);
             by_steps += usize::from(w.unsettled());
         }

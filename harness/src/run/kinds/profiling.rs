@@ -4,10 +4,10 @@
 //! what starting JFR sets off is over before steady state is judged), starts it once the
 //! warm-up has ended and opens its measured window only when it has started.
 
+use crate::observe::profile::{Ahead, Profiling, Start};
 use crate::plan::Scenario;
 use crate::results::profile::ProfileRecord;
 use crate::results::record::Run;
-use crate::run::observe::profile::{Ahead, Profiling, Start};
 use crate::run::round::RunCtx;
 use crate::services::contender::Running;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! The test server's calls to the downstream service (/enrich's one, /aggregate's several at
 //! once) and the downstream's own counts of them: served, and cancelled by their caller.
 
-use super::{param, BAD};
+use super::query::{param, BAD};
 use std::cell::Cell;
 use std::time::Duration;
 use tokio::net::TcpStream;

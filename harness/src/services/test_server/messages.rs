@@ -1,7 +1,7 @@
 //! /messages of the test server: the contract's CRUD on PostgreSQL, written plainly (the
 //! reference the conformance tests are checked against).
 
-use super::{decimal, param};
+use super::query::{decimal, param};
 
 /// /messages of the test server, on the PostgreSQL named by IOBOUND_DB_* (one connection,
 /// opened on first use; tokio-postgres pipelines concurrent queries on it).
@@ -30,8 +30,9 @@ fn message_text(body: &[u8]) -> Option<String> {
     let v: serde_json::Value = serde_json::from_slice(body).ok()?;
     let t = v.as_object()?.get("text")?.as_str()?;
     // PostgreSQL text cannot hold U+0000: refused like any other invalid text.
-    ((1..=crate::services::database::MAX_TEXT).contains(&t.chars().count()) && !t.contains('\u{0}'))
-        .then(|| t.to_string())
+    ((1..=crate::services::db_config::MAX_TEXT).contains(&t.chars().count())
+        && !t.contains('\u{0}'))
+    .then(|| t.to_string())
 }
 
 impl Messages {
@@ -40,7 +41,7 @@ impl Messages {
             .client
             .get_or_try_init(|| async {
                 let env = |k: &str| std::env::var(k).unwrap_or_default();
-                let cfg = crate::services::database::DbConfig {
+                let cfg = crate::services::db_config::DbConfig {
                     host: env("IOBOUND_DB_HOST"),
                     port: env("IOBOUND_DB_PORT").parse().unwrap_or(5432),
                     name: env("IOBOUND_DB_NAME"),

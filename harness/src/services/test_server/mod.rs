@@ -3,11 +3,16 @@
 //! stall once, like a GC pause, to show which tools see the stall).
 
 mod calls;
+mod head;
 mod messages;
+mod query;
+mod routes;
 
 use anyhow::{Context, Result};
-use calls::{aggregate, call_downstream, peer_closed, CallCounts};
+use calls::{peer_closed, CallCounts};
+use head::{read_head, Head};
 use messages::Messages;
+use routes::respond;
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -188,60 +193,6 @@ fn bind(address: std::net::Ipv4Addr, port: u16) -> Result<TcpListener> {
     Ok(sock.listen(4096)?)
 }
 
-/// A request's head, parsed.
-struct Head {
-    /// Its length in bytes.
-    len: usize,
-    method: String,
-    path: String,
-    close: bool,
-    /// Content-Length (0 when absent).
-    length: usize,
-}
-
-/// Reads until `buf[..end]` holds a complete request head; None when the peer closes or sends
-/// something that is not HTTP.
-async fn read_head(sock: &mut TcpStream, buf: &mut [u8], end: &mut usize) -> Option<Head> {
-    loop {
-        let mut headers = [httparse::EMPTY_HEADER; 32];
-        let mut req = httparse::Request::new(&mut headers);
-        match req.parse(&buf[..*end]) {
-            Ok(httparse::Status::Complete(n)) => {
-                let close = req.headers.iter().any(|h| {
-                    h.name.eq_ignore_ascii_case("connection")
-                        && h.value.eq_ignore_ascii_case(b"close")
-                });
-                let length = req
-                    .headers
-                    .iter()
-                    .find(|h| h.name.eq_ignore_ascii_case("content-length"))
-                    .and_then(|h| {
-                        std::str::from_utf8(h.value)
-                            .ok()?
-                            .trim()
-                            .parse::<usize>()
-                            .ok()
-                    })
-                    .unwrap_or(0);
-                return Some(Head {
-                    len: n,
-                    method: req.method.unwrap_or("GET").to_string(),
-                    path: req.path.unwrap_or("/").to_string(),
-                    close,
-                    length,
-                });
-            }
-            Ok(httparse::Status::Partial) if *end < buf.len() => {
-                match sock.read(&mut buf[*end..]).await {
-                    Ok(0) | Err(_) => return None,
-                    Ok(n) => *end += n,
-                }
-            }
-            _ => return None,
-        }
-    }
-}
-
 async fn connection(mut sock: TcpStream, app: Rc<App>) {
     let mut buf = vec![0u8; 8192];
     let mut end = 0;
@@ -411,79 +362,6 @@ async fn downstream_answer(
         tokio::time::sleep(a.wait).await;
     }
     (a.status, "text/plain", a.body)
-}
-
-/// A decimal integer of at most 10 digits, no sign, no more than `max` (the contract's rule).
-fn decimal(v: &str, max: u64) -> Option<u64> {
-    (!v.is_empty() && v.len() <= 10 && v.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| v.parse().ok())
-        .flatten()
-        .filter(|n| *n <= max)
-}
-
-fn param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
-    query
-        .split('&')
-        .find_map(|kv| kv.strip_prefix(name).and_then(|r| r.strip_prefix('=')))
-}
-
-const BAD: &str = "400 Bad Request";
-
-/// The test server serves the whole contract, so that tests can run plans on it: /hash reads
-/// the corpus named by the environment, /enrich calls the downstream named by it.
-async fn respond(path: &str) -> (&'static str, String) {
-    let (route, query) = path.split_once('?').unwrap_or((path, ""));
-    match route {
-        "/plaintext" => ("200 OK", "Hello, World!".into()),
-        "/delay" => match param(query, "ms").and_then(|v| decimal(v, 60_000)) {
-            Some(ms) => {
-                tokio::time::sleep(Duration::from_millis(ms)).await;
-                ("200 OK", ms.to_string())
-            }
-            None => (BAD, "ms must be an integer between 0 and 60000".into()),
-        },
-        "/hash" => {
-            let files: u64 = std::env::var("IOBOUND_CORPUS_FILES")
-                .ok()
-                .and_then(|f| f.parse().ok())
-                .unwrap_or(0);
-            let id = param(query, "id")
-                .and_then(|v| decimal(v, files.saturating_sub(1)).filter(|_| files > 0));
-            let wait = match param(query, "delayMs") {
-                None => Some(0),
-                Some(v) => decimal(v, 60_000),
-            };
-            let (Some(id), Some(wait)) = (id, wait) else {
-                return (BAD, "id must name a corpus file; delayMs 0..60000".into());
-            };
-            tokio::time::sleep(Duration::from_millis(wait)).await;
-            let file =
-                std::path::Path::new(&std::env::var("IOBOUND_CORPUS_DIR").unwrap_or_default())
-                    .join(format!("{id}.bin"));
-            match std::fs::read(&file) {
-                Ok(bytes) => ("200 OK", crate::services::corpus::sha512_hex(&bytes)),
-                Err(_) => (
-                    "500 Internal Server Error",
-                    format!("cannot read file {id}"),
-                ),
-            }
-        }
-        "/enrich" => {
-            let key = param(query, "key").unwrap_or("");
-            if !crate::services::downstream::valid_key(key) {
-                return (
-                    BAD,
-                    "key must be 1..64 characters of A-Z a-z 0-9 - _".into(),
-                );
-            }
-            match call_downstream(key).await {
-                Ok(value) => ("200 OK", format!("{key}={value}")),
-                Err(failed) => failed,
-            }
-        }
-        "/aggregate" => aggregate(query).await,
-        _ => ("404 Not Found", "not found".into()),
-    }
 }
 
 /// Largest request body the test server reads.

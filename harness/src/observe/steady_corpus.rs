@@ -9,8 +9,8 @@
 //! rates per kind and asserts the targets; docs/method.md renders them (pages/rules.rs).
 
 use super::steady_rule::{planned_seconds, stolen_step, LEAD_S, MOVE_TO_SEE};
-use super::warmup::WindowCheck;
 use super::window_judge::{judge_steps, Step};
+use crate::results::warmup::WindowCheck;
 use crate::util::numbers::gaussian;
 use crate::util::numbers::SplitMix64;
 use std::sync::OnceLock;

@@ -4,10 +4,9 @@
 //! every run, with the warm-up's throughput second by second; a warm-up that reached its maximum
 //! without settling is flagged ("not at steady state").
 
-use crate::results::steady_rule::{planned_seconds, LEAD_S};
-use crate::results::warmup::{
-    compiler_idle, jit_curve_ms, relative_drift, steady, SETTLE_WINDOW_S,
-};
+use crate::observe::settle_rule::{compiler_idle, jit_curve_ms, relative_drift, steady};
+use crate::observe::steady_rule::{planned_seconds, LEAD_S};
+use crate::results::warmup::SETTLE_WINDOW_S;
 use std::time::Duration;
 
 /// CPU seconds per second below which CPU per request is not judged.
@@ -192,7 +191,8 @@ impl Settle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::warmup::{judge_window, WarmupRecord};
+    use crate::observe::settle_rule::judge_window;
+    use crate::results::warmup::WarmupRecord;
 
     #[test]
     fn settling_waits_for_the_minimum_and_reads_seconds_from_totals() {

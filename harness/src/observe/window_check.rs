@@ -1,17 +1,17 @@
 //! The measured window judged again once the run is over, by the steady-state rule of
-//! results/window_judge.rs (throughput, mean latency, CPU per answer), so that a run measured
+//! observe/window_judge.rs (throughput, mean latency, CPU per answer), so that a run measured
 //! on a plateau of a JIT's climb, or over a window too short for its noise, is not called
 //! steady.
 
+use crate::observe::window_judge::check_run;
 use crate::plan::{Profile, Scenario};
 use crate::results::record::Run;
 use crate::results::warmup::{WindowCheck, PIPELINE_STEP_S};
-use crate::results::window_judge::check_run;
 
 /// The measured window judged too, once the run is over: only a window that is itself flat
 /// shows the contender had settled (a warm-up can stop on a plateau of its climb). A run that
 /// is not at steady state says why in its warnings.
-pub(in crate::run) fn judge_measured_window(r: &mut Run, s: &Scenario) {
+pub fn judge_measured_window(r: &mut Run, s: &Scenario) {
     let Some(w) = r.warmup.as_ref() else {
         return;
     };
@@ -22,7 +22,7 @@ pub(in crate::run) fn judge_measured_window(r: &mut Run, s: &Scenario) {
 
 /// Whether the scenario's measured load is meant to be flat (one level, no ramp, no mid-run
 /// event), so that a trend in its seconds can only be the contender's.
-pub(in crate::run) fn constant_load(s: &Scenario) -> bool {
+pub fn constant_load(s: &Scenario) -> bool {
     let flat = match s.load.profile {
         Profile::Closed {
             step_users, steps, ..
@@ -36,7 +36,7 @@ pub(in crate::run) fn constant_load(s: &Scenario) -> bool {
 /// polled batch at a time, so single seconds swing by a fifth): records, their mean latency
 /// and CPU per record. Not judged where the scenario's load is not flat, or the run has no
 /// warm-up record.
-pub(in crate::run) fn judge_pipeline_window(r: &mut Run, s: &Scenario) {
+pub fn judge_pipeline_window(r: &mut Run, s: &Scenario) {
     if constant_load(s) && r.warmup.is_some() {
         let window = check_run(r, PIPELINE_STEP_S as u32);
         keep_window(r, Some(window), false);
@@ -67,9 +67,9 @@ fn keep_window(r: &mut Run, window: Option<WindowCheck>, warm_up_too: bool) {
 mod tests {
     use super::*;
     use crate::driver::summary::{IntervalRow, Latency};
+    use crate::observe::window_judge::window_steps;
     use crate::results::test_support::blank_run;
     use crate::results::warmup::{WarmupRecord, RULE_ORDERED_AT_END};
-    use crate::results::window_judge::window_steps;
     use crate::sampler::Sample;
 
     /// The pipeline's window judged in steps of `step` seconds, as judge_pipeline_window does.

@@ -25,9 +25,9 @@ use crate::util::numbers::{gaussian, median, SplitMix64};
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-/// The move inside a window (relative to its level) the rule is built to see: a figure that
-/// moves by this much is flagged in at least 95% of the windows the rule judges.
-pub const MOVE_TO_SEE: f64 = 0.20;
+/// The move the rule is built to see: a record's term (results/warmup.rs), as a run's warning
+/// names it.
+pub use crate::results::warmup::MOVE_TO_SEE;
 
 /// How often a flat window may be flagged as moving (the tests' level), shared by the three
 /// figures judged (throughput, mean latency, CPU per answer): each is tested at a third of it.

@@ -5,16 +5,15 @@
 //! `iobound report --rejudge` calls it again on stored runs, so every committed run is judged
 //! by today's rule.
 
-use super::record::Run;
 use super::steady_rule::{
     group_sums, judge_cpu, judge_figure, needed_steps, FigureCheck, LEAD_S, MAX_STEPS, MIN_STEPS,
 };
-use super::warmup::{longest_silence, stalled, WindowCheck, PIPELINE_STEP_S};
+use crate::observe::settle_rule::{longest_silence, stalled};
+use crate::results::record::Run;
+use crate::results::warmup::{WindowCheck, PIPELINE_STEP_S};
 use crate::sampler::Sample;
 
-/// The rule a window judged here was judged by (kept in its check, so that older checks, by
-/// the ordered-trend rule, are told apart).
-pub const RULE_CHANGEPOINT: &str = "changepoint";
+use crate::results::warmup::RULE_CHANGEPOINT;
 
 /// One step of a window: its answers (ok or not), their mean latency (ms; NaN without any
 /// ok answer) and the contender's CPU seconds over it (NaN where not sampled).
