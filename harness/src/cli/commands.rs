@@ -322,7 +322,7 @@ pub fn table_cmd(
     if let Some(format) = export {
         crate::util::emit(&crate::report::export::export(set, format))?;
     } else if markdown {
-        crate::util::emit(&crate::report::markdown::render_markdown(set))?;
+        crate::util::emit(&crate::report::markdown_tables::render_markdown(set))?;
     } else {
         crate::util::emit(&crate::report::table::render(set))?;
     }

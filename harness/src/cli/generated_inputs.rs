@@ -236,7 +236,7 @@ fn results_files_refuse_generated_bad_input() {
             let res = Results::load(&path)?;
             let set = ResultsDir::new(&res, dir.path());
             let _ = crate::report::table::render(set);
-            let _ = crate::report::markdown::render_markdown(set);
+            let _ = crate::report::markdown_tables::render_markdown(set);
             Ok(())
         });
     }

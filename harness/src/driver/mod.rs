@@ -2,18 +2,21 @@
 //! an open model (arrivals on a schedule, latency from the intended send time), on dedicated
 //! single-threaded runtimes pinned to the driver CPUs, and reports what it cost.
 //!
-//! Holds: `closed` and `open` (the two load models), `record` (per-second histograms and
-//! error counts as responses arrive), `summary` (a run's figures from the recorder),
-//! `assess` (the driver's report on itself), `target` (the requests sent), `cpu_busy` (the
-//! driver CPUs' busy share per second), `remote` (load from other hosts over SSH), `window`
-//! (the measured window cut out of a load that began with the warm-up).
+//! Holds: `closed` and `open` (the two load models), `record` (per-second histograms and error
+//! counts as responses arrive; `errors`, how a request failed), `outcome` (what a load leaves),
+//! `summary` (a run's figures from the recorder), `assess` (the driver's report on itself),
+//! `target` (the requests sent), `cpu_busy` (the driver CPUs' busy share per second), `remote`
+//! (load from other hosts over SSH), `window` (the measured window cut out of a load that began
+//! with the warm-up).
 //! Uses: util, plan.
 
 pub mod assess;
 mod closed;
 pub mod cpu_busy;
+pub mod errors;
 pub mod histogram_header;
 mod open;
+mod outcome;
 pub mod record;
 pub mod remote;
 pub mod summary;
@@ -24,7 +27,9 @@ use crate::plan::{Load, Profile};
 use crate::util::http1::{Conn, HttpError};
 use anyhow::{bail, Context, Result};
 use cpu_busy::CpuBusy;
-use record::{ErrorKind, Live, Recorder};
+use errors::ErrorKind;
+pub use outcome::{DriverConfig, EntryCount, Outcome};
+use record::{Live, Recorder};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,44 +37,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use target::write_digits;
 pub use target::{Slot, Target, TOKEN_DIGITS};
-
-/// Requests sent and answered with 2xx, per mix entry.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct EntryCount {
-    pub sent: u64,
-    pub ok: u64,
-}
-
-pub struct DriverConfig {
-    pub threads: usize,
-    pub cpus: Vec<usize>,
-    /// When the load starts (a common start agreed with other load hosts); shortly after the
-    /// call when None.
-    pub start: Option<Instant>,
-}
-
-pub struct Outcome {
-    pub recorder: Recorder,
-    /// Measured phase length (the profile's duration, or less when cancelled).
-    pub duration: Duration,
-    /// Wall time including the drain of in-flight requests.
-    pub wall: Duration,
-    /// CPU time of the driver threads.
-    pub cpu: Duration,
-    pub threads: usize,
-    pub cancelled: bool,
-    /// Requests due: open model, arrivals scheduled; closed model, requests started. Each ends
-    /// answered, failed, or unanswered at the end (an error too): ok + errors = due.
-    pub due: u64,
-    /// Open model: requests that had to wait because every allowed connection was busy.
-    pub pool_waits: u64,
-    /// Per second: the busiest driver CPU's busy share (%), every process counted.
-    pub cpu_busy_pct: Vec<f64>,
-    /// Per mix entry (empty for a single path).
-    pub entries: Vec<EntryCount>,
-    /// Writes answered with 2xx: (index of the request in the cycle, its token counter or 0).
-    pub acks: Vec<(u32, u64)>,
-}
 
 /// Per-thread state shared by the tasks of one driver thread.
 pub(crate) struct Ctx {

@@ -2,7 +2,8 @@
 //! HdrHistograms, never averaged), per-second rows, load levels and the phase summary; the
 //! run's interval log (.hlog) and the histogram encoding kept in results.json.
 
-use super::record::{Errors, Recorder};
+use super::errors::Errors;
+use super::record::Recorder;
 use crate::util::files::write_atomic;
 use anyhow::{Context, Result};
 use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
@@ -282,7 +283,8 @@ pub fn decode_histogram_bytes(bytes: &[u8]) -> Result<Histogram<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::record::{new_histogram, ErrorKind, Live, HIST_MAX_US};
+    use crate::driver::errors::ErrorKind;
+    use crate::driver::record::{new_histogram, Live, HIST_MAX_US};
     use crate::plan::Profile;
     use std::time::Instant;
 

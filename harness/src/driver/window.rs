@@ -41,7 +41,8 @@ impl Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::record::{ErrorKind, Live, Recorder};
+    use crate::driver::errors::ErrorKind;
+    use crate::driver::record::{Live, Recorder};
     use std::time::Instant;
 
     #[test]

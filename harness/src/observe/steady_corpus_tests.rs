@@ -1,7 +1,8 @@
 //! The steady-state rule judged as a test is: its error rates on the labelled corpus, per
 //! kind of series, and the real windows that it must label right.
 
-use super::steady_corpus::{judge, outcomes, rates, Case, Truth, PER_KIND};
+use super::steady_corpus::{Case, Truth, PER_KIND};
+use super::steady_rates::{judge, outcomes, rates};
 use super::window_judge::Step;
 
 #[test]

@@ -3,9 +3,9 @@
 //! ...), so that method.md cannot say 5% where the code says 10%. The results directory of
 //! the marker is not read: a rule is the code's, the same for every run.
 
-use crate::observe::{settle_rule, steady_corpus, steady_rule};
+use crate::observe::{settle_rule, steady_corpus, steady_rates, steady_rule};
 use crate::results::{dir, warmup};
-use crate::stats::{futility, repeats, sequential, significance};
+use crate::stats::{futility, futility_rates, repeats, sequential, significance};
 use crate::{driver, plan, sampler};
 use anyhow::{bail, Result};
 
@@ -71,19 +71,19 @@ const RULES: &[Rule] = &[
         steady_corpus::SMALL_CLIMB.1 * 100.0
     }),
     rule_of("corpus_false_alarm_pct", 1, || {
-        steady_corpus::corpus_rates().false_alarm * 100.0
+        steady_rates::corpus_rates().false_alarm * 100.0
     }),
     rule_of("corpus_worst_false_alarm_pct", 1, || {
-        steady_corpus::corpus_rates().worst_false_alarm * 100.0
+        steady_rates::corpus_rates().worst_false_alarm * 100.0
     }),
     rule_of("corpus_miss_pct", 1, || {
-        steady_corpus::corpus_rates().miss * 100.0
+        steady_rates::corpus_rates().miss * 100.0
     }),
     rule_of("corpus_worst_miss_pct", 1, || {
-        steady_corpus::corpus_rates().worst_miss * 100.0
+        steady_rates::corpus_rates().worst_miss * 100.0
     }),
     rule_of("corpus_cpu_caught_pct", 0, || {
-        (1.0 - steady_corpus::corpus_rates().cpu_miss) * 100.0
+        (1.0 - steady_rates::corpus_rates().cpu_miss) * 100.0
     }),
     rule_of("alpha_pct", 0, || significance::ALPHA * 100.0),
     rule_of("look_confidence_pct", 1, || {
@@ -103,25 +103,25 @@ const RULES: &[Rule] = &[
         futility::SMALLEST_AT_POWER * 100.0
     }),
     rule_of("futility_false_positive_pct", 1, || {
-        futility::figures().false_positive() * 100.0
+        futility_rates::figures().false_positive() * 100.0
     }),
     rule_of("futility_power_kept_pct", 0, || {
-        futility::figures().power_kept() * 100.0
+        futility_rates::figures().power_kept() * 100.0
     }),
     rule_of("futility_saved_identical_pct", 0, || {
-        futility::figures().saved()[0] * 100.0
+        futility_rates::figures().saved()[0] * 100.0
     }),
     rule_of("futility_saved_near_pct", 0, || {
-        futility::figures().saved()[1] * 100.0
+        futility_rates::figures().saved()[1] * 100.0
     }),
     rule_of("futility_saved_twenty_pct", 0, || {
-        futility::figures().saved()[2] * 100.0
+        futility_rates::figures().saved()[2] * 100.0
     }),
     rule_of("futility_runs_identical", 1, || {
-        futility::figures().identical[1].0.runs
+        futility_rates::figures().identical[1].0.runs
     }),
     rule_of("futility_runs_identical_without", 1, || {
-        futility::figures().identical[1].1.runs
+        futility_rates::figures().identical[1].1.runs
     }),
     rule_of("noisy_cv_pct", 0, || repeats::NOISY_CV * 100.0),
     rule_of("steal_limit_pct", 0, || sampler::STEAL_LIMIT_PCT),

@@ -2,7 +2,10 @@
 //! lognormal), an error rate, and stalls. Plans check it; the service draws from it; its
 //! `/_control` query changes it mid-run.
 
+use super::file::DownstreamFile;
+use super::secs;
 use anyhow::{bail, Context, Result};
+use serde::Serialize;
 use std::time::Duration;
 
 pub use crate::util::numbers::SplitMix64 as Rng;
@@ -126,5 +129,50 @@ impl Behaviour {
         }
         *self = next;
         Ok(())
+    }
+}
+
+/// The downstream's settings a plan gives (its `[downstream]`), changed by a scenario or an
+/// event where they say so.
+#[derive(Debug, Clone, Serialize)]
+pub struct DownstreamPlan {
+    pub latency: String,
+    pub error_rate: f64,
+    pub stall_prob: f64,
+    pub stall_for: String,
+    #[serde(with = "secs")]
+    pub timeout: Duration,
+}
+
+impl DownstreamPlan {
+    pub fn behaviour(&self) -> Result<Behaviour> {
+        Behaviour::new(
+            &self.latency,
+            &self.error_rate.to_string(),
+            &self.stall_prob.to_string(),
+            &self.stall_for,
+        )
+    }
+
+    /// These settings with the fields `over` sets replaced (a scenario's or an event's changes).
+    pub fn with(&self, over: &DownstreamFile) -> DownstreamPlan {
+        DownstreamPlan {
+            latency: over.latency.clone().unwrap_or_else(|| self.latency.clone()),
+            error_rate: over.error_rate.unwrap_or(self.error_rate),
+            stall_prob: over.stall_prob.unwrap_or(self.stall_prob),
+            stall_for: over
+                .stall_for
+                .clone()
+                .unwrap_or_else(|| self.stall_for.clone()),
+            timeout: self.timeout,
+        }
+    }
+
+    /// The settings as a query for the downstream's /_control.
+    pub fn control_query(&self) -> String {
+        format!(
+            "latency={}&error_rate={}&stall_prob={}&stall_for={}",
+            self.latency, self.error_rate, self.stall_prob, self.stall_for
+        )
     }
 }

@@ -2,15 +2,13 @@
 //! from `iobound run` flags) and validated before anything starts, so that a typo costs one
 //! clear error instead of a half-finished run.
 //!
-//! Holds: `file` (the TOML shapes), `validate`, `validate_machine` (CPUs, heap, corpus) and
-//! `load` (the checks, per section), `kinds`
-//! (faults, overload and capacity settings), `fields` (one field: durations, counts,
-//! percentages), `workload` (requests of a scenario: paths, `{seq}` templates, mixes),
-//! `downstream` (the downstream service's behaviour), `profile` (a load profile's length, level
-//! and words), `metrics` (every metric reported, declared
-//! once), `thresholds`, `hosts` (inventories),
-//! `describe` (a plan in words, for --dry-run) and,
-//! here, the validated model every later stage reads.
+//! Holds: `file` (the TOML shapes), `validate`, `validate_machine` (CPUs, heap, corpus) and `load`
+//! (the checks, per section), `kinds` (faults, overload and capacity settings), `fields` (one
+//! field: durations, counts, percentages), `workload` (requests of a scenario: paths, `{seq}`
+//! templates, mixes), `downstream` (the downstream service's behaviour), `profile` (a load
+//! profile's length, level and words), `metrics` (every metric reported, declared once),
+//! `thresholds`, `hosts` (inventories), `describe` (a plan in words, for --dry-run) and, here, the
+//! validated model every later stage reads.
 //! Uses: util only.
 
 pub mod describe;
@@ -29,12 +27,13 @@ pub(crate) mod validate;
 mod validate_machine;
 pub mod workload;
 
+pub use downstream::DownstreamPlan;
+
 pub use file::*;
 pub use kinds::OverloadRuns;
 pub use load::MAX_RATE;
 pub use workload::MixEntry;
 
-use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -77,49 +76,6 @@ pub const MAX_WINDOWS: u32 = 10;
 /// Windows per start `windows = "auto"` measures before two starts have told it where the
 /// noise is: enough to see the spread within a start.
 pub const FIRST_WINDOWS: u32 = 3;
-
-#[derive(Debug, Clone, Serialize)]
-pub struct DownstreamPlan {
-    pub latency: String,
-    pub error_rate: f64,
-    pub stall_prob: f64,
-    pub stall_for: String,
-    #[serde(with = "secs")]
-    pub timeout: Duration,
-}
-
-impl DownstreamPlan {
-    pub fn behaviour(&self) -> Result<downstream::Behaviour> {
-        downstream::Behaviour::new(
-            &self.latency,
-            &self.error_rate.to_string(),
-            &self.stall_prob.to_string(),
-            &self.stall_for,
-        )
-    }
-
-    /// These settings with the fields `over` sets replaced (a scenario's or an event's changes).
-    pub fn with(&self, over: &DownstreamFile) -> DownstreamPlan {
-        DownstreamPlan {
-            latency: over.latency.clone().unwrap_or_else(|| self.latency.clone()),
-            error_rate: over.error_rate.unwrap_or(self.error_rate),
-            stall_prob: over.stall_prob.unwrap_or(self.stall_prob),
-            stall_for: over
-                .stall_for
-                .clone()
-                .unwrap_or_else(|| self.stall_for.clone()),
-            timeout: self.timeout,
-        }
-    }
-
-    /// The settings as a query for the downstream's /_control.
-    pub fn control_query(&self) -> String {
-        format!(
-            "latency={}&error_rate={}&stall_prob={}&stall_for={}",
-            self.latency, self.error_rate, self.stall_prob, self.stall_for
-        )
-    }
-}
 
 /// A downstream change at a time of the measured phase.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -1,6 +1,7 @@
 //! Plans: what validates, and what is rejected with which message.
 
 use super::*;
+use anyhow::Result;
 use std::time::Duration;
 
 fn plan(text: &str) -> Result<Plan> {

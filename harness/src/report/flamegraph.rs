@@ -168,7 +168,10 @@ pub fn write(set: ResultsDir) -> Result<Vec<PathBuf>> {
         let svg_path = dir.join(flamegraph_path(&p.folded, "svg"));
         crate::util::files::write_atomic(&svg_path, image.as_bytes())?;
         let png_path = dir.join(flamegraph_path(&p.folded, "png"));
-        crate::util::files::write_atomic(&png_path, &super::chart::svg_to_png(&p.folded, &image)?)?;
+        crate::util::files::write_atomic(
+            &png_path,
+            &super::chart_png::svg_to_png(&p.folded, &image)?,
+        )?;
         written.extend([svg_path, png_path]);
     }
     Ok(written)
@@ -306,7 +309,7 @@ mod tests {
     #[test]
     fn the_flame_graph_renders_to_png() {
         let png =
-            super::super::chart::svg_to_png("t", &svg(&[("a;b".to_string(), 2)], "t")).unwrap();
+            super::super::chart_png::svg_to_png("t", &svg(&[("a;b".to_string(), 2)], "t")).unwrap();
         assert_eq!(&png[1..4], b"PNG");
     }
 }

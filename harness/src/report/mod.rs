@@ -1,23 +1,24 @@
 //! Every output of a results directory, built from results.json (and the interval logs it
 //! names): report.html, report.md, intervals.csv, resources.csv and charts/*.png.
 //!
-//! Holds: `section` (the one trait every kind of result brings its part of a report through;
-//! the list of sections is here), `table` (the terminal table), `markdown` (report.md and
-//! `table --markdown`), `csv` (metrics.csv, intervals.csv, resources.csv),
-//! `html` (report.html), `chart` (every chart, drawn once as SVG, and its PNG rendered from that
-//! SVG for READMEs), `compare` (two result sets), `gates` (thresholds and regression gates in every
-//! output, JUnit XML), `capacity` (capacity searches: tables and the latency-load chart),
+//! Holds: `section` (the one trait every kind of result brings its part of a report through; the
+//! list of sections is here), `table` (the terminal table), `markdown` (report.md),
+//! `markdown_tables` (`table --markdown`), `csv` (metrics.csv, intervals.csv, resources.csv),
+//! `html` (report.html), `chart` (every chart, drawn once as SVG; its PNG for READMEs rendered from
+//! that SVG by `chart_png`), `compare` (two result sets), `gates` (thresholds and regression gates
+//! in every output, JUnit XML), `capacity` (capacity searches: tables and the latency-load chart),
 //! `runtime` (GC charts, warm-up notes), `flamegraph` (CPU profiles taken with --profile),
-//! `details` (the sections of faults, overload, delivery and write checks), `scenario_charts`
-//! and `scenario_notes` (the charts and the notes of one scenario, every format), `md_table`
-//! (the one Markdown table writer), `noise` (where a set's noise is) and `verdicts`. The
-//! docs pages' markers, which quote many results directories, are pages/.
+//! `details` (the sections of faults, overload, delivery and write checks), `scenario_charts` and
+//! `scenario_notes` (the charts and the notes of one scenario, every format), `md_table` (the one
+//! Markdown table writer), `noise` (where a set's noise is) and `verdicts`. The docs pages'
+//! markers, which quote many results directories, are pages/.
 //! Uses: util, plan (a plan's settings quoted), driver (summaries), services (the contenders'
 //! manifests), sampler (samples), results (the record of runs), observe (the rules' constants
 //! a runtime note names), stats.
 
 pub mod capacity;
 pub mod chart;
+mod chart_png;
 pub mod compare;
 mod csv;
 mod details;
@@ -26,6 +27,7 @@ pub mod flamegraph;
 pub mod gates;
 mod html;
 pub mod markdown;
+pub mod markdown_tables;
 pub(crate) mod md_table;
 #[cfg(test)]
 mod metric_formats_tests;
@@ -260,14 +262,14 @@ pub fn write_all(set: ResultsDir) -> Result<Vec<PathBuf>> {
             let kind = c.id.rsplit('-').next().unwrap_or("");
             if PNG_CHARTS.contains(&kind) {
                 let p = charts_dir.join(format!("{}.png", c.id));
-                crate::util::files::write_atomic(&p, &chart::png(c)?)?;
+                crate::util::files::write_atomic(&p, &chart_png::png(c)?)?;
                 pngs.push(p);
             }
         }
     }
     for c in SECTIONS.iter().flat_map(|s| s.charts(results)) {
         let p = charts_dir.join(format!("{}.png", c.id));
-        crate::util::files::write_atomic(&p, &chart::png(&c)?)?;
+        crate::util::files::write_atomic(&p, &chart_png::png(&c)?)?;
         pngs.push(p);
     }
     let files: [(&str, String); 5] = [

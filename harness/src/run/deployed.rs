@@ -4,8 +4,8 @@
 //! there), is checked against the contract from this machine as locally, then measured and
 //! sampled there like any server on that host, and stopped after the repeat.
 
+use super::context::RunCtx;
 use super::launch::STOP_GRACE;
-use super::round::RunCtx;
 use crate::observe::profile::{Place, Profiler};
 use crate::remote::contender::{ContenderJob, RemoteContender};
 use crate::remote::deploy::{Fleet, HostReady};
@@ -91,7 +91,7 @@ impl RunCtx<'_> {
                 for rest in &scenarios[si..] {
                     self.res
                         .runs
-                        .push(super::round::failed_run(&m.name, rest, run, &why));
+                        .push(super::context::failed_run(&m.name, rest, run, &why));
                 }
                 break;
             }

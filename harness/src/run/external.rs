@@ -3,8 +3,8 @@
 //! `--cmd` starts the server itself (its own process group, on the contender CPUs), waits for
 //! its port, samples it, and stops it after each repeat.
 
+use super::context::{failed_run, RunCtx};
 use super::launch::STOP_GRACE;
-use super::round::{failed_run, RunCtx};
 use crate::remote::contender::{ContenderJob, RemoteContender};
 use crate::remote::deploy::HostReady;
 use crate::results::record::ContenderInfo;

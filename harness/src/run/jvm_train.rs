@@ -3,8 +3,8 @@
 //! the contract's requests (every endpoint, as a team's training run exercises its service),
 //! and stops; the JVM writes the archive as it exits, which the measured starts then read.
 
+use super::context::RunCtx;
 use super::launch::{launch, verify_contender, Launched};
-use super::round::RunCtx;
 use crate::plan::{limits::PlanLimits, Plan};
 use crate::services::contender::LOOPBACK;
 use crate::services::exit_words::{describe_exit, log_tail};

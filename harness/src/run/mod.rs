@@ -3,20 +3,20 @@
 //! Results are saved after every run; Ctrl-C or a crashing contender leaves partial results
 //! marked as such, and every process started here is stopped.
 //!
-//! What a run writes is the results stage's (results/): this stage sequences and measures.
+//! What a run writes is the results stage's (results/), and what is watched beside the load is
+//! observe/'s: this stage sequences.
 //!
-//! Holds: `launch` (start a contender and check it), `round` (one contender's round),
-//! `kinds/` (each kind of measurement: one run, a pipeline, a capacity search, overload
-//! phases, the write check), `resume`,
-//! `watch` (sampling, events, crashes, Ctrl-C beside the driver), `finish`, `slo`, `warnings`,
-//! `jvm_train` (a JVM's training start), `external` and `deployed` (a contender iobound did
-//! not start, or started on another host), `hosts` and `verdicts` (the verdicts after every
-//! round, and when automatic repeats stop).
+//! Holds: `context` (what a round runs in), `launch` (start a contender and check it), `round` (one
+//! contender's round), `kinds/` (each kind of measurement: one run, a pipeline, a capacity search,
+//! overload phases, the write check), `resume`, `watch` (sampling, events, crashes, Ctrl-C beside
+//! the driver), `finish`, `slo`, `warnings`, `jvm_train` (a JVM's training start), `external` and
+//! `deployed` (a contender iobound did not start, or started on another host), `hosts` and
+//! `verdicts` (the verdicts after every round, and when automatic repeats stop).
 //! Uses: util, plan, services, conformance, driver, sampler, remote (contenders and load on
-//! other hosts), results (the record it writes), observe (what is watched beside the load:
-//! settling, the measured window, collections, profiles, start times), stats (verdicts
-//! between rounds).
+//! other hosts), results (the record it writes), observe (what is watched beside the load),
+//! stats (verdicts between rounds).
 
+mod context;
 mod deployed;
 pub mod external;
 mod finish;
@@ -39,8 +39,8 @@ use crate::results::record::{ContenderInfo, Results};
 use crate::services::{contender, ServiceChoice, Services};
 use crate::util::interrupt;
 use anyhow::{Context, Result};
+use context::RunCtx;
 pub use external::{External, ExternalArm, ExternalProcess};
-use round::RunCtx;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 use verdicts::VerdictWatch;

@@ -2,7 +2,7 @@
 //! bar, fires the scenario's due downstream events, and watches for Ctrl-C and a crashed
 //! contender (either cancels the load).
 
-use super::round::RunCtx;
+use super::context::RunCtx;
 use crate::driver::remote::{HostShare, Job};
 use crate::driver::{self, record::Live, DriverConfig, Target};
 use crate::plan::{Event, Load};

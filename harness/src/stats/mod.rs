@@ -2,17 +2,18 @@
 //! run, and how two of them differ. Percentiles are read from merged histograms only; nothing
 //! here averages percentiles.
 //!
-//! Holds: `gates` (thresholds and `compare --fail-if` rules), `metrics` (the metrics tables
-//! show, and how two cells differ on each), `resample` (intervals: order statistics over runs,
-//! block bootstrap within a run; merged histogram counts), `significance` (the Mann-Whitney
-//! test over runs; its exact distribution in `ranks`), `sequential` (repeats that stop once
-//! decided), `judge` (one difference judged by a design), `verdict` (findings, judged),
-//! `verdict_words` (their words), `capacity` (findings on repeated capacity searches),
+//! Holds: `gates` (thresholds and `compare --fail-if` rules), `metrics` (the metrics tables show,
+//! and how two cells differ on each), `resample` (intervals: order statistics over runs, block
+//! bootstrap within a run; merged histogram counts), `significance` (the Mann-Whitney test over
+//! runs; its exact distribution in `ranks`), `sequential` (repeats that stop once decided),
+//! `futility` (stopping a question the rounds left cannot decide) and `futility_rates` (its error
+//! rates, by simulation), `judge` (one difference judged by a design), `verdict` (findings,
+//! judged), `verdict_words` (their words), `capacity` (findings on repeated capacity searches),
 //! `repeats` (one cell per contender x scenario: every metric with its interval; noise),
-//! `estimates` (how each of a cell's estimates is made: latency from merged histograms, a
-//! figure per run), `runs` (which runs stand for what: scenarios, merged histograms, the
-//! representative run), `windows` (how much of a cell's noise is between starts and how much
-//! between the windows of one start; the windows per start that buy the most).
+//! `estimates` (how each of a cell's estimates is made: latency from merged histograms, a figure
+//! per run), `runs` (which runs stand for what: scenarios, merged histograms, the representative
+//! run), `windows` (how much of a cell's noise is between starts and how much between the windows
+//! of one start; the windows per start that buy the most).
 //! Uses: util, plan (metric names of thresholds), driver (summaries, histogram codec),
 //! sampler, results (the record of runs), observe (the steady-state rule, to judge a stored
 //! window again).
@@ -20,6 +21,7 @@
 pub mod capacity;
 mod estimates;
 pub mod futility;
+pub mod futility_rates;
 pub mod gates;
 pub mod judge;
 pub mod metrics;

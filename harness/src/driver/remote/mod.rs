@@ -12,7 +12,8 @@ mod tests;
 
 pub use agent::{agent, Ending, OVERRUN_GRACE};
 
-use super::record::{Errors, Interval};
+use super::errors::Errors;
+use super::record::Interval;
 use super::summary::encode_histogram;
 use crate::plan::{Load, MixEntry, Profile};
 use anyhow::Result;

@@ -1,7 +1,7 @@
 //! Shares, the merge of streamed seconds, and a lost host's accounting.
 
 use super::*;
-use crate::driver::record::ErrorKind;
+use crate::driver::errors::ErrorKind;
 use crate::driver::record::{Live, Recorder};
 use crate::driver::summary::decode_histogram;
 use std::time::{Duration, Instant};

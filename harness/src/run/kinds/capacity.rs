@@ -3,11 +3,12 @@
 //! and the first failing rate to the stated precision, then repeat both final rates so the
 //! answer comes with how often each held. Every probe is a run of its own ("<name>@<rate>").
 
+use super::capacity_search::{next_rate, Tally};
 use crate::plan::{Capacity, Load, Profile, Scenario};
 use crate::results::details::{Detail, Probe};
 use crate::results::record::{CapacityResult, Run, RunStatus};
 use crate::results::steady::unsettled;
-use crate::run::round::RunCtx;
+use crate::run::context::RunCtx;
 use crate::run::slo::{judge, servers_failure, slo_words};
 use crate::services::contender::Running;
 use crate::util::interrupt;
@@ -25,62 +26,6 @@ const DRIVER_RETRIES: u32 = 2;
 /// about x% of its length in queued work).
 fn cool_down(probe: Duration) -> Duration {
     probe.clamp(Duration::from_secs(2), Duration::from_secs(10))
-}
-
-/// What the probes of one search showed: per rate, how many passed and how many were run.
-#[derive(Default)]
-struct Tally {
-    rates: Vec<(f64, u32, u32)>,
-}
-
-impl Tally {
-    fn add(&mut self, rate: f64, passed: bool) {
-        match self.rates.iter_mut().find(|(r, ..)| *r == rate) {
-            Some(t) => {
-                t.1 += u32::from(passed);
-                t.2 += 1;
-            }
-            None => self.rates.push((rate, u32::from(passed), 1)),
-        }
-    }
-
-    /// The highest rate whose every probe passed, and the lowest failing rate above it.
-    fn bounds(&self) -> (Option<f64>, Option<f64>) {
-        let mut sorted = self.rates.clone();
-        sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let first_fail = sorted.iter().position(|t| t.1 < t.2);
-        let below = &sorted[..first_fail.unwrap_or(sorted.len())];
-        (below.last().map(|t| t.0), first_fail.map(|i| sorted[i].0))
-    }
-
-    fn of(&self, rate: f64) -> (u32, u32) {
-        self.rates
-            .iter()
-            .find(|t| t.0 == rate)
-            .map_or((0, 0), |t| (t.1, t.2))
-    }
-}
-
-/// The next rate to try, given what passed and failed so far: geometric steps up to the first
-/// failure (never past `max_rate`), then the geometric middle until the two are within
-/// `precision`. None when the search is done.
-pub fn next_rate(
-    c: &Capacity,
-    start: f64,
-    passed: Option<f64>,
-    failed: Option<f64>,
-) -> Option<f64> {
-    match (passed, failed) {
-        (None, None) => Some(start),
-        (None, Some(_)) => None,
-        (Some(lo), None) if lo >= c.max_rate => None,
-        (Some(lo), None) => Some((lo * c.growth).min(c.max_rate).round()),
-        (Some(lo), Some(hi)) if (hi - lo) / lo <= c.precision => None,
-        (Some(lo), Some(hi)) => {
-            let mid = (lo * hi).sqrt().round();
-            (mid > lo && mid < hi).then_some(mid)
-        }
-    }
 }
 
 /// One search in progress: what it probes and what the probes showed.
@@ -253,7 +198,7 @@ impl RunCtx<'_> {
         let (lo, hi) = tally.bounds();
         let count = |rate: Option<f64>| rate.map(|r| tally.of(r)).unwrap_or((0, 0));
         let ((lp, ln), (hp, hn)) = (count(lo), count(hi));
-        let lowest = tally.rates.iter().map(|t| t.0).reduce(f64::min);
+        let lowest = tally.lowest();
         let fmt = |v: f64| crate::util::units::thousands(v.round() as u64);
         let verdict = match (lo, hi) {
             (None, _) if st.driver_stop => format!("not found: the driver could not offer {} req/s on its CPU, so nothing was learned of the server", st.first_failure.as_ref().map_or("-".into(), |f| fmt(f.0))),

@@ -15,7 +15,7 @@ use crate::observe::window_check::constant_load;
 use crate::plan::Scenario;
 use crate::results::record::Run;
 use crate::results::warmup::WarmupRecord;
-use crate::run::round::{failed_run, new_run, RunCtx};
+use crate::run::context::{failed_run, new_run, RunCtx};
 use crate::run::watch::FaultLog;
 use crate::sampler::Sample;
 use crate::services::contender::Running;

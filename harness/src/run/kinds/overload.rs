@@ -6,7 +6,7 @@ use crate::plan::{Load, Overload, OverloadRuns, Profile, Scenario};
 use crate::results::details::Detail;
 use crate::results::faults::verdict;
 use crate::results::record::RunStatus;
-use crate::run::round::RunCtx;
+use crate::run::context::RunCtx;
 use crate::services::contender::Running;
 use crate::util::interrupt;
 use std::net::SocketAddr;

@@ -8,7 +8,7 @@ use crate::observe::profile::{Ahead, Profiling, Start};
 use crate::plan::Scenario;
 use crate::results::profile::ProfileRecord;
 use crate::results::record::Run;
-use crate::run::round::RunCtx;
+use crate::run::context::RunCtx;
 use crate::services::contender::Running;
 use std::time::Duration;
 

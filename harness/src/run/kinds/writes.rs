@@ -5,7 +5,7 @@
 use crate::driver::{self, Target};
 use crate::results::details::{Detail, EntryResult};
 use crate::results::record::Run;
-use crate::run::round::RunCtx;
+use crate::run::context::RunCtx;
 use crate::services::database::Database;
 use crate::services::write_check::{judge_writes, Ack, WriteCheck};
 use anyhow::Result;
