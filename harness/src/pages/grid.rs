@@ -59,9 +59,7 @@ pub(super) fn unsettled_of_runs(
     scenario: &str,
     contender: &str,
 ) -> Result<String> {
-    let unsettled = figure(set, &["unsettled", scenario, contender])?;
-    let runs = figure(set, &["runs", scenario, contender])?;
-    Ok(format!("{unsettled} of {runs}"))
+    figure(set, &["unsettled-of", scenario, contender])
 }
 
 /// The median of the runs as the `cell` query writes it, or a dash where there is none: a

@@ -4,6 +4,7 @@
 //! meets (tests/it/readme.rs).
 
 use super::blocks::{BLOCKS, BLOCKS_END};
+use super::figure_table::{FIGURES, FIGURES_END};
 use super::grid::{GRID, GRID_END};
 use super::rejudged::{REJUDGED, REJUDGED_END};
 use super::render::{FIGURE, FIGURE_END, TABLE, TABLE_END};
@@ -22,12 +23,20 @@ fn prose_lines(page: &str) -> Vec<(usize, Option<&str>)> {
             || line.contains(BLOCKS)
             || line.contains(ROWS)
             || line.contains(REJUDGED)
+            || line.contains(FIGURES)
         {
             in_table = true;
         }
-        let table_end = [TABLE_END, GRID_END, ROWS_END, BLOCKS_END, REJUDGED_END]
-            .iter()
-            .any(|end| line.contains(end));
+        let table_end = [
+            TABLE_END,
+            GRID_END,
+            ROWS_END,
+            BLOCKS_END,
+            REJUDGED_END,
+            FIGURES_END,
+        ]
+        .iter()
+        .any(|end| line.contains(end));
         let row = line.trim_start().starts_with('|');
         let prose = !(fence || fenced || in_table || table_end || row);
         in_table &= !table_end;

@@ -36,6 +36,8 @@
 //! - `runs SCENARIO [CONTENDER]`: runs that ended (ok or incomplete).
 //! - `failed SCENARIO [CONTENDER]`: runs that failed (the contender crashed or ran out of memory).
 //! - `saturated SCENARIO [CONTENDER]`: runs that ended with the driver's CPUs saturated.
+//! - `unsettled-of SCENARIO CONTENDER`: "1 of 5", the runs not at steady state of those that
+//!   ended, as the last row of every table marker says it.
 //! - `writes SCENARIO [CONTENDER] acknowledged|lost`: writes a response acknowledged, or those
 //!   of them missing from the database afterwards, summed over the runs that ended.
 //!
@@ -58,7 +60,7 @@
 //!
 //! A numeric value may end the query with `.N` to give N decimals instead of the default.
 
-use super::run_counts::{run_count, runs_of, writes};
+use super::run_counts::{run_count, runs_of, unsettled_of, writes};
 use super::verdict_query::{across, finding, metric_of, tested, verdict_field, verdict_of, versus};
 use crate::report::fmt_num;
 use crate::results::dir::ResultsDir;
@@ -126,6 +128,7 @@ pub fn figure(set: ResultsDir, query: &[&str]) -> Result<String> {
         {
             Ok(run_count(results, kind, scenario, contender.first())?.to_string())
         }
+        ("unsettled-of", [scenario, contender]) => unsettled_of(results, scenario, contender),
         ("writes", [scenario, contender @ .., which]) if contender.len() <= 1 => Ok(num(
             writes(results, scenario, contender.first(), which)? as f64,
             0,

@@ -10,6 +10,8 @@
 //! - `<!-- iobound blocks SCENARIO METRIC,.. CONTENDER,.. LABEL=DIR LABEL=DIR.. -->` ...
 //!   `<!-- /iobound blocks -->`: such figures of sittings one after the other, side by side
 //!   (pages/blocks.rs);
+//! - `<!-- iobound figures` SPEC `-->` ... `<!-- /iobound figures -->`: a table whose cells are
+//!   any queries, a column per query and a row per value put in it (pages/figure_table.rs);
 //! - `<!-- iobound contenders -->` ... `<!-- /iobound contenders -->`: the contenders' table,
 //!   from their manifests (pages/contender_table.rs);
 //! - `<!-- iobound rejudged -->` ... `<!-- /iobound rejudged -->`: every committed sitting with
@@ -19,6 +21,7 @@
 //! any difference; pages/lint.rs finds what a page types where a marker belongs.
 
 use super::blocks::{BLOCKS, BLOCKS_END};
+use super::figure_table::{FIGURES, FIGURES_END};
 use super::grid::{grid, GRID, GRID_END};
 use super::quote::figure;
 use super::rejudged::{REJUDGED, REJUDGED_END};
@@ -96,10 +99,12 @@ pub fn render(page: &str, root: &Path) -> Result<String> {
     let mut out = String::with_capacity(page.len());
     let mut rest = page;
     loop {
-        let next = [TABLE, FIGURE, CONTENDERS, REJUDGED, GRID, ROWS, BLOCKS]
-            .iter()
-            .filter_map(|m| rest.find(m).map(|at| (at, *m)))
-            .min();
+        let next = [
+            TABLE, FIGURE, CONTENDERS, REJUDGED, GRID, ROWS, BLOCKS, FIGURES,
+        ]
+        .iter()
+        .filter_map(|m| rest.find(m).map(|at| (at, *m)))
+        .min();
         let Some((at, marker)) = next else {
             out.push_str(rest);
             return Ok(out);
@@ -129,6 +134,7 @@ pub fn render(page: &str, root: &Path) -> Result<String> {
             GRID => one_dir_table(&rest[at..], &mut loaded, (GRID, GRID_END), grid),
             ROWS => one_dir_table(&rest[at..], &mut loaded, (ROWS, ROWS_END), rows),
             BLOCKS => blocks(&rest[at..], &mut loaded),
+            FIGURES => figures(&rest[at..], &mut loaded),
             _ => prose_figure(&rest[at..], &mut loaded),
         }
         .with_context(|| format!("the marker on line {line}"))?;
@@ -163,7 +169,7 @@ fn table<'p>(from: &'p str, loaded: &mut Loaded) -> Result<(String, &'p str)> {
     let block = &body[start..start + len];
     let set = loaded.get(dir)?;
     let printed = if markdown {
-        crate::report::markdown::render_markdown(set)
+        crate::report::markdown_tables::render_markdown(set)
     } else {
         crate::report::table::render(set)
     };
@@ -241,6 +247,24 @@ fn blocks<'p>(from: &'p str, loaded: &mut Loaded) -> Result<(String, &'p str)> {
     Ok((
         format!("{BLOCKS}{} -->\n{table}{BLOCKS_END}", args.trim()),
         after,
+    ))
+}
+
+/// A figures marker, its spec kept as written and its table written again; returns it and what
+/// follows.
+fn figures<'p>(from: &'p str, loaded: &mut Loaded) -> Result<(String, &'p str)> {
+    let (spec, body) = from[FIGURES.len()..]
+        .split_once("-->")
+        .ok_or_else(|| anyhow!("a figures marker without its closing `-->`"))?;
+    let end = body
+        .find(FIGURES_END)
+        .ok_or_else(|| anyhow!("the table has no end `{FIGURES_END}`"))?;
+    let parsed = super::figure_table::parse(spec)?;
+    let table =
+        super::figure_table::table(&parsed, &mut |dir, words| figure(loaded.get(dir)?, words))?;
+    Ok((
+        format!("{FIGURES}{spec}-->\n{table}{FIGURES_END}"),
+        &body[end + FIGURES_END.len()..],
     ))
 }
 

@@ -73,3 +73,13 @@ pub(super) fn writes(
         _ => bail!("`writes` counts `acknowledged` or `lost`, not `{which}`"),
     })
 }
+
+/// "1 of 5": the runs of `contender` on `scenario` not at steady state, of those that ended.
+pub(super) fn unsettled_of(results: &Results, scenario: &str, contender: &str) -> Result<String> {
+    let c = Some(&contender);
+    Ok(format!(
+        "{} of {}",
+        run_count(results, "unsettled", scenario, c)?,
+        run_count(results, "runs", scenario, c)?
+    ))
+}
